@@ -1,0 +1,182 @@
+"""What attention did to each word: shifts, contributions, neighbours, diagnostics.
+
+Pure numpy on top of an `AttentionResult`; nothing here knows about the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from attn_cli.attention import AttentionResult, output_terms, similarity_scores, softmax, static_outputs, unit_rows
+from attn_cli.attention import value_space
+from attn_cli.vectors.store import Vectors
+
+SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
+FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
+
+
+@dataclass(frozen=True)
+class Contribution:
+    index: int  # key position among the tokens
+    weight: float  # w_ij, averaged over heads
+    share: float  # (w_ij v_j) . y_i / |y_i|^2: the part of y_i this term supplies (shares sum to 1)
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    word: str
+    cosine: float
+
+
+@dataclass(frozen=True)
+class Shift:
+    """How token i moved: static s_i (own value) versus contextual y_i."""
+
+    index: int
+    cosine: float  # cosine(s_i, y_i)
+    delta_norm: float  # |y_i - s_i|
+    static_norm: float
+    contextual_norm: float
+    contributions: list[Contribution]  # every key, largest weight first
+    neighbors_before: list[Neighbor]
+    neighbors_after: list[Neighbor]
+
+
+@dataclass(frozen=True)
+class RowDiagnostic:
+    entropy_bits: float
+    max_weight: float
+    argmax: int
+
+
+@dataclass(frozen=True)
+class Advice:
+    """A computed warning: what happened, and what a concrete setting would change."""
+
+    code: str  # "saturated" or "flat"
+    head: int
+    message: str
+    hint: str
+
+
+class NeighborSearch:
+    """Cosine nearest neighbours among the most frequent words, in the outputs' space."""
+
+    def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
+        size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
+        self.words = vectors.words[:size]
+        embeddings = np.asarray(vectors.matrix[:size], dtype=np.float64)  # [N, d]
+        self.unit = unit_rows(value_space(embeddings, result))  # [N, d_out]
+
+    def nearest(self, vector: np.ndarray, k: int, exclude: str | None) -> list[Neighbor]:
+        """The k words closest to `vector`, leaving out `exclude` (the token itself)."""
+        if k <= 0:
+            return []
+        cosines = self.unit @ unit_rows(vector[None, :])[0]  # [N, d_out] x [d_out] -> [N]
+        take = min(k + 1, len(cosines))
+        candidates = np.argpartition(-cosines, take - 1)[:take]
+        ranked = candidates[np.argsort(-cosines[candidates], kind="stable")]
+        found = [Neighbor(self.words[row], float(cosines[row])) for row in ranked if self.words[row] != exclude]
+        return found[:k]
+
+
+def token_shifts(result: AttentionResult, keys: list[str | None], search: NeighborSearch | None,
+                 neighbors: int) -> list[Shift]:
+    """One `Shift` per query token; `keys` are the tokens' vocabulary entries (None if OOV)."""
+    static = static_outputs(result)  # [n, d_out]
+    terms = output_terms(result)  # [n_q, n_k, d_out]
+    mean_weights = result.weights.mean(axis=0)  # [n_q, n_k]
+    shifts = []
+    for i, (before, after) in enumerate(zip(static, result.outputs)):
+        squared = float(after @ after)
+        shares = terms[i] @ after / squared if squared > 0 else np.zeros(terms.shape[1])  # [n_k]
+        order = np.argsort(-mean_weights[i], kind="stable")
+        contributions = [Contribution(int(j), float(mean_weights[i, j]), float(shares[j])) for j in order]
+        shifts.append(Shift(
+            index=i,
+            cosine=cosine(before, after),
+            delta_norm=float(np.linalg.norm(after - before)),
+            static_norm=float(np.linalg.norm(before)),
+            contextual_norm=float(np.linalg.norm(after)),
+            contributions=contributions,
+            neighbors_before=search.nearest(before, neighbors, keys[i]) if search else [],
+            neighbors_after=search.nearest(after, neighbors, keys[i]) if search else [],
+        ))
+    return shifts
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """cos(a, b), 0.0 when either vector is zero."""
+    return float(unit_rows(a[None, :])[0] @ unit_rows(b[None, :])[0])
+
+
+def row_diagnostics(weights: np.ndarray) -> list[RowDiagnostic]:
+    """Entropy (bits), largest weight and its key for each row of one head: [n_q, n_k] -> n_q rows."""
+    return [RowDiagnostic(entropy_bits(row), float(row.max()), int(row.argmax())) for row in weights]
+
+
+def entropy_bits(row: np.ndarray) -> float:
+    """-sum w log2 w over the non-zero weights: 0 for one-hot, log2(n) for uniform."""
+    positive = row[row > 0]
+    return float(-(positive * np.log2(positive)).sum()) + 0.0
+
+
+def advise(result: AttentionResult) -> list[Advice]:
+    """A warning for each head whose every row saturates or is flat, with a computed remedy."""
+    advice = []
+    for head in range(result.n_heads):
+        weights = result.weights[head]
+        visible = np.isfinite(result.logits[head]).sum(axis=1)  # keys each query may see
+        rows = row_diagnostics(weights)
+        if all(row.max_weight >= SATURATION_LEVEL for row in rows):
+            advice.append(_saturation_advice(result, head, rows))
+        elif weights.shape[1] > 1 and all(
+            count > 1 and row.entropy_bits >= FLATNESS_LEVEL * math.log2(count)
+            for row, count in zip(rows, visible)
+        ):
+            advice.append(_flatness_advice(result, head, rows))
+    return advice
+
+
+def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
+    lowest = min(row.max_weight for row in rows)
+    remedies = []
+    if result.config.scale != "sqrt":
+        sqrt_factor = 1.0 / math.sqrt(result.d_head)
+        remedies.append(("--scale sqrt", _largest_weights(result, head, result.scores[head], sqrt_factor)))
+    if result.config.similarity != "cosine":
+        cosines = similarity_scores(result.queries[head], result.keys[head], "cosine")
+        remedies.append(("--similarity cosine", _largest_weights(result, head, cosines, result.scale_factor)))
+    hotter = result.config.temperature * 10
+    remedies.append((f"--temperature {hotter:g}",
+                     _largest_weights(result, head, result.scores[head], result.scale_factor / 10)))
+    hint = "; ".join(f"{flag} gives largest weights {low:.2f}-{high:.2f}" for flag, (low, high) in remedies)
+    return Advice(
+        code="saturated", head=head,
+        message=(f"head {head + 1}: every row puts >= {SATURATION_LEVEL:.2f} of its weight on one token "
+                 f"(lowest such weight {lowest:.3f}): the scores are so far apart that the softmax is one-hot"),
+        hint=f"try {hint}",
+    )
+
+
+def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
+    highest = max(row.max_weight for row in rows)
+    sharper = result.config.temperature / 10
+    low, high = _largest_weights(result, head, result.scores[head], result.scale_factor * 10)
+    return Advice(
+        code="flat", head=head,
+        message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
+                 "the scaled scores are too close together to prefer any word"),
+        hint=f"try --temperature {sharper:g} (largest weights {low:.2f}-{high:.2f}) or a larger --scale",
+    )
+
+
+def _largest_weights(result: AttentionResult, head: int, scores: np.ndarray, factor: float) -> tuple[float, float]:
+    """The smallest and largest row maximum if `scores` [n_q, n_k] were scaled by `factor` instead."""
+    masked = ~np.isfinite(result.logits[head])
+    logits = np.where(masked, -np.inf, scores * factor / result.config.temperature)
+    maxima = softmax(logits).max(axis=1)
+    return float(maxima.min()), float(maxima.max())

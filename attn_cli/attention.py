@@ -1,0 +1,293 @@
+"""The attention engine: pure numpy, float64, no CLI concerns.
+
+Everything the tool shows comes from `multi_head_attention`, which returns one
+`AttentionResult` holding every intermediate (Q, K, V, scores, logits, weights,
+outputs), so renderers never recompute anything.
+
+Conventions (the same letters as the reading):
+    scores  s_ij = q_i . k_j          (or cosine(q_i, k_j))
+    logits  l_ij = s_ij * scale / temperature, -inf where masked
+    weights w_ij = softmax_j(l_ij)
+    output  y_i  = sum_j w_ij v_j     (per head; heads concatenated, then W_O)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from attn_cli.errors import UsageError
+
+MODES = ("raw", "projected")
+SIMILARITIES = ("dot", "cosine")
+MASKS = ("none", "causal")
+POSITIONS = ("none", "sinusoidal")
+SCALE_NAMES = ("none", "sqrt")
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """The knobs of one attention layer, validated on construction."""
+
+    mode: str = "raw"
+    scale: str | float = "sqrt"  # "none" (x1), "sqrt" (x 1/sqrt(d_head)) or a multiplier >= 0
+    temperature: float = 1.0
+    similarity: str = "dot"
+    heads: int = 1
+    d_k: int | None = None  # projected mode: total width of Q/K/V over all heads (default: d)
+    seed: int = 0
+    mask: str = "none"
+    positions: str = "none"
+    output_projection: bool = False
+
+    def __post_init__(self) -> None:
+        _require(self.mode in MODES, f"mode must be one of {', '.join(MODES)}")
+        _require(self.similarity in SIMILARITIES, f"similarity must be one of {', '.join(SIMILARITIES)}")
+        _require(self.mask in MASKS, f"mask must be one of {', '.join(MASKS)}")
+        _require(self.positions in POSITIONS, f"positions must be one of {', '.join(POSITIONS)}")
+        if isinstance(self.scale, str):
+            _require(self.scale in SCALE_NAMES, "--scale must be none, sqrt or a number >= 0")
+        else:
+            _require(math.isfinite(self.scale) and self.scale >= 0, "--scale must be a finite number >= 0")
+        _require(math.isfinite(self.temperature) and self.temperature > 0, "--temperature must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter)")
+        _require(self.heads >= 1, "--heads must be at least 1")
+        _require(self.d_k is None or self.d_k >= 1, "--d-k must be at least 1")
+        _require(self.d_k is None or self.mode == "projected", "--d-k applies only to projected mode; add --mode projected")
+        _require(not self.output_projection or self.mode == "projected",
+                 "--output-projection applies only to projected mode; add --mode projected")
+
+    def width(self, d_model: int) -> int:
+        """Total width of Q, K and V over all heads: d_k in projected mode, d in raw mode."""
+        return self.d_k if self.d_k is not None else d_model
+
+    def scale_factor(self, d_head: int) -> float:
+        """The multiplier applied to every score before the softmax."""
+        if self.scale == "none":
+            return 1.0
+        if self.scale == "sqrt":
+            return 1.0 / math.sqrt(d_head)
+        return float(self.scale)
+
+
+class ConfigError(UsageError, ValueError):
+    """A configuration that cannot be computed: a usage error of whoever chose it."""
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ConfigError(message)
+
+
+def _divisors(n: int) -> str:
+    return ", ".join(str(k) for k in range(1, min(n, 16) + 1) if n % k == 0)
+
+
+@dataclass(frozen=True)
+class Projections:
+    """Seeded random weights of a projected layer (the untrained starting point)."""
+
+    w_q: np.ndarray  # [d, d_k]
+    w_k: np.ndarray  # [d, d_k]
+    w_v: np.ndarray  # [d, d_k]
+    w_o: np.ndarray | None  # [d_k, d] or None
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    """Every intermediate of one multi-head attention pass (H heads, n_q queries, n_k keys)."""
+
+    config: AttentionConfig
+    query_inputs: np.ndarray  # [n_q, d]  embeddings (+ positions) that make the queries
+    context_inputs: np.ndarray  # [n_k, d]  embeddings (+ positions) that make keys and values
+    queries: np.ndarray  # [H, n_q, d_head]
+    keys: np.ndarray  # [H, n_k, d_head]
+    values: np.ndarray  # [H, n_k, d_head]
+    scores: np.ndarray  # [H, n_q, n_k]  similarity before scaling and masking
+    logits: np.ndarray  # [H, n_q, n_k]  scaled scores, -inf where masked
+    weights: np.ndarray  # [H, n_q, n_k]  softmax of the logits: rows sum to 1
+    head_outputs: np.ndarray  # [H, n_q, d_head]
+    outputs: np.ndarray  # [n_q, d_out]  heads concatenated (then W_O when enabled)
+    scale_factor: float
+    projections: Projections | None
+
+    @property
+    def n_heads(self) -> int:
+        return self.weights.shape[0]
+
+    @property
+    def d_head(self) -> int:
+        return self.queries.shape[-1]
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row softmax over the last axis, stable for huge logits and -inf (masked) entries.
+
+    Subtracting the row maximum keeps exp() <= 1, so scores of 1e4 or 1e300 cannot
+    overflow; a row must contain at least one finite logit.
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)  # [..., n] each row's max -> 0
+    exps = np.exp(shifted)
+    return exps / np.sum(exps, axis=-1, keepdims=True)
+
+
+def similarity_scores(q: np.ndarray, k: np.ndarray, similarity: str) -> np.ndarray:
+    """Pairwise similarity of queries and keys: [.., n_q, d] x [.., n_k, d] -> [.., n_q, n_k]."""
+    if similarity == "cosine":
+        q, k = unit_rows(q), unit_rows(k)
+    return q @ np.swapaxes(k, -1, -2)
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1; a zero row stays zero (cosine 0, never a division by zero)."""
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x, dtype=np.float64), where=norms > 0)
+
+
+def causal_mask(n_q: int, n_k: int) -> np.ndarray:
+    """True where query i may look at key j (j <= i): [n_q, n_k] bool."""
+    return np.tril(np.ones((n_q, n_k), dtype=bool))
+
+
+def sinusoidal_positions(n: int, d: int) -> np.ndarray:
+    """The Transformer's fixed encodings: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)."""
+    positions = np.arange(n, dtype=np.float64)[:, None]  # [n, 1]
+    rates = 1.0 / 10000.0 ** (np.arange(0, d, 2, dtype=np.float64) / d)  # [ceil(d/2)]
+    angles = positions * rates  # [n, ceil(d/2)]
+    encoding = np.zeros((n, d), dtype=np.float64)
+    encoding[:, 0::2] = np.sin(angles)
+    encoding[:, 1::2] = np.cos(angles[:, : d // 2])
+    return encoding
+
+
+def draw_projections(d_model: int, config: AttentionConfig) -> Projections:
+    """Draw W_Q, W_K, W_V (then W_O) in that order from default_rng(seed), entries ~ N(0, 1/fan_in).
+
+    The 1/fan_in variance (LeCun initialisation) keeps projected vectors at about
+    the length of the inputs, so the scale of the scores stays comparable to raw mode.
+    """
+    width = config.width(d_model)
+    rng = np.random.default_rng(config.seed)
+    w_q, w_k, w_v = (rng.normal(0.0, 1.0 / math.sqrt(d_model), size=(d_model, width)) for _ in range(3))
+    w_o = rng.normal(0.0, 1.0 / math.sqrt(width), size=(width, d_model)) if config.output_projection else None
+    return Projections(w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o)
+
+
+def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
+    """[n, H * d_head] -> [H, n, d_head]: head h takes columns h*d_head .. (h+1)*d_head - 1."""
+    n, width = x.shape
+    return x.reshape(n, heads, width // heads).transpose(1, 0, 2)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """[H, n, d_head] -> [n, H * d_head], the inverse of split_heads."""
+    heads, n, d_head = x.shape
+    return x.transpose(1, 0, 2).reshape(n, heads * d_head)
+
+
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, temperature: float = 1.0,
+           similarity: str = "dot", mask: np.ndarray | None = None):
+    """Scaled (masked) attention for one or more heads, returning every step.
+
+    q: [.., n_q, d], k: [.., n_k, d], v: [.., n_k, d_v], mask: [n_q, n_k] bool (True = visible).
+    Returns (outputs [.., n_q, d_v], weights, logits, scores), each [.., n_q, n_k] but outputs.
+    """
+    scores = similarity_scores(q, k, similarity)  # [.., n_q, n_k]
+    logits = scores * (scale / temperature)
+    if mask is not None:
+        logits = np.where(mask, logits, -np.inf)
+    weights = softmax(logits)  # [.., n_q, n_k]
+    return weights @ v, weights, logits, scores  # [.., n_q, n_k] x [.., n_k, d_v] -> [.., n_q, d_v]
+
+
+def multi_head_attention(
+    query_embeddings: np.ndarray,
+    context_embeddings: np.ndarray | None = None,
+    config: AttentionConfig = AttentionConfig(),
+) -> AttentionResult:
+    """Self-attention (context omitted) or cross-attention of the queries over a context.
+
+    query_embeddings: [n_q, d]; context_embeddings: [n_k, d] (default: the queries).
+    Raw mode uses the (position-encoded) embeddings as Q, K and V; projected mode
+    multiplies them by seeded random W_Q, W_K, W_V. With H heads the width is split
+    into H equal slices, each attended on its own, then concatenated.
+    """
+    x_q = np.asarray(query_embeddings, dtype=np.float64)  # [n_q, d]
+    x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [n_k, d]
+    n_q, d_model = x_q.shape
+    n_k = x_k.shape[0]
+    width = config.width(d_model)
+    _require(width % config.heads == 0,
+             f"--heads {config.heads} does not divide the width {width}; choose a divisor of {width} (e.g. {_divisors(width)})")
+
+    if config.positions == "sinusoidal":
+        x_q = x_q + sinusoidal_positions(n_q, d_model)
+        x_k = x_k + sinusoidal_positions(n_k, d_model)
+
+    projections = draw_projections(d_model, config) if config.mode == "projected" else None
+    if projections is None:
+        q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
+    else:
+        q_all, k_all, v_all = x_q @ projections.w_q, x_k @ projections.w_k, x_k @ projections.w_v  # [n, d] x [d, d_k]
+
+    queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
+    d_head = width // config.heads
+    scale = config.scale_factor(d_head)
+    mask = causal_mask(n_q, n_k) if config.mask == "causal" else None
+    head_outputs, weights, logits, scores = attend(
+        queries, keys, values, scale=scale, temperature=config.temperature,
+        similarity=config.similarity, mask=mask,
+    )
+    outputs = merge_heads(head_outputs)  # [n_q, d_k]
+    if projections is not None and projections.w_o is not None:
+        outputs = outputs @ projections.w_o  # [n_q, d_k] x [d_k, d] -> [n_q, d]
+
+    return AttentionResult(
+        config=config, query_inputs=x_q, context_inputs=x_k,
+        queries=queries, keys=keys, values=values,
+        scores=scores, logits=logits, weights=weights,
+        head_outputs=head_outputs, outputs=outputs,
+        scale_factor=scale, projections=projections,
+    )
+
+
+def static_outputs(result: AttentionResult) -> np.ndarray:
+    """What each query token's output would be if it attended only to itself: [n, d_out].
+
+    This is the "before" of the shift: the token's own value vector, carried
+    through the same concatenation and output projection as the real output.
+    In raw mode it is the (position-encoded) static embedding itself.
+    """
+    own_values = merge_heads(result.values)  # [n, width]
+    if result.projections is not None and result.projections.w_o is not None:
+        own_values = own_values @ result.projections.w_o
+    return own_values
+
+
+def output_terms(result: AttentionResult) -> np.ndarray:
+    """The weighted-sum terms of every output: term[i, j] = sum over heads of w_ij v_j, mapped to output space.
+
+    Shape [n_q, n_k, d_out]; summing over j gives exactly `result.outputs`.
+    """
+    per_head = result.weights[..., None] * result.values[:, None, :, :]  # [H, n_q, n_k, d_head]
+    heads, n_q, n_k, d_head = per_head.shape
+    terms = per_head.transpose(1, 2, 0, 3).reshape(n_q, n_k, heads * d_head)  # concat heads per (i, j)
+    if result.projections is not None and result.projections.w_o is not None:
+        terms = terms @ result.projections.w_o
+    return terms
+
+
+def value_space(embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
+    """Map vocabulary embeddings [N, d] into the space the outputs live in [N, d_out].
+
+    Raw mode: unchanged. Projected mode: through W_V (and W_O), so that nearest
+    neighbours of an output are searched among words seen the same way.
+    """
+    if result.projections is None:
+        return embeddings
+    mapped = embeddings @ result.projections.w_v
+    if result.projections.w_o is not None:
+        mapped = mapped @ result.projections.w_o
+    return mapped

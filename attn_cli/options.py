@@ -1,0 +1,172 @@
+"""The options every command shares, declared once and validated in one place.
+
+`with_engine_options` appends them to a command's signature (Typer reads
+`__signature__`) and hands the command a single `EngineOptions`, so `explain`,
+`compare` and `trace` cannot drift apart in names, defaults or help.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from dataclasses import dataclass, fields
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from attn_cli.attention import AttentionConfig
+from attn_cli.errors import UsageError
+from attn_cli.report import INCLUDABLE
+
+ENGINE_PANEL = "Attention"
+OUTPUT_PANEL = "Vectors and output"
+
+
+class Mode(str, Enum):
+    raw = "raw"
+    projected = "projected"
+
+
+class Similarity(str, Enum):
+    dot = "dot"
+    cosine = "cosine"
+
+
+class Mask(str, Enum):
+    none = "none"
+    causal = "causal"
+
+
+class Positions(str, Enum):
+    none = "none"
+    sinusoidal = "sinusoidal"
+
+
+class OovPolicy(str, Enum):
+    skip = "skip"
+    error = "error"
+    zero = "zero"
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What the user asked for, before validation turns it into an AttentionConfig."""
+
+    vectors: Optional[str] = None
+    mode: Mode = Mode.raw
+    scale: str = "none"
+    temperature: float = 1.0
+    similarity: Similarity = Similarity.dot
+    heads: int = 1
+    d_k: Optional[int] = None
+    seed: int = 0
+    mask: Mask = Mask.none
+    positions: Positions = Positions.none
+    output_projection: bool = False
+    oov: OovPolicy = OovPolicy.skip
+    neighbors: int = 5
+    neighbor_vocab: str = "50000"
+    json: bool = False
+    include: str = ""
+
+    def attention_config(self) -> AttentionConfig:
+        """The validated engine configuration (a bad value raises a ConfigError, a usage error)."""
+        return AttentionConfig(
+            mode=self.mode.value, scale=parse_scale(self.scale), temperature=self.temperature,
+            similarity=self.similarity.value, heads=self.heads, d_k=self.d_k, seed=self.seed,
+            mask=self.mask.value, positions=self.positions.value, output_projection=self.output_projection,
+        )
+
+    def neighbor_vocabulary(self) -> int | None:
+        """--neighbor-vocab as a word count, None for 'all'."""
+        if self.neighbor_vocab.strip().lower() == "all":
+            return None
+        try:
+            size = int(self.neighbor_vocab)
+        except ValueError:
+            size = 0
+        if size < 1:
+            raise UsageError(f"--neighbor-vocab must be a positive whole number or 'all' (got {self.neighbor_vocab!r})")
+        return size
+
+    def neighbor_count(self) -> int:
+        if self.neighbors < 0:
+            raise UsageError(f"--neighbors must be 0 (off) or more (got {self.neighbors})")
+        return self.neighbors
+
+    def included(self) -> tuple[str, ...]:
+        """--include as a tuple of known names; only meaningful with --json."""
+        names = tuple(name.strip() for name in self.include.split(",") if name.strip())
+        unknown = [name for name in names if name not in INCLUDABLE]
+        if unknown:
+            raise UsageError(f"--include got unknown {', '.join(unknown)}; choose from {', '.join(INCLUDABLE)}")
+        if names and not self.json:
+            raise UsageError("--include adds matrices to the JSON output; add --json")
+        return names
+
+
+def parse_scale(text: str) -> str | float:
+    """'none', 'sqrt' or a finite number >= 0 (the multiplier applied to every score)."""
+    word = text.strip().lower()
+    if word in ("none", "sqrt"):
+        return word
+    try:
+        value = float(word)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"--scale must be none, sqrt or a finite number >= 0 (got {text!r})")
+    return value
+
+
+def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.OptionInfo:
+    return typer.Option(*flags, rich_help_panel=panel, **kwargs)
+
+
+_ANNOTATIONS = {
+    "vectors": Annotated[Optional[str], _option(
+        "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="PATH|NAME",
+        help="Vector file (GloVe text, word2vec text or binary, optionally .gz/.bz2); default: the embedded set.")],
+    "mode": Annotated[Mode, _option("--mode", help="raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V.")],
+    "scale": Annotated[str, _option("--scale", metavar="none|sqrt|NUMBER",
+                                    help="Multiply scores by 1, by 1/sqrt(d_head), or by NUMBER >= 0.")],
+    "temperature": Annotated[float, _option("--temperature", help="Divide the scaled scores by this (> 0).")],
+    "similarity": Annotated[Similarity, _option("--similarity", help="Score q.k (dot) or cos(q, k) (cosine).")],
+    "heads": Annotated[int, _option("--heads", help="Number of heads; each attends over width / heads dimensions.")],
+    "d_k": Annotated[Optional[int], _option("--d-k", help="Projected mode: total width of Q, K, V (default: d).")],
+    "seed": Annotated[int, _option("--seed", help="Projected mode: seed of numpy.random.default_rng for W.")],
+    "mask": Annotated[Mask, _option("--mask", help="causal: query i sees keys j <= i only.")],
+    "positions": Annotated[Positions, _option("--positions", help="Add sinusoidal position encodings to X.")],
+    "output_projection": Annotated[bool, _option("--output-projection/--no-output-projection",
+                                                 help="Projected mode: map concatenated heads back to d with W_O.")],
+    "oov": Annotated[OovPolicy, _option("--oov", panel=OUTPUT_PANEL,
+                                        help="Unknown words: skip them (warn), stop with an error, or use zeros.")],
+    "neighbors": Annotated[int, _option("--neighbors", panel=OUTPUT_PANEL,
+                                        help="Nearest vocabulary words to show per token (0 = off).")],
+    "neighbor_vocab": Annotated[str, _option("--neighbor-vocab", panel=OUTPUT_PANEL, metavar="N|all",
+                                             help="Search neighbours among the N most frequent words.")],
+    "json": Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write one JSON document to stdout.")],
+    "include": Annotated[str, _option("--include", panel=OUTPUT_PANEL, metavar="embeddings,qkv,outputs",
+                                      help="With --json: add these matrices so every number can be recomputed.")],
+}
+_PARAMETERS = [
+    inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_ANNOTATIONS[f.name])
+    for f in fields(EngineOptions)
+]
+
+
+def with_engine_options(command):
+    """Give `command(..., engine: EngineOptions)` every shared option as its own CLI flag."""
+    signature = inspect.signature(command)
+    own = [parameter for name, parameter in signature.parameters.items() if name != "engine"]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs):
+        engine = EngineOptions(**{parameter.name: kwargs.pop(parameter.name) for parameter in _PARAMETERS})
+        return command(engine=engine, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=own + _PARAMETERS)
+    wrapper.__annotations__ = {**{p.name: p.annotation for p in own}, **_ANNOTATIONS}
+    return wrapper

@@ -1,0 +1,1 @@
+"""Renderers: Rich tables for people, JSON for programs; both draw from one report document."""

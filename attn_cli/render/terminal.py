@@ -1,0 +1,190 @@
+"""Rich tables for the terminal, drawn from the report document alone.
+
+Matrices are heat-coloured (Rich drops the colour for NO_COLOR, TERM=dumb and
+pipes). When a sentence has more keys than fit the console width, the tables
+show the first columns and say how many were left out.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.console import Console, Group
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+def render_explain(report: dict, console: Console) -> None:
+    """Print the whole explanation: header, matrices per head, shifts, neighbours, diagnostics."""
+    labels = token_labels([token["text"] for token in report["tokens"]])
+    settings = report["settings"]
+    console.print(header(report))
+    for head in report["heads"]:
+        suffix = f", head {head['index'] + 1} of {len(report['heads'])}" if len(report["heads"]) > 1 else ""
+        section(console, f"Scores{suffix}: s = q·k (rows are queries, columns are keys)",
+                *matrix_table(head["scores"], labels, console))
+        section(console, f"Weights{suffix}: w = softmax(s × {settings['scale_factor']:.4g} / "
+                         f"{settings['temperature']:g})",
+                *matrix_table(head["weights"], labels, console, row_sums=True,
+                              note="each row sums to 1 (Σ column)"))
+    section(console, "Shift: own value s → contextual output y", shift_table(report, labels),
+            "pulled by: context words, weight w (share of y they supply)")
+    if settings["neighbors"] > 0:
+        section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels))
+    section(console, "Diagnostics per query row", *diagnostics_table(report, labels))
+    for warning in report["diagnostics"]["warnings"]:
+        console.print(Text.assemble(("warning: ", "bold yellow"), warning["message"]))
+        console.print(Text.assemble(("   hint: ", "bold"), warning["hint"]))
+
+
+def section(console: Console, title: str, table: Table, note: str = "") -> None:
+    """Title, table, note in dim text, blank line: titles and notes never wrap to the table's width."""
+    console.print(Text(title, style="bold"))
+    console.print(table)
+    if note:
+        console.print(Text(note, style="dim"))
+    console.print()
+
+
+def header(report: dict) -> Group:
+    vectors, settings = report["vectors"], report["settings"]
+    scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
+    lines = [
+        Text.assemble(("Self-attention over ", "bold"), (f"“{report['sentence']}”", "bold cyan")),
+        Text(f"vectors  {vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
+        Text(f"settings {settings['mode']} mode, {settings['similarity']} similarity, scale {scale} "
+             f"(×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}, "
+             f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims, "
+             f"mask {settings['mask']}, positions {settings['positions']}"
+             + (f", seed {settings['seed']}" if settings["mode"] == "projected" else "")),
+        Text("tokens   ") + Text("  ").join(token_text(token) for token in report["tokens"]),
+    ]
+    for item in report["dropped_tokens"]:
+        hint = f" (did you mean {', '.join(item['suggestions'])}?)" if item["suggestions"] else ""
+        lines.append(Text(f"dropped  “{item['text']}”: {item['reason']}{hint}", style="yellow"))
+    return Group(*lines, Text())
+
+
+def token_text(token: dict) -> Text:
+    if token["oov"]:
+        return Text(f"{token['text']} (oov: zero vector)", style="yellow")
+    return Text(token["text"])
+
+
+def token_labels(texts: list[str]) -> list[str]:
+    """Short row/column labels; a repeated word gets its position so rows stay distinct."""
+    shortened = [text if len(text) <= 8 else text[:7] + "…" for text in texts]
+    repeated = {label for label in shortened if shortened.count(label) > 1}
+    return [f"{label[:5]}#{i + 1}" if label in repeated else label for i, label in enumerate(shortened)]
+
+
+def matrix_table(rows: list[list[float | None]], labels: list[str], console: Console, *,
+                 row_sums: bool = False, note: str = "") -> tuple[Table, str]:
+    """A query x key matrix with heat-coloured cells, cut to the most columns that fit, and its note."""
+    cells = [[format_number(value) for value in row] for row in rows]  # [n_q][n_k] strings
+
+    def build(shown: int) -> Table:
+        return _matrix(rows, cells, labels, shown, row_sums)
+
+    def fits(shown: int) -> bool:
+        unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
+        return Measurement.get(console, unbounded, build(shown)).maximum <= console.width
+
+    shown = len(labels)
+    if not fits(shown):
+        low, high = 1, len(labels) - 1  # the largest count that fits, by bisection
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle - 1)
+        shown = low
+        note = "; ".join(filter(None, [note, f"{len(labels) - shown} of {len(labels)} key columns not shown: "
+                                             "widen the terminal or use --json"]))
+    return build(shown), note
+
+
+def _matrix(rows: list[list[float | None]], cells: list[list[str]], labels: list[str], shown: int,
+            row_sums: bool) -> Table:
+    elided = shown < len(labels)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("", style="bold", no_wrap=True)
+    for label in labels[:shown]:
+        table.add_column(label, justify="right", no_wrap=True)
+    if elided:
+        table.add_column("…", justify="center", no_wrap=True)
+    if row_sums:
+        table.add_column("Σ", justify="right", style="dim", no_wrap=True)
+    for label, row, texts in zip(labels, rows, cells):
+        finite = [value for value in row if value is not None]
+        low, high = min(finite), max(finite)
+        line = [heat_cell(text, value, low, high) for text, value in zip(texts[:shown], row[:shown])]
+        line += ["…"] if elided else []
+        line += [f"{sum(finite):.3f}"] if row_sums else []
+        table.add_row(label, *line)
+    return table
+
+
+def format_number(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if abs(value) < 100 else f"{value:.3g}"
+
+
+def heat_cell(text: str, value: float | None, low: float, high: float) -> Text:
+    """The value on a background from dark (row minimum) to bright yellow (row maximum)."""
+    if value is None:
+        return Text(text, style="dim")
+    share = 0.0 if high == low else (value - low) / (high - low)
+    red, green, blue = (int(40 + share * 215), int(40 + share * 175), int(60 - share * 30))
+    ink = "black" if share > 0.55 else "white"
+    return Text(text, style=f"{ink} on rgb({red},{green},{blue})")
+
+
+def shift_table(report: dict, labels: list[str]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("token", style="bold", no_wrap=True)
+    table.add_column("cos(s,y)", justify="right")
+    table.add_column("|y−s|", justify="right")
+    table.add_column("self w", justify="right")
+    table.add_column("pulled by")
+    for label, shift in zip(labels, report["shifts"]):
+        own = next(c for c in shift["contributions"] if c["index"] == shift["index"])
+        others = [c for c in shift["contributions"] if c["index"] != shift["index"]][:3]
+        pulled = ", ".join(f"{labels[c['index']]} {c['weight']:.2f} ({c['share']:+.2f})" for c in others)
+        table.add_row(label, f"{shift['cosine']:.3f}", f"{shift['delta_norm']:.3f}", f"{own['weight']:.2f}",
+                      pulled or "—")
+    return table
+
+
+def neighbor_table(report: dict, labels: list[str]) -> tuple[Table, str]:
+    size = report["settings"]["neighbor_vocab"]
+    among = "all words" if size is None else f"the {min(size, report['vectors']['count']):,} most frequent words"
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("token", style="bold", no_wrap=True)
+    table.add_column("before: s")
+    table.add_column("after: y")
+    for label, shift in zip(labels, report["shifts"]):
+        before = {n["word"] for n in shift["neighbors_before"]}
+        after = Text(", ").join(Text(n["word"], style="" if n["word"] in before else "bold green")
+                                for n in shift["neighbors_after"])
+        table.add_row(label, ", ".join(n["word"] for n in shift["neighbors_before"]), after)
+    return table, f"searched among {among}; new words after attention in bold green"
+
+
+def diagnostics_table(report: dict, labels: list[str]) -> tuple[Table, str]:
+    heads = report["diagnostics"]["heads"]
+    n_keys = len(labels)
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("token", style="bold", no_wrap=True)
+    for head in heads:
+        suffix = f" h{head['index'] + 1}" if len(heads) > 1 else ""
+        table.add_column(f"entropy{suffix}", justify="right")
+        table.add_column(f"largest w{suffix}", justify="right")
+    for i, label in enumerate(labels):
+        cells = []
+        for head in heads:
+            row = head["rows"][i]
+            cells += [f"{row['entropy_bits']:.2f}", f"{row['max_weight']:.3f} → {labels[row['argmax']]}"]
+        table.add_row(label, *cells)
+    return table, f"entropy in bits: 0 = all weight on one word, {math.log2(max(n_keys, 1)):.2f} = uniform over {n_keys}"
+

@@ -1,0 +1,121 @@
+"""Build the one document every renderer draws from (the JSON contract).
+
+`explain_report` turns tokens, an `AttentionResult` and its analysis into plain
+dicts, lists, strings and floats. `--json` writes it as is; the terminal
+renderer reads the same document, so the tables and the JSON cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+
+from attn_cli import __version__
+from attn_cli.analysis import NeighborSearch, advise, row_diagnostics, token_shifts
+from attn_cli.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
+from attn_cli.tokenize import TokenizedSentence
+from attn_cli.vectors.store import Vectors
+
+SCHEMA_VERSION = 1
+INCLUDABLE = ("embeddings", "qkv", "outputs")
+
+
+def explain_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, config: AttentionConfig,
+                   *, neighbors: int = 5, neighbor_vocab: int | None = 50_000,
+                   include: tuple[str, ...] = ()) -> dict:
+    """Run self-attention over the sentence and describe every number of it."""
+    result = multi_head_attention(tokenized.embeddings, config=config)
+    search = NeighborSearch(vectors, result, neighbor_vocab) if neighbors > 0 else None
+    texts = [token.text for token in tokenized.tokens]
+    shifts = token_shifts(result, [token.key for token in tokenized.tokens], search, neighbors)
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "command": "explain",
+        "attn_cli_version": __version__,
+        "sentence": sentence,
+        "tokens": [{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position} for t in tokenized.tokens],
+        "dropped_tokens": [{"text": d.text, "position": d.position, "reason": d.reason,
+                            "suggestions": list(d.suggestions)} for d in tokenized.dropped],
+        "vectors": vectors.describe(),
+        "settings": settings_block(config, result, neighbors, neighbor_vocab),
+        "heads": heads_block(result),
+        "shifts": [shift_block(shift, texts) for shift in shifts],
+        "diagnostics": diagnostics_block(result, texts),
+    }
+    report.update(included_matrices(result, tokenized.embeddings, include))
+    return report
+
+
+def settings_block(config: AttentionConfig, result: AttentionResult, neighbors: int,
+                   neighbor_vocab: int | None) -> dict:
+    settings = asdict(config)
+    settings.update({
+        "d_model": result.query_inputs.shape[1],
+        "d_head": result.d_head,
+        "scale_factor": result.scale_factor,
+        "neighbors": neighbors,
+        "neighbor_vocab": neighbor_vocab,
+        "projection_init": None if result.projections is None else
+        "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)",
+    })
+    return settings
+
+
+def heads_block(result: AttentionResult) -> list[dict]:
+    """Per head: raw scores, scaled logits (None where masked) and softmax weights, n_q x n_k each."""
+    return [
+        {
+            "index": head,
+            "scores": matrix(result.scores[head]),
+            "logits": [[float(v) if np.isfinite(v) else None for v in row] for row in result.logits[head]],
+            "weights": matrix(result.weights[head]),
+        }
+        for head in range(result.n_heads)
+    ]
+
+
+def shift_block(shift, texts: list[str]) -> dict:
+    return {
+        "token": texts[shift.index],
+        "index": shift.index,
+        "cosine": shift.cosine,
+        "delta_norm": shift.delta_norm,
+        "static_norm": shift.static_norm,
+        "contextual_norm": shift.contextual_norm,
+        "contributions": [{"token": texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
+                          for c in shift.contributions],
+        "neighbors_before": [asdict(n) for n in shift.neighbors_before],
+        "neighbors_after": [asdict(n) for n in shift.neighbors_after],
+    }
+
+
+def diagnostics_block(result: AttentionResult, texts: list[str]) -> dict:
+    heads = []
+    for head in range(result.n_heads):
+        rows = row_diagnostics(result.weights[head])
+        heads.append({"index": head, "rows": [
+            {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
+             "argmax": row.argmax, "argmax_token": texts[row.argmax]} for i, row in enumerate(rows)
+        ]})
+    return {"heads": heads, "warnings": [asdict(advice) for advice in advise(result)]}
+
+
+def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...]) -> dict:
+    """The opt-in matrices that let anyone recompute every number elsewhere."""
+    extra = {}
+    if "embeddings" in include:
+        extra["embeddings"] = matrix(embeddings)
+    if "qkv" in include:
+        extra["queries"] = [matrix(h) for h in result.queries]
+        extra["keys"] = [matrix(h) for h in result.keys]
+        extra["values"] = [matrix(h) for h in result.values]
+    if "outputs" in include:
+        extra["outputs"] = matrix(result.outputs)
+        extra["head_outputs"] = matrix(merge_heads(result.head_outputs))
+    return extra
+
+
+def matrix(values: np.ndarray) -> list[list[float]]:
+    """A 2-D array as nested lists of Python floats (JSON-ready)."""
+    return np.asarray(values, dtype=np.float64).tolist()

@@ -1,0 +1,129 @@
+"""Split a sentence into words and match them to the vocabulary's conventions.
+
+Words keep inner hyphens and apostrophes ("well-known", "don't"); every other
+punctuation mark is a token of its own, because GloVe has vectors for "," and
+"." while the default set has none. Punctuation the vocabulary lacks is dropped
+quietly; a missing word follows the `--oov` policy: error, skip (the default,
+with a warning and suggestions) or zero (kept, with a zero vector).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+
+from attn_cli.errors import InputError
+from attn_cli.vectors.store import Vectors
+
+OOV_POLICIES = ("skip", "error", "zero")
+_TOKEN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
+_SUGGESTION_POOL = 50_000  # suggestions come from the most frequent words only
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token that takes part in attention."""
+
+    text: str  # as typed
+    key: str | None  # the vocabulary entry used, None when out of vocabulary (zero vector)
+    position: int  # index among all tokens of the sentence, dropped ones included
+
+    @property
+    def oov(self) -> bool:
+        return self.key is None
+
+
+@dataclass(frozen=True)
+class DroppedToken:
+    """A token left out of the computation, and why."""
+
+    text: str
+    position: int
+    reason: str  # "out of vocabulary" or "punctuation"
+    suggestions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TokenizedSentence:
+    tokens: list[Token]
+    dropped: list[DroppedToken]
+    embeddings: np.ndarray  # [n, d] float64, one row per token
+
+
+def split_words(sentence: str) -> list[str]:
+    """Words and punctuation marks in reading order, after Unicode NFC normalisation."""
+    return _TOKEN.findall(unicodedata.normalize("NFC", sentence))
+
+
+def tokenize(sentence: str, vectors: Vectors, oov: str = "skip") -> TokenizedSentence:
+    """Tokens with their vectors; raises InputError when nothing is left to attend."""
+    words = split_words(sentence)
+    if not words:
+        raise InputError("the sentence is empty; type a sentence with at least one word, "
+                         'e.g. attn-cli explain "money bank grows"')
+    tokens: list[Token] = []
+    dropped: list[DroppedToken] = []
+    rows: list[np.ndarray] = []
+    for position, word in enumerate(words):
+        found = vectors.lookup(word)
+        if found is not None:
+            key, row = found
+            tokens.append(Token(word, key, position))
+            rows.append(vectors.rows([row])[0])
+        elif not any(char.isalnum() for char in word):
+            dropped.append(DroppedToken(word, position, "punctuation"))
+        elif oov == "zero":
+            tokens.append(Token(word, None, position))
+            rows.append(np.zeros(vectors.dims))
+        else:
+            dropped.append(DroppedToken(word, position, "out of vocabulary", suggest(word, vectors)))
+
+    unknown = [item for item in dropped if item.reason == "out of vocabulary"]
+    if unknown and oov == "error":
+        raise InputError(f"not in the vocabulary of {vectors.name}: {describe_unknown(unknown)}; "
+                         "fix the spelling, or pass --oov skip or --oov zero")
+    if not tokens:
+        detail = f": {describe_unknown(unknown)}" if unknown else ""
+        raise InputError(f"no word of the sentence is in the vocabulary of {vectors.name}{detail}; "
+                         "use words the vector set knows or pass --vectors with a larger set")
+    return TokenizedSentence(tokens, dropped, np.vstack(rows))
+
+
+def describe_unknown(unknown: list[DroppedToken]) -> str:
+    """'"bnak" (did you mean bank, bark?), "zzq"' for messages."""
+    parts = []
+    for item in unknown:
+        hint = f" (did you mean {', '.join(item.suggestions)}?)" if item.suggestions else ""
+        parts.append(f'"{item.text}"{hint}')
+    return ", ".join(parts)
+
+
+def suggest(word: str, vectors: Vectors, limit: int = 3) -> tuple[str, ...]:
+    """Close spellings among the most frequent words: difflib shortlists, edit distance ranks.
+
+    Ranking by Damerau distance, then by frequency, puts "bank" first for "bnak"
+    (a transposition), where difflib's ratio alone would prefer "nak".
+    """
+    key = vectors.candidate_keys(word)[0]
+    rank = {candidate: i for i, candidate in enumerate(vectors.words[:_SUGGESTION_POOL])
+            if abs(len(candidate) - len(key)) <= 2}
+    shortlist = difflib.get_close_matches(key, rank, n=20, cutoff=0.6)
+    ranked = sorted(shortlist, key=lambda candidate: (edit_distance(key, candidate), rank[candidate]))
+    return tuple(candidate for candidate in ranked if edit_distance(key, candidate) <= 2)[:limit]
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps."""
+    previous2, previous = None, list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, char_b in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
+            if i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]

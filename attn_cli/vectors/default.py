@@ -1,0 +1,40 @@
+"""The embedded default vector set, shipped in `data/` and loaded without gensim.
+
+Three files built by `scripts/build_default_vectors.py`: `default.npy` (float16
+[N, 128]), `default.vocab.txt` (one word per line) and `default.json` (metadata).
+An installed wheel carries them inside the package (`attn_cli/data/`); a source
+checkout reads the repository's top-level `data/` folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from attn_cli.errors import VectorsError
+from attn_cli.vectors.store import Vectors
+
+DEFAULT_NAME = "default"
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_data_dir() -> Path:
+    """Where the default set lives: inside the installed package, else the checkout's data/."""
+    for candidate in (_PACKAGE_ROOT / "data", _PACKAGE_ROOT.parent / "data"):
+        if (candidate / "default.npy").is_file():
+            return candidate
+    raise VectorsError("the embedded default vectors are missing from this installation; "
+                       "reinstall attn-cli (pip install --force-reinstall attn-cli) or pass --vectors PATH")
+
+
+def load_default_vectors() -> Vectors:
+    """Read the default set: a memory-mapped matrix, a word list and its metadata."""
+    folder = default_data_dir()
+    metadata = json.loads((folder / "default.json").read_text(encoding="utf-8"))
+    matrix = np.load(folder / "default.npy", mmap_mode="r", allow_pickle=False)  # [N, 128] float16
+    words = (folder / "default.vocab.txt").read_text(encoding="utf-8").splitlines()
+    details = {"source": metadata.get("source", ""), "licence": metadata.get("licence", "")}
+    return Vectors(name=f"{DEFAULT_NAME} ({metadata.get('name', 'embedded')})", words=words, matrix=matrix,
+                   lowercase=bool(metadata.get("lowercase", True)), details=details)

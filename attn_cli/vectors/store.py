@@ -1,0 +1,77 @@
+"""`Vectors`: a vocabulary and its matrix, whatever file they came from.
+
+Every source (the embedded default, a GloVe or word2vec file read by gensim)
+ends up as one of these, so the rest of the tool never knows about formats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """Words in file order (most frequent first) and their vectors [N, d]."""
+
+    name: str  # what the user sees: a set name or a file path
+    words: list[str]
+    matrix: np.ndarray  # [N, d], float16/float32; promoted to float64 only for the few rows used
+    lowercase: bool  # True when the vocabulary has no upper-case words: lower-case the input
+    details: dict = field(default_factory=dict)  # provenance shown in `settings.vectors`
+
+    def __post_init__(self) -> None:
+        if self.matrix.ndim != 2 or self.matrix.shape[0] != len(self.words):
+            raise ValueError(f"{len(self.words)} words but a matrix of shape {self.matrix.shape}")
+
+    @property
+    def count(self) -> int:
+        return self.matrix.shape[0]
+
+    @property
+    def dims(self) -> int:
+        return self.matrix.shape[1]
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Word -> row; the first occurrence wins when a file repeats a word."""
+        index: dict[str, int] = {}
+        for row, word in enumerate(self.words):
+            index.setdefault(word, row)
+        return index
+
+    def lookup(self, text: str) -> tuple[str, int] | None:
+        """The vocabulary key and row for a token, following the vocabulary's case convention."""
+        for key in self.candidate_keys(text):
+            row = self.index.get(key)
+            if row is not None:
+                return key, row
+        return None
+
+    def candidate_keys(self, text: str) -> list[str]:
+        """Spellings to try, in order: lower-case only for a lower-case vocabulary."""
+        if self.lowercase:
+            return [text.lower()]
+        return list(dict.fromkeys([text, text.lower(), text.capitalize()]))
+
+    def rows(self, rows: list[int]) -> np.ndarray:
+        """The float64 vectors of the given rows: [len(rows), d]."""
+        return np.asarray(self.matrix[rows], dtype=np.float64)
+
+    def describe(self) -> dict:
+        """The JSON block naming the vector set, so any output can be reproduced."""
+        return {"name": self.name, "count": self.count, "dims": self.dims,
+                "lowercase": self.lowercase, **self.details}
+
+
+def is_lowercase_vocabulary(words: list[str], sample: int = 50_000) -> bool:
+    """True when (almost) no word among the most frequent has an upper-case letter.
+
+    GloVe 6B and the default set are lower-cased; GoogleNews word2vec is cased.
+    A handful of stray capitals (under 0.5 %) still counts as lower-case.
+    """
+    head = words[:sample]
+    cased = sum(1 for word in head if word != word.lower())
+    return cased <= 0.005 * max(len(head), 1)
