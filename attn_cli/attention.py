@@ -32,7 +32,7 @@ class AttentionConfig:
     """The knobs of one attention layer, validated on construction."""
 
     mode: str = "raw"
-    scale: str | float = "sqrt"  # "none" (x1), "sqrt" (x 1/sqrt(d_head)) or a multiplier >= 0
+    scale: str | float = "none"  # "none" (x1), "sqrt" (x 1/sqrt(d_head)) or a multiplier >= 0
     temperature: float = 1.0
     similarity: str = "dot"
     heads: int = 1
@@ -141,9 +141,17 @@ def similarity_scores(q: np.ndarray, k: np.ndarray, similarity: str) -> np.ndarr
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1; a zero row stays zero (cosine 0, never a division by zero)."""
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x, dtype=np.float64), where=norms > 0)
+    """Rows scaled to length 1; a zero row stays zero (cosine 0, never a division by zero).
+
+    Each row is first divided by its largest magnitude, so squaring inside the norm
+    can neither underflow (1e-200) nor overflow (1e200). float32 stays float32.
+    """
+    x = np.asarray(x)
+    dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
+    peak = np.max(np.abs(x), axis=-1, keepdims=True) if x.shape[-1] else np.zeros(x.shape[:-1] + (1,))
+    scaled = np.divide(x, peak, out=np.zeros(x.shape, dtype=dtype), where=peak > 0)  # entries in [-1, 1]
+    norms = np.linalg.norm(scaled, axis=-1, keepdims=True)
+    return np.divide(scaled, norms, out=np.zeros(x.shape, dtype=dtype), where=norms > 0)
 
 
 def causal_mask(n_q: int, n_k: int) -> np.ndarray:
