@@ -63,24 +63,30 @@ class Advice:
 
 
 class NeighborSearch:
-    """Cosine nearest neighbours among the most frequent words, in the outputs' space."""
+    """Cosine nearest neighbours among the most frequent words, in the outputs' space.
+
+    The vocabulary is held as float32 unit rows [N, d_out]; all queries of a
+    sentence are answered by one matrix product.
+    """
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
         self.words = vectors.words[:size]
-        embeddings = np.asarray(vectors.matrix[:size], dtype=np.float64)  # [N, d]
-        self.unit = unit_rows(value_space(embeddings, result))  # [N, d_out]
+        embeddings = np.asarray(vectors.matrix[:size], dtype=np.float32)  # [N, d]
+        self.unit = unit_rows(value_space(embeddings, result).astype(np.float32))  # [N, d_out]
 
-    def nearest(self, vector: np.ndarray, k: int, exclude: str | None) -> list[Neighbor]:
-        """The k words closest to `vector`, leaving out `exclude` (the token itself)."""
-        if k <= 0:
-            return []
-        cosines = self.unit @ unit_rows(vector[None, :])[0]  # [N, d_out] x [d_out] -> [N]
-        take = min(k + 1, len(cosines))
-        candidates = np.argpartition(-cosines, take - 1)[:take]
-        ranked = candidates[np.argsort(-cosines[candidates], kind="stable")]
-        found = [Neighbor(self.words[row], float(cosines[row])) for row in ranked if self.words[row] != exclude]
-        return found[:k]
+    def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
+        """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself)."""
+        cosines = self.unit @ unit_rows(queries).astype(np.float32).T  # [N, d_out] x [d_out, m] -> [N, m]
+        take = min(k + 1, len(self.words))
+        found = []
+        for column, word_to_skip in zip(cosines.T, exclude):
+            candidates = np.argpartition(-column, take - 1)[:take]
+            ranked = candidates[np.argsort(-column[candidates], kind="stable")]
+            neighbors = [Neighbor(self.words[row], float(column[row])) for row in ranked
+                         if self.words[row] != word_to_skip]
+            found.append(neighbors[:k])
+        return found
 
 
 def token_shifts(result: AttentionResult, keys: list[str | None], search: NeighborSearch | None,
@@ -89,6 +95,11 @@ def token_shifts(result: AttentionResult, keys: list[str | None], search: Neighb
     static = static_outputs(result)  # [n, d_out]
     terms = output_terms(result)  # [n_q, n_k, d_out]
     mean_weights = result.weights.mean(axis=0)  # [n_q, n_k]
+    n = len(static)
+    if search is not None and neighbors > 0:
+        nearest = search.nearest(np.vstack([static, result.outputs]), neighbors, keys + keys)  # before, then after
+    else:
+        nearest = [[] for _ in range(2 * n)]
     shifts = []
     for i, (before, after) in enumerate(zip(static, result.outputs)):
         squared = float(after @ after)
@@ -102,8 +113,8 @@ def token_shifts(result: AttentionResult, keys: list[str | None], search: Neighb
             static_norm=float(np.linalg.norm(before)),
             contextual_norm=float(np.linalg.norm(after)),
             contributions=contributions,
-            neighbors_before=search.nearest(before, neighbors, keys[i]) if search else [],
-            neighbors_after=search.nearest(after, neighbors, keys[i]) if search else [],
+            neighbors_before=nearest[i],
+            neighbors_after=nearest[n + i],
         ))
     return shifts
 
@@ -153,7 +164,8 @@ def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnos
     hotter = result.config.temperature * 10
     remedies.append((f"--temperature {hotter:g}",
                      _largest_weights(result, head, result.scores[head], result.scale_factor / 10)))
-    hint = "; ".join(f"{flag} gives largest weights {low:.2f}-{high:.2f}" for flag, (low, high) in remedies)
+    options = [f"{flag} (largest weights {low:.2f}-{high:.2f})" for flag, (low, high) in remedies]
+    hint = ", ".join(options[:-1]) + f" or {options[-1]}"
     return Advice(
         code="saturated", head=head,
         message=(f"head {head + 1}: every row puts >= {SATURATION_LEVEL:.2f} of its weight on one token "
