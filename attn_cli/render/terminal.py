@@ -50,19 +50,19 @@ def section(console: Console, title: str, table: Table, note: str = "") -> None:
 def header(report: dict) -> Group:
     vectors, settings = report["vectors"], report["settings"]
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
+    heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
+    seed = f", seed {settings['seed']}" if settings["mode"] == "projected" else ""
     lines = [
         Text.assemble(("Self-attention over ", "bold"), (f"“{report['sentence']}”", "bold cyan")),
-        Text(f"vectors  {vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
-        Text(f"settings {settings['mode']} mode, {settings['similarity']} similarity, scale {scale} "
-             f"(×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}, "
-             f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims, "
-             f"mask {settings['mask']}, positions {settings['positions']}"
-             + (f", seed {settings['seed']}" if settings["mode"] == "projected" else "")),
-        Text("tokens   ") + Text("  ").join(token_text(token) for token in report["tokens"]),
+        Text(f"vectors   {vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
+        Text(f"attention {settings['mode']} mode{seed}, {settings['similarity']} similarity, "
+             f"scale {scale} (×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
+        Text(f"          {heads}, mask {settings['mask']}, positions {settings['positions']}"),
+        Text("tokens    ") + Text("  ").join(token_text(token) for token in report["tokens"]),
     ]
     for item in report["dropped_tokens"]:
         hint = f" (did you mean {', '.join(item['suggestions'])}?)" if item["suggestions"] else ""
-        lines.append(Text(f"dropped  “{item['text']}”: {item['reason']}{hint}", style="yellow"))
+        lines.append(Text(f"dropped   “{item['text']}”: {item['reason']}{hint}", style="yellow"))
     return Group(*lines, Text())
 
 
