@@ -1,0 +1,65 @@
+"""Shared fixtures: a CLI runner that keeps stdout and stderr apart, the schema, gensim's sample files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from attn_cli.cli import app
+
+SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
+
+
+def gensim_datapath(name: str) -> str:
+    """A sample file that gensim installs with its tests (real GloVe, word2vec, ... data)."""
+    from gensim.test.utils import datapath
+
+    return datapath(name)
+
+
+@pytest.fixture(scope="session")
+def gensim_sample():
+    """gensim_sample(name) -> path of a file gensim installs with its own tests."""
+    return gensim_datapath
+
+
+@pytest.fixture
+def run():
+    """run(*args, input=None) -> Result with .exit_code, .stdout and .stderr kept apart, 80 columns."""
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | bytes | None = None, env: dict | None = None):
+        return runner.invoke(app, list(args), input=input, env={"COLUMNS": "80", **(env or {})})
+
+    return invoke
+
+
+@pytest.fixture(scope="session")
+def explain_schema() -> dict:
+    return json.loads((SCHEMAS / "explain.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def glove_file() -> str:
+    """76 real GloVe 6B 50-d vectors (the, and, of, ...), no header."""
+    return gensim_datapath("test_glove.txt")
+
+
+@pytest.fixture(scope="session")
+def word2vec_text_file() -> str:
+    """1,750 x 10 word2vec text vectors with a 'COUNT DIMS' header."""
+    return gensim_datapath("word2vec_pre_kv_c")
+
+
+@pytest.fixture
+def word2vec_binary_file(tmp_path, word2vec_text_file) -> str:
+    """The same vectors saved by gensim in word2vec's binary format."""
+    from gensim.models import KeyedVectors
+
+    keyed = KeyedVectors.load_word2vec_format(word2vec_text_file)
+    path = tmp_path / "vectors.bin"
+    keyed.save_word2vec_format(str(path), binary=True)
+    return str(path)

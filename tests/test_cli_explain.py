@@ -1,0 +1,185 @@
+"""`attn-cli explain` end to end through Typer's runner: tables, JSON, schema, streams."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import numpy as np
+import pytest
+
+from attn_cli.attention import softmax
+
+
+def explain_json(run, *args: str) -> dict:
+    result = run("explain", *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_tables_show_every_part_of_the_explanation(run):
+    result = run("explain", "money bank grows")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    for heading in ("Scores: s = q·k", "Weights: w = softmax", "Shift:", "Nearest words", "Diagnostics"):
+        assert heading in out
+    assert "tokens    money  bank  grows" in out
+    assert out.count("1.000") >= 3  # the Σ column: every weight row sums to 1
+    assert "default (minilm-l6-128d)" in out
+    assert result.stderr == ""
+
+
+def test_table_numbers_are_the_json_numbers(run):
+    report = explain_json(run, "money bank grows")
+    table = run("explain", "money bank grows").stdout
+    for row in report["heads"][0]["weights"]:
+        assert " ".join(f"{w:.3f}" for w in row) in " ".join(table.split())
+
+
+@pytest.mark.parametrize("sentence", ["money bank grows", "a b c d e f g h", "the cat sat on the mat by the door"])
+def test_tables_fit_80_columns(run, sentence):
+    out = run("explain", sentence).stdout
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_long_sentences_are_abbreviated_and_say_so(run):
+    words = "the quick brown fox jumps over the lazy dog near the river bank today"
+    out = run("explain", words).stdout
+    assert "key columns not shown" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_json_is_valid_against_the_schema(run, explain_schema):
+    report = explain_json(run, "money bank grows")
+    jsonschema.validate(report, explain_schema)
+    assert report["command"] == "explain"
+    assert [t["text"] for t in report["tokens"]] == ["money", "bank", "grows"]
+
+
+@pytest.mark.parametrize("options", [
+    [],
+    ["--heads", "4", "--mask", "causal"],
+    ["--mode", "projected", "--d-k", "32", "--heads", "2", "--output-projection", "--seed", "7"],
+    ["--similarity", "cosine", "--scale", "sqrt", "--temperature", "0.5", "--positions", "sinusoidal"],
+    ["--neighbors", "0", "--oov", "zero"],
+])
+def test_json_for_every_setting_validates_and_rows_sum_to_one(run, explain_schema, options):
+    report = explain_json(run, "money bank grows fast, xqzv", *options)
+    jsonschema.validate(report, explain_schema)
+    for head in report["heads"]:
+        weights = np.array(head["weights"])
+        assert np.allclose(weights.sum(axis=1), 1.0, atol=1e-12)
+        assert (weights >= 0).all()
+    if "causal" in options:
+        assert all(np.triu(np.array(h["weights"]), k=1).max() == 0 for h in report["heads"])
+        assert report["heads"][0]["logits"][0][1] is None
+
+
+def test_include_lets_anyone_recompute_every_number(run, explain_schema):
+    report = explain_json(run, "money bank grows", "--mode", "projected", "--heads", "2", "--d-k", "64",
+                          "--scale", "sqrt", "--include", "embeddings,qkv,outputs")
+    jsonschema.validate(report, explain_schema)
+    factor = report["settings"]["scale_factor"] / report["settings"]["temperature"]
+    per_head = []
+    for head, q, k, v in zip(report["heads"], report["queries"], report["keys"], report["values"]):
+        weights = softmax(np.array(q) @ np.array(k).T * factor)
+        assert np.allclose(weights, head["weights"], atol=1e-12)
+        per_head.append(weights @ np.array(v))
+    assert np.allclose(np.hstack(per_head), report["outputs"], atol=1e-12)
+    assert np.array(report["embeddings"]).shape == (3, report["vectors"]["dims"])
+
+
+def bank_shift(report: dict) -> dict:
+    return next(shift for shift in report["shifts"] if shift["token"] == "bank")
+
+
+@pytest.mark.parametrize("sentence, context", [("money bank grows", "money"), ("river bank flows", "river")])
+def test_bank_leans_toward_its_context(run, sentence, context):
+    """The canonical example: the same static "bank" is pulled to money in one sentence, river in the other."""
+    shift = bank_shift(explain_json(run, sentence))
+    others = [c for c in shift["contributions"] if c["token"] != "bank"]
+    assert others[0]["token"] == context
+    assert shift["cosine"] < 0.99
+    after = [n["word"] for n in shift["neighbors_after"]]
+    before = [n["word"] for n in shift["neighbors_before"]]
+    assert context in after and context not in before
+
+
+def test_several_heads_print_one_weight_table_each(run):
+    out = run("explain", "money bank grows", "--heads", "2").stdout
+    assert "Weights, head 1 of 2" in out and "Weights, head 2 of 2" in out
+
+
+def test_stdin_gives_one_document_per_line(run, explain_schema):
+    result = run("explain", "-", "--json", input="money bank grows\n\nriver bank flows\n")
+    assert result.exit_code == 0, result.stderr
+    documents = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [d["sentence"] for d in documents] == ["money bank grows", "river bank flows"]
+    for document in documents:
+        jsonschema.validate(document, explain_schema)
+
+
+def test_saturated_softmax_warns_with_a_computed_hint(run, glove_file):
+    """Real GloVe vectors (norms ~5) without scaling put ~1.0 of every row on the word itself."""
+    report = explain_json(run, "the people said", "--vectors", glove_file)
+    warnings = report["diagnostics"]["warnings"]
+    assert warnings and warnings[0]["code"] == "saturated"
+    assert "--scale sqrt (largest weights" in warnings[0]["hint"]
+    assert all(row["max_weight"] >= 0.95 for row in report["diagnostics"]["heads"][0]["rows"])
+    table = run("explain", "the people said", "--vectors", glove_file).stdout
+    assert "warning: head 1: every row puts >= 0.95" in table
+
+
+def test_flat_softmax_warns(run):
+    report = explain_json(run, "money bank grows", "--scale", "sqrt")
+    assert [w["code"] for w in report["diagnostics"]["warnings"]] == ["flat"]
+
+
+def test_oov_words_are_skipped_with_a_suggestion(run):
+    result = run("explain", "money bnak grows", "--json")
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert [t["text"] for t in report["tokens"]] == ["money", "grows"]
+    assert report["dropped_tokens"][0]["suggestions"][0] == "bank"
+    assert result.stderr.startswith("attn-cli: warning: skipped \"bnak\" (did you mean bank")
+
+
+def test_oov_zero_keeps_the_word_with_a_zero_vector(run):
+    report = explain_json(run, "money xqzv", "--oov", "zero")
+    assert report["tokens"][1] == {"text": "xqzv", "key": None, "oov": True, "position": 1}
+    assert report["shifts"][1]["static_norm"] == 0.0
+
+
+def test_punctuation_missing_from_the_vocabulary_is_dropped_quietly(run):
+    result = run("explain", "money, bank!", "--json")
+    report = json.loads(result.stdout)
+    assert [t["text"] for t in report["tokens"]] == ["money", "bank"]
+    assert {d["reason"] for d in report["dropped_tokens"]} == {"punctuation"}
+    assert result.stderr == ""
+
+
+def test_vocabulary_case_is_followed(run, glove_file):
+    report = explain_json(run, "The People SAID", "--vectors", glove_file)
+    assert [t["key"] for t in report["tokens"]] == ["the", "people", "said"]
+
+
+@pytest.mark.parametrize("fixture", ["glove_file", "word2vec_text_file", "word2vec_binary_file"])
+def test_vector_files_of_each_format_load(run, request, fixture, explain_schema):
+    path = request.getfixturevalue(fixture)
+    report = explain_json(run, "the government said", "--vectors", path)
+    jsonschema.validate(report, explain_schema)
+    assert report["vectors"]["name"] == path
+    expected = {"glove_file": "glove", "word2vec_text_file": "word2vec", "word2vec_binary_file": "word2vec-binary"}
+    assert report["vectors"]["format"] == expected[fixture]
+
+
+def test_vectors_come_from_the_environment(run, glove_file):
+    result = run("explain", "the president", "--json", env={"ATTN_CLI_VECTORS": glove_file})
+    assert json.loads(result.stdout)["vectors"]["name"] == glove_file
+
+
+def test_version(run):
+    from attn_cli import __version__
+
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"attn-cli {__version__}"

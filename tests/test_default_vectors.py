@@ -1,0 +1,53 @@
+"""The embedded default set: its size, its quality on human judgements, and a start-up free of gensim."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from attn_cli.vectors.default import default_data_dir, load_default_vectors
+
+
+@pytest.fixture(scope="module")
+def default_vectors():
+    return load_default_vectors()
+
+
+def test_default_set_is_small_lowercase_and_finite(default_vectors):
+    folder = default_data_dir()
+    assert sum(f.stat().st_size for f in folder.iterdir()) < 8_000_000
+    assert default_vectors.dims == 128 and default_vectors.count > 20_000
+    assert default_vectors.lowercase
+    assert np.isfinite(np.asarray(default_vectors.matrix, dtype=np.float32)).all()
+    assert len(set(default_vectors.words)) == default_vectors.count
+
+
+@pytest.mark.parametrize("name, minimum", [("wordsim353.tsv", 0.70), ("simlex999.txt", 0.45)])
+def test_default_set_agrees_with_human_similarity_judgements(default_vectors, gensim_sample, name, minimum):
+    """Spearman correlation on the evaluation files gensim ships (measured: 0.778 and 0.494)."""
+    from gensim.models import KeyedVectors
+
+    keyed = KeyedVectors(vector_size=default_vectors.dims)
+    keyed.add_vectors(default_vectors.words, np.asarray(default_vectors.matrix, dtype=np.float32))
+    _, spearman, oov_percent = keyed.evaluate_word_pairs(gensim_sample(name))
+    assert spearman.statistic >= minimum
+    assert oov_percent < 10
+
+
+def test_explain_on_the_default_set_never_imports_gensim():
+    """Importing gensim costs about a second: the default path must not pay it."""
+    code = ("import sys\n"
+            "from attn_cli.cli import app\n"
+            "try:\n    app(['explain', 'money bank grows', '--json'])\n"
+            "except SystemExit as stop:\n    assert stop.code == 0, stop.code\n"
+            "print('gensim' in sys.modules, file=sys.stderr)\n")
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert finished.stderr.strip() == "False"
+
+
+def test_python_dash_m_runs_the_cli():
+    finished = subprocess.run([sys.executable, "-m", "attn_cli", "--version"], capture_output=True, text=True)
+    assert finished.returncode == 0 and finished.stdout.startswith("attn-cli ")

@@ -1,0 +1,91 @@
+"""Every expected failure: one stderr line that names the fix, the documented exit code, nothing on stdout."""
+
+from __future__ import annotations
+
+import pytest
+
+from attn_cli.errors import EXIT_CODES
+
+CASES = [
+    # (arguments, exit code, words the message must contain)
+    (["explain", ""], 3, "sentence is empty"),
+    (["explain", "   "], 3, "sentence is empty"),
+    (["explain", "!!! ..."], 3, "no word of the sentence"),
+    (["explain", "zzqx qqzv"], 3, '"zzqx", "qqzv"'),
+    (["explain", "money bnak", "--oov", "error"], 3, "did you mean bank"),
+    (["explain", "money bank", "--mask", "sideways"], 2, "'--mask'"),
+    (["explain", "money bank", "--mode", "trained"], 2, "'--mode'"),
+    (["explain", "money bank", "--heads", "two"], 2, "'--heads'"),
+    (["explain", "money bank", "--heads", "0"], 2, "--heads must be at least 1"),
+    (["explain", "money bank", "--heads", "3"], 2, "choose a divisor of 128"),
+    (["explain", "money bank", "--mode", "projected", "--d-k", "10", "--heads", "4"], 2, "divisor of 10"),
+    (["explain", "money bank", "--d-k", "0", "--mode", "projected"], 2, "--d-k must be at least 1"),
+    (["explain", "money bank", "--d-k", "16"], 2, "add --mode projected"),
+    (["explain", "money bank", "--output-projection"], 2, "add --mode projected"),
+    (["explain", "money bank", "--scale", "nan"], 2, "--scale must be"),
+    (["explain", "money bank", "--scale", "inf"], 2, "--scale must be"),
+    (["explain", "money bank", "--scale", "-1"], 2, "--scale must be"),
+    (["explain", "money bank", "--scale", "big"], 2, "--scale must be"),
+    (["explain", "money bank", "--temperature", "0"], 2, "--temperature must be"),
+    (["explain", "money bank", "--temperature", "nan"], 2, "--temperature must be"),
+    (["explain", "money bank", "--neighbors", "-1"], 2, "--neighbors must be"),
+    (["explain", "money bank", "--neighbor-vocab", "0"], 2, "--neighbor-vocab must be"),
+    (["explain", "money bank", "--include", "qkv"], 2, "add --json"),
+    (["explain", "money bank", "--json", "--include", "gradients"], 2, "choose from embeddings, qkv, outputs"),
+    (["explain", "money bank", "--vectors", "/no/such/file.txt"], 4, "no such vector file"),
+    (["explain", "money bank", "--bogus"], 2, "--bogus"),
+    (["explain"], 2, "Missing argument"),
+]
+
+
+@pytest.mark.parametrize("args, code, words", CASES, ids=[" ".join(c[0])[:60] for c in CASES])
+def test_expected_failures_are_one_clear_line(run, args, code, words):
+    result = run(*args)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("attn-cli: error: ")
+    assert words in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_a_directory_is_not_a_vector_file(run, tmp_path):
+    result = run("explain", "money", "--vectors", str(tmp_path))
+    assert result.exit_code == 4
+    assert "is a directory" in result.stderr
+
+
+def test_an_empty_vector_file_is_named(run, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    result = run("explain", "money", "--vectors", str(empty))
+    assert result.exit_code == 4 and "is empty" in result.stderr
+    assert empty.read_text() == ""  # nothing of the user's is changed
+
+
+def test_a_malformed_vector_file_is_an_error_not_a_crash(run, tmp_path):
+    broken = tmp_path / "broken.txt"
+    broken.write_text("money 0.1 0.2 0.3\nbank 0.1 oops 0.3\n")
+    result = run("explain", "money bank", "--vectors", str(broken))
+    assert result.exit_code == 4
+    assert result.stderr.startswith("attn-cli: error: cannot read")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_empty_stdin_is_an_input_error(run):
+    result = run("explain", "-", input="\n\n")
+    assert result.exit_code == 3 and "no sentence on stdin" in result.stderr
+
+
+def test_no_arguments_show_the_help(run):
+    result = run()
+    assert "explain" in result.stdout + result.stderr
+
+
+def test_every_exit_code_is_documented_in_the_readme():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    for code in EXIT_CODES:
+        assert f"| {code} |" in readme
