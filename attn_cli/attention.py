@@ -122,14 +122,18 @@ class AttentionResult:
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row softmax over the last axis, stable for huge logits and -inf (masked) entries.
+    """Row softmax over the last axis, stable for huge logits, -inf (masked) and +inf entries.
 
     Subtracting the row maximum keeps exp() <= 1, so scores of 1e4 or 1e300 cannot
-    overflow; a row must contain at least one finite logit.
+    overflow. A row holding +inf takes the limit: equal weight on its +inf entries.
+    A row must have at least one entry above -inf.
     """
     logits = np.asarray(logits, dtype=np.float64)
-    shifted = logits - np.max(logits, axis=-1, keepdims=True)  # [..., n] each row's max -> 0
-    exps = np.exp(shifted)
+    peak = np.max(logits, axis=-1, keepdims=True)  # [..., 1]
+    infinite_row = np.isposinf(peak)
+    finite_peak = np.where(infinite_row, 0.0, peak)
+    shifted = np.where(infinite_row, np.where(np.isposinf(logits), 0.0, -np.inf), logits - finite_peak)
+    exps = np.exp(shifted)  # [..., n], every entry in [0, 1], the row's top entries exactly 1
     return exps / np.sum(exps, axis=-1, keepdims=True)
 
 
@@ -203,11 +207,26 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, tempera
     Returns (outputs [.., n_q, d_v], weights, logits, scores), each [.., n_q, n_k] but outputs.
     """
     scores = similarity_scores(q, k, similarity)  # [.., n_q, n_k]
-    logits = scores * (scale / temperature)
-    if mask is not None:
-        logits = np.where(mask, logits, -np.inf)
+    logits = scaled_scores(scores, scale, temperature, mask)
     weights = softmax(logits)  # [.., n_q, n_k]
     return weights @ v, weights, logits, scores  # [.., n_q, n_k] x [.., n_k, d_v] -> [.., n_q, d_v]
+
+
+def scaled_scores(scores: np.ndarray, scale: float, temperature: float, mask: np.ndarray | None = None) -> np.ndarray:
+    """The logits: scores x scale / temperature, -inf where masked, never NaN.
+
+    A temperature so small that scale / temperature overflows is the T -> 0 limit:
+    +inf on each row's top visible score(s), -inf elsewhere (a hard max).
+    """
+    visible = np.ones(scores.shape, dtype=bool) if mask is None else np.broadcast_to(mask, scores.shape)
+    with np.errstate(over="ignore"):
+        factor = np.float64(scale) / np.float64(temperature)
+        if np.isfinite(factor):
+            logits = scores * factor  # a product may overflow to +-inf; softmax takes the limit
+        else:
+            top = np.max(np.where(visible, scores, -np.inf), axis=-1, keepdims=True)
+            logits = np.where(scores == top, np.inf, -np.inf)
+    return np.where(visible, logits, -np.inf)
 
 
 def multi_head_attention(
