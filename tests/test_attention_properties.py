@@ -1,0 +1,387 @@
+"""Property tests of the attention engine (attn_cli.attention).
+
+Every property is checked on hypothesis-generated inputs: small shapes (n in 1..8,
+d in 1..16, heads dividing the width) and finite elements of moderate magnitude.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from attn_cli.attention import (
+    AttentionConfig,
+    ConfigError,
+    attend,
+    multi_head_attention,
+    output_terms,
+    softmax,
+)
+
+SETTINGS = settings(max_examples=60, deadline=None)
+FEW = settings(max_examples=30, deadline=None)
+
+ELEMENTS = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
+
+
+def matrices(n: int, d: int, elements=ELEMENTS, dtype=np.float64):
+    return arrays(dtype, (n, d), elements=elements)
+
+
+def divisors(n: int) -> list[int]:
+    return [k for k in range(1, n + 1) if n % k == 0]
+
+
+@st.composite
+def configs(draw, d: int, *, mode=None, heads=None, similarity=None, mask=None, positions=None,
+            scale=None, output_projection=None):
+    """A valid AttentionConfig for embeddings of width d; keyword arguments pin a knob."""
+    mode = mode if mode is not None else draw(st.sampled_from(["raw", "projected"]))
+    d_k = None
+    if mode == "projected":
+        d_k = draw(st.one_of(st.none(), st.integers(1, 16)))
+    width = d if d_k is None else d_k
+    if heads is None:
+        heads = draw(st.sampled_from(divisors(width)))
+    if output_projection is None:
+        output_projection = draw(st.booleans()) if mode == "projected" else False
+    if scale is None:
+        scale = draw(st.one_of(st.sampled_from(["none", "sqrt"]), st.floats(0.0, 3.0)))
+    return AttentionConfig(
+        mode=mode,
+        scale=scale,
+        temperature=draw(st.floats(0.25, 4.0)),
+        similarity=similarity if similarity is not None else draw(st.sampled_from(["dot", "cosine"])),
+        heads=heads,
+        d_k=d_k,
+        seed=draw(st.integers(0, 2**32 - 1)),
+        mask=mask if mask is not None else draw(st.sampled_from(["none", "causal"])),
+        positions=positions if positions is not None else draw(st.sampled_from(["none", "sinusoidal"])),
+        output_projection=output_projection,
+    )
+
+
+@st.composite
+def cases(draw, *, cross=None, **pinned):
+    """(query embeddings, context embeddings or None, config)."""
+    n_q = draw(st.integers(1, 8))
+    d = draw(st.integers(1, 16))
+    config = draw(configs(d, **pinned))
+    x_q = draw(matrices(n_q, d))
+    cross = draw(st.booleans()) if cross is None else cross
+    x_k = draw(matrices(draw(st.integers(1, 8)), d)) if cross else None
+    return x_q, x_k, config
+
+
+# --- weights are a probability distribution ------------------------------------------------
+
+
+@SETTINGS
+@given(cases())
+def test_weights_are_distributions(case):
+    x_q, x_k, config = case
+    result = multi_head_attention(x_q, x_k, config)
+    n_q = x_q.shape[0]
+    n_k = n_q if x_k is None else x_k.shape[0]
+    assert result.weights.shape == (config.heads, n_q, n_k)
+    assert np.all(np.isfinite(result.weights))
+    assert np.all(result.weights >= 0)
+    np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+# --- outputs lie in the convex hull of the values ------------------------------------------
+
+
+@SETTINGS
+@given(cases())
+def test_head_outputs_inside_value_range(case):
+    x_q, x_k, config = case
+    result = multi_head_attention(x_q, x_k, config)
+    values = result.values  # [H, n_k, d_head]
+    n_q, n_k = result.weights.shape[1:]
+    tol = 1e-12 * (1.0 + np.max(np.abs(values)))
+    for i in range(n_q):
+        visible = np.arange(n_k) <= i if config.mask == "causal" else np.ones(n_k, dtype=bool)
+        lo = values[:, visible, :].min(axis=1)  # [H, d_head]
+        hi = values[:, visible, :].max(axis=1)
+        y = result.head_outputs[:, i, :]
+        assert np.all(lo - tol <= y), (i, lo, y)
+        assert np.all(y <= hi + tol), (i, hi, y)
+
+
+@SETTINGS
+@given(st.data())
+def test_raw_single_head_outputs_inside_embedding_range(data):
+    n, d = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 16))
+    x = data.draw(matrices(n, d))
+    config = data.draw(configs(d, mode="raw", heads=1, positions="none"))
+    result = multi_head_attention(x, None, config)
+    tol = 1e-12 * (1.0 + np.max(np.abs(x)))
+    assert result.outputs.shape == (n, d)
+    assert np.all(x.min(axis=0) - tol <= result.outputs)
+    assert np.all(result.outputs <= x.max(axis=0) + tol)
+
+
+# --- permutation equivariance --------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.data())
+def test_permutation_equivariance_without_positions(data):
+    n, d = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 16))
+    x = data.draw(matrices(n, d))
+    config = data.draw(configs(d, mask="none", positions="none"))
+    perm = np.array(data.draw(st.permutations(range(n))), dtype=int)
+    base = multi_head_attention(x, None, config)
+    permuted = multi_head_attention(x[perm], None, config)
+    np.testing.assert_allclose(permuted.outputs, base.outputs[perm], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(permuted.weights, base.weights[:, perm][:, :, perm], rtol=1e-9, atol=1e-9)
+
+
+def test_permutation_equivariance_breaks_with_sinusoidal_positions():
+    x = np.array([[1.0, 0.0, 0.5, -1.0], [0.0, 1.0, -0.5, 2.0], [2.0, -1.0, 0.0, 0.0]])
+    perm = np.array([2, 0, 1])
+    for positions, equivariant in (("none", True), ("sinusoidal", False)):
+        config = AttentionConfig(mode="raw", scale="none", positions=positions)
+        base = multi_head_attention(x, None, config)
+        permuted = multi_head_attention(x[perm], None, config)
+        assert np.allclose(permuted.outputs, base.outputs[perm], atol=1e-9) == equivariant
+        assert np.allclose(permuted.weights, base.weights[:, perm][:, :, perm], atol=1e-9) == equivariant
+
+
+# --- causal mask ---------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.data())
+def test_causal_mask_hides_the_future(data):
+    n, d = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 16))
+    x = data.draw(matrices(n, d))
+    other = data.draw(matrices(n, d))
+    config = data.draw(configs(d, mask="causal"))
+    result = multi_head_attention(x, None, config)
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)  # j > i
+    assert np.all(result.weights[:, future] == 0.0)
+    assert np.all(np.isneginf(result.logits[:, future]))
+    for i in range(n):
+        changed = np.concatenate([x[: i + 1], other[i + 1:]])
+        altered = multi_head_attention(changed, None, config)
+        np.testing.assert_allclose(altered.outputs[i], result.outputs[i], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(altered.weights[:, i], result.weights[:, i], rtol=1e-12, atol=1e-12)
+
+
+# --- scale 0 gives uniform attention -------------------------------------------------------
+
+
+@SETTINGS
+@given(cases(scale=0.0))
+def test_zero_scale_gives_uniform_weights(case):
+    x_q, x_k, config = case
+    result = multi_head_attention(x_q, x_k, config)
+    n_q, n_k = result.weights.shape[1:]
+    if config.mask == "causal":
+        expected = np.array([[1.0 / min(i + 1, n_k) if j <= i else 0.0 for j in range(n_k)] for i in range(n_q)])
+    else:
+        expected = np.full((n_q, n_k), 1.0 / n_k)
+    np.testing.assert_allclose(result.weights, np.broadcast_to(expected, result.weights.shape), rtol=0, atol=1e-15)
+
+
+# --- cosine similarity ---------------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.data())
+def test_cosine_scores_in_unit_interval_even_with_zero_vectors(data):
+    n, d = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 16))
+    x = data.draw(matrices(n, d))
+    zero_rows = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    x[zero_rows] = 0.0
+    config = data.draw(configs(d, similarity="cosine", positions="none"))
+    result = multi_head_attention(x, None, config)
+    assert np.all(np.isfinite(result.scores))
+    assert np.all(result.scores >= -1.0 - 1e-12)
+    assert np.all(result.scores <= 1.0 + 1e-12)
+    assert np.all(np.isfinite(result.weights)) and np.all(np.isfinite(result.outputs))
+    # a zero embedding is a zero query/key in every head (projection is linear): cosine 0
+    assert np.all(result.scores[:, zero_rows, :] == 0.0)
+    assert np.all(result.scores[:, :, zero_rows] == 0.0)
+
+
+def test_cosine_of_all_zero_input_is_uniform():
+    x = np.zeros((3, 4))
+    result = multi_head_attention(x, None, AttentionConfig(similarity="cosine"))
+    assert np.all(result.scores == 0.0)
+    np.testing.assert_allclose(result.weights, 1.0 / 3.0, atol=1e-15)
+    assert np.all(result.outputs == 0.0)
+
+
+@SETTINGS
+@given(st.data())
+def test_cosine_scores_in_unit_interval_at_any_magnitude(data):
+    n, d = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 16))
+    x = data.draw(matrices(n, d, elements=st.floats(allow_nan=False, allow_infinity=False)))
+    config = data.draw(configs(d, mode="raw", similarity="cosine", positions="none"))
+    result = multi_head_attention(x, None, config)
+    assert np.all(np.isfinite(result.scores))
+    assert np.all(np.abs(result.scores) <= 1.0 + 1e-12)
+    np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+    # a nonzero row is parallel to itself at any magnitude
+    for h in range(config.heads):
+        nonzero = np.any(result.keys[h] != 0.0, axis=-1)
+        np.testing.assert_allclose(np.diag(result.scores[h])[nonzero], 1.0, rtol=0, atol=1e-12)
+
+
+def test_cosine_of_tiny_and_huge_vectors():
+    """Squaring inside a norm under/overflows for |x| < ~1.5e-154 or > ~1.3e154: cosine must not."""
+    for magnitude in (1e-160, 1e-170, 5e-324, 1e170, 1e300):
+        x = np.array([[magnitude, 0.0], [magnitude, magnitude]])
+        scores = multi_head_attention(x, None, AttentionConfig(similarity="cosine")).scores[0]
+        np.testing.assert_allclose(scores, [[1.0, 2 ** -0.5], [2 ** -0.5, 1.0]], atol=1e-12)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("x, temperature", [
+    ([[1.0, 0.0], [0.0, 1.0]], 1e-310),  # scale / temperature itself overflows
+    ([[1e5, 0.0], [0.0, 2e5]], 1e-300),  # scores * (scale / temperature) overflows
+])
+def test_tiny_temperature_is_a_hard_max(x, temperature):
+    """A valid config (temperature finite and > 0): the limit T -> 0 is one-hot on the largest score."""
+    result = multi_head_attention(np.array(x), None, AttentionConfig(scale="none", temperature=temperature))
+    np.testing.assert_allclose(result.weights[0], np.eye(2), rtol=0, atol=1e-12)
+
+
+# --- softmax stability ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("magnitude", [1e4, 1e6, 1e300])
+@FEW
+@given(data=st.data())
+def test_softmax_stable_for_huge_scores(magnitude, data):
+    rows, cols = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 8))
+    logits = data.draw(arrays(np.float64, (rows, cols), elements=st.floats(-1.0, 1.0))) * magnitude
+    weights = softmax(logits)
+    assert np.all(np.isfinite(weights)) and np.all(weights >= 0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+    assert np.all(weights[np.arange(rows), logits.argmax(axis=-1)] == weights.max(axis=-1))
+
+    # the same through attend(), with a causal mask on top
+    q = data.draw(arrays(np.float64, (rows, 1), elements=st.floats(-1.0, 1.0))) * np.sqrt(magnitude)
+    k = data.draw(arrays(np.float64, (cols, 1), elements=st.floats(-1.0, 1.0))) * np.sqrt(magnitude)
+    mask = np.tril(np.ones((rows, cols), dtype=bool))
+    out, w, _, scores = attend(q, k, k, scale=1.0, temperature=0.5, mask=mask)
+    assert np.all(np.isfinite(w)) and np.all(np.isfinite(out))
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("magnitude", [1e4, 1e6, 1e300])
+def test_engine_stable_for_huge_scores(magnitude):
+    root = np.sqrt(magnitude)
+    x = np.array([[root], [-root], [0.5 * root], [0.0]])
+    for mask in ("none", "causal"):
+        result = multi_head_attention(x, None, AttentionConfig(scale="none", mask=mask))
+        assert np.all(np.isfinite(result.weights)) and np.all(np.isfinite(result.outputs))
+        np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+@SETTINGS
+@given(st.data())
+def test_softmax_invariant_to_row_constant(data):
+    rows, cols = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 8))
+    logits = data.draw(arrays(np.float64, (rows, cols), elements=ELEMENTS))
+    shift = data.draw(arrays(np.float64, (rows, 1), elements=st.floats(-1e3, 1e3)))
+    np.testing.assert_allclose(softmax(logits + shift), softmax(logits), rtol=0, atol=1e-10)
+
+
+def test_softmax_handles_masked_entries():
+    weights = softmax(np.array([[0.0, -np.inf, 1.0], [-np.inf, -np.inf, 5.0]]))
+    np.testing.assert_allclose(weights, [[1 / (1 + np.e), 0.0, np.e / (1 + np.e)], [0.0, 0.0, 1.0]], atol=1e-15)
+
+
+# --- dtype promotion -----------------------------------------------------------------------
+
+
+@FEW
+@given(st.data())
+def test_low_precision_inputs_are_promoted(data):
+    dtype = data.draw(st.sampled_from([np.float16, np.float32]))
+    width = 16 if dtype == np.float16 else 32
+    elements = st.floats(-10.0, 10.0, width=width)
+    n, d = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 16))
+    x_q = data.draw(arrays(dtype, (n, d), elements=elements))
+    x_k = data.draw(st.one_of(st.none(), arrays(dtype, (data.draw(st.integers(1, 8)), d), elements=elements)))
+    config = data.draw(configs(d))
+    result = multi_head_attention(x_q, x_k, config)
+    for name in ("query_inputs", "context_inputs", "queries", "keys", "values", "scores", "logits",
+                 "weights", "head_outputs", "outputs"):
+        assert getattr(result, name).dtype == np.float64, name
+    reference = multi_head_attention(x_q.astype(np.float64), None if x_k is None else x_k.astype(np.float64),
+                                     config)
+    np.testing.assert_array_equal(result.outputs, reference.outputs)
+    np.testing.assert_array_equal(result.weights, reference.weights)
+    assert softmax(x_q).dtype == np.float64
+
+
+# --- output terms --------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(cases())
+def test_output_terms_sum_to_outputs(case):
+    x_q, x_k, config = case
+    result = multi_head_attention(x_q, x_k, config)
+    terms = output_terms(result)
+    n_q, n_k = result.weights.shape[1:]
+    assert terms.shape == (n_q, n_k, result.outputs.shape[1])
+    np.testing.assert_allclose(terms.sum(axis=1), result.outputs, rtol=1e-10, atol=1e-10)
+
+
+@FEW
+@given(cases(mode="projected", output_projection=True, heads=None))
+def test_output_terms_sum_with_output_projection(case):
+    x_q, x_k, config = case
+    result = multi_head_attention(x_q, x_k, config)
+    assert result.projections.w_o is not None
+    assert result.outputs.shape == (x_q.shape[0], x_q.shape[1])
+    np.testing.assert_allclose(output_terms(result).sum(axis=1), result.outputs, rtol=1e-10, atol=1e-10)
+
+
+# --- projections are seeded ----------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.data())
+def test_projections_reproducible_per_seed(data):
+    n, d = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 16))
+    x = data.draw(matrices(n, d))
+    config = data.draw(configs(d, mode="projected"))
+    other_seed = data.draw(st.integers(0, 2**32 - 1).filter(lambda s: s != config.seed))
+    first = multi_head_attention(x, None, config)
+    again = multi_head_attention(x, None, config)
+    other = multi_head_attention(x, None, AttentionConfig(**{**config.__dict__, "seed": other_seed}))
+    for name in ("w_q", "w_k", "w_v", "w_o"):
+        a, b, c = (getattr(r.projections, name) for r in (first, again, other))
+        if not config.output_projection and name == "w_o":
+            assert a is None and b is None and c is None
+            continue
+        np.testing.assert_array_equal(a, b)
+        assert a.shape == c.shape
+        assert not np.array_equal(a, c), name
+    np.testing.assert_array_equal(first.outputs, again.outputs)
+    np.testing.assert_array_equal(first.weights, again.weights)
+
+
+def test_raw_mode_has_no_projections():
+    result = multi_head_attention(np.eye(3), None, AttentionConfig(mode="raw"))
+    assert result.projections is None
+
+
+@pytest.mark.parametrize("kwargs, d", [
+    ({"mode": "raw", "heads": 3}, 4),
+    ({"mode": "projected", "heads": 2, "d_k": 5}, 4),
+])
+def test_heads_must_divide_width(kwargs, d):
+    with pytest.raises(ConfigError):
+        multi_head_attention(np.ones((2, d)), None, AttentionConfig(**kwargs))
