@@ -16,38 +16,25 @@ from typing import Annotated, Optional
 
 import typer
 
-from attn_cli.attention import AttentionConfig
+from attn_cli.attention import MASKS, MODES, POSITIONS, SIMILARITIES, AttentionConfig
 from attn_cli.errors import UsageError
 from attn_cli.report import INCLUDABLE
+from attn_cli.tokenize import OOV_POLICIES
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
 
 
-class Mode(str, Enum):
-    raw = "raw"
-    projected = "projected"
+def _choices(name: str, values: tuple[str, ...]) -> type[Enum]:
+    """A str Enum for Typer, built from the library's own tuple of accepted values."""
+    return Enum(name, {value: value for value in values}, type=str)
 
 
-class Similarity(str, Enum):
-    dot = "dot"
-    cosine = "cosine"
-
-
-class Mask(str, Enum):
-    none = "none"
-    causal = "causal"
-
-
-class Positions(str, Enum):
-    none = "none"
-    sinusoidal = "sinusoidal"
-
-
-class OovPolicy(str, Enum):
-    skip = "skip"
-    error = "error"
-    zero = "zero"
+Mode = _choices("Mode", MODES)
+Similarity = _choices("Similarity", SIMILARITIES)
+Mask = _choices("Mask", MASKS)
+Positions = _choices("Positions", POSITIONS)
+OovPolicy = _choices("OovPolicy", OOV_POLICIES)
 
 
 @dataclass(frozen=True)
@@ -55,17 +42,17 @@ class EngineOptions:
     """What the user asked for, before validation turns it into an AttentionConfig."""
 
     vectors: Optional[str] = None
-    mode: Mode = Mode.raw
+    mode: Mode = Mode("raw")
     scale: str = "none"
     temperature: float = 1.0
-    similarity: Similarity = Similarity.dot
+    similarity: Similarity = Similarity("dot")
     heads: int = 1
     d_k: Optional[int] = None
     seed: int = 0
-    mask: Mask = Mask.none
-    positions: Positions = Positions.none
+    mask: Mask = Mask("none")
+    positions: Positions = Positions("none")
     output_projection: bool = False
-    oov: OovPolicy = OovPolicy.skip
+    oov: OovPolicy = OovPolicy("skip")
     neighbors: int = 5
     neighbor_vocab: str = "50000"
     json: bool = False
