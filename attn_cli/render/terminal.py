@@ -47,13 +47,13 @@ def section(console: Console, title: str, table: Table, note: str = "") -> None:
     console.print()
 
 
-def header(report: dict) -> Group:
+def header(report: dict, title: str = "Self-attention over ") -> Group:
     vectors, settings = report["vectors"], report["settings"]
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
     seed = f", seed {settings['seed']}" if settings["mode"] == "projected" else ""
     lines = [
-        Text.assemble(("Self-attention over ", "bold"), (f"“{report['sentence']}”", "bold cyan")),
+        Text.assemble((title, "bold"), (f"“{report['sentence']}”", "bold cyan")),
         Text(f"vectors   {vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
         Text(f"attention {settings['mode']} mode{seed}, {settings['similarity']} similarity, "
              f"scale {scale} (×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
