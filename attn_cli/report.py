@@ -29,10 +29,7 @@ def explain_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
                    *, neighbors: int = 5, neighbor_vocab: int | None = 50_000,
                    include: tuple[str, ...] = ()) -> dict:
     """Run self-attention over the sentence and describe every number of it."""
-    result = multi_head_attention(tokenized.embeddings, config=config)
-    search = NeighborSearch(vectors, result, neighbor_vocab) if neighbors > 0 else None
-    texts = [token.text for token in tokenized.tokens]
-    shifts = token_shifts(result, [token.key for token in tokenized.tokens], search, neighbors)
+    result, texts, shifts = attend_and_shift(tokenized, vectors, config, neighbors, neighbor_vocab)
     report = document_head("explain", sentence, tokenized, vectors, settings_block(config, result, neighbors,
                                                                                     neighbor_vocab))
     report.update({
@@ -49,10 +46,7 @@ def trace_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, 
                  neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
     """Follow one word (or each word in turn) through self-attention, every step with its numbers."""
     indices = traced_indices(tokenized, word)
-    result = multi_head_attention(tokenized.embeddings, config=config)
-    search = NeighborSearch(vectors, result, neighbor_vocab) if neighbors > 0 else None
-    texts = [token.text for token in tokenized.tokens]
-    shifts = token_shifts(result, [token.key for token in tokenized.tokens], search, neighbors)
+    result, texts, shifts = attend_and_shift(tokenized, vectors, config, neighbors, neighbor_vocab)
     report = document_head("trace", sentence, tokenized, vectors, settings_block(config, result, neighbors,
                                                                                   neighbor_vocab))
     positioned = config.positions != "none"
@@ -66,6 +60,15 @@ def trace_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, 
     })
     report.update(included_matrices(result, tokenized.embeddings, include))
     return report
+
+
+def attend_and_shift(tokenized: TokenizedSentence, vectors: Vectors, config: AttentionConfig, neighbors: int,
+                     neighbor_vocab: int | None) -> tuple[AttentionResult, list[str], list]:
+    """Self-attention over the sentence, the tokens' texts, and every token's shift with its neighbours."""
+    result = multi_head_attention(tokenized.embeddings, config=config)
+    search = NeighborSearch(vectors, result, neighbor_vocab) if neighbors > 0 else None
+    texts = [token.text for token in tokenized.tokens]
+    return result, texts, token_shifts(result, [token.key for token in tokenized.tokens], search, neighbors)
 
 
 def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:

@@ -68,11 +68,12 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
     weights = result.weights[head, index]  # [n_k]
     exps, shift = displayed_exps(logits)
     total = np.zeros(result.d_head)
+    visible = visible_keys(result, index)
     keys = []
     for j, text in enumerate(texts[: logits.shape[0]]):
         term = weights[j] * result.values[head, j]  # [d_head]
         total = total + term  # the per-query sum, one term at a time
-        masked = not np.isfinite(logits[j]) and logits[j] < 0
+        masked = not visible[j]
         keys.append({
             "token": text,
             "index": j,
@@ -81,7 +82,7 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
             "dot": float(query @ result.keys[head, j]),
             "score": float(result.scores[head, index, j]),
             "masked": bool(masked),
-            "logit": None if masked else float(logits[j]),
+            "logit": float(logits[j]) if np.isfinite(logits[j]) else None,  # None: masked or the T -> 0 limit
             "exp": float(exps[j]),
             "weight": float(weights[j]),
             "term": vector_summary(term, dims),
@@ -141,13 +142,16 @@ def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, 
 
 
 def convexity_note(result: AttentionResult, index: int) -> dict:
-    """Check that each head's output lies inside the per-coordinate range of the values it weighs."""
+    """Check that each head's output lies inside the per-coordinate range of the values it weighs.
+
+    After W_O, several heads' differently weighted sums are mixed: the final vector is then
+    usually no weighted mix of the mapped values v_j W_O at all, which `affine_miss` measures.
+    """
+    visible = visible_keys(result, index)
     inside, dims = 0, 0
     for head in range(result.n_heads):
-        visible = np.isfinite(result.logits[head, index])
-        values = result.values[head][visible]  # [n_visible, d_head]
         output = result.head_outputs[head, index]
-        inside += int(np.sum(inside_range(output, values)))
+        inside += int(np.sum(inside_range(output, result.values[head][visible])))
         dims += output.shape[0]
     note = {"code": "convex", "inside": inside, "dims": dims, "after_projection": None}
     holds = "the weights are ≥ 0 and sum to 1, so y is a convex combination of the values v_j"
@@ -155,15 +159,27 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
                        f"(checked)")
     w_o = None if result.projections is None else result.projections.w_o
     if w_o is None:
-        note["message"] += ("; an output projection W_O (--mode projected --output-projection) after several "
-                            "heads would break this")
+        note["message"] += ("; an output projection W_O after several heads (--mode projected --heads 2 "
+                            "--output-projection) would break this")
         return note
-    mapped = static_outputs(result)  # [n, d]: each token's own value through W_O
-    outside = int(np.sum(~inside_range(result.outputs[index], mapped)))
-    note["after_projection"] = {"outside": outside, "dims": int(mapped.shape[1])}
-    note["message"] += (f"; after W_O the final vector leaves the range of the mapped values v_j W_O in "
-                        f"{outside} of {mapped.shape[1]} coordinates")
+    mapped = static_outputs(result)[visible]  # [n_visible, d]: each token's own value through W_O
+    miss = affine_miss(result.outputs[index], mapped)
+    outside = miss > 1e-9 * (1.0 + float(np.max(np.abs(mapped))))
+    note["after_projection"] = {"miss": miss, "outside": bool(outside)}
+    if outside:
+        note["message"] += (f"; after W_O it is not: no mix of the mapped values v_j W_O with weights summing to 1 "
+                            f"gives the final vector (the closest misses by {miss:.3g}), because each head mixed "
+                            "with its own weights")
+    else:
+        note["message"] += (f"; after W_O it still is, of the mapped values v_j W_O (the closest mix misses by "
+                            f"{miss:.1e}): a single head's y W_O = Σ w_j (v_j W_O)")
     return note
+
+
+def visible_keys(result: AttentionResult, index: int) -> np.ndarray:
+    """The keys query `index` may see: all of them, or those up to itself under the causal mask."""
+    n_k = result.weights.shape[-1]
+    return np.arange(n_k) <= index if result.config.mask == "causal" else np.ones(n_k, dtype=bool)
 
 
 def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:
@@ -172,11 +188,25 @@ def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) 
     return (point >= rows.min(axis=0) - slack) & (point <= rows.max(axis=0) + slack)
 
 
+def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
+    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]).
+
+    Written as rows[-1] + sum_{j<n-1} a_j (rows[j] - rows[-1]), a least-squares problem;
+    a point outside this affine hull is outside the convex hull too.
+    """
+    anchor = rows[-1]
+    directions = (rows[:-1] - anchor).T  # [d, n - 1]
+    if directions.shape[1] == 0:
+        return float(np.linalg.norm(point - anchor))
+    mix, *_ = np.linalg.lstsq(directions, point - anchor, rcond=None)  # [n - 1]
+    return float(np.linalg.norm(directions @ mix + anchor - point))
+
+
 def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, index: int,
                     texts: list[str]) -> list[dict]:
     """A saturated (one-hot) or flat (uniform) row, with the weights a suggested setting would give."""
     logits = result.logits[head, index]
-    visible = np.flatnonzero(np.isfinite(logits) | (logits > 0))
+    visible = np.flatnonzero(visible_keys(result, index))
     weights = result.weights[head, index]
     if len(visible) < 2:
         return []

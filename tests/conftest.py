@@ -43,6 +43,11 @@ def explain_schema() -> dict:
 
 
 @pytest.fixture(scope="session")
+def trace_schema() -> dict:
+    return json.loads((SCHEMAS / "trace.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
 def glove_file() -> str:
     """76 real GloVe 6B 50-d vectors (the, and, of, ...), no header."""
     return gensim_datapath("test_glove.txt")

@@ -8,7 +8,8 @@ of the document, formatted by `format_number` (or `tiny` for differences near 0)
 from __future__ import annotations
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -21,11 +22,11 @@ def render_trace(report: dict, console: Console) -> None:
     console.print(header(report, title="Attention, step by step, over "))
     dims = report["static_vectors"][0]["dims"]
     section(console, f"Step 1 · Static vectors x: one embedding per word ({shown(report, dims)})",
-            vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])]),
+            vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
             "the same vector for a word whatever the sentence; |x| is its length")
     if report["inputs"] is not None:
         section(console, "Step 1b · Positions added: x = embedding + sinusoidal position code",
-                vector_table([("x", label, v) for label, v in zip(labels, report["inputs"])]))
+                vector_table([("x", label, v) for label, v in zip(labels, report["inputs"])], console))
     projection_step(report, console)
     for trace in report["traces"]:
         render_one(report, trace, labels, console)
@@ -75,15 +76,15 @@ def render_one(report: dict, trace: dict, labels: list[str], console: Console) -
             section(console, f"Step 2 · q of “{word}”, k and v of every word ({shown(report, head['query']['dims'])})",
                     vector_table([("q", word, head["query"])]
                                  + [("k", labels[k["index"]], k["key"]) for k in head["keys"]]
-                                 + [("v", labels[k["index"]], k["value"]) for k in head["keys"]]))
+                                 + [("v", labels[k["index"]], k["value"]) for k in head["keys"]], console))
         head_steps(report, settings, head, word, labels, console)
     if many:
         section(console, f"Heads joined: y = [{' | '.join(f'y{h + 1}' for h in range(len(trace['heads'])))}]",
-                vector_table([("y", word, trace["concatenation"])]))
+                vector_table([("y", word, trace["concatenation"])], console))
     if trace["output_projection"] is not None:
         rows, cols = trace["output_projection"]["shape"]
         section(console, f"Output projection: y W_O, [{rows}] × [{rows} × {cols}] → [{cols}]",
-                vector_table([("y W_O", word, trace["output_projection"]["output"])]))
+                vector_table([("y W_O", word, trace["output_projection"]["output"])], console))
     comparison_step(report, trace, labels, console)
     matrix_step(report, trace, word, console)
     notes_step(trace, labels, console)
@@ -120,7 +121,7 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
     softmax.add_column(exp_name, format_number(head["exp_sum"]), justify="right", no_wrap=True)
     softmax.add_column("w_j = exp/Σ", format_number(head["weight_sum"]), justify="right", no_wrap=True)
     for key in head["keys"]:
-        logit = "masked" if key["masked"] else format_number(key["logit"])
+        logit = "masked" if key["masked"] else ("±∞" if key["logit"] is None else format_number(key["logit"]))
         softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
                         format_number(key["weight"]))
     section(console, f"Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,
@@ -129,7 +130,7 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
 
     terms = [(labels[key["index"]], f"{format_number(key['weight'])}·v", key["term"]) for key in head["keys"]]
     section(console, f"Step 5 · Weighted sum y = Σ w_j v_j ({shown(report, dims)})",
-            vector_table(terms + [("y", "= Σ", head["output"])], split_last=True),
+            vector_table(terms + [("y", "= Σ", head["output"])], console, split_last=True),
             "each word passes on its value v_j in proportion to its weight; y is their sum")
 
 
@@ -178,7 +179,7 @@ def matrix_step(report: dict, trace: dict, word: str, console: Console) -> None:
     console.print(Text("Step 7 · All words at once, in matrix form: Y = softmax(Q Kᵀ × scale / T) V", style="bold"))
     console.print(f"Q [{n_q} × {d_head}] · Kᵀ [{d_head} × {n_k}] → scores [{n_q} × {n_k}], softmax row by row, "
                   f"· V [{n_k} × {d_head}] → Y [{n_q} × {d_head}]{heads}.")
-    console.print(vector_table([("Y", word, form["output"])]))
+    console.print(vector_table([("Y", word, form["output"])], console))
     console.print(f"Row “{word}” of Y differs from the term-by-term sum above by at most "
                   f"{tiny(trace['matrix_form_max_abs_diff'])}: one computation, two notations.")
     console.print()
@@ -211,20 +212,41 @@ def notes_step(trace: dict, labels: list[str], console: Console) -> None:
     console.print()
 
 
-def vector_table(rows: list[tuple[str, str, dict]], split_last: bool = False) -> Table:
-    """Rows of (role, word, vector summary): the first coordinates, an ellipsis, the length."""
-    dims = rows[0][2]["dims"]
+def vector_table(rows: list[tuple[str, str, dict]], console: Console, split_last: bool = False) -> Group:
+    """Rows of (role, word, vector summary): the first coordinates and the length.
+
+    When the coordinates asked for (--dims) do not fit the console, they are split
+    over several tables of consecutive coordinates; the ellipsis and the length
+    close the last one.
+    """
     count = len(rows[0][2]["first"])
+    per_table = count
+    while per_table > 1 and _width(_vector_chunk(rows, range(per_table), split_last, True), console) > console.width:
+        per_table -= 1
+    starts = range(0, count, per_table)
+    return Group(*(_vector_chunk(rows, range(start, min(start + per_table, count)), split_last,
+                                 start + per_table >= count) for start in starts))
+
+
+def _width(table: Table, console: Console) -> int:
+    unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
+    return Measurement.get(console, unbounded, table).maximum
+
+
+def _vector_chunk(rows: list[tuple[str, str, dict]], coordinates: range, split_last: bool, last: bool) -> Table:
+    dims = rows[0][2]["dims"]
+    elided = last and coordinates.stop < dims
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("", style="bold", no_wrap=True)
     table.add_column("", no_wrap=True)
-    for m in range(count):
+    for m in coordinates:
         table.add_column(f"[{m + 1}]", justify="right", no_wrap=True)
-    if count < dims:
+    if elided:
         table.add_column(f"… {dims}", justify="center", no_wrap=True)
-    table.add_column("length", justify="right", no_wrap=True)
+    if last:
+        table.add_column("length", justify="right", no_wrap=True)
     for position, (role, word, vector) in enumerate(rows):
-        cells = [format_number(v) for v in vector["first"]] + (["…"] if count < dims else [])
-        table.add_row(role, word, *cells, format_number(vector["norm"]),
-                      end_section=split_last and position == len(rows) - 2)
+        cells = [format_number(vector["first"][m]) for m in coordinates]
+        cells += (["…"] if elided else []) + ([format_number(vector["norm"])] if last else [])
+        table.add_row(role, word, *cells, end_section=split_last and position == len(rows) - 2)
     return table
