@@ -281,16 +281,13 @@ def multi_head_attention(
 
 
 def static_outputs(result: AttentionResult) -> np.ndarray:
-    """What each query token's output would be if it attended only to itself: [n, d_out].
+    """What each query token's output would be if it attended only to itself: [n_q, d_out].
 
-    This is the "before" of the shift: the token's own value vector, carried
-    through the same concatenation and output projection as the real output.
-    In raw mode it is the (position-encoded) static embedding itself.
+    This is the "before" of the shift: the query token's own (position-encoded)
+    input carried through W_V and W_O like every value. In raw mode it is the
+    static embedding itself; in cross-attention it is still the query token's own.
     """
-    own_values = merge_heads(result.values)  # [n, width]
-    if result.projections is not None and result.projections.w_o is not None:
-        own_values = own_values @ result.projections.w_o
-    return own_values
+    return value_space(result.query_inputs, result)
 
 
 def output_terms(result: AttentionResult) -> np.ndarray:
