@@ -8,12 +8,11 @@ rectangular matrices (rows: target tokens, columns: source tokens).
 
 from __future__ import annotations
 
-from attn_cli import __version__
 from attn_cli.attention import AttentionConfig, multi_head_attention
 from attn_cli.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError
-from attn_cli.report import (SCHEMA_VERSION, analyse_shifts, diagnostics_block, explain_document, heads_block,
-                             included_matrices, matrix, settings_block, shift_block, tokens_block)
+from attn_cli.report import (analyse_shifts, attention_blocks, document_header, explain_document, included_matrices,
+                             matrix, tokens_block)
 from attn_cli.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
 
@@ -34,10 +33,8 @@ def compare_report(sentences: list[str], tokenized: list[TokenizedSentence], vec
         raise InputError("the sentences share no word, so there is nothing to compare; pass --word W with a word "
                          "every sentence holds, or --cross for cross-attention between two sentences")
     return {
-        "schema_version": SCHEMA_VERSION,
-        "command": "compare",
+        **document_header("compare"),
         "cross": False,
-        "attn_cli_version": __version__,
         "sentences": blocks,
         "words": [word_block(compare_word(key, attended), blocks) for key in keys],
     }
@@ -109,17 +106,11 @@ def cross_report(source: str, source_tokens: TokenizedSentence, target: str, tar
     texts = [token.text for token in target_tokens.tokens]
     key_texts = [token.text for token in source_tokens.tokens]
     report = {
-        "schema_version": SCHEMA_VERSION,
-        "command": "compare",
+        **document_header("compare"),
         "cross": True,
-        "attn_cli_version": __version__,
         "source": {"sentence": source, **tokens_block(source_tokens)},
         "target": {"sentence": target, **tokens_block(target_tokens)},
-        "vectors": vectors.describe(),
-        "settings": settings_block(config, result, neighbors, neighbor_vocab),
-        "heads": heads_block(result),
-        "shifts": [shift_block(shift, texts, key_texts) for shift in shifts],
-        "diagnostics": diagnostics_block(result, texts, key_texts),
+        **attention_blocks(result, shifts, vectors, texts, key_texts, neighbors, neighbor_vocab),
     }
     report.update(included_matrices(result, target_tokens.embeddings, include))
     if "embeddings" in include:

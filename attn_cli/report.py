@@ -44,19 +44,34 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
     """The explain document of a self-attention result already computed (compare reuses it per sentence)."""
     texts = [token.text for token in tokenized.tokens]
     report = {
-        "schema_version": SCHEMA_VERSION,
-        "command": "explain",
-        "attn_cli_version": __version__,
+        **document_header("explain"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        "vectors": vectors.describe(),
-        "settings": settings_block(result.config, result, neighbors, neighbor_vocab),
-        "heads": heads_block(result),
-        "shifts": [shift_block(shift, texts, texts) for shift in shifts],
-        "diagnostics": diagnostics_block(result, texts, texts),
+        **attention_blocks(result, shifts, vectors, texts, texts, neighbors, neighbor_vocab),
     }
     report.update(included_matrices(result, tokenized.embeddings, include))
     return report
+
+
+def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
+                     key_texts: list[str], neighbors: int, neighbor_vocab: int | None) -> dict:
+    """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass.
+
+    `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
+    self-attention, another sentence's in cross-attention.
+    """
+    return {
+        "vectors": vectors.describe(),
+        "settings": settings_block(result.config, result, neighbors, neighbor_vocab),
+        "heads": heads_block(result),
+        "shifts": [shift_block(shift, texts, key_texts) for shift in shifts],
+        "diagnostics": diagnostics_block(result, texts, key_texts),
+    }
+
+
+def document_header(command: str) -> dict:
+    """The keys every command's document starts with."""
+    return {"schema_version": SCHEMA_VERSION, "command": command, "attn_cli_version": __version__}
 
 
 def tokens_block(tokenized: TokenizedSentence) -> dict:
