@@ -178,3 +178,10 @@ def test_cross_tables_label_rows_and_columns_and_fit_80_columns(run):
     assert "source    river  bank  flows" in out and "target    money  bank  grows  fast" in out
     assert "self w" not in out  # no token of the target is a key
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_a_saturated_sentence_is_warned_about_in_the_tables(run, glove_file):
+    """Real GloVe vectors without scaling saturate the softmax; compare says so, as explain does."""
+    out = run("compare", "the people said", "the people say", "--vectors", glove_file).stdout
+    assert "warning: head 1: every row puts >= 0.95" in out
+    assert "hint: try --scale sqrt" in out

@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attn_cli.comparison import PULL_SHARE
-from attn_cli.render.terminal import (dropped_lines, matrix_table, render_attention, section, settings_lines,
-                                      token_labels, token_text, weights_formula)
+from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, render_attention, section,
+                                      settings_lines, token_labels, token_text, weights_formula)
 
 
 def render_compare(report: dict, console: Console) -> None:
@@ -27,6 +27,7 @@ def render_compare(report: dict, console: Console) -> None:
             suffix = f", head {head['index'] + 1} of {len(block['heads'])}" if len(block["heads"]) > 1 else ""
             section(console, f"Weights in sentence {number}{suffix}: {weights_formula(block['settings'])}",
                     *matrix_table(head["weights"], names, console, row_sums=True))
+        print_warnings(block, console)
     for word in report["words"]:
         section(console, f"“{word['word']}” in each sentence", word_table(word, blocks, labels),
                 "s = own value, y = contextual output; context words: weight w (share of y)")

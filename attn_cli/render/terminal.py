@@ -39,6 +39,11 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
     if settings["neighbors"] > 0:
         section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels))
     section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns))
+    print_warnings(report, console)
+
+
+def print_warnings(report: dict, console: Console) -> None:
+    """The diagnostics' warnings (saturated or flat softmax), each with its computed hint."""
     for warning in report["diagnostics"]["warnings"]:
         console.print(Text.assemble(("warning: ", "bold yellow"), warning["message"]))
         console.print(Text.assemble(("   hint: ", "bold"), warning["hint"]))
