@@ -281,13 +281,16 @@ def multi_head_attention(
 
 
 def static_outputs(result: AttentionResult) -> np.ndarray:
-    """What each query token's output would be if it attended only to itself: [n_q, d_out].
+    """What each query token's output would be if it attended only to itself: [n, d_out].
 
-    This is the "before" of the shift: the query token's own (position-encoded)
-    input carried through W_V and W_O like every value. In raw mode it is the
-    static embedding itself; in cross-attention it is still the query token's own.
+    This is the "before" of the shift: the token's own value vector, carried
+    through the same concatenation and output projection as the real output.
+    In raw mode it is the (position-encoded) static embedding itself. It is
+    computed from the query inputs, not from `values`, so that under
+    cross-attention each query token is compared with its own value, not with
+    a context token's.
     """
-    return value_space(result.query_inputs, result)
+    return value_space(result.query_inputs, result)  # [n_q, d] -> [n_q, d_out]
 
 
 def output_terms(result: AttentionResult) -> np.ndarray:
