@@ -13,7 +13,7 @@ from dataclasses import asdict
 import numpy as np
 
 from attn_cli import __version__
-from attn_cli.analysis import NeighborSearch, advise, row_diagnostics, token_shifts
+from attn_cli.analysis import NeighborSearch, Shift, advise, row_diagnostics, token_shifts
 from attn_cli.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
 from attn_cli.errors import InputError
 from attn_cli.tokenize import TokenizedSentence
@@ -29,14 +29,30 @@ def explain_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
                    *, neighbors: int = 5, neighbor_vocab: int | None = 50_000,
                    include: tuple[str, ...] = ()) -> dict:
     """Run self-attention over the sentence and describe every number of it."""
-    result, texts, shifts = attend_and_shift(tokenized, vectors, config, neighbors, neighbor_vocab)
-    report = document_head("explain", sentence, tokenized, vectors, settings_block(config, result, neighbors,
-                                                                                    neighbor_vocab))
-    report.update({
-        "heads": heads_block(result),
-        "shifts": [shift_block(shift, texts) for shift in shifts],
-        "diagnostics": diagnostics_block(result, texts),
-    })
+    result = multi_head_attention(tokenized.embeddings, config=config)
+    shifts = analyse_shifts(result, tokenized, vectors, neighbors, neighbor_vocab)
+    return explain_document(sentence, tokenized, vectors, result, shifts, neighbors=neighbors,
+                            neighbor_vocab=neighbor_vocab, include=include)
+
+
+def analyse_shifts(result: AttentionResult, queries: TokenizedSentence, vectors: Vectors, neighbors: int,
+                   neighbor_vocab: int | None) -> list[Shift]:
+    """The shift of every query token, with its nearest vocabulary words when neighbours are asked for."""
+    search = NeighborSearch(vectors, result, neighbor_vocab) if neighbors > 0 else None
+    return token_shifts(result, [token.key for token in queries.tokens], search, neighbors)
+
+
+def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
+                     shifts: list[Shift], *, neighbors: int, neighbor_vocab: int | None,
+                     include: tuple[str, ...]) -> dict:
+    """The explain document of a self-attention result already computed (compare reuses it per sentence)."""
+    texts = [token.text for token in tokenized.tokens]
+    report = {
+        **document_header("explain"),
+        "sentence": sentence,
+        **tokens_block(tokenized),
+        **attention_blocks(result, shifts, vectors, texts, texts, neighbors, neighbor_vocab),
+    }
     report.update(included_matrices(result, tokenized.embeddings, include))
     return report
 
@@ -46,29 +62,25 @@ def trace_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, 
                  neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
     """Follow one word (or each word in turn) through self-attention, every step with its numbers."""
     indices = traced_indices(tokenized, word)
-    result, texts, shifts = attend_and_shift(tokenized, vectors, config, neighbors, neighbor_vocab)
-    report = document_head("trace", sentence, tokenized, vectors, settings_block(config, result, neighbors,
-                                                                                  neighbor_vocab))
+    result = multi_head_attention(tokenized.embeddings, config=config)
+    shifts = analyse_shifts(result, tokenized, vectors, neighbors, neighbor_vocab)
+    texts = [token.text for token in tokenized.tokens]
     positioned = config.positions != "none"
-    report.update({
+    report = {
+        **document_header("trace"),
+        "sentence": sentence,
+        **tokens_block(tokenized),
+        "vectors": vectors.describe(),
+        "settings": settings_block(config, result, neighbors, neighbor_vocab),
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
         "projections": projections_block(result, config),
         "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
-                    "shift": shift_block(shifts[i], texts)} for i in indices],
-    })
+                    "shift": shift_block(shifts[i], texts, texts)} for i in indices],
+    }
     report.update(included_matrices(result, tokenized.embeddings, include))
     return report
-
-
-def attend_and_shift(tokenized: TokenizedSentence, vectors: Vectors, config: AttentionConfig, neighbors: int,
-                     neighbor_vocab: int | None) -> tuple[AttentionResult, list[str], list]:
-    """Self-attention over the sentence, the tokens' texts, and every token's shift with its neighbours."""
-    result = multi_head_attention(tokenized.embeddings, config=config)
-    search = NeighborSearch(vectors, result, neighbor_vocab) if neighbors > 0 else None
-    texts = [token.text for token in tokenized.tokens]
-    return result, texts, token_shifts(result, [token.key for token in tokenized.tokens], search, neighbors)
 
 
 def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
@@ -99,19 +111,33 @@ def projections_block(result: AttentionResult, config: AttentionConfig) -> dict 
     }
 
 
-def document_head(command: str, sentence: str, tokenized: TokenizedSentence, vectors: Vectors,
-                  settings: dict) -> dict:
-    """The keys every command's document starts with: what ran, on which words, with which vectors."""
+def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
+                     key_texts: list[str], neighbors: int, neighbor_vocab: int | None) -> dict:
+    """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass.
+
+    `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
+    self-attention, another sentence's in cross-attention.
+    """
     return {
-        "schema_version": SCHEMA_VERSION,
-        "command": command,
-        "attn_cli_version": __version__,
-        "sentence": sentence,
+        "vectors": vectors.describe(),
+        "settings": settings_block(result.config, result, neighbors, neighbor_vocab),
+        "heads": heads_block(result),
+        "shifts": [shift_block(shift, texts, key_texts) for shift in shifts],
+        "diagnostics": diagnostics_block(result, texts, key_texts),
+    }
+
+
+def document_header(command: str) -> dict:
+    """The keys every command's document starts with."""
+    return {"schema_version": SCHEMA_VERSION, "command": command, "attn_cli_version": __version__}
+
+
+def tokens_block(tokenized: TokenizedSentence) -> dict:
+    """`tokens` that took part and `dropped_tokens` left out, with why."""
+    return {
         "tokens": [{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position} for t in tokenized.tokens],
         "dropped_tokens": [{"text": d.text, "position": d.position, "reason": d.reason,
                             "suggestions": list(d.suggestions)} for d in tokenized.dropped],
-        "vectors": vectors.describe(),
-        "settings": settings,
     }
 
 
@@ -142,7 +168,8 @@ def heads_block(result: AttentionResult) -> list[dict]:
     ]
 
 
-def shift_block(shift, texts: list[str]) -> dict:
+def shift_block(shift: Shift, texts: list[str], key_texts: list[str]) -> dict:
+    """One query token's shift; contributions name key tokens (the same tokens in self-attention)."""
     return {
         "token": texts[shift.index],
         "index": shift.index,
@@ -150,20 +177,20 @@ def shift_block(shift, texts: list[str]) -> dict:
         "delta_norm": shift.delta_norm,
         "static_norm": shift.static_norm,
         "contextual_norm": shift.contextual_norm,
-        "contributions": [{"token": texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
+        "contributions": [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
                           for c in shift.contributions],
         "neighbors_before": [asdict(n) for n in shift.neighbors_before],
         "neighbors_after": [asdict(n) for n in shift.neighbors_after],
     }
 
 
-def diagnostics_block(result: AttentionResult, texts: list[str]) -> dict:
+def diagnostics_block(result: AttentionResult, texts: list[str], key_texts: list[str]) -> dict:
     heads = []
     for head in range(result.n_heads):
         rows = row_diagnostics(result.weights[head])
         heads.append({"index": head, "rows": [
             {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
-             "argmax": row.argmax, "argmax_token": texts[row.argmax]} for i, row in enumerate(rows)
+             "argmax": row.argmax, "argmax_token": key_texts[row.argmax]} for i, row in enumerate(rows)
         ]})
     return {"heads": heads, "warnings": [asdict(advice) for advice in advise(result)]}
 
