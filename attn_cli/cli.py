@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional
 
 import typer
 from rich.console import Console
@@ -23,9 +23,10 @@ from attn_cli.options import EngineOptions, with_engine_options
 from attn_cli.render.compare import render_compare, render_cross
 from attn_cli.render.json_out import write_json
 from attn_cli.render.terminal import render_explain
-from attn_cli.report import explain_report
+from attn_cli.render.trace import render_trace
+from attn_cli.report import explain_report, trace_report
 from attn_cli.tokenize import TokenizedSentence, describe_unknown, tokenize
-from attn_cli.vectors import load_vectors
+from attn_cli.vectors import Vectors, load_vectors
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -104,15 +105,41 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
+    each_report(sentence, engine, render_explain, lambda text, tokenized, vectors: explain_report(
+        text, tokenized, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include))
+
+
+@app.command()
+@with_engine_options
+def trace(
+    sentence: Annotated[str, typer.Argument(help='The sentence, e.g. "money bank grows"; - reads one per line '
+                                                 "from stdin.")],
+    engine: EngineOptions,
+    word: Annotated[Optional[str], typer.Option("--word", help="Trace this word only (default: each word in "
+                                                               "turn).")] = None,
+    dims: Annotated[int, typer.Option("--dims", min=1, help="Show the first N dimensions of each vector.")] = 3,
+    shuffle_check: Annotated[bool, typer.Option("--shuffle-check", help="Shuffle the words, rerun and show "
+                                                                        "how much the outputs change.")] = False,
+) -> None:
+    """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
+    config = engine.attention_config()
+    include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
+    each_report(sentence, engine, render_trace, lambda text, tokenized, vectors: trace_report(
+        text, tokenized, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check, neighbors=neighbors,
+        neighbor_vocab=neighbor_vocab, include=include))
+
+
+def each_report(sentence: str, engine: EngineOptions, render: Callable[[dict, Console], None],
+                build: Callable[[str, TokenizedSentence, Vectors], dict]) -> None:
+    """Load the vectors once, then for each sentence (or line of stdin): tokenize, build a document, write it."""
     vectors = load_vectors(engine.vectors)
     console = Console()
     for text in sentences(sentence):
-        report = explain_report(text, tokenize_or_warn(text, vectors, engine.oov.value), vectors, config,
-                                neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
+        report = build(text, tokenize_or_warn(text, vectors, engine.oov.value), vectors)
         if engine.json:
             write_json(report)
         else:
-            render_explain(report, console)
+            render(report, console)
 
 
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'

@@ -7,6 +7,7 @@ renderer reads the same document, so the tables and the JSON cannot disagree.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 
 import numpy as np
@@ -14,11 +15,14 @@ import numpy as np
 from attn_cli import __version__
 from attn_cli.analysis import NeighborSearch, Shift, advise, row_diagnostics, token_shifts
 from attn_cli.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
+from attn_cli.errors import InputError
 from attn_cli.tokenize import TokenizedSentence
+from attn_cli.tracing import trace_token, vector_summary
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
 INCLUDABLE = ("embeddings", "qkv", "outputs")
+PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
 def explain_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, config: AttentionConfig,
@@ -51,6 +55,60 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
     }
     report.update(included_matrices(result, tokenized.embeddings, include))
     return report
+
+
+def trace_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, config: AttentionConfig,
+                 *, word: str | None = None, dims: int = 3, shuffle_check: bool = False, neighbors: int = 5,
+                 neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
+    """Follow one word (or each word in turn) through self-attention, every step with its numbers."""
+    indices = traced_indices(tokenized, word)
+    result = multi_head_attention(tokenized.embeddings, config=config)
+    shifts = analyse_shifts(result, tokenized, vectors, neighbors, neighbor_vocab)
+    texts = [token.text for token in tokenized.tokens]
+    positioned = config.positions != "none"
+    report = {
+        **document_header("trace"),
+        "sentence": sentence,
+        **tokens_block(tokenized),
+        "vectors": vectors.describe(),
+        "settings": settings_block(config, result, neighbors, neighbor_vocab),
+        "dims_shown": dims,
+        "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
+        "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
+        "projections": projections_block(result, config),
+        "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
+                    "shift": shift_block(shifts[i], texts, texts)} for i in indices],
+    }
+    report.update(included_matrices(result, tokenized.embeddings, include))
+    return report
+
+
+def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
+    """Every token (no --word), or each occurrence of `word`, matched as typed or by vocabulary key."""
+    if word is None:
+        return list(range(len(tokenized.tokens)))
+    wanted = word.strip().casefold()
+    found = [i for i, token in enumerate(tokenized.tokens)
+             if wanted in (token.text.casefold(), (token.key or "").casefold())]
+    if not found:
+        words = ", ".join(dict.fromkeys(token.text for token in tokenized.tokens))
+        raise InputError(f"--word {word!r} is not among the sentence's words; choose one of: {words}")
+    return found
+
+
+def projections_block(result: AttentionResult, config: AttentionConfig) -> dict | None:
+    """Shapes, seed and initialisation of the projected layer's weights (None in raw mode)."""
+    if result.projections is None:
+        return None
+    d_model, width = result.projections.w_q.shape
+    w_o = result.projections.w_o
+    return {
+        "seed": config.seed,
+        "init": PROJECTION_INIT,
+        "w_q": [d_model, width], "w_k": [d_model, width], "w_v": [d_model, width],
+        "w_o": None if w_o is None else list(w_o.shape),
+        "std": [1 / math.sqrt(d_model), None if w_o is None else 1 / math.sqrt(width)],
+    }
 
 
 def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
@@ -92,8 +150,7 @@ def settings_block(config: AttentionConfig, result: AttentionResult, neighbors: 
         "scale_factor": result.scale_factor,
         "neighbors": neighbors,
         "neighbor_vocab": neighbor_vocab,
-        "projection_init": None if result.projections is None else
-        "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)",
+        "projection_init": None if result.projections is None else PROJECTION_INIT,
     })
     return settings
 

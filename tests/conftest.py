@@ -43,6 +43,11 @@ def explain_schema() -> dict:
 
 
 @pytest.fixture(scope="session")
+def trace_schema() -> dict:
+    return json.loads((SCHEMAS / "trace.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
 def compare_validator():
     """Validates compare documents; explain.schema.json is found through its $id, as any validator would."""
     import jsonschema

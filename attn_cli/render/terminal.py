@@ -62,9 +62,9 @@ def section(console: Console, title: str, table: Table, note: str = "") -> None:
     console.print()
 
 
-def header(report: dict) -> Group:
+def header(report: dict, title: str = "Self-attention over ") -> Group:
     lines = [
-        Text.assemble(("Self-attention over ", "bold"), (f"“{report['sentence']}”", "bold cyan")),
+        Text.assemble((title, "bold"), (f"“{report['sentence']}”", "bold cyan")),
         *settings_lines(report),
         Text("tokens    ") + Text("  ").join(token_text(token) for token in report["tokens"]),
         *dropped_lines(report["dropped_tokens"]),

@@ -1,0 +1,252 @@
+"""The trace as a worked example on the terminal, drawn from the trace document alone.
+
+Seven numbered steps per traced word, each a short plain-language caption and a
+small table, then the teaching notes that apply. Every number printed is a number
+of the document, formatted by `format_number` (or `tiny` for differences near 0).
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, Group
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from attn_cli.render.terminal import format_number, header, section, token_labels
+
+
+def render_trace(report: dict, console: Console) -> None:
+    """Header, the static vectors and projections once, then every traced word step by step."""
+    labels = token_labels([token["text"] for token in report["tokens"]])
+    console.print(header(report, title="Attention, step by step, over "))
+    dims = report["static_vectors"][0]["dims"]
+    section(console, f"Step 1 · Static vectors x: one embedding per word ({shown(report, dims)})",
+            vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
+            "the same vector for a word whatever the sentence; |x| is its length")
+    if report["inputs"] is not None:
+        section(console, "Step 1b · Positions added: x = embedding + sinusoidal position code",
+                vector_table([("x", label, v) for label, v in zip(labels, report["inputs"])], console))
+    projection_step(report, console)
+    for trace in report["traces"]:
+        render_one(report, trace, labels, console)
+
+
+def shown(report: dict, dims: int) -> str:
+    """'first 4 of 128 dims' (or 'all 3 dims' when everything is shown)."""
+    count = min(report["dims_shown"], dims)
+    return f"all {dims} dims" if count >= dims else f"first {count} of {dims} dims"
+
+
+def projection_step(report: dict, console: Console) -> None:
+    projections = report["projections"]
+    console.print(Text("Step 2 · Query, key and value", style="bold"))
+    if projections is None:
+        console.print("Raw mode learns nothing: the same vector x plays all three roles, the query q "
+                      "(what a word looks for), the key k (what it offers) and the value v (what it passes on).")
+        console.print()
+        return
+    d_model, width = projections["w_q"]
+    lines = [f"q = x W_Q, k = x W_K, v = x W_V, each W of shape {d_model} × {width}: untrained random weights "
+             f"from numpy.random.default_rng({projections['seed']}), entries normal with standard deviation "
+             f"1/√{d_model} = {setting(projections['std'][0])}."]
+    if projections["w_o"] is not None:
+        rows, cols = projections["w_o"]
+        lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {setting(projections['std'][1])}) maps the "
+                     "joined heads back to the embedding width.")
+    for line in lines:
+        console.print(line)
+    console.print()
+
+
+def render_one(report: dict, trace: dict, labels: list[str], console: Console) -> None:
+    """Steps 2 (projected or multi-head) to 7 and the notes for one traced word."""
+    settings = report["settings"]
+    word = labels[trace["index"]]
+    console.rule(Text(f"“{trace['token']}”: word {trace['index'] + 1} of {len(labels)} as the query",
+                      style="bold cyan"))
+    console.print()
+    many = len(trace["heads"]) > 1
+    for head in trace["heads"]:
+        if many:
+            console.print(Text(f"Head {head['index'] + 1} of {len(trace['heads'])}: dims {head['columns'][0] + 1}-"
+                               f"{head['columns'][1]} of q, k and v, attended on their own", style="bold magenta"))
+            console.print()
+        if many or report["projections"] is not None:
+            section(console, f"Step 2 · q of “{word}”, k and v of every word ({shown(report, head['query']['dims'])})",
+                    vector_table([("q", word, head["query"])]
+                                 + [("k", labels[k["index"]], k["key"]) for k in head["keys"]]
+                                 + [("v", labels[k["index"]], k["value"]) for k in head["keys"]], console))
+        head_steps(report, settings, head, word, labels, console)
+    if many:
+        section(console, f"Heads joined: y = [{' | '.join(f'y{h + 1}' for h in range(len(trace['heads'])))}]",
+                vector_table([("y", word, trace["concatenation"])], console))
+    if trace["output_projection"] is not None:
+        rows, cols = trace["output_projection"]["shape"]
+        section(console, f"Output projection: y W_O, [{rows}] × [{rows} × {cols}] → [{cols}]",
+                vector_table([("y W_O", word, trace["output_projection"]["output"])], console))
+    comparison_step(report, trace, labels, console)
+    matrix_step(report, trace, word, console)
+    notes_step(trace, labels, console)
+
+
+def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list[str], console: Console) -> None:
+    """Steps 3, 4 and 5 of one head: scores, softmax, weighted sum."""
+    dims = head["query"]["dims"]
+    count = min(report["dims_shown"], dims)
+    scores = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    scores.add_column("key", style="bold", no_wrap=True)
+    scores.add_column(f"q · k_j = q₁k₁ + q₂k₂ + … ({dims} products)")
+    scores.add_column("s_j", justify="right", no_wrap=True)
+    for key in head["keys"]:
+        products = [f"{format_number(q)}×{format_number(k)}" for q, k in zip(head["query"]["first"],
+                                                                           key["key"]["first"])]
+        written = " + ".join(products) + (" + …" if count < dims else "")
+        if settings["similarity"] == "cosine":
+            written = (f"({written} = {format_number(key['dot'])}) / (|q| {format_number(head['query']['norm'])}"
+                       f" × |k| {format_number(key['key']['norm'])})")
+        scores.add_row(labels[key["index"]], written, format_number(key["score"]))
+    similarity = "cos(q, k_j) = q · k_j / (|q| |k_j|)" if settings["similarity"] == "cosine" else "s_j = q · k_j"
+    section(console, f"Step 3 · Scores {similarity}: how well “{word}” matches each word",
+            scores, "multiply matching coordinates and add them up; a larger score means more alike")
+
+    factor, temperature = settings["scale_factor"], settings["temperature"]
+    softmax = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_footer=True)
+    softmax.add_column("key", "Σ", style="bold", no_wrap=True)
+    softmax.add_column("s_j", justify="right", no_wrap=True)
+    softmax.add_column(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", justify="right",
+                       no_wrap=True)
+    shift = head["exp_shift"]
+    exp_name = "exp(l_j)" if shift == 0 else ("hard max" if shift is None else f"exp(l_j−{format_number(shift)})")
+    softmax.add_column(exp_name, format_number(head["exp_sum"]), justify="right", no_wrap=True)
+    softmax.add_column("w_j = exp/Σ", format_number(head["weight_sum"]), justify="right", no_wrap=True)
+    for key in head["keys"]:
+        logit = "masked" if key["masked"] else ("±∞" if key["logit"] is None else format_number(key["logit"]))
+        softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
+                        format_number(key["weight"]))
+    section(console, f"Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,
+            f"scale {scale_words(settings)}, temperature {setting(temperature)}; exp makes every "
+            "score positive and dividing by the sum Σ makes the weights add up to 1")
+
+    terms = [(labels[key["index"]], f"{format_number(key['weight'])}·v", key["term"]) for key in head["keys"]]
+    section(console, f"Step 5 · Weighted sum y = Σ w_j v_j ({shown(report, dims)})",
+            vector_table(terms + [("y", "= Σ", head["output"])], console, split_last=True),
+            "each word passes on its value v_j in proportion to its weight; y is their sum")
+
+
+def setting(value: float) -> str:
+    """A setting or a constant derived from one (scale factor, temperature, std of W): 4 significant digits."""
+    return f"{value:.4g}"
+
+
+def scale_words(settings: dict) -> str:
+    if settings["scale"] == "sqrt":
+        return f"1/√{settings['d_head']} = {setting(settings['scale_factor'])}"
+    if settings["scale"] == "none":
+        return "none (×1)"
+    return f"×{setting(settings['scale_factor'])}"
+
+
+def comparison_step(report: dict, trace: dict, labels: list[str], console: Console) -> None:
+    """Step 6: the contextual vector against the word's own vector."""
+    shift = trace["shift"]
+    own = "x" if report["settings"]["mode"] == "raw" else "s"
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_header=False)
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("value")
+    table.add_row(f"cos({own}, y)", f"{format_number(shift['cosine'])} (1 = same direction)")
+    table.add_row(f"|y − {own}|", f"{format_number(shift['delta_norm'])} (how far it moved; |{own}| "
+                  f"{format_number(shift['static_norm'])} → |y| {format_number(shift['contextual_norm'])})")
+    others = [c for c in shift["contributions"] if c["index"] != shift["index"]]
+    moved = sorted(others, key=lambda c: -abs(c["share"]))[:3]
+    table.add_row("moved by", ", ".join(f"{labels[c['index']]} (w {format_number(c['weight'])}, share "
+                                        f"{format_number(c['share'])} of y)" for c in moved) or "—")
+    if report["settings"]["neighbors"] > 0:
+        table.add_row("near before", ", ".join(n["word"] for n in shift["neighbors_before"]))
+        before = {n["word"] for n in shift["neighbors_before"]}
+        table.add_row("near after", Text(", ").join(Text(n["word"], style="" if n["word"] in before else "bold green")
+                                                    for n in shift["neighbors_after"]))
+    where = "its static vector x" if own == "x" else "its own value s (what y would be if it attended only to itself)"
+    section(console, f"Step 6 · What changed: y against {where}", table)
+
+
+def matrix_step(report: dict, trace: dict, word: str, console: Console) -> None:
+    """Step 7: the same numbers from softmax(Q K^T x scale / T) V, and the difference."""
+    form = trace["matrix_form"]
+    n_q, d_head = form["queries_shape"]
+    n_k = form["keys_shape"][0]
+    heads = f" in each of {form['heads']} heads, then joined" if form["heads"] > 1 else ""
+    console.print(Text("Step 7 · All words at once, in matrix form: Y = softmax(Q Kᵀ × scale / T) V", style="bold"))
+    console.print(f"Q [{n_q} × {d_head}] · Kᵀ [{d_head} × {n_k}] → scores [{n_q} × {n_k}], softmax row by row, "
+                  f"· V [{n_k} × {d_head}] → Y [{n_q} × {d_head}]{heads}.")
+    console.print(vector_table([("Y", word, form["output"])], console))
+    console.print(f"Row “{word}” of Y differs from the term-by-term sum above by at most "
+                  f"{tiny(trace['matrix_form_max_abs_diff'])}: one computation, two notations.")
+    console.print()
+
+
+def tiny(value: float) -> str:
+    """A difference near zero, in scientific notation (1.1e-16)."""
+    return f"{value:.1e}"
+
+
+def notes_step(trace: dict, labels: list[str], console: Console) -> None:
+    console.print(Text("Notes", style="bold"))
+    for note in trace["notes"]:
+        bullet = Table.grid(padding=(0, 1))
+        bullet.add_column(no_wrap=True)
+        bullet.add_column()
+        bullet.add_row("•", note["message"])
+        console.print(bullet)
+        if note.get("alternatives"):
+            table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+            table.add_column("weights if run with", no_wrap=True)
+            keys = [labels[k["index"]] for k in trace["heads"][note["head"]]["keys"]]
+            for label in keys:
+                table.add_column(label, justify="right", no_wrap=True)
+            current = [format_number(k["weight"]) for k in trace["heads"][note["head"]]["keys"]]
+            table.add_row("(as above)", *current)
+            for option in note["alternatives"]:
+                table.add_row(option["setting"], *(format_number(w) for w in option["weights"]))
+            console.print(table)
+    console.print()
+
+
+def vector_table(rows: list[tuple[str, str, dict]], console: Console, split_last: bool = False) -> Group:
+    """Rows of (role, word, vector summary): the first coordinates and the length.
+
+    When the coordinates asked for (--dims) do not fit the console, they are split
+    over several tables of consecutive coordinates; the ellipsis and the length
+    close the last one.
+    """
+    count = len(rows[0][2]["first"])
+    per_table = count
+    while per_table > 1 and _width(_vector_chunk(rows, range(per_table), split_last, True), console) > console.width:
+        per_table -= 1
+    starts = range(0, count, per_table)
+    return Group(*(_vector_chunk(rows, range(start, min(start + per_table, count)), split_last,
+                                 start + per_table >= count) for start in starts))
+
+
+def _width(table: Table, console: Console) -> int:
+    unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
+    return Measurement.get(console, unbounded, table).maximum
+
+
+def _vector_chunk(rows: list[tuple[str, str, dict]], coordinates: range, split_last: bool, last: bool) -> Table:
+    dims = rows[0][2]["dims"]
+    elided = last and coordinates.stop < dims
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("", no_wrap=True)
+    for m in coordinates:
+        table.add_column(f"[{m + 1}]", justify="right", no_wrap=True)
+    if elided:
+        table.add_column(f"… {dims}", justify="center", no_wrap=True)
+    if last:
+        table.add_column("length", justify="right", no_wrap=True)
+    for position, (role, word, vector) in enumerate(rows):
+        cells = [format_number(vector["first"][m]) for m in coordinates]
+        cells += (["…"] if elided else []) + ([format_number(vector["norm"])] if last else [])
+        table.add_row(role, word, *cells, end_section=split_last and position == len(rows) - 2)
+    return table

@@ -1,0 +1,297 @@
+"""One word followed through attention, step by step, as plain data.
+
+A learner understands attention by following one query the way an explainer does
+on paper: its vectors, each dot product, the scaling, exp and the softmax sum, the
+weighted sum term by term, and where the result landed. `trace_token` writes those
+steps as dicts, lists and floats taken from an `AttentionResult`; the weighted sum
+is added up here term by term, on its own, so comparing it with the engine's
+matrix product shows that the two notations are one computation.
+
+Teaching notes are computed, never canned: each appears only when its condition
+holds for this row, and any remedy it suggests is recomputed by the engine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from attn_cli.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits
+from attn_cli.attention import AttentionResult, multi_head_attention, static_outputs
+
+EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
+
+
+def vector_summary(vector: np.ndarray, dims: int) -> dict:
+    """The first `dims` coordinates, the length and the dimension count of a vector."""
+    vector = np.asarray(vector, dtype=np.float64)
+    return {"first": vector[:dims].tolist(), "norm": float(np.linalg.norm(vector)), "dims": int(vector.shape[0])}
+
+
+def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, texts: list[str], dims: int,
+                shuffle_check: bool = False) -> dict:
+    """Every step of query `index` through every head, the result, and the notes that apply."""
+    steps = [head_steps(result, head, index, texts, dims) for head in range(result.n_heads)]
+    heads = [block for block, _ in steps]
+    per_query = np.concatenate([total for _, total in steps])  # [width]: the heads' own sums side by side
+    concatenated = per_query
+    if result.projections is not None and result.projections.w_o is not None:
+        per_query = per_query @ result.projections.w_o  # [width] x [width, d] -> [d]
+    engine_heads = np.concatenate(result.head_outputs[:, index, :])  # [width]
+    difference = max(float(np.max(np.abs(per_query - result.outputs[index]))),
+                     float(np.max(np.abs(concatenated - engine_heads))))
+    return {
+        "token": texts[index],
+        "index": index,
+        "heads": heads,
+        "concatenation": vector_summary(concatenated, dims) if result.n_heads > 1 else None,
+        "output_projection": None if result.projections is None or result.projections.w_o is None else {
+            "shape": list(result.projections.w_o.shape), "output": vector_summary(per_query, dims)},
+        "output": vector_summary(result.outputs[index], dims),
+        "matrix_form": matrix_form(result, index, dims),
+        "matrix_form_max_abs_diff": difference,
+        "notes": teaching_notes(result, embeddings, index, texts, shuffle_check),
+    }
+
+
+def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
+               dims: int) -> tuple[dict, np.ndarray]:
+    """Scores, scaling, softmax and weighted sum of one query in one head, and that sum [d_head].
+
+    Scores, logits and weights are the engine's; exp and its sum are computed here
+    so the reader can redo the softmax, and the output is summed term by term.
+    """
+    query = result.queries[head, index]  # [d_head]
+    logits = result.logits[head, index]  # [n_k], -inf where masked
+    weights = result.weights[head, index]  # [n_k]
+    exps, shift = displayed_exps(logits)
+    total = np.zeros(result.d_head)
+    visible = visible_keys(result, index)
+    keys = []
+    for j, text in enumerate(texts[: logits.shape[0]]):
+        term = weights[j] * result.values[head, j]  # [d_head]
+        total = total + term  # the per-query sum, one term at a time
+        masked = not visible[j]
+        keys.append({
+            "token": text,
+            "index": j,
+            "key": vector_summary(result.keys[head, j], dims),
+            "value": vector_summary(result.values[head, j], dims),
+            "dot": float(query @ result.keys[head, j]),
+            "score": float(result.scores[head, index, j]),
+            "masked": bool(masked),
+            "logit": float(logits[j]) if np.isfinite(logits[j]) else None,  # None: masked or the T -> 0 limit
+            "exp": float(exps[j]),
+            "weight": float(weights[j]),
+            "term": vector_summary(term, dims),
+        })
+    block = {
+        "index": head,
+        "columns": [head * result.d_head, (head + 1) * result.d_head],
+        "query": vector_summary(query, dims),
+        "keys": keys,
+        "exp_shift": shift,
+        "exp_sum": float(np.sum(exps)),
+        "weight_sum": float(np.sum(weights)),
+        "output": vector_summary(total, dims),
+    }
+    return block, total
+
+
+def displayed_exps(logits: np.ndarray) -> tuple[np.ndarray, float | None]:
+    """exp of each logit (0 where masked) and the amount subtracted first (0 unless exp would overflow).
+
+    A +inf logit (the temperature -> 0 limit) counts as exp = 1 against 0 for the rest (shift None).
+    """
+    if np.isposinf(logits).any():
+        return np.where(np.isposinf(logits), 1.0, 0.0), None
+    peak = float(np.max(logits))
+    shift = peak if peak > EXP_LIMIT else 0.0
+    return np.exp(logits - shift), shift  # exp(-inf) = 0 for masked keys
+
+
+def matrix_form(result: AttentionResult, index: int, dims: int) -> dict:
+    """The shapes of softmax(Q K^T x scale / T) V and the engine's row for this query."""
+    n_q, n_k = result.weights.shape[1:]
+    return {
+        "queries_shape": [n_q, result.d_head],
+        "keys_shape": [n_k, result.d_head],
+        "values_shape": [n_k, result.d_head],
+        "weights_shape": [n_q, n_k],
+        "heads": result.n_heads,
+        "output": vector_summary(result.outputs[index], dims),
+    }
+
+
+# --- teaching notes ---------------------------------------------------------------------------
+
+
+def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, texts: list[str],
+                   shuffle_check: bool) -> list[dict]:
+    """The notes whose condition holds for this query, each with the numbers that show it."""
+    notes = [convexity_note(result, index)]
+    for head in range(result.n_heads):
+        notes += row_shape_notes(result, embeddings, head, index, texts)
+    if result.config.mask == "causal" and index < len(texts) - 1:
+        notes.append(causal_note(result, index, texts))
+    if len(texts) > 1 and (shuffle_check or (result.config.positions == "none" and result.config.mask == "none")):
+        notes.append(permutation_note(result, embeddings, texts, shuffle_check))
+    return notes
+
+
+def convexity_note(result: AttentionResult, index: int) -> dict:
+    """Check that each head's output lies inside the per-coordinate range of the values it weighs.
+
+    After W_O, several heads' differently weighted sums are mixed: the final vector is then
+    usually no weighted mix of the mapped values v_j W_O at all, which `affine_miss` measures.
+    """
+    visible = visible_keys(result, index)
+    inside, dims = 0, 0
+    for head in range(result.n_heads):
+        output = result.head_outputs[head, index]
+        inside += int(np.sum(inside_range(output, result.values[head][visible])))
+        dims += output.shape[0]
+    note = {"code": "convex", "inside": inside, "dims": dims, "after_projection": None}
+    holds = "the weights are ≥ 0 and sum to 1, so y is a convex combination of the values v_j"
+    note["message"] = (f"{holds}: y lies within the values' range in {inside} of {dims} coordinates "
+                       f"(checked)")
+    w_o = None if result.projections is None else result.projections.w_o
+    if w_o is None:
+        note["message"] += ("; an output projection W_O after several heads (--mode projected --heads 2 "
+                            "--output-projection) would break this")
+        return note
+    mapped = static_outputs(result)[visible]  # [n_visible, d]: each token's own value through W_O
+    miss = affine_miss(result.outputs[index], mapped)
+    outside = miss > 1e-9 * (1.0 + float(np.max(np.abs(mapped))))
+    note["after_projection"] = {"miss": miss, "outside": bool(outside)}
+    if outside:
+        note["message"] += (f"; after W_O it is not: no mix of the mapped values v_j W_O with weights summing to 1 "
+                            f"gives the final vector (the closest misses by {miss:.3g}), because each head mixed "
+                            "with its own weights")
+    else:
+        note["message"] += (f"; after W_O it still is, of the mapped values v_j W_O (the closest mix misses by "
+                            f"{miss:.1e}): a single head's y W_O = Σ w_j (v_j W_O)")
+    return note
+
+
+def visible_keys(result: AttentionResult, index: int) -> np.ndarray:
+    """The keys query `index` may see: all of them, or those up to itself under the causal mask."""
+    n_k = result.weights.shape[-1]
+    return np.arange(n_k) <= index if result.config.mask == "causal" else np.ones(n_k, dtype=bool)
+
+
+def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:
+    """Per coordinate: min_j rows[j] <= point <= max_j rows[j] (up to rounding): [d] bool."""
+    slack = tolerance * (1.0 + np.max(np.abs(rows), axis=0))
+    return (point >= rows.min(axis=0) - slack) & (point <= rows.max(axis=0) + slack)
+
+
+def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
+    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]).
+
+    Written as rows[-1] + sum_{j<n-1} a_j (rows[j] - rows[-1]), a least-squares problem;
+    a point outside this affine hull is outside the convex hull too.
+    """
+    anchor = rows[-1]
+    directions = (rows[:-1] - anchor).T  # [d, n - 1]
+    if directions.shape[1] == 0:
+        return float(np.linalg.norm(point - anchor))
+    mix, *_ = np.linalg.lstsq(directions, point - anchor, rcond=None)  # [n - 1]
+    return float(np.linalg.norm(directions @ mix + anchor - point))
+
+
+def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, index: int,
+                    texts: list[str]) -> list[dict]:
+    """A saturated (one-hot) or flat (uniform) row, with the weights a suggested setting would give."""
+    logits = result.logits[head, index]
+    visible = np.flatnonzero(visible_keys(result, index))
+    weights = result.weights[head, index]
+    if len(visible) < 2:
+        return []
+    top = int(np.argmax(weights))
+    label = f"head {head + 1}: " if result.n_heads > 1 else ""
+    if weights[top] >= SATURATION_LEVEL:
+        ranked = sorted(visible, key=lambda j: -logits[j])
+        gap = float(logits[ranked[0]] - logits[ranked[1]]) if np.isfinite(logits[ranked[0]]) else math.inf
+        config = result.config
+        settings = []
+        if config.scale != "sqrt":
+            settings.append(("--scale sqrt", replace(config, scale="sqrt")))
+        if config.similarity != "cosine":
+            settings.append(("--similarity cosine", replace(config, similarity="cosine")))
+        settings.append((f"--temperature {config.temperature * 10:g}",
+                         replace(config, temperature=config.temperature * 10)))
+        return [{
+            "code": "saturated", "head": head, "max_weight": float(weights[top]), "argmax": top,
+            "runner_up": int(ranked[1]), "logit_gap": gap if math.isfinite(gap) else None,
+            "message": (f"{label}the softmax saturates: “{texts[top]}” takes {weights[top]:.3f} of the weight, "
+                        f"because its scaled score beats the next (“{texts[ranked[1]]}”) by {gap:.3g}, and "
+                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words barely count"),
+            "alternatives": alternatives(embeddings, settings, head, index),
+        }]
+    entropy = entropy_bits(weights)
+    if entropy >= FLATNESS_LEVEL * math.log2(len(visible)):
+        spread = float(logits[visible].max() - logits[visible].min())
+        sharper = replace(result.config, temperature=result.config.temperature / 10)
+        settings = [(f"--temperature {sharper.temperature:g}", sharper)]
+        if result.config.scale == "sqrt":
+            settings.append(("--scale none", replace(result.config, scale="none")))
+        return [{
+            "code": "flat", "head": head, "max_weight": float(weights[top]), "entropy_bits": entropy,
+            "logit_spread": spread,
+            "message": (f"{label}the softmax is nearly flat: the largest weight is {weights[top]:.3f} against "
+                        f"1/{len(visible)} = {1 / len(visible):.3f} for uniform, because the scaled scores lie "
+                        f"within {spread:.3g} of each other"),
+            "alternatives": alternatives(embeddings, settings, head, index),
+        }]
+    return []
+
+
+def alternatives(embeddings: np.ndarray, settings: list, head: int, index: int) -> list[dict]:
+    """Rerun the engine under each suggested setting and keep this row's weights."""
+    return [{"setting": flag, "weights": multi_head_attention(embeddings, config=config).weights[head, index].tolist()}
+            for flag, config in settings]
+
+
+def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:
+    """The causal mask in numbers: every later word's logit is -inf and its weight exactly 0."""
+    future = list(range(index + 1, len(texts)))
+    weights = [float(result.weights[head, index, j]) for head in range(result.n_heads) for j in future]
+    names = ", ".join(f"“{texts[j]}”" for j in future)
+    return {
+        "code": "causal", "future": future, "largest_future_weight": max(weights),
+        "message": (f"--mask causal: “{texts[index]}” may not look ahead, so {names} get score −∞ and weight "
+                    f"{max(weights):g} in every head"),
+    }
+
+
+def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: list[str], check: bool) -> dict:
+    """Without positions and masks attention cannot see word order; with `check`, prove it by shuffling.
+
+    The check rotates the words by one place (every word moves), reruns the engine,
+    puts the outputs and weights back in the original order and measures the difference.
+    """
+    note = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
+    order_blind = result.config.positions == "none" and result.config.mask == "none"
+    if order_blind:
+        note["message"] = ("no positional encodings and no mask: word order is invisible, so shuffling the words "
+                           "only shuffles the outputs")
+    else:
+        reasons = [f"--positions {result.config.positions}"] * (result.config.positions != "none")
+        reasons += [f"--mask {result.config.mask}"] * (result.config.mask != "none")
+        note["message"] = f"word order matters here because of {' and '.join(reasons)}"
+    if not check:
+        note["message"] += " (see it with --shuffle-check)"
+        return note
+    n = len(texts)
+    order = [(i + 1) % n for i in range(n)]  # shuffled[p] = original[order[p]]
+    shuffled = multi_head_attention(embeddings[order], config=result.config)
+    back = np.argsort(order)  # original i sits at shuffled position back[i]
+    difference = max(float(np.max(np.abs(shuffled.outputs[back] - result.outputs))),
+                     float(np.max(np.abs(shuffled.weights[:, back][:, :, back] - result.weights))))
+    note.update(order=order, max_abs_diff=difference)
+    note["message"] += (f"; checked: in the order “{' '.join(texts[j] for j in order)}” the outputs, put back in "
+                        f"the original order, differ by at most {difference:.3g}")
+    return note
