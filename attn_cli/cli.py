@@ -7,17 +7,17 @@ parser error) and leaves as one line on stderr with its documented exit code.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from typing import Annotated, Iterator
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from attn_cli import __version__
 from attn_cli.errors import AttnError, InputError
 from attn_cli.options import EngineOptions, with_engine_options
-from attn_cli.render.json_out import write_json
+from attn_cli.render.outputs import ReportOutputs
 from attn_cli.render.terminal import render_explain
 from attn_cli.report import explain_report
 from attn_cli.tokenize import describe_unknown, tokenize
@@ -37,8 +37,10 @@ class OneLineErrors(TyperGroup):
     """Runs the commands and turns every expected failure into one stderr line and an exit code."""
 
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):
+        arguments = list(sys.argv[1:] if args is None else args)
         try:
-            outcome = super().main(args=args, prog_name=prog_name or "attn-cli", standalone_mode=False, **extra)
+            outcome = super().main(args=arguments, prog_name=prog_name or "attn-cli", standalone_mode=False,
+                                   obj={"arguments": arguments}, **extra)
             code = outcome if isinstance(outcome, int) else 0
         except AttnError as exc:
             fail(exc.message)
@@ -93,6 +95,7 @@ def root(
 @app.command()
 @with_engine_options
 def explain(
+    ctx: typer.Context,
     sentence: Annotated[str, typer.Argument(help='The sentence, e.g. "money bank grows"; - reads one per line '
                                                  "from stdin.")],
     engine: EngineOptions,
@@ -100,8 +103,9 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
+    outputs = ReportOutputs(render_explain, json=engine.json, files=engine.picture_files(),
+                            command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors)
-    console = Console()
     for text in sentences(sentence):
         tokenized = tokenize(text, vectors, engine.oov.value)
         unknown = [item for item in tokenized.dropped if item.reason == "out of vocabulary"]
@@ -109,10 +113,13 @@ def explain(
             fail(f"skipped {describe_unknown(unknown)}: not in the vocabulary", kind="warning")
         report = explain_report(text, tokenized, vectors, config, neighbors=neighbors,
                                 neighbor_vocab=neighbor_vocab, include=include)
-        if engine.json:
-            write_json(report)
-        else:
-            render_explain(report, console)
+        outputs.show(report)
+    outputs.finish()
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The exact command line of this run, quoted for a shell, as the HTML report shows it."""
+    return shlex.join(["attn-cli", *ctx.find_root().obj["arguments"]])
 
 
 def sentences(argument: str) -> Iterator[str]:
