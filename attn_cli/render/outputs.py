@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -60,6 +59,8 @@ class ReportOutputs:
 
 def write_file(path: Path, flag: str, text: str) -> None:
     """Write atomically (a temporary file in the same folder, then rename): never a half-written picture."""
+    import tempfile  # only when a file is written: it costs ~8 ms of start-up (random, hashlib)
+
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:

@@ -1,5 +1,9 @@
 // attn-cli HTML report. Reads the report documents (the --json documents, embedded once in #attn-data)
 // and draws each with the view registered for its "command". No network, no libraries.
+// A new command's view: registerView("compare", (doc, section, page) => { ... }) built from the shared
+// components below: heatmap() and tokenLines() take any n_rows x n_cols matrix with separate row and
+// column labels (cross-attention: rows = target queries, columns = source keys), dataTable(),
+// choice(), commandLine() and settingsList().
 (function () {
   "use strict";
 
@@ -86,22 +90,24 @@
 
   /**
    * A heatmap of any n_rows x n_cols matrix (self-attention is square; cross-attention is rectangular).
-   * spec: {rowLabels, colLabels, values, tooltip(i, j) -> [title, rows], onRow(i | null), corner}
-   * Cells are coloured per row; null cells (masked) are hatched. Beyond 16 columns the numbers move to the
-   * tooltip so the matrix stays compact; the labels are sticky so a long sentence scrolls inside its box.
+   * spec: {rowLabels, colLabels, values, masked(i, j) -> bool, tooltip(i, j) -> [title, rows], onRow(i), corner}
+   * Cells are coloured per row over the cells not masked; masked cells are hatched. Beyond 16 columns the
+   * numbers move to the tooltip so the matrix stays compact; the labels are sticky so a long sentence
+   * scrolls inside its box.
    */
   function heatmap(spec) {
     const compact = spec.colLabels.length > 16;
+    const masked = spec.masked || ((i, j) => spec.values[i][j] === null);
     const head = el("tr", {}, el("th", { class: "corner" }, spec.corner || ""),
       spec.colLabels.map((label, j) => el("th", { scope: "col", "data-col": j, title: label },
         el("span", { class: "col-label" }, shorten(label, 16)))));
     const body = spec.values.map((row, i) => {
-      const finite = row.filter((v) => v !== null);
-      const low = Math.min(...finite), high = Math.max(...finite);
+      const open = row.filter((v, j) => !masked(i, j));
+      const low = Math.min(...open), high = Math.max(...open);
       return el("tr", { "data-row": i },
         el("th", { scope: "row", title: spec.rowLabels[i] }, shorten(spec.rowLabels[i], 16)),
         row.map((value, j) => {
-          if (value === null) return el("td", { class: "masked", "data-row": i, "data-col": j }, "—");
+          if (masked(i, j)) return el("td", { class: "masked", "data-row": i, "data-col": j }, fmt(value));
           const colour = heat(high === low ? 0 : (value - low) / (high - low));
           return el("td", { "data-row": i, "data-col": j, "data-value": value,
             style: `background:${colour.background};color:${colour.color}` }, fmt(value));
@@ -275,6 +281,7 @@
       const diag = doc.diagnostics.heads[state.head].rows;
       const matrix = heatmap({
         rowLabels: labels, colLabels: labels, values: head[state.layer], corner: "query \\ key",
+        masked: (i, j) => head.logits[i][j] === null,
         tooltip: (i, j) => [`${labels[i]} → ${labels[j]}`, [["query", labels[i]], ["key", labels[j]],
           ["raw score s", fmt(head.scores[i][j])], ["scaled score l", fmt(head.logits[i][j])],
           ["weight w", fmt(head.weights[i][j])]]],
@@ -300,8 +307,8 @@
       after.replaceChildren();
       add(after,
         el("h2", {}, "Shift: own value s → contextual output y"), el("div", { class: "scroll" }, shiftTable),
-        el("p", { class: "note" }, "pulled by: context words, weight w (share of y they supply); ",
-          settings.neighbors > 0 ? `nearest words by cosine among ${settings.neighbor_vocab === null ? "all" : `the ${Math.min(settings.neighbor_vocab, doc.vectors.count).toLocaleString("en")} most frequent`} words; new after attention in bold green` : ""),
+        el("p", { class: "note" }, "pulled by: context words, weight w (share of y they supply)",
+          settings.neighbors > 0 ? `; nearest words by cosine among ${settings.neighbor_vocab === null ? "all" : `the ${Math.min(settings.neighbor_vocab, doc.vectors.count).toLocaleString("en")} most frequent`} words; new after attention in bold green` : ""),
         el("h2", {}, `Diagnostics per query row${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
         el("div", { class: "scroll" }, dataTable([["token"], ["entropy (bits)", "num"], ["largest w", "num"], ["on"]],
           diag.map((row, i) => [labels[i], fmt(row.entropy_bits, 2), fmt(row.max_weight), labels[row.argmax]]))),
