@@ -285,12 +285,12 @@ def static_outputs(result: AttentionResult) -> np.ndarray:
 
     This is the "before" of the shift: the token's own value vector, carried
     through the same concatenation and output projection as the real output.
-    In raw mode it is the (position-encoded) static embedding itself.
+    In raw mode it is the (position-encoded) static embedding itself. It is
+    computed from the query inputs, not from `values`, so that under
+    cross-attention each query token is compared with its own value, not with
+    a context token's.
     """
-    own_values = merge_heads(result.values)  # [n, width]
-    if result.projections is not None and result.projections.w_o is not None:
-        own_values = own_values @ result.projections.w_o
-    return own_values
+    return value_space(result.query_inputs, result)  # [n_q, d] -> [n_q, d_out]
 
 
 def output_terms(result: AttentionResult) -> np.ndarray:

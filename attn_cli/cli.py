@@ -9,18 +9,22 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from typing import Annotated, Iterator
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 from typer.core import TyperGroup
 
 from attn_cli import __version__
-from attn_cli.errors import AttnError, InputError
+from attn_cli.compare_report import compare_report, cross_report
+from attn_cli.errors import AttnError, InputError, UsageError
+from attn_cli.inputs import sentence_list, sentences
 from attn_cli.options import EngineOptions, with_engine_options
+from attn_cli.render.compare import render_compare, render_cross
 from attn_cli.render.outputs import ReportOutputs
 from attn_cli.render.terminal import render_explain
 from attn_cli.report import explain_report
-from attn_cli.tokenize import describe_unknown, tokenize
+from attn_cli.tokenize import TokenizedSentence, describe_unknown, tokenize
 from attn_cli.vectors import load_vectors
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
@@ -107,12 +111,8 @@ def explain(
                             command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors)
     for text in sentences(sentence):
-        tokenized = tokenize(text, vectors, engine.oov.value)
-        unknown = [item for item in tokenized.dropped if item.reason == "out of vocabulary"]
-        if unknown:
-            fail(f"skipped {describe_unknown(unknown)}: not in the vocabulary", kind="warning")
-        report = explain_report(text, tokenized, vectors, config, neighbors=neighbors,
-                                neighbor_vocab=neighbor_vocab, include=include)
+        report = explain_report(text, tokenize_or_warn(text, vectors, engine.oov.value), vectors, config,
+                                neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
         outputs.show(report)
     outputs.finish()
 
@@ -122,19 +122,65 @@ def command_line(ctx: typer.Context) -> str:
     return shlex.join(["attn-cli", *ctx.find_root().obj["arguments"]])
 
 
-def sentences(argument: str) -> Iterator[str]:
-    """The sentence itself, or each non-blank line of stdin for '-'."""
-    if argument != "-":
-        yield argument
-        return
-    found = False
-    for line in sys.stdin:
-        if line.strip():
-            found = True
-            yield line.rstrip("\r\n")
-    if not found:
-        raise InputError("no sentence on stdin; pipe one sentence per line, e.g. echo \"money bank grows\" | "
-                         "attn-cli explain -")
+COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
+
+
+@app.command()
+@with_engine_options
+def compare(
+    ctx: typer.Context,
+    texts: Annotated[Optional[list[str]], typer.Argument(
+        metavar="SENTENCE...", show_default=False,
+        help="Two or more sentences (with --cross: SOURCE TARGET); - reads one per line from stdin.")] = None,
+    file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH",
+                                                 help="Also read sentences from this file, one per line.")] = None,
+    word: Annotated[Optional[list[str]], typer.Option("--word", metavar="W", show_default=False,
+                                                      help="Compare only this word (repeatable); default: "
+                                                           "every word in two or more sentences.")] = None,
+    cross: Annotated[bool, typer.Option("--cross", help="Cross-attention: TARGET's tokens (queries) attend over "
+                                                        "SOURCE's (keys and values).")] = False,
+    *,
+    engine: EngineOptions,
+) -> None:
+    """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
+    config = engine.attention_config()
+    include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
+    if cross and word:
+        raise UsageError("--word chooses words to compare across sentences; leave it out with --cross, which "
+                         "shows every target token")
+    found = sentence_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -")
+    if cross and len(found) != 2:
+        raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
+                         f"{COMPARE_EXAMPLE} --cross")
+    if len(found) < 2:
+        raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
+    outputs = ReportOutputs(render_cross if cross else render_compare, json=engine.json,
+                            files=engine.picture_files(), command_line=command_line(ctx))
+    vectors = load_vectors(engine.vectors)
+    tokenized = [tokenize_or_warn(text, vectors, engine.oov.value, f"sentence {number}")
+                 for number, text in enumerate(found, 1)]
+    options = dict(neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
+    if cross:
+        report = cross_report(found[0], tokenized[0], found[1], tokenized[1], vectors, config, **options)
+    else:
+        report = compare_report(found, tokenized, vectors, config, words=tuple(word or ()), **options)
+    outputs.show(report)
+    outputs.finish()
+
+
+def tokenize_or_warn(text: str, vectors, oov: str, where: str = "") -> TokenizedSentence:
+    """The sentence's tokens; a warning on stderr names the unknown words skipped (and where, if given)."""
+    try:
+        tokenized = tokenize(text, vectors, oov)
+    except InputError as exc:
+        if where:
+            raise InputError(f'{where} ("{text}"): {exc.message}') from None
+        raise
+    unknown = [item for item in tokenized.dropped if item.reason == "out of vocabulary"]
+    if unknown:
+        place = f" in {where}" if where else ""
+        fail(f"skipped {describe_unknown(unknown)}{place}: not in the vocabulary", kind="warning")
+    return tokenized
 
 
 def main() -> None:

@@ -40,7 +40,8 @@ EXIT_CODES = {
     0: "success",
     1: "internal error (a bug: please report it with the command line)",
     UsageError.exit_code: "bad option or option combination",
-    InputError.exit_code: "the sentence cannot be attended (empty, every word out of vocabulary, word not found)",
+    InputError.exit_code: "the sentence cannot be attended (empty, every word out of vocabulary, word not found) "
+                          "or compared (too few sentences, no shared word)",
     VectorsError.exit_code: "vector source missing, unreadable or malformed",
     130: "interrupted (Ctrl-C)",
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import typing
 from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
@@ -166,7 +167,9 @@ _PARAMETERS = [
 def with_engine_options(command):
     """Give `command(..., engine: EngineOptions)` every shared option as its own CLI flag."""
     signature = inspect.signature(command)
-    own = [parameter for name, parameter in signature.parameters.items() if name != "engine"]
+    hints = typing.get_type_hints(command, include_extras=True)  # Typer cannot evaluate string annotations
+    own = [parameter.replace(annotation=hints.get(name, parameter.annotation))  # behind __signature__
+           for name, parameter in signature.parameters.items() if name != "engine"]
 
     @functools.wraps(command)
     def wrapper(**kwargs):

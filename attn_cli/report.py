@@ -12,7 +12,7 @@ from dataclasses import asdict
 import numpy as np
 
 from attn_cli import __version__
-from attn_cli.analysis import NeighborSearch, advise, row_diagnostics, token_shifts
+from attn_cli.analysis import NeighborSearch, Shift, advise, row_diagnostics, token_shifts
 from attn_cli.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
 from attn_cli.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
@@ -26,25 +26,61 @@ def explain_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
                    include: tuple[str, ...] = ()) -> dict:
     """Run self-attention over the sentence and describe every number of it."""
     result = multi_head_attention(tokenized.embeddings, config=config)
+    shifts = analyse_shifts(result, tokenized, vectors, neighbors, neighbor_vocab)
+    return explain_document(sentence, tokenized, vectors, result, shifts, neighbors=neighbors,
+                            neighbor_vocab=neighbor_vocab, include=include)
+
+
+def analyse_shifts(result: AttentionResult, queries: TokenizedSentence, vectors: Vectors, neighbors: int,
+                   neighbor_vocab: int | None) -> list[Shift]:
+    """The shift of every query token, with its nearest vocabulary words when neighbours are asked for."""
     search = NeighborSearch(vectors, result, neighbor_vocab) if neighbors > 0 else None
+    return token_shifts(result, [token.key for token in queries.tokens], search, neighbors)
+
+
+def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
+                     shifts: list[Shift], *, neighbors: int, neighbor_vocab: int | None,
+                     include: tuple[str, ...]) -> dict:
+    """The explain document of a self-attention result already computed (compare reuses it per sentence)."""
     texts = [token.text for token in tokenized.tokens]
-    shifts = token_shifts(result, [token.key for token in tokenized.tokens], search, neighbors)
     report = {
-        "schema_version": SCHEMA_VERSION,
-        "command": "explain",
-        "attn_cli_version": __version__,
+        **document_header("explain"),
         "sentence": sentence,
-        "tokens": [{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position} for t in tokenized.tokens],
-        "dropped_tokens": [{"text": d.text, "position": d.position, "reason": d.reason,
-                            "suggestions": list(d.suggestions)} for d in tokenized.dropped],
-        "vectors": vectors.describe(),
-        "settings": settings_block(config, result, neighbors, neighbor_vocab),
-        "heads": heads_block(result),
-        "shifts": [shift_block(shift, texts) for shift in shifts],
-        "diagnostics": diagnostics_block(result, texts),
+        **tokens_block(tokenized),
+        **attention_blocks(result, shifts, vectors, texts, texts, neighbors, neighbor_vocab),
     }
     report.update(included_matrices(result, tokenized.embeddings, include))
     return report
+
+
+def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
+                     key_texts: list[str], neighbors: int, neighbor_vocab: int | None) -> dict:
+    """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass.
+
+    `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
+    self-attention, another sentence's in cross-attention.
+    """
+    return {
+        "vectors": vectors.describe(),
+        "settings": settings_block(result.config, result, neighbors, neighbor_vocab),
+        "heads": heads_block(result),
+        "shifts": [shift_block(shift, texts, key_texts) for shift in shifts],
+        "diagnostics": diagnostics_block(result, texts, key_texts),
+    }
+
+
+def document_header(command: str) -> dict:
+    """The keys every command's document starts with."""
+    return {"schema_version": SCHEMA_VERSION, "command": command, "attn_cli_version": __version__}
+
+
+def tokens_block(tokenized: TokenizedSentence) -> dict:
+    """`tokens` that took part and `dropped_tokens` left out, with why."""
+    return {
+        "tokens": [{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position} for t in tokenized.tokens],
+        "dropped_tokens": [{"text": d.text, "position": d.position, "reason": d.reason,
+                            "suggestions": list(d.suggestions)} for d in tokenized.dropped],
+    }
 
 
 def settings_block(config: AttentionConfig, result: AttentionResult, neighbors: int,
@@ -75,7 +111,8 @@ def heads_block(result: AttentionResult) -> list[dict]:
     ]
 
 
-def shift_block(shift, texts: list[str]) -> dict:
+def shift_block(shift: Shift, texts: list[str], key_texts: list[str]) -> dict:
+    """One query token's shift; contributions name key tokens (the same tokens in self-attention)."""
     return {
         "token": texts[shift.index],
         "index": shift.index,
@@ -83,20 +120,20 @@ def shift_block(shift, texts: list[str]) -> dict:
         "delta_norm": shift.delta_norm,
         "static_norm": shift.static_norm,
         "contextual_norm": shift.contextual_norm,
-        "contributions": [{"token": texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
+        "contributions": [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
                           for c in shift.contributions],
         "neighbors_before": [asdict(n) for n in shift.neighbors_before],
         "neighbors_after": [asdict(n) for n in shift.neighbors_after],
     }
 
 
-def diagnostics_block(result: AttentionResult, texts: list[str]) -> dict:
+def diagnostics_block(result: AttentionResult, texts: list[str], key_texts: list[str]) -> dict:
     heads = []
     for head in range(result.n_heads):
         rows = row_diagnostics(result.weights[head])
         heads.append({"index": head, "rows": [
             {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
-             "argmax": row.argmax, "argmax_token": texts[row.argmax]} for i, row in enumerate(rows)
+             "argmax": row.argmax, "argmax_token": key_texts[row.argmax]} for i, row in enumerate(rows)
         ]})
     return {"heads": heads, "warnings": [asdict(advice) for advice in advise(result)]}
 

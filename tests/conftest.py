@@ -43,6 +43,18 @@ def explain_schema() -> dict:
 
 
 @pytest.fixture(scope="session")
+def compare_validator():
+    """Validates compare documents; explain.schema.json is found through its $id, as any validator would."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    schemas = [json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+               for name in ("explain.schema.json", "compare.schema.json")]
+    registry = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in schemas)
+    return jsonschema.Draft202012Validator(schemas[1], registry=registry)
+
+
+@pytest.fixture(scope="session")
 def glove_file() -> str:
     """76 real GloVe 6B 50-d vectors (the, and, of, ...), no header."""
     return gensim_datapath("test_glove.txt")

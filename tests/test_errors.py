@@ -37,6 +37,19 @@ CASES = [
     (["explain", "money bank", "--vectors", "/no/such/file.txt"], 4, "no such vector file"),
     (["explain", "money bank", "--bogus"], 2, "--bogus"),
     (["explain"], 2, "Missing argument"),
+    (["compare", "river flows", "money grows"], 3, "share no word"),
+    (["compare", "river flows", "money grows"], 3, "pass --word W"),
+    (["compare", "river bank flows", "money grows", "--word", "bank"], 3,
+     '--word "bank" is not in sentence 2 ("money grows")'),
+    (["compare", "river bank", "money bank", "--word", "zzqx"], 3, '--word "zzqx" is not in the vocabulary'),
+    (["compare", "river bank flows"], 3, "at least two sentences (got 1)"),
+    (["compare"], 3, "at least two sentences (got 0)"),
+    (["compare", "river bank", "money bank", "tree bank", "--cross"], 3, "--cross takes exactly two sentences"),
+    (["compare", "river bank", "--cross"], 3, "--cross takes exactly two sentences"),
+    (["compare", "river bank", "money bank", "--cross", "--word", "bank"], 2, "leave it out with --cross"),
+    (["compare", "river bank", "zzqx qqzv"], 3, 'sentence 2 ("zzqx qqzv"): no word of the sentence'),
+    (["compare", "river bank", "money bank", "--file", "/no/such/sentences.txt"], 2, "--file /no/such/sentences.txt: no such file"),
+    (["compare", "river bank", "money bank", "--heads", "3"], 2, "choose a divisor of 128"),
 ]
 
 
@@ -78,6 +91,18 @@ def test_a_malformed_vector_file_is_an_error_not_a_crash(run, tmp_path):
 def test_empty_stdin_is_an_input_error(run):
     result = run("explain", "-", input="\n\n")
     assert result.exit_code == 3 and "no sentence on stdin" in result.stderr
+
+
+def test_empty_stdin_for_compare_shows_how_to_pipe_sentences(run):
+    result = run("compare", "-", input="")
+    assert result.exit_code == 3 and "attn-cli compare -" in result.stderr and result.stdout == ""
+
+
+def test_a_sentence_file_that_is_not_utf8_is_named(run, tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("caf\xe9 bank\nmoney bank\n".encode("latin-1"))
+    result = run("compare", "--file", str(path))
+    assert result.exit_code == 2 and "is not UTF-8 text" in result.stderr
 
 
 def test_no_arguments_show_the_help(run):

@@ -155,3 +155,28 @@ def test_every_stdin_sentence_gets_its_own_section_and_printing_drops_the_contro
     assert page.locator(".controls").first.is_hidden()
     assert page.locator(".scroll").first.evaluate("n => getComputedStyle(n).overflow") == "visible"
     view.assert_clean()
+
+
+def test_cross_attention_draws_the_rectangular_matrix_and_compare_each_sentence(run, tmp_path, browser):
+    path = tmp_path / "cross.html"
+    args = ("compare", "river bank flows", "the money bank grows", "--heads", "2")
+    assert run(*args, "--cross", "--html", str(path)).exit_code == 0
+    report = json.loads(run(*args, "--cross", "--json").stdout)
+    view = OfflinePage(browser, path)
+    page = view.page
+    rows = page.locator("table.heatmap tbody tr")
+    assert rows.count() == 4  # rows = target tokens, columns = source tokens
+    assert rows.first.locator("td").count() == 3
+    assert page.locator("table.heatmap tbody th").all_text_contents() == ["the", "money", "bank", "grows"]
+    page.check("input[name='head-0'][value='1']")
+    page.hover("svg.lines text.token[data-side=query][data-index='2']")  # target "bank" over the source
+    assert view.values("key")[1] == report["heads"][1]["weights"][2]
+    view.assert_clean()
+
+    path = tmp_path / "compare.html"
+    assert run(*args[:3], "--html", str(path)).exit_code == 0
+    view = OfflinePage(browser, path)
+    assert "bank: 1.000 -> " in view.page.locator("table.data").first.inner_text()  # the verdict
+    assert view.page.locator("section.document section.document h1 q").all_text_contents() == [
+        "river bank flows", "the money bank grows"]
+    view.assert_clean()

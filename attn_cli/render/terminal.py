@@ -17,25 +17,40 @@ from rich.text import Text
 
 def render_explain(report: dict, console: Console) -> None:
     """Print the whole explanation: header, matrices per head, shifts, neighbours, diagnostics."""
-    labels = token_labels([token["text"] for token in report["tokens"]])
-    settings = report["settings"]
     console.print(header(report))
+    render_attention(report, console, token_labels([token["text"] for token in report["tokens"]]))
+
+
+def render_attention(report: dict, console: Console, labels: list[str], key_labels: list[str] | None = None,
+                     axes: str = "rows are queries, columns are keys") -> None:
+    """Every table of one attention pass; key_labels name the columns when keys are other tokens (cross)."""
+    settings = report["settings"]
+    columns = labels if key_labels is None else key_labels
     for head in report["heads"]:
         suffix = f", head {head['index'] + 1} of {len(report['heads'])}" if len(report["heads"]) > 1 else ""
-        section(console, f"Scores{suffix}: s = q·k (rows are queries, columns are keys)",
-                *matrix_table(head["scores"], labels, console))
-        section(console, f"Weights{suffix}: w = softmax(s × {settings['scale_factor']:.4g} / "
-                         f"{settings['temperature']:g})",
-                *matrix_table(head["weights"], labels, console, row_sums=True,
+        section(console, f"Scores{suffix}: s = q·k ({axes})",
+                *matrix_table(head["scores"], labels, console, columns=columns))
+        section(console, f"Weights{suffix}: {weights_formula(settings)}",
+                *matrix_table(head["weights"], labels, console, columns=columns, row_sums=True,
                               note="each row sums to 1 (Σ column)"))
-    section(console, "Shift: own value s → contextual output y", shift_table(report, labels),
-            "pulled by: context words, weight w (share of y they supply)")
+    context = "context" if key_labels is None else "source"
+    section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
+            f"pulled by: {context} words, weight w (share of y they supply)")
     if settings["neighbors"] > 0:
         section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels))
-    section(console, "Diagnostics per query row", *diagnostics_table(report, labels))
+    section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns))
+    print_warnings(report, console)
+
+
+def print_warnings(report: dict, console: Console) -> None:
+    """The diagnostics' warnings (saturated or flat softmax), each with its computed hint."""
     for warning in report["diagnostics"]["warnings"]:
         console.print(Text.assemble(("warning: ", "bold yellow"), warning["message"]))
         console.print(Text.assemble(("   hint: ", "bold"), warning["hint"]))
+
+
+def weights_formula(settings: dict) -> str:
+    return f"w = softmax(s × {settings['scale_factor']:.4g} / {settings['temperature']:g})"
 
 
 def section(console: Console, title: str, table: Table, note: str = "") -> None:
@@ -48,22 +63,36 @@ def section(console: Console, title: str, table: Table, note: str = "") -> None:
 
 
 def header(report: dict) -> Group:
+    lines = [
+        Text.assemble(("Self-attention over ", "bold"), (f"“{report['sentence']}”", "bold cyan")),
+        *settings_lines(report),
+        Text("tokens    ") + Text("  ").join(token_text(token) for token in report["tokens"]),
+        *dropped_lines(report["dropped_tokens"]),
+    ]
+    return Group(*lines, Text())
+
+
+def settings_lines(report: dict) -> list[Text]:
+    """The vector set and every engine setting, three lines."""
     vectors, settings = report["vectors"], report["settings"]
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
     seed = f", seed {settings['seed']}" if settings["mode"] == "projected" else ""
-    lines = [
-        Text.assemble(("Self-attention over ", "bold"), (f"“{report['sentence']}”", "bold cyan")),
+    return [
         Text(f"vectors   {vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
         Text(f"attention {settings['mode']} mode{seed}, {settings['similarity']} similarity, "
              f"scale {scale} (×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
         Text(f"          {heads}, mask {settings['mask']}, positions {settings['positions']}"),
-        Text("tokens    ") + Text("  ").join(token_text(token) for token in report["tokens"]),
     ]
-    for item in report["dropped_tokens"]:
+
+
+def dropped_lines(dropped: list[dict], where: str = "") -> list[Text]:
+    """One yellow line per token left out, with spelling suggestions."""
+    lines = []
+    for item in dropped:
         hint = f" (did you mean {', '.join(item['suggestions'])}?)" if item["suggestions"] else ""
-        lines.append(Text(f"dropped   “{item['text']}”: {item['reason']}{hint}", style="yellow"))
-    return Group(*lines, Text())
+        lines.append(Text(f"dropped   “{item['text']}”{where}: {item['reason']}{hint}", style="yellow"))
+    return lines
 
 
 def token_text(token: dict) -> Text:
@@ -80,35 +109,39 @@ def token_labels(texts: list[str]) -> list[str]:
 
 
 def matrix_table(rows: list[list[float | None]], labels: list[str], console: Console, *,
-                 row_sums: bool = False, note: str = "") -> tuple[Table, str]:
-    """A query x key matrix with heat-coloured cells, cut to the most columns that fit, and its note."""
+                 columns: list[str] | None = None, row_sums: bool = False, note: str = "") -> tuple[Table, str]:
+    """A query x key matrix with heat-coloured cells, cut to the most columns that fit, and its note.
+
+    `labels` name the rows and, unless `columns` is given (a rectangular matrix), the columns too.
+    """
     cells = [[format_number(value) for value in row] for row in rows]  # [n_q][n_k] strings
+    columns = labels if columns is None else columns
 
     def build(shown: int) -> Table:
-        return _matrix(rows, cells, labels, shown, row_sums)
+        return _matrix(rows, cells, labels, columns, shown, row_sums)
 
     def fits(shown: int) -> bool:
         unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
         return Measurement.get(console, unbounded, build(shown)).maximum <= console.width
 
-    shown = len(labels)
+    shown = len(columns)
     if not fits(shown):
-        low, high = 1, len(labels) - 1  # the largest count that fits, by bisection
+        low, high = 1, len(columns) - 1  # the largest count that fits, by bisection
         while low < high:
             middle = (low + high + 1) // 2
             low, high = (middle, high) if fits(middle) else (low, middle - 1)
         shown = low
-        note = "; ".join(filter(None, [note, f"{len(labels) - shown} of {len(labels)} key columns not shown: "
+        note = "; ".join(filter(None, [note, f"{len(columns) - shown} of {len(columns)} key columns not shown: "
                                              "widen the terminal or use --json"]))
     return build(shown), note
 
 
-def _matrix(rows: list[list[float | None]], cells: list[list[str]], labels: list[str], shown: int,
-            row_sums: bool) -> Table:
-    elided = shown < len(labels)
+def _matrix(rows: list[list[float | None]], cells: list[list[str]], labels: list[str], columns: list[str],
+            shown: int, row_sums: bool) -> Table:
+    elided = shown < len(columns)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("", style="bold", no_wrap=True)
-    for label in labels[:shown]:
+    for label in columns[:shown]:
         table.add_column(label, justify="right", no_wrap=True)
     if elided:
         table.add_column("…", justify="center", no_wrap=True)
@@ -140,19 +173,23 @@ def heat_cell(text: str, value: float | None, low: float, high: float) -> Text:
     return Text(text, style=f"{ink} on rgb({red},{green},{blue})")
 
 
-def shift_table(report: dict, labels: list[str]) -> Table:
+def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = None) -> Table:
+    """Shift per query token; in self-attention (no key_labels) its own weight has a column of its own."""
+    self_attention = key_labels is None
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("token", style="bold", no_wrap=True)
     table.add_column("cos(s,y)", justify="right")
     table.add_column("|y−s|", justify="right")
-    table.add_column("self w", justify="right")
+    if self_attention:
+        table.add_column("self w", justify="right")
     table.add_column("pulled by")
     for label, shift in zip(labels, report["shifts"]):
-        own = next(c for c in shift["contributions"] if c["index"] == shift["index"])
-        others = [c for c in shift["contributions"] if c["index"] != shift["index"]][:3]
-        pulled = ", ".join(f"{labels[c['index']]} {c['weight']:.2f} ({c['share']:+.2f})" for c in others)
-        table.add_row(label, f"{shift['cosine']:.3f}", f"{shift['delta_norm']:.3f}", f"{own['weight']:.2f}",
-                      pulled or "—")
+        own = [c for c in shift["contributions"] if self_attention and c["index"] == shift["index"]]
+        others = [c for c in shift["contributions"] if c not in own][:3]
+        pulled = ", ".join(f"{(key_labels or labels)[c['index']]} {c['weight']:.2f} ({c['share']:+.2f})"
+                           for c in others)
+        table.add_row(label, f"{shift['cosine']:.3f}", f"{shift['delta_norm']:.3f}",
+                      *[f"{c['weight']:.2f}" for c in own], pulled or "—")
     return table
 
 
@@ -171,9 +208,9 @@ def neighbor_table(report: dict, labels: list[str]) -> tuple[Table, str]:
     return table, f"searched among {among}; new words after attention in bold green"
 
 
-def diagnostics_table(report: dict, labels: list[str]) -> tuple[Table, str]:
+def diagnostics_table(report: dict, labels: list[str], key_labels: list[str]) -> tuple[Table, str]:
     heads = report["diagnostics"]["heads"]
-    n_keys = len(labels)
+    n_keys = len(key_labels)
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("token", style="bold", no_wrap=True)
     for head in heads:
@@ -184,7 +221,7 @@ def diagnostics_table(report: dict, labels: list[str]) -> tuple[Table, str]:
         cells = []
         for head in heads:
             row = head["rows"][i]
-            cells += [f"{row['entropy_bits']:.2f}", f"{row['max_weight']:.3f} → {labels[row['argmax']]}"]
+            cells += [f"{row['entropy_bits']:.2f}", f"{row['max_weight']:.3f} → {key_labels[row['argmax']]}"]
         table.add_row(label, *cells)
     return table, f"entropy in bits: 0 = all weight on one word, {math.log2(max(n_keys, 1)):.2f} = uniform over {n_keys}"
 

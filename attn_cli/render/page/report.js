@@ -237,22 +237,28 @@
       el("dl", { class: "settings" }, entries.map(([key, value]) => el("div", {}, el("dt", {}, key), el("dd", {}, value))))];
   }
 
-  // ---- explain --------------------------------------------------------------------------------------------
+  // ---- explain, and compare --cross (the same keys, with a target over a source) --------------------------
 
   const LAYERS = [["weights", "weights w"], ["scores", "scores s"], ["logits", "scaled scores l"]];
 
-  function explainView(doc, section, page) {
-    const labels = tokenLabels(doc.tokens.map((t) => t.text));
+  /** Any document with heads, shifts and diagnostics: self-attention (explain) or cross-attention. */
+  function attentionView(doc, section, page) {
+    const cross = Boolean(doc.cross);
+    const queries = cross ? doc.target : doc, keys = cross ? doc.source : doc;
+    const labels = tokenLabels(queries.tokens.map((t) => t.text));
+    const keyLabels = tokenLabels(keys.tokens.map((t) => t.text));
+    const dropped = cross ? [...doc.source.dropped_tokens, ...doc.target.dropped_tokens] : doc.dropped_tokens;
     const settings = doc.settings, heads = doc.heads;
     const state = { head: 0, layer: "weights", focus: null };
     const id = section.dataset.document;
     add(section,
-      el("h1", {}, "Self-attention over ", el("q", {}, doc.sentence)),
+      cross ? el("h1", {}, "Cross-attention: ", el("q", {}, doc.target.sentence), " (queries) over ",
+        el("q", {}, doc.source.sentence), " (keys, values)") : el("h1", {}, "Self-attention over ", el("q", {}, doc.sentence)),
       el("p", { class: "note" }, `${doc.vectors.name}: ${doc.vectors.count.toLocaleString("en")} words × ${doc.vectors.dims} dims · `,
         `${settings.mode} mode, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
         `temperature ${settings.temperature}, ${settings.heads} head${settings.heads > 1 ? "s" : ""} of ${settings.d_head} dims, `,
         `mask ${settings.mask}, positions ${settings.positions}`),
-      doc.dropped_tokens.map((d) => el("p", { class: "note dropped" }, `dropped “${d.text}”: ${d.reason}`,
+      dropped.map((d) => el("p", { class: "note dropped" }, `dropped “${d.text}”: ${d.reason}`,
         d.suggestions.length ? ` (did you mean ${d.suggestions.join(", ")}?)` : "")),
       commandLine(page));
 
@@ -280,15 +286,15 @@
       const head = heads[state.head];
       const diag = doc.diagnostics.heads[state.head].rows;
       const matrix = heatmap({
-        rowLabels: labels, colLabels: labels, values: head[state.layer], corner: "query \\ key",
+        rowLabels: labels, colLabels: keyLabels, values: head[state.layer], corner: "query \\ key",
         masked: (i, j) => head.logits[i][j] === null,
-        tooltip: (i, j) => [`${labels[i]} → ${labels[j]}`, [["query", labels[i]], ["key", labels[j]],
+        tooltip: (i, j) => [`${labels[i]} → ${keyLabels[j]}`, [["query", labels[i]], ["key", keyLabels[j]],
           ["raw score s", fmt(head.scores[i][j])], ["scaled score l", fmt(head.logits[i][j])],
           ["weight w", fmt(head.weights[i][j])]]],
         onRow: (i) => lines.pin(state.focus && state.focus.side === "query" && state.focus.index === i ? null : { side: "query", index: i }),
       });
       const lines = tokenLines({
-        queryLabels: labels, keyLabels: labels, weights: head.weights,
+        queryLabels: labels, keyLabels, weights: head.weights,
         onFocus: (focus) => {
           state.focus = focus;
           matrix.select(focus && focus.side === "query" ? focus.index : null);
@@ -302,7 +308,7 @@
         el("div", { class: "panel lines" }, el("h2", {}, `Who attends to whom${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
           lines.node, el("p", { class: "note" }, "line thickness = weight; hover or click a word to see its row (query) or column (key)")));
 
-      const shiftTable = shifts(doc, labels);
+      const shiftTable = shifts(doc, labels, keyLabels);
       const shiftRows = [...shiftTable.querySelectorAll("tbody tr")];
       after.replaceChildren();
       add(after,
@@ -311,8 +317,8 @@
           settings.neighbors > 0 ? `; nearest words by cosine among ${settings.neighbor_vocab === null ? "all" : `the ${Math.min(settings.neighbor_vocab, doc.vectors.count).toLocaleString("en")} most frequent`} words; new after attention in bold green` : ""),
         el("h2", {}, `Diagnostics per query row${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
         el("div", { class: "scroll" }, dataTable([["token"], ["entropy (bits)", "num"], ["largest w", "num"], ["on"]],
-          diag.map((row, i) => [labels[i], fmt(row.entropy_bits, 2), fmt(row.max_weight), labels[row.argmax]]))),
-        el("p", { class: "note" }, `0 bits = all weight on one word, ${Math.log2(labels.length).toFixed(2)} = uniform over ${labels.length}`),
+          diag.map((row, i) => [labels[i], fmt(row.entropy_bits, 2), fmt(row.max_weight), keyLabels[row.argmax]]))),
+        el("p", { class: "note" }, `0 bits = all weight on one word, ${Math.log2(keyLabels.length).toFixed(2)} = uniform over ${keyLabels.length}`),
         doc.diagnostics.warnings.map((w) => el("div", { class: "warning" }, el("b", {}, "warning: "), w.message, el("br"),
           el("b", {}, "hint: "), w.hint)));
       lines.pin(state.focus);
@@ -320,15 +326,16 @@
     draw();
   }
 
-  function shifts(doc, labels) {
+  /** The shift table; in cross-attention the contributions name source tokens and there is no self weight. */
+  function shifts(doc, labels, keyLabels) {
     const withNeighbors = doc.settings.neighbors > 0;
     const columns = [["token"], ["cos(s,y)", "num"], ["|y−s|", "num"], ["self w", "num"], ["pulled by"]];
     if (withNeighbors) columns.push(["nearest before: s"], ["nearest after: y"]);
     return dataTable(columns, doc.shifts.map((shift) => {
-      const own = shift.contributions.find((c) => c.index === shift.index);
-      const others = shift.contributions.filter((c) => c.index !== shift.index).slice(0, 3);
-      const pulled = others.map((c) => `${labels[c.index]} ${c.weight.toFixed(2)} (${c.share >= 0 ? "+" : ""}${c.share.toFixed(2)})`).join(", ") || "—";
-      const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm), own.weight.toFixed(2), pulled];
+      const own = doc.cross ? null : shift.contributions.find((c) => c.index === shift.index);
+      const others = shift.contributions.filter((c) => c !== own).slice(0, 3);
+      const pulled = others.map((c) => `${keyLabels[c.index]} ${c.weight.toFixed(2)} (${c.share >= 0 ? "+" : ""}${c.share.toFixed(2)})`).join(", ") || "—";
+      const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm), own ? own.weight.toFixed(2) : "—", pulled];
       if (withNeighbors) {
         const before = new Set(shift.neighbors_before.map((n) => n.word));
         cells.push(shift.neighbors_before.map((n) => n.word).join(", "),
@@ -338,7 +345,21 @@
     }));
   }
 
-  registerView("explain", explainView);
+  registerView("explain", attentionView);
+  registerView("compare", (doc, section, page) => (doc.cross ? attentionView : compareView)(doc, section, page));
+
+  /** compare: the verdict per shared word, then each sentence drawn as explain draws it (same numbers). */
+  function compareView(doc, section, page) {
+    add(section, el("h1", {}, "Compare: ", doc.sentences.map((d, k) => [k ? " · " : "", el("q", {}, d.sentence)])),
+      commandLine(page), el("h2", {}, "Verdicts"),
+      el("div", { class: "scroll" }, dataTable([["word"], ["static cos", "num"], ["contextual cos", "num"], ["verdict"]],
+        doc.words.map((w) => [w.word, fmt(w.static_cosine), fmt(w.contextual_cosine), w.verdict]))));
+    doc.sentences.forEach((sentence, k) => {
+      const part = el("section", { class: "document", "data-document": `${section.dataset.document}-${k}` });
+      section.append(part);
+      attentionView(sentence, part, page);
+    });
+  }
 
   // ---- the page --------------------------------------------------------------------------------------------
 
@@ -349,12 +370,15 @@
     page.documents.forEach((doc, k) => {
       const section = el("section", { class: "document", "data-document": k, "data-command": doc.command });
       root.append(section);
-      const view = VIEWS[doc.command];
-      if (view) view(doc, section, page);
-      else add(section, el("h1", {}, `attn-cli ${doc.command}`),
-        el("p", { class: "warning" }, `This page has no view for “${doc.command}” documents; its numbers are in the attn-data block.`),
-        commandLine(page), settingsList(doc));
+      (VIEWS[doc.command] || missingView)(doc, section, page);
     });
+  }
+
+  /** For documents this page cannot draw yet: say so, and keep the command line and settings. */
+  function missingView(doc, section, page) {
+    add(section, el("h1", {}, `attn-cli ${doc.command}`),
+      el("p", { class: "warning" }, `This page has no picture for these “${doc.command}” documents yet; every number is in the attn-data block of the page source.`),
+      commandLine(page), doc.settings ? settingsList(doc) : null);
   }
 
   main();

@@ -1,0 +1,118 @@
+"""The documents of `compare`: a word across sentences, and cross-attention of one sentence over another.
+
+Each sentence of a comparison is described by exactly the document `explain`
+writes for it; `words` adds what the sentences' outputs say about each shared
+word. The cross-attention document has the shape of an explain document with
+rectangular matrices (rows: target tokens, columns: source tokens).
+"""
+
+from __future__ import annotations
+
+from attn_cli.attention import AttentionConfig, multi_head_attention
+from attn_cli.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
+from attn_cli.errors import InputError
+from attn_cli.report import (analyse_shifts, attention_blocks, document_header, explain_document, included_matrices,
+                             matrix, tokens_block)
+from attn_cli.tokenize import TokenizedSentence
+from attn_cli.vectors.store import Vectors
+
+
+def compare_report(sentences: list[str], tokenized: list[TokenizedSentence], vectors: Vectors,
+                   config: AttentionConfig, *, words: tuple[str, ...] = (), neighbors: int = 5,
+                   neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
+    """Self-attention over each sentence, then each shared word (or each of `words`) compared across them."""
+    attended, blocks = [], []
+    for sentence, tokens in zip(sentences, tokenized):
+        result = multi_head_attention(tokens.embeddings, config=config)
+        shifts = analyse_shifts(result, tokens, vectors, neighbors, neighbor_vocab)
+        attended.append(SentenceAttention([token.key for token in tokens.tokens], result, shifts))
+        blocks.append(explain_document(sentence, tokens, vectors, result, shifts, neighbors=neighbors,
+                                       neighbor_vocab=neighbor_vocab, include=include))
+    keys = requested_words(words, sentences, attended, vectors) if words else shared_words(attended)
+    if not keys:
+        raise InputError("the sentences share no word, so there is nothing to compare; pass --word W with a word "
+                         "every sentence holds, or --cross for cross-attention between two sentences")
+    return {
+        **document_header("compare"),
+        "cross": False,
+        "sentences": blocks,
+        "words": [word_block(compare_word(key, attended), blocks) for key in keys],
+    }
+
+
+def requested_words(words: tuple[str, ...], sentences: list[str], attended: list[SentenceAttention],
+                    vectors: Vectors) -> list[str]:
+    """The vocabulary keys of --word values, each of which every sentence must hold."""
+    keys = []
+    for word in words:
+        found = vectors.lookup(word)
+        if found is None:
+            raise InputError(f'--word "{word}" is not in the vocabulary of {vectors.name}; pick a word of the sentences')
+        key = found[0]
+        missing = missing_from(key, attended)
+        if missing:
+            raise InputError(f'--word "{word}" is not in sentence {missing[0] + 1} ("{sentences[missing[0]]}"); '
+                             "pick a word every sentence holds")
+        if key not in keys:
+            keys.append(key)
+    return keys
+
+
+def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
+    """The headline numbers of one word (the least alike pair), the full cosine matrices and the pulls."""
+    a, b = comparison.least_alike
+    occurrences = []
+    for occurrence in comparison.occurrences:
+        tokens = blocks[occurrence.sentence]["tokens"]
+        occurrences.append({
+            "sentence": occurrence.sentence,
+            "index": occurrence.index,
+            "text": tokens[occurrence.index]["text"],
+            "pulled_by": [{"token": tokens[c.index]["text"], "index": c.index, "weight": c.weight, "share": c.share}
+                          for c in occurrence.pulled_by],
+            "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in occurrence.neighbors_after],
+        })
+    block = {
+        "word": comparison.word,
+        "pair": [comparison.occurrences[a].sentence, comparison.occurrences[b].sentence],
+        "static_cosine": float(comparison.static_cosines[a, b]),
+        "contextual_cosine": float(comparison.contextual_cosines[a, b]),
+        "occurrences": occurrences,
+        "static_cosines": matrix(comparison.static_cosines),
+        "contextual_cosines": matrix(comparison.contextual_cosines),
+    }
+    block["verdict"] = verdict(block)
+    return block
+
+
+def verdict(word: dict) -> str:
+    """'bank: 1.000 -> 0.710; leans to river, flows (1) vs money (2)': static -> contextual cosine of the
+    least alike pair, then the pulling words per sentence (numbered from 1)."""
+    first, second = (number + 1 for number in word["pair"])
+    which = f" (least alike: {first} vs {second})" if len(word["occurrences"]) > 2 else ""
+    leans = " vs ".join(
+        f"{', '.join(pull['token'] for pull in occurrence['pulled_by']) or 'itself'} ({occurrence['sentence'] + 1})"
+        for occurrence in word["occurrences"]
+    )
+    return f"{word['word']}: {word['static_cosine']:.3f} -> {word['contextual_cosine']:.3f}{which}; leans to {leans}"
+
+
+def cross_report(source: str, source_tokens: TokenizedSentence, target: str, target_tokens: TokenizedSentence,
+                 vectors: Vectors, config: AttentionConfig, *, neighbors: int = 5,
+                 neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
+    """Cross-attention: the target's tokens query the source's keys and values (encoder-decoder attention)."""
+    result = multi_head_attention(target_tokens.embeddings, source_tokens.embeddings, config)
+    shifts = analyse_shifts(result, target_tokens, vectors, neighbors, neighbor_vocab)
+    texts = [token.text for token in target_tokens.tokens]
+    key_texts = [token.text for token in source_tokens.tokens]
+    report = {
+        **document_header("compare"),
+        "cross": True,
+        "source": {"sentence": source, **tokens_block(source_tokens)},
+        "target": {"sentence": target, **tokens_block(target_tokens)},
+        **attention_blocks(result, shifts, vectors, texts, key_texts, neighbors, neighbor_vocab),
+    }
+    report.update(included_matrices(result, target_tokens.embeddings, include))
+    if "embeddings" in include:
+        report["source_embeddings"] = matrix(source_tokens.embeddings)
+    return report

@@ -1,0 +1,98 @@
+"""The same word in several sentences: how far apart attention moves its vectors.
+
+A static vector is the same in every sentence; the contextual output is not.
+For each word shared by the sentences this measures, pair by pair, the cosine
+of its own value vectors (static: exactly 1 in raw mode without positions) and
+of its outputs (contextual), and keeps the context words that pulled it in each
+sentence. Pure numpy on the engine's results; nothing here knows about the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from attn_cli.analysis import Contribution, Neighbor, Shift
+from attn_cli.attention import AttentionResult, static_outputs, unit_rows
+
+PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the output
+MAX_PULLS = 3  # at most this many pulling words per sentence
+
+
+@dataclass(frozen=True)
+class SentenceAttention:
+    """One sentence after self-attention: its tokens' vocabulary keys (None if OOV), result and shifts."""
+
+    keys: list[str | None]
+    result: AttentionResult
+    shifts: list[Shift]
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """Where the word stands in one sentence and what pulled it there."""
+
+    sentence: int  # index among the sentences
+    index: int  # token index in that sentence (its first occurrence)
+    pulled_by: list[Contribution]  # context words with share >= PULL_SHARE, largest weight first
+    neighbors_after: list[Neighbor]  # nearest vocabulary words of its contextual output
+
+
+@dataclass(frozen=True)
+class WordComparison:
+    """One word across the m sentences that hold it."""
+
+    word: str  # the vocabulary key
+    occurrences: list[Occurrence]  # one per sentence holding the word, in sentence order
+    static_cosines: np.ndarray  # [m, m] cosines between its own value vectors s
+    contextual_cosines: np.ndarray  # [m, m] cosines between its outputs y
+
+    @property
+    def least_alike(self) -> tuple[int, int]:
+        """The pair (a, b), a < b, of occurrences whose outputs have the lowest cosine: the headline."""
+        return min(combinations(range(len(self.occurrences)), 2), key=lambda pair: self.contextual_cosines[pair])
+
+
+def shared_words(sentences: list[SentenceAttention]) -> list[str]:
+    """Vocabulary keys present in at least two sentences, in order of first appearance."""
+    holders: dict[str, set[int]] = {}
+    for number, sentence in enumerate(sentences):
+        for key in sentence.keys:
+            if key is not None:
+                holders.setdefault(key, set()).add(number)
+    return [key for key, found_in in holders.items() if len(found_in) > 1]
+
+
+def missing_from(word: str, sentences: list[SentenceAttention]) -> list[int]:
+    """The indices of the sentences that do not hold `word` (a vocabulary key)."""
+    return [number for number, sentence in enumerate(sentences) if word not in sentence.keys]
+
+
+def compare_word(word: str, sentences: list[SentenceAttention]) -> WordComparison:
+    """Static and contextual cosines of `word`'s first occurrence in each sentence that holds it (>= 2)."""
+    occurrences, static, contextual = [], [], []
+    for number, sentence in enumerate(sentences):
+        if word not in sentence.keys:
+            continue
+        index = sentence.keys.index(word)
+        shift = sentence.shifts[index]
+        occurrences.append(Occurrence(number, index, pulls(shift), shift.neighbors_after))
+        static.append(static_outputs(sentence.result)[index])
+        contextual.append(sentence.result.outputs[index])
+    if len(occurrences) < 2:
+        raise ValueError(f"{word!r} is in fewer than two sentences")
+    return WordComparison(word, occurrences, cosine_matrix(np.vstack(static)), cosine_matrix(np.vstack(contextual)))
+
+
+def pulls(shift: Shift) -> list[Contribution]:
+    """The context words (not the token itself) that supply at least PULL_SHARE of its output."""
+    others = [c for c in shift.contributions if c.index != shift.index and c.share >= PULL_SHARE]
+    return others[:MAX_PULLS]
+
+
+def cosine_matrix(rows: np.ndarray) -> np.ndarray:
+    """Pairwise cosines of the rows: [m, d] -> [m, m] (0 where a row is zero)."""
+    unit = unit_rows(rows)  # [m, d]
+    return np.clip(unit @ unit.T, -1.0, 1.0)  # [m, d] x [d, m] -> [m, m]

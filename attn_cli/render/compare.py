@@ -1,0 +1,88 @@
+"""Rich tables for `compare`, drawn from its report document alone.
+
+A comparison shows each sentence's weights, then each shared word sentence by
+sentence, then one verdict line per word. Cross-attention reuses the explain
+tables with target tokens as rows and source tokens as columns.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from attn_cli.comparison import PULL_SHARE
+from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, render_attention, section,
+                                      settings_lines, token_labels, token_text, weights_formula)
+
+
+def render_compare(report: dict, console: Console) -> None:
+    """Header, each sentence's weights, each word across the sentences, the verdicts."""
+    blocks = report["sentences"]
+    labels = [token_labels([token["text"] for token in block["tokens"]]) for block in blocks]
+    console.print(compare_header(report))
+    for number, (block, names) in enumerate(zip(blocks, labels), 1):
+        for head in block["heads"]:
+            suffix = f", head {head['index'] + 1} of {len(block['heads'])}" if len(block["heads"]) > 1 else ""
+            section(console, f"Weights in sentence {number}{suffix}: {weights_formula(block['settings'])}",
+                    *matrix_table(head["weights"], names, console, row_sums=True))
+        print_warnings(block, console)
+    for word in report["words"]:
+        section(console, f"“{word['word']}” in each sentence", word_table(word, blocks, labels),
+                "s = own value, y = contextual output; context words: weight w (share of y)")
+        if len(word["occurrences"]) > 2:
+            numbers = [str(occurrence["sentence"] + 1) for occurrence in word["occurrences"]]
+            section(console, f"Cosines between the contextual outputs of “{word['word']}” (sentence by sentence)",
+                    *matrix_table(word["contextual_cosines"], numbers, console))
+    console.print(Text("Verdict", style="bold"))
+    for word in report["words"]:
+        console.print(Text(word["verdict"], style="bold cyan"), soft_wrap=True)
+    console.print(Text(f"word: static cosine -> cosine of its contextual outputs (least alike pair);\n"
+                       f"leans to: context words supplying >= {PULL_SHARE:.0%} of its output, per sentence",
+                       style="dim"))
+
+
+def compare_header(report: dict) -> Group:
+    blocks = report["sentences"]
+    lines = [Text(f"Compare words across {len(blocks)} sentences (self-attention over each)", style="bold"),
+             *settings_lines(blocks[0])]
+    for number, block in enumerate(blocks, 1):
+        lines.append(Text(f"sentence {number}  ") + Text("  ").join(token_text(t) for t in block["tokens"]))
+        lines += dropped_lines(block["dropped_tokens"], f" in sentence {number}")
+    return Group(*lines, Text())
+
+
+def word_table(word: dict, blocks: list[dict], labels: list[list[str]]) -> Table:
+    """One row per sentence holding the word: its shift, the context words that pulled it, its new neighbours."""
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("#", style="bold", justify="right", no_wrap=True)
+    table.add_column("cos(s,y)", justify="right")
+    table.add_column("context words: w (share)", no_wrap=True)
+    table.add_column("nearest words after attention")
+    for occurrence in word["occurrences"]:
+        number, index = occurrence["sentence"], occurrence["index"]
+        shift, names = blocks[number]["shifts"][index], labels[number]
+        context = [c for c in shift["contributions"] if c["index"] != index][:3]
+        table.add_row(str(number + 1), f"{shift['cosine']:.3f}",
+                      "\n".join(f"{names[c['index']]} {c['weight']:.2f} ({c['share']:+.2f})" for c in context) or "—",
+                      ", ".join(n["word"] for n in occurrence["neighbors_after"]) or "—")
+    return table
+
+
+def render_cross(report: dict, console: Console) -> None:
+    """Cross-attention: the explain tables with target tokens as rows and source tokens as columns."""
+    source, target = report["source"], report["target"]
+    lines = [
+        Text.assemble(("Cross-attention: ", "bold"), (f"“{target['sentence']}”", "bold cyan"),
+                      (" attends over ", "bold"), (f"“{source['sentence']}”", "bold cyan")),
+        *settings_lines(report),
+        Text("source    ") + Text("  ").join(token_text(t) for t in source["tokens"]) + Text("  (keys, values)"),
+        *dropped_lines(source["dropped_tokens"], " in the source"),
+        Text("target    ") + Text("  ").join(token_text(t) for t in target["tokens"]) + Text("  (queries)"),
+        *dropped_lines(target["dropped_tokens"], " in the target"),
+    ]
+    console.print(Group(*lines, Text()))
+    render_attention(report, console, token_labels([t["text"] for t in target["tokens"]]),
+                     token_labels([t["text"] for t in source["tokens"]]),
+                     axes="rows are target queries, columns are source keys")

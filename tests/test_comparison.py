@@ -1,0 +1,80 @@
+"""The comparison maths on small made-up sentences, where the right answer follows from first principles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attn_cli.analysis import Contribution, Shift, token_shifts
+from attn_cli.attention import AttentionConfig, multi_head_attention
+from attn_cli.comparison import (MAX_PULLS, PULL_SHARE, SentenceAttention, compare_word, cosine_matrix, missing_from,
+                                 pulls, shared_words)
+
+RNG = np.random.default_rng(11)  # norms near 1, like the default set, so no softmax saturates
+WORDS = {word: RNG.normal(scale=0.4, size=8) for word in ("river", "bank", "flows", "money", "grows", "the")}
+
+
+def attended(words: list[str | None], config: AttentionConfig = AttentionConfig()) -> SentenceAttention:
+    embeddings = np.vstack([WORDS[w] if w else np.zeros(8) for w in words])
+    result = multi_head_attention(embeddings, config=config)
+    return SentenceAttention(list(words), result, token_shifts(result, list(words), None, 0))
+
+
+def test_shared_words_are_those_in_two_or_more_sentences_in_order_of_first_appearance():
+    sentences = [attended(["the", "river", "bank"]), attended(["money", "bank", "the"]), attended(["grows", None])]
+    assert shared_words(sentences) == ["the", "bank"]
+    assert shared_words([attended(["river", "river"]), attended(["money"])]) == []  # twice in one sentence is not shared
+    assert missing_from("bank", sentences) == [2]
+
+
+@pytest.mark.parametrize("config", [AttentionConfig(), AttentionConfig(mode="projected", heads=2, seed=4),
+                                    AttentionConfig(mode="projected", output_projection=True, d_k=4)])
+def test_static_cosine_is_one_and_contextual_cosine_drops_with_another_context(config):
+    comparison = compare_word("bank", [attended(["river", "bank", "flows"], config),
+                                       attended(["money", "bank", "grows"], config)])
+    assert comparison.static_cosines[0, 1] == pytest.approx(1.0, abs=1e-12)  # the same own value vector
+    assert comparison.contextual_cosines[0, 1] < 1 - 1e-6
+    assert [(o.sentence, o.index) for o in comparison.occurrences] == [(0, 1), (1, 1)]
+
+
+def test_the_same_context_in_another_order_changes_nothing_without_positions():
+    """Attention is permutation-equivariant: only the set of context words matters."""
+    sentences = [attended(["river", "bank", "flows"]), attended(["flows", "river", "bank"])]
+    assert compare_word("bank", sentences).contextual_cosines[0, 1] == pytest.approx(1.0, abs=1e-12)
+    with_positions = AttentionConfig(positions="sinusoidal")
+    moved = compare_word("bank", [attended(["river", "bank", "flows"], with_positions),
+                                  attended(["flows", "river", "bank"], with_positions)])
+    assert moved.static_cosines[0, 1] < 1 - 1e-6  # bank stands at another position, so its input differs
+
+
+def test_the_least_alike_pair_has_the_lowest_contextual_cosine():
+    comparison = compare_word("bank", [attended(["river", "bank"]), attended(["money", "bank"]),
+                                       attended(["river", "bank", "the"])])
+    a, b = comparison.least_alike
+    off_diagonal = [comparison.contextual_cosines[i, j] for i in range(3) for j in range(i + 1, 3)]
+    assert comparison.contextual_cosines[a, b] == min(off_diagonal)
+
+
+def test_the_first_occurrence_in_a_sentence_is_compared():
+    comparison = compare_word("bank", [attended(["bank", "river", "bank"]), attended(["money", "bank"])])
+    assert [o.index for o in comparison.occurrences] == [0, 1]
+
+
+def test_a_word_in_one_sentence_cannot_be_compared():
+    with pytest.raises(ValueError):
+        compare_word("river", [attended(["river", "bank"]), attended(["money", "bank"])])
+
+
+def test_pulls_leave_out_the_token_itself_small_shares_and_all_but_the_largest():
+    contributions = [Contribution(1, 0.40, 0.45), Contribution(0, 0.20, 0.30), Contribution(2, 0.15, PULL_SHARE),
+                     Contribution(3, 0.10, PULL_SHARE - 1e-9), Contribution(4, 0.08, 0.10), Contribution(5, 0.07, 0.09)]
+    shift = Shift(1, 0.9, 0.1, 1.0, 1.0, contributions, [], [])
+    assert [c.index for c in pulls(shift)] == [0, 2, 4][:MAX_PULLS]
+
+
+def test_cosine_matrix_is_symmetric_with_a_unit_diagonal_and_zero_for_zero_rows():
+    rows = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0], [-2.0, 0.0]])
+    cosines = cosine_matrix(rows)
+    assert np.allclose(cosines, cosines.T)
+    assert cosines[0, 1] == pytest.approx(1 / np.sqrt(2)) and cosines[0, 3] == pytest.approx(-1.0)
+    assert np.allclose(np.diag(cosines)[[0, 1, 3]], 1.0) and not cosines[2].any()
