@@ -7,6 +7,7 @@ parser error) and leaves as one line on stderr with its documented exit code.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Callable, Optional
@@ -21,7 +22,7 @@ from attn_cli.errors import AttnError, InputError, UsageError
 from attn_cli.inputs import sentence_list, sentences
 from attn_cli.options import EngineOptions, with_engine_options
 from attn_cli.render.compare import render_compare, render_cross
-from attn_cli.render.json_out import write_json
+from attn_cli.render.outputs import ReportOutputs
 from attn_cli.render.terminal import render_explain
 from attn_cli.render.trace import render_trace
 from attn_cli.report import explain_report, trace_report
@@ -42,8 +43,10 @@ class OneLineErrors(TyperGroup):
     """Runs the commands and turns every expected failure into one stderr line and an exit code."""
 
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):
+        arguments = list(sys.argv[1:] if args is None else args)
         try:
-            outcome = super().main(args=args, prog_name=prog_name or "attn-cli", standalone_mode=False, **extra)
+            outcome = super().main(args=arguments, prog_name=prog_name or "attn-cli", standalone_mode=False,
+                                   obj={"arguments": arguments}, **extra)
             code = outcome if isinstance(outcome, int) else 0
         except AttnError as exc:
             fail(exc.message)
@@ -98,6 +101,7 @@ def root(
 @app.command()
 @with_engine_options
 def explain(
+    ctx: typer.Context,
     sentence: Annotated[str, typer.Argument(help='The sentence, e.g. "money bank grows"; - reads one per line '
                                                  "from stdin.")],
     engine: EngineOptions,
@@ -105,13 +109,14 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(sentence, engine, render_explain, lambda text, tokenized, vectors: explain_report(
+    each_report(ctx, sentence, engine, render_explain, lambda text, tokenized, vectors: explain_report(
         text, tokenized, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include))
 
 
 @app.command()
 @with_engine_options
 def trace(
+    ctx: typer.Context,
     sentence: Annotated[str, typer.Argument(help='The sentence, e.g. "money bank grows"; - reads one per line '
                                                  "from stdin.")],
     engine: EngineOptions,
@@ -124,22 +129,24 @@ def trace(
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(sentence, engine, render_trace, lambda text, tokenized, vectors: trace_report(
+    each_report(ctx, sentence, engine, render_trace, lambda text, tokenized, vectors: trace_report(
         text, tokenized, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check, neighbors=neighbors,
         neighbor_vocab=neighbor_vocab, include=include))
 
 
-def each_report(sentence: str, engine: EngineOptions, render: Callable[[dict, Console], None],
+def each_report(ctx: typer.Context, sentence: str, engine: EngineOptions, render: Callable[[dict, Console], None],
                 build: Callable[[str, TokenizedSentence, Vectors], dict]) -> None:
-    """Load the vectors once, then for each sentence (or line of stdin): tokenize, build a document, write it."""
+    """Load the vectors once, then for each sentence (or line of stdin): tokenize, build a document, show it."""
+    outputs = ReportOutputs(render, json=engine.json, files=engine.picture_files(), command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors)
-    console = Console()
     for text in sentences(sentence):
-        report = build(text, tokenize_or_warn(text, vectors, engine.oov.value), vectors)
-        if engine.json:
-            write_json(report)
-        else:
-            render(report, console)
+        outputs.show(build(text, tokenize_or_warn(text, vectors, engine.oov.value), vectors))
+    outputs.finish()
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The exact command line of this run, quoted for a shell, as the HTML report shows it."""
+    return shlex.join(["attn-cli", *ctx.find_root().obj["arguments"]])
 
 
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
@@ -148,6 +155,7 @@ COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 @app.command()
 @with_engine_options
 def compare(
+    ctx: typer.Context,
     texts: Annotated[Optional[list[str]], typer.Argument(
         metavar="SENTENCE...", show_default=False,
         help="Two or more sentences (with --cross: SOURCE TARGET); - reads one per line from stdin.")] = None,
@@ -173,6 +181,8 @@ def compare(
                          f"{COMPARE_EXAMPLE} --cross")
     if len(found) < 2:
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
+    outputs = ReportOutputs(render_cross if cross else render_compare, json=engine.json,
+                            files=engine.picture_files(), command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors)
     tokenized = [tokenize_or_warn(text, vectors, engine.oov.value, f"sentence {number}")
                  for number, text in enumerate(found, 1)]
@@ -181,12 +191,8 @@ def compare(
         report = cross_report(found[0], tokenized[0], found[1], tokenized[1], vectors, config, **options)
     else:
         report = compare_report(found, tokenized, vectors, config, words=tuple(word or ()), **options)
-    if engine.json:
-        write_json(report)
-    elif cross:
-        render_cross(report, Console())
-    else:
-        render_compare(report, Console())
+    outputs.show(report)
+    outputs.finish()
 
 
 def tokenize_or_warn(text: str, vectors, oov: str, where: str = "") -> TokenizedSentence:

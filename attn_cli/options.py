@@ -13,6 +13,7 @@ import math
 import typing
 from dataclasses import dataclass, fields
 from enum import Enum
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -58,6 +59,8 @@ class EngineOptions:
     neighbor_vocab: str = "50000"
     json: bool = False
     include: str = ""
+    html: Optional[Path] = None
+    svg: Optional[Path] = None
 
     def attention_config(self) -> AttentionConfig:
         """The validated engine configuration (a bad value raises a ConfigError, a usage error)."""
@@ -93,6 +96,18 @@ class EngineOptions:
         if names and not self.json:
             raise UsageError("--include adds matrices to the JSON output; add --json")
         return names
+
+    def picture_files(self) -> dict[str, Path]:
+        """--html and --svg targets, checked before any work: the folder must exist, the two must differ."""
+        targets = {flag: path for flag, path in (("--html", self.html), ("--svg", self.svg)) if path is not None}
+        for flag, path in targets.items():
+            if path.is_dir():
+                raise UsageError(f"{flag} {path} is a directory; give a file name, e.g. {flag} report.{flag[2:]}")
+            if not path.parent.is_dir():
+                raise UsageError(f"{flag} {path}: folder {path.parent} does not exist; create it or pick another")
+        if len(targets) == 2 and targets["--html"].resolve() == targets["--svg"].resolve():
+            raise UsageError("--html and --svg name the same file; give each its own")
+        return targets
 
 
 def parse_scale(text: str) -> str | float:
@@ -138,6 +153,10 @@ _ANNOTATIONS = {
     "json": Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write one JSON document to stdout.")],
     "include": Annotated[str, _option("--include", panel=OUTPUT_PANEL, metavar="embeddings,qkv,outputs",
                                       help="With --json: add these matrices so every number can be recomputed.")],
+    "html": Annotated[Optional[Path], _option("--html", panel=OUTPUT_PANEL, metavar="FILE",
+                                              help="Also write an interactive, self-contained HTML report.")],
+    "svg": Annotated[Optional[Path], _option("--svg", panel=OUTPUT_PANEL, metavar="FILE",
+                                             help="Also write the terminal tables as SVG (at the console width).")],
 }
 _PARAMETERS = [
     inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_ANNOTATIONS[f.name])

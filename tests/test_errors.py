@@ -32,6 +32,8 @@ CASES = [
     (["explain", "money bank", "--neighbor-vocab", "0"], 2, "--neighbor-vocab must be"),
     (["explain", "money bank", "--include", "qkv"], 2, "add --json"),
     (["explain", "money bank", "--json", "--include", "gradients"], 2, "choose from embeddings, qkv, outputs"),
+    (["explain", "money bank", "--html", "/no/such/folder/r.html"], 2, "folder /no/such/folder does not exist"),
+    (["explain", "money bank", "--html", "same.out", "--svg", "./same.out"], 2, "--html and --svg name the same file"),
     (["explain", "money bank", "--vectors", "/no/such/file.txt"], 4, "no such vector file"),
     (["explain", "money bank", "--bogus"], 2, "--bogus"),
     (["explain"], 2, "Missing argument"),

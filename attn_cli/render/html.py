@@ -1,0 +1,43 @@
+"""The standalone HTML report: one file, all CSS and JavaScript inline, the report documents embedded once.
+
+The page template, style sheet and script live next to this module in `page/` (package data, shipped in
+the wheel). The documents are exactly what `--json` writes, so the page and the JSON cannot disagree;
+the script draws each one with the view registered for its `command`. Nothing is fetched: the page works
+from file:// on a machine with no network, and its Content-Security-Policy forbids any request.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from importlib import resources
+
+from attn_cli import __version__
+
+_PLACEHOLDER = re.compile(r"@@(CSS|JS|DATA|TITLE|VERSION)@@")
+
+
+def html_page(documents: list[dict], command_line: str) -> str:
+    """The whole page for these report documents, written by `command_line`."""
+    page = resources.files("attn_cli.render") / "page"
+    parts = {
+        "CSS": (page / "report.css").read_text(encoding="utf-8"),
+        "JS": (page / "report.js").read_text(encoding="utf-8"),
+        "DATA": embedded_json({"command_line": command_line, "documents": documents}),
+        "TITLE": html.escape(page_title(documents)),
+        "VERSION": __version__,
+    }
+    template = (page / "report.html").read_text(encoding="utf-8")
+    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], template)  # one pass: data is never rescanned
+
+
+def embedded_json(value: dict) -> str:
+    """JSON safe inside <script>: every '<' escaped, so no sentence can close the element or open a comment."""
+    return json.dumps(value, allow_nan=False, ensure_ascii=False).replace("<", "\\u003c")
+
+
+def page_title(documents: list[dict]) -> str:
+    first = documents[0]
+    more = f" (+{len(documents) - 1} more)" if len(documents) > 1 else ""
+    return f"attn-cli {first['command']}: {first.get('sentence', '')}{more}"

@@ -1,0 +1,385 @@
+// attn-cli HTML report. Reads the report documents (the --json documents, embedded once in #attn-data)
+// and draws each with the view registered for its "command". No network, no libraries.
+// A new command's view: registerView("compare", (doc, section, page) => { ... }) built from the shared
+// components below: heatmap() and tokenLines() take any n_rows x n_cols matrix with separate row and
+// column labels (cross-attention: rows = target queries, columns = source keys), dataTable(),
+// choice(), commandLine() and settingsList().
+(function () {
+  "use strict";
+
+  const SVG = "http://www.w3.org/2000/svg";  // a namespace name, never fetched
+  const VIEWS = {};
+
+  /** Register the function that draws documents whose "command" is `command`: view(doc, section, page). */
+  function registerView(command, view) { VIEWS[command] = view; }
+
+  // ---- small DOM helpers -------------------------------------------------------------------------------
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    setAttrs(node, attrs);
+    return add(node, ...children);
+  }
+
+  /** Append children to node: nested arrays are flattened, null/undefined/false skipped, the rest as text. */
+  function add(node, ...children) {
+    for (const child of children.flat(Infinity)) {
+      if (child !== null && child !== undefined && child !== false) {
+        node.append(child instanceof Node ? child : String(child));
+      }
+    }
+    return node;
+  }
+
+  function svgEl(tag, attrs, text) {
+    const node = document.createElementNS(SVG, tag);
+    setAttrs(node, attrs);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function setAttrs(node, attrs) {
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === "class") node.setAttribute("class", value);
+      else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? "" : String(value));
+    }
+  }
+
+  /** Numbers as the terminal prints them: 3 decimals, 3 significant digits when large, a dash when masked. */
+  function fmt(value, digits = 3) {
+    if (value === null || value === undefined) return "—";
+    return Math.abs(value) < 100 ? value.toFixed(digits) : value.toPrecision(3);
+  }
+
+  /** Row and column labels; a repeated word gets its position (#n) so rows stay distinct, as in the terminal. */
+  function tokenLabels(texts) {
+    const counts = {};
+    texts.forEach((t) => { counts[t] = (counts[t] || 0) + 1; });
+    return texts.map((t, i) => (counts[t] > 1 ? `${t}#${i + 1}` : t));
+  }
+
+  function shorten(text, limit) { return text.length <= limit ? text : text.slice(0, limit - 1) + "…"; }
+
+  /** The terminal's heat colour: dark (row minimum) to bright yellow (row maximum). */
+  function heat(share) {
+    const r = Math.round(40 + share * 215), g = Math.round(40 + share * 175), b = Math.round(60 - share * 30);
+    return { background: `rgb(${r},${g},${b})`, color: share > 0.55 ? "#000" : "#fff" };
+  }
+
+  // ---- tooltip -----------------------------------------------------------------------------------------
+
+  const tooltip = document.getElementById("attn-tooltip");
+
+  /** Show `rows` ([label, value] pairs under a bold title) next to the pointer. */
+  function showTooltip(event, title, rows) {
+    tooltip.replaceChildren(el("div", {}, el("b", {}, title)),
+      ...rows.map(([label, value]) => el("div", { class: "row" }, el("span", {}, label), el("span", {}, value))));
+    tooltip.hidden = false;
+    const pad = 14, box = tooltip.getBoundingClientRect();
+    const x = Math.min(event.clientX + pad, window.innerWidth - box.width - 4);
+    const y = event.clientY + pad + box.height > window.innerHeight ? event.clientY - box.height - pad : event.clientY + pad;
+    tooltip.style.left = `${Math.max(4, x)}px`;
+    tooltip.style.top = `${Math.max(4, y)}px`;
+  }
+
+  function hideTooltip() { tooltip.hidden = true; }
+
+  // ---- components shared by every view -------------------------------------------------------------------
+
+  /**
+   * A heatmap of any n_rows x n_cols matrix (self-attention is square; cross-attention is rectangular).
+   * spec: {rowLabels, colLabels, values, masked(i, j) -> bool, tooltip(i, j) -> [title, rows], onRow(i), corner}
+   * Cells are coloured per row over the cells not masked; masked cells are hatched. Beyond 16 columns the
+   * numbers move to the tooltip so the matrix stays compact; the labels are sticky so a long sentence
+   * scrolls inside its box.
+   */
+  function heatmap(spec) {
+    const compact = spec.colLabels.length > 16;
+    const masked = spec.masked || ((i, j) => spec.values[i][j] === null);
+    const head = el("tr", {}, el("th", { class: "corner" }, spec.corner || ""),
+      spec.colLabels.map((label, j) => el("th", { scope: "col", "data-col": j, title: label },
+        el("span", { class: "col-label" }, shorten(label, 16)))));
+    const body = spec.values.map((row, i) => {
+      const open = row.filter((v, j) => !masked(i, j));
+      const low = Math.min(...open), high = Math.max(...open);
+      return el("tr", { "data-row": i },
+        el("th", { scope: "row", title: spec.rowLabels[i] }, shorten(spec.rowLabels[i], 16)),
+        row.map((value, j) => {
+          if (masked(i, j)) return el("td", { class: "masked", "data-row": i, "data-col": j }, fmt(value));
+          const colour = heat(high === low ? 0 : (value - low) / (high - low));
+          return el("td", { "data-row": i, "data-col": j, "data-value": value,
+            style: `background:${colour.background};color:${colour.color}` }, fmt(value));
+        }));
+    });
+    const table = el("table", { class: compact ? "heatmap compact" : "heatmap" }, el("thead", {}, head), el("tbody", {}, body));
+    table.addEventListener("mouseover", (event) => {
+      const cell = event.target.closest("td");
+      if (!cell) return;
+      const [title, rows] = spec.tooltip(+cell.dataset.row, +cell.dataset.col);
+      showTooltip(event, title, rows);
+      table.querySelectorAll("thead th.selected").forEach((th) => th.classList.remove("selected"));
+      table.querySelector(`thead th[data-col="${cell.dataset.col}"]`).classList.add("selected");
+    });
+    table.addEventListener("mouseleave", () => {
+      hideTooltip();
+      table.querySelectorAll("thead th.selected").forEach((th) => th.classList.remove("selected"));
+    });
+    table.addEventListener("click", (event) => {
+      const row = event.target.closest("tbody tr");
+      if (row && spec.onRow) spec.onRow(+row.dataset.row);
+    });
+    return {
+      node: el("div", { class: "scroll" }, table),
+      /** Mark row i (or none) as the selected query. */
+      select(i) {
+        table.querySelectorAll("tbody tr").forEach((tr) => tr.classList.toggle("selected", +tr.dataset.row === i));
+      },
+    };
+  }
+
+  /**
+   * Token lines: queries on the left, keys on the right, one line per pair, thickness = weight.
+   * spec: {queryLabels, keyLabels, weights (n_q x n_k), onFocus(focus | null)} where focus = {side, index}.
+   * Hovering a token shows its row (a query) or column (a key) alone, with the weights written next to the
+   * other side's tokens; a click pins it, a second click releases it. One token per 22-pixel row: no overlap.
+   */
+  function tokenLines(spec) {
+    const nq = spec.queryLabels.length, nk = spec.keyLabels.length;
+    const rowHeight = 22, top = 30, labelWidth = 130, valueWidth = 46, span = 240, thickest = 10;
+    const x1 = labelWidth + valueWidth, x2 = x1 + span, width = x2 + valueWidth + labelWidth;
+    const rows = Math.max(nq, nk);
+    const ys = (n, i) => top + (rows - n) * rowHeight / 2 + i * rowHeight + rowHeight / 2;
+    const svg = svgEl("svg", { class: "lines", width, height: top + rows * rowHeight + 8,
+      viewBox: `0 0 ${width} ${top + rows * rowHeight + 8}`, role: "img",
+      "aria-label": "attention lines: queries on the left, keys on the right, thickness = weight" });
+    svg.append(svgEl("text", { class: "heading", x: labelWidth, y: 14, "text-anchor": "end" }, "queries"),
+      svgEl("text", { class: "heading", x: x2 + valueWidth, y: 14 }, "keys"));
+    const lines = [];
+    spec.weights.forEach((row, i) => row.forEach((w, j) => {
+      if (w <= 0) return;
+      const line = svgEl("line", { x1, y1: ys(nq, i), x2, y2: ys(nk, j), "stroke-width": Math.max(w * thickest, 0.3),
+        "data-q": i, "data-k": j, "data-weight": w });
+      lines.push(line);
+      svg.append(line);
+    }));
+    const token = (side, i, label, x, y, anchor) => {
+      const node = svgEl("text", { class: "token", x, y: y + 4, "text-anchor": anchor, tabindex: 0,
+        "data-side": side, "data-index": i }, shorten(label, 18));
+      node.append(svgEl("title", {}, label));
+      svg.append(node);
+      return node;
+    };
+    const queries = spec.queryLabels.map((label, i) => token("query", i, label, labelWidth, ys(nq, i), "end"));
+    const keys = spec.keyLabels.map((label, j) => token("key", j, label, x2 + valueWidth, ys(nk, j), "start"));
+    const values = svgEl("g", { class: "values" });
+    svg.append(values);
+
+    let pinned = null;
+    function show(focus) {
+      values.replaceChildren();
+      svg.classList.toggle("focused", focus !== null);
+      queries.forEach((n, i) => n.classList.toggle("selected", focus !== null && focus.side === "query" && focus.index === i));
+      keys.forEach((n, j) => n.classList.toggle("selected", focus !== null && focus.side === "key" && focus.index === j));
+      if (focus !== null) {
+        const mine = focus.side === "query" ? "q" : "k";
+        lines.forEach((line) => line.classList.toggle("on", +line.dataset[mine] === focus.index));
+        if (focus.side === "query") {
+          spec.weights[focus.index].forEach((w, j) => values.append(svgEl("text", { class: "value", x: x2 + 4,
+            y: ys(nk, j) + 4, "data-side": "key", "data-index": j, "data-weight": w }, fmt(w))));
+        } else {
+          spec.weights.forEach((row, i) => values.append(svgEl("text", { class: "value", x: x1 - 4, y: ys(nq, i) + 4,
+            "text-anchor": "end", "data-side": "query", "data-index": i, "data-weight": row[focus.index] }, fmt(row[focus.index]))));
+        }
+      }
+      if (spec.onFocus) spec.onFocus(focus);
+    }
+    const focusOf = (node) => ({ side: node.dataset.side, index: +node.dataset.index });
+    const same = (a, b) => a !== null && b !== null && a.side === b.side && a.index === b.index;
+    for (const node of [...queries, ...keys]) {
+      node.addEventListener("mouseenter", () => show(focusOf(node)));
+      node.addEventListener("focus", () => show(focusOf(node)));
+      node.addEventListener("mouseleave", () => show(pinned));
+      node.addEventListener("blur", () => show(pinned));
+      node.addEventListener("click", () => { pinned = same(pinned, focusOf(node)) ? null : focusOf(node); show(pinned); });
+      node.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") node.dispatchEvent(new Event("click")); });
+    }
+    return { node: el("div", { class: "scroll" }, svg), show, pin(focus) { pinned = focus; show(focus); } };
+  }
+
+  /** Radio buttons; onChange(value) runs when the choice changes. */
+  function choice(legend, name, options, selected, onChange) {
+    return el("fieldset", { class: name }, el("legend", {}, legend),
+      options.map(([value, label]) => el("label", {},
+        el("input", { type: "radio", name, value, checked: value === selected, onchange: () => onChange(value) }), " ", label)));
+  }
+
+  /** A plain table: columns = [[heading, className]], rows = arrays of cell contents. */
+  function dataTable(columns, rows) {
+    return el("table", { class: "data" },
+      el("thead", {}, el("tr", {}, columns.map(([name, cls]) => el("th", { class: cls || null, scope: "col" }, name)))),
+      el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((cell, k) => el("td", { class: columns[k][1] || null }, cell))))));
+  }
+
+  /** The exact command line of the run, quoted for a shell. */
+  function commandLine(page) {
+    return el("pre", { class: "command", title: "the command line that wrote this page" }, `$ ${page.command_line}`);
+  }
+
+  /** The vector set and every setting of the document: with the command line, enough to reproduce the page. */
+  function settingsList(doc) {
+    const text = (value) => (value === null ? "—" : typeof value === "object" ? JSON.stringify(value) : String(value));
+    const entries = [["attn-cli", doc.attn_cli_version],
+      ...Object.entries(doc.vectors).map(([key, value]) => [`vectors.${key}`, text(value)]),
+      ...Object.entries(doc.settings).map(([key, value]) => [key, text(value)])];
+    return [el("h2", {}, "Settings and vectors"),
+      el("dl", { class: "settings" }, entries.map(([key, value]) => el("div", {}, el("dt", {}, key), el("dd", {}, value))))];
+  }
+
+  // ---- explain, and compare --cross (the same keys, with a target over a source) --------------------------
+
+  const LAYERS = [["weights", "weights w"], ["scores", "scores s"], ["logits", "scaled scores l"]];
+
+  /** Any document with heads, shifts and diagnostics: self-attention (explain) or cross-attention. */
+  function attentionView(doc, section, page) {
+    const cross = Boolean(doc.cross);
+    const queries = cross ? doc.target : doc, keys = cross ? doc.source : doc;
+    const labels = tokenLabels(queries.tokens.map((t) => t.text));
+    const keyLabels = tokenLabels(keys.tokens.map((t) => t.text));
+    const dropped = cross ? [...doc.source.dropped_tokens, ...doc.target.dropped_tokens] : doc.dropped_tokens;
+    const settings = doc.settings, heads = doc.heads;
+    const state = { head: 0, layer: "weights", focus: null };
+    const id = section.dataset.document;
+    add(section,
+      cross ? el("h1", {}, "Cross-attention: ", el("q", {}, doc.target.sentence), " (queries) over ",
+        el("q", {}, doc.source.sentence), " (keys, values)") : el("h1", {}, "Self-attention over ", el("q", {}, doc.sentence)),
+      el("p", { class: "note" }, `${doc.vectors.name}: ${doc.vectors.count.toLocaleString("en")} words × ${doc.vectors.dims} dims · `,
+        `${settings.mode} mode, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
+        `temperature ${settings.temperature}, ${settings.heads} head${settings.heads > 1 ? "s" : ""} of ${settings.d_head} dims, `,
+        `mask ${settings.mask}, positions ${settings.positions}`),
+      dropped.map((d) => el("p", { class: "note dropped" }, `dropped “${d.text}”: ${d.reason}`,
+        d.suggestions.length ? ` (did you mean ${d.suggestions.join(", ")}?)` : "")),
+      commandLine(page));
+
+    const controls = el("div", { class: "controls" });
+    if (heads.length > 1) {
+      controls.append(choice("head", `head-${id}`, heads.map((h) => [String(h.index), `head ${h.index + 1}`]), "0",
+        (value) => { state.head = +value; draw(); }));
+    }
+    controls.append(choice("matrix shows", `layer-${id}`, LAYERS, state.layer, (value) => { state.layer = value; draw(); }));
+    const panels = el("div", { class: "panels" });
+    const after = el("div", {});
+    add(section, controls, panels, after, settingsList(doc));
+
+    function caption() {
+      const which = heads.length > 1 ? `, head ${state.head + 1} of ${heads.length}` : "";
+      const factor = `${+settings.scale_factor.toPrecision(4)}`;
+      return {
+        weights: `Weights${which}: w = softmax(s × ${factor} / ${settings.temperature})`,
+        scores: `Scores${which}: s = q·k (rows are queries, columns are keys)`,
+        logits: `Scaled scores${which}: l = s × ${factor} / ${settings.temperature}`,
+      }[state.layer];
+    }
+
+    function draw() {
+      const head = heads[state.head];
+      const diag = doc.diagnostics.heads[state.head].rows;
+      const matrix = heatmap({
+        rowLabels: labels, colLabels: keyLabels, values: head[state.layer], corner: "query \\ key",
+        masked: (i, j) => head.logits[i][j] === null,
+        tooltip: (i, j) => [`${labels[i]} → ${keyLabels[j]}`, [["query", labels[i]], ["key", keyLabels[j]],
+          ["raw score s", fmt(head.scores[i][j])], ["scaled score l", fmt(head.logits[i][j])],
+          ["weight w", fmt(head.weights[i][j])]]],
+        onRow: (i) => lines.pin(state.focus && state.focus.side === "query" && state.focus.index === i ? null : { side: "query", index: i }),
+      });
+      const lines = tokenLines({
+        queryLabels: labels, keyLabels, weights: head.weights,
+        onFocus: (focus) => {
+          state.focus = focus;
+          matrix.select(focus && focus.side === "query" ? focus.index : null);
+          shiftRows.forEach((tr, i) => tr.classList.toggle("selected", focus !== null && focus.index === i));
+        },
+      });
+      panels.replaceChildren(
+        el("div", { class: "panel matrix" }, el("h2", {}, caption()), matrix.node,
+          el("p", { class: "note" }, "colour per row: dark = the row's smallest value, yellow = its largest; hover a cell for its numbers",
+            heads[0].logits.some((row) => row.includes(null)) ? "; hatched = masked" : "")),
+        el("div", { class: "panel lines" }, el("h2", {}, `Who attends to whom${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
+          lines.node, el("p", { class: "note" }, "line thickness = weight; hover or click a word to see its row (query) or column (key)")));
+
+      const shiftTable = shifts(doc, labels, keyLabels);
+      const shiftRows = [...shiftTable.querySelectorAll("tbody tr")];
+      after.replaceChildren();
+      add(after,
+        el("h2", {}, "Shift: own value s → contextual output y"), el("div", { class: "scroll" }, shiftTable),
+        el("p", { class: "note" }, "pulled by: context words, weight w (share of y they supply)",
+          settings.neighbors > 0 ? `; nearest words by cosine among ${settings.neighbor_vocab === null ? "all" : `the ${Math.min(settings.neighbor_vocab, doc.vectors.count).toLocaleString("en")} most frequent`} words; new after attention in bold green` : ""),
+        el("h2", {}, `Diagnostics per query row${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
+        el("div", { class: "scroll" }, dataTable([["token"], ["entropy (bits)", "num"], ["largest w", "num"], ["on"]],
+          diag.map((row, i) => [labels[i], fmt(row.entropy_bits, 2), fmt(row.max_weight), keyLabels[row.argmax]]))),
+        el("p", { class: "note" }, `0 bits = all weight on one word, ${Math.log2(keyLabels.length).toFixed(2)} = uniform over ${keyLabels.length}`),
+        doc.diagnostics.warnings.map((w) => el("div", { class: "warning" }, el("b", {}, "warning: "), w.message, el("br"),
+          el("b", {}, "hint: "), w.hint)));
+      lines.pin(state.focus);
+    }
+    draw();
+  }
+
+  /** The shift table; in cross-attention the contributions name source tokens and there is no self weight. */
+  function shifts(doc, labels, keyLabels) {
+    const withNeighbors = doc.settings.neighbors > 0;
+    const columns = [["token"], ["cos(s,y)", "num"], ["|y−s|", "num"], ["self w", "num"], ["pulled by"]];
+    if (withNeighbors) columns.push(["nearest before: s"], ["nearest after: y"]);
+    return dataTable(columns, doc.shifts.map((shift) => {
+      const own = doc.cross ? null : shift.contributions.find((c) => c.index === shift.index);
+      const others = shift.contributions.filter((c) => c !== own).slice(0, 3);
+      const pulled = others.map((c) => `${keyLabels[c.index]} ${c.weight.toFixed(2)} (${c.share >= 0 ? "+" : ""}${c.share.toFixed(2)})`).join(", ") || "—";
+      const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm), own ? own.weight.toFixed(2) : "—", pulled];
+      if (withNeighbors) {
+        const before = new Set(shift.neighbors_before.map((n) => n.word));
+        cells.push(shift.neighbors_before.map((n) => n.word).join(", "),
+          shift.neighbors_after.map((n, k) => [k ? ", " : "", before.has(n.word) ? n.word : el("span", { class: "new" }, n.word)]).flat());
+      }
+      return cells;
+    }));
+  }
+
+  registerView("explain", attentionView);
+  registerView("compare", (doc, section, page) => (doc.cross ? attentionView : compareView)(doc, section, page));
+
+  /** compare: the verdict per shared word, then each sentence drawn as explain draws it (same numbers). */
+  function compareView(doc, section, page) {
+    add(section, el("h1", {}, "Compare: ", doc.sentences.map((d, k) => [k ? " · " : "", el("q", {}, d.sentence)])),
+      commandLine(page), el("h2", {}, "Verdicts"),
+      el("div", { class: "scroll" }, dataTable([["word"], ["static cos", "num"], ["contextual cos", "num"], ["verdict"]],
+        doc.words.map((w) => [w.word, fmt(w.static_cosine), fmt(w.contextual_cosine), w.verdict]))));
+    doc.sentences.forEach((sentence, k) => {
+      const part = el("section", { class: "document", "data-document": `${section.dataset.document}-${k}` });
+      section.append(part);
+      attentionView(sentence, part, page);
+    });
+  }
+
+  // ---- the page --------------------------------------------------------------------------------------------
+
+  function main() {
+    const page = JSON.parse(document.getElementById("attn-data").textContent);
+    const root = document.getElementById("attn-report");
+    root.replaceChildren();
+    page.documents.forEach((doc, k) => {
+      const section = el("section", { class: "document", "data-document": k, "data-command": doc.command });
+      root.append(section);
+      (VIEWS[doc.command] || missingView)(doc, section, page);
+    });
+  }
+
+  /** For documents this page cannot draw yet: say so, and keep the command line and settings. */
+  function missingView(doc, section, page) {
+    add(section, el("h1", {}, `attn-cli ${doc.command}`),
+      el("p", { class: "warning" }, `This page has no picture for these “${doc.command}” documents yet; every number is in the attn-data block of the page source.`),
+      commandLine(page), doc.settings ? settingsList(doc) : null);
+  }
+
+  main();
+})();

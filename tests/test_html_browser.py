@@ -1,0 +1,182 @@
+"""The HTML report in a real browser (Debian's Chromium through playwright): offline, hover, heads, toggles.
+
+One browser for the whole session, a fresh page per test. Locally the tests skip when Chromium is not
+at /usr/bin/chromium; `.ci/run` installs it and sets ATTN_CLI_BROWSER_TESTS=required, so in CI they run
+(and a missing browser fails instead of skipping).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"]
+LONG_SENTENCE = ("the quick brown fox jumps over the lazy dog near the river bank today while a small child reads an "
+                 "old book about ships and the sea under a tall green tree in the park on a warm sunny afternoon in "
+                 "early june when many people walk their dogs along the quiet path beside the water and the birds "
+                 "sing songs of spring")
+
+
+def unavailable(reason: str) -> None:
+    """Skip locally; fail where the browser tests are required (CI)."""
+    if os.environ.get("ATTN_CLI_BROWSER_TESTS") == "required":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        unavailable(f"browser tests need Chromium at {CHROMIUM}: apt-get install -y chromium (.ci/run does)")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        unavailable("browser tests need playwright: pip install '.[test]'")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+class OfflinePage:
+    """A page that records console errors and every request, and refuses any request but the file itself."""
+
+    def __init__(self, browser, path: Path) -> None:
+        self.url = path.as_uri()
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("dialog", lambda dialog: (self.errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+        self.page.route("**/*", self._route)
+        self.page.goto(self.url)
+
+    def _route(self, route) -> None:
+        self.requests.append(route.request.url)
+        if route.request.url == self.url:
+            route.continue_()
+        else:
+            route.abort()
+
+    def values(self, side: str) -> tuple[list[str], list[float]]:
+        """The weights written next to the tokens on `side` of the token-lines view: text and exact value."""
+        nodes = self.page.locator(f"svg.lines text.value[data-side={side}]")
+        return nodes.all_text_contents(), [float(v) for v in nodes.evaluate_all("ns => ns.map(n => n.dataset.weight)")]
+
+    def assert_clean(self) -> None:
+        assert self.errors == []
+        assert self.requests == [self.url]
+
+
+def write_report(run, tmp_path, *args: str, name: str = "report.html") -> tuple[Path, list[dict]]:
+    target = tmp_path / name
+    result = run("explain", *args, "--html", str(target))
+    assert result.exit_code == 0, result.stderr
+    documents = [json.loads(line) for line in run("explain", *args, "--json").stdout.splitlines()]
+    return target, documents
+
+
+def three(values: list[float]) -> list[str]:
+    return [f"{value:.3f}" for value in values]
+
+
+def test_report_works_offline_hover_shows_the_json_weights_and_heads_switch(run, tmp_path, browser):
+    path, [report] = write_report(run, tmp_path, "money bank grows", "--heads", "2")
+    heads = [head["weights"] for head in report["heads"]]
+    assert heads[0] != heads[1]
+    view = OfflinePage(browser, path)
+    page = view.page
+    assert page.locator("h1 q").inner_text() == "money bank grows"
+
+    page.hover("svg.lines text.token[data-side=query][data-index='1']")  # the query "bank"
+    assert view.values("key") == (three(heads[0][1]), heads[0][1])
+    assert page.locator("table.heatmap tbody tr.selected th").inner_text() == "bank"
+
+    page.check("input[name='head-0'][value='1']")
+    assert "head 2 of 2" in page.locator(".panel.matrix h2").inner_text()
+    page.hover("svg.lines text.token[data-side=query][data-index='1']")
+    assert view.values("key") == (three(heads[1][1]), heads[1][1])
+    page.hover("svg.lines text.token[data-side=key][data-index='0']")  # the key "money": its column
+    assert view.values("query") == (three([row[0] for row in heads[1]]), [row[0] for row in heads[1]])
+
+    page.click("svg.lines text.token[data-side=query][data-index='2']")  # a click pins the row
+    page.hover("h1")
+    assert view.values("key")[1] == heads[1][2]
+
+    cells = page.locator("table.heatmap td")
+    assert cells.all_text_contents() == three([w for row in heads[1] for w in row])
+    page.check("input[name='layer-0'][value='scores']")
+    assert cells.all_text_contents() == three([s for row in report["heads"][1]["scores"] for s in row])
+    page.hover("table.heatmap td[data-row='0'][data-col='2']")
+    tooltip = page.locator("#attn-tooltip").inner_text()
+    for expected in ("money → grows", "raw score s", f"{report['heads'][1]['scores'][0][2]:.3f}",
+                     f"{report['heads'][1]['logits'][0][2]:.3f}", f"weight w\n{heads[1][0][2]:.3f}"):
+        assert expected in tooltip
+    assert page.screenshot(path=str(tmp_path / "explain.png"), full_page=True)[:4] == b"\x89PNG"
+    view.assert_clean()
+
+
+def test_sixty_tokens_scroll_and_no_labels_overlap(run, tmp_path, browser):
+    path, [report] = write_report(run, tmp_path, LONG_SENTENCE)
+    assert len(report["tokens"]) >= 60
+    view = OfflinePage(browser, path)
+    page = view.page
+    for selector in ("table.heatmap thead .col-label", "table.heatmap tbody th", "svg.lines text.token"):
+        boxes = page.locator(selector).evaluate_all("ns => ns.map(n => { const r = n.getBoundingClientRect();"
+                                                    " return [r.left, r.top, r.right, r.bottom]; })")
+        assert len(boxes) >= len(report["tokens"])
+        for (l1, t1, r1, b1), (l2, t2, r2, b2) in zip(boxes, boxes[1:]):  # neighbours in reading order
+            assert r1 <= l2 + 0.5 or b1 <= t2 + 0.5 or r2 <= l1 + 0.5 or b2 <= t1 + 0.5, selector
+    boxes = page.locator(".scroll").evaluate_all("ns => ns.map(n => [n.scrollHeight > n.clientHeight, n.clientWidth])")
+    assert boxes[0][0] and boxes[1][0]  # the heatmap and the lines scroll inside their own boxes
+    assert all(width <= 1280 for _, width in boxes)
+    page.hover("svg.lines text.token[data-side=query][data-index='59']")
+    assert view.values("key")[1] == report["heads"][0]["weights"][59]
+    view.assert_clean()
+
+
+def test_every_stdin_sentence_gets_its_own_section_and_printing_drops_the_controls(run, tmp_path, browser):
+    target = tmp_path / "two.html"
+    result = run("explain", "-", "--heads", "2", "--html", str(target), input="money bank grows\nriver bank flows\n")
+    assert result.exit_code == 0, result.stderr
+    view = OfflinePage(browser, target)
+    page = view.page
+    assert page.locator("section.document h1 q").all_text_contents() == ["money bank grows", "river bank flows"]
+    page.check("input[name='head-1'][value='1']")  # the second section's head switch leaves the first alone
+    assert page.locator(".panel.matrix h2").all_text_contents()[:2] == [
+        "Weights, head 1 of 2: w = softmax(s × 1 / 1)", "Weights, head 2 of 2: w = softmax(s × 1 / 1)"]
+    page.emulate_media(media="print")
+    assert page.locator(".controls").first.is_hidden()
+    assert page.locator(".scroll").first.evaluate("n => getComputedStyle(n).overflow") == "visible"
+    view.assert_clean()
+
+
+def test_cross_attention_draws_the_rectangular_matrix_and_compare_each_sentence(run, tmp_path, browser):
+    path = tmp_path / "cross.html"
+    args = ("compare", "river bank flows", "the money bank grows", "--heads", "2")
+    assert run(*args, "--cross", "--html", str(path)).exit_code == 0
+    report = json.loads(run(*args, "--cross", "--json").stdout)
+    view = OfflinePage(browser, path)
+    page = view.page
+    rows = page.locator("table.heatmap tbody tr")
+    assert rows.count() == 4  # rows = target tokens, columns = source tokens
+    assert rows.first.locator("td").count() == 3
+    assert page.locator("table.heatmap tbody th").all_text_contents() == ["the", "money", "bank", "grows"]
+    page.check("input[name='head-0'][value='1']")
+    page.hover("svg.lines text.token[data-side=query][data-index='2']")  # target "bank" over the source
+    assert view.values("key")[1] == report["heads"][1]["weights"][2]
+    view.assert_clean()
+
+    path = tmp_path / "compare.html"
+    assert run(*args[:3], "--html", str(path)).exit_code == 0
+    view = OfflinePage(browser, path)
+    assert "bank: 1.000 -> " in view.page.locator("table.data").first.inner_text()  # the verdict
+    assert view.page.locator("section.document section.document h1 q").all_text_contents() == [
+        "river bank flows", "the money bank grows"]
+    view.assert_clean()
