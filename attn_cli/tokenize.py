@@ -20,6 +20,7 @@ from attn_cli.errors import InputError
 from attn_cli.vectors.store import Vectors
 
 OOV_POLICIES = ("skip", "error", "zero")
+DEFAULT_MAX_TOKENS = 1000  # 1,000 tokens need ~60 MB of matrices; 5,000 about 1.5 GB (README, "Limits")
 _TOKEN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
 _SUGGESTION_POOL = 50_000  # suggestions come from the most frequent words only
 
@@ -59,12 +60,16 @@ def split_words(sentence: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFC", sentence))
 
 
-def tokenize(sentence: str, vectors: Vectors, oov: str = "skip") -> TokenizedSentence:
-    """Tokens with their vectors; raises InputError when nothing is left to attend."""
+def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
+             max_tokens: int = DEFAULT_MAX_TOKENS) -> TokenizedSentence:
+    """Tokens with their vectors; raises InputError when nothing is left to attend or too much."""
     words = split_words(sentence)
     if not words:
         raise InputError("the sentence is empty; type a sentence with at least one word, "
                          'e.g. attn-cli explain "money bank grows"')
+    if len(words) > max_tokens:
+        raise InputError(f"the sentence has {len(words):,} tokens, more than --max-tokens {max_tokens:,}; "
+                         f"shorten it or pass --max-tokens {len(words)} (memory grows with the square of the length)")
     tokens: list[Token] = []
     dropped: list[DroppedToken] = []
     rows: list[np.ndarray] = []
