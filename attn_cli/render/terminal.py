@@ -134,42 +134,53 @@ def matrix_table(rows, labels: list[str], console: Console, *, columns: list[str
 
 
 def fitting_columns(rows, labels: list[str], columns: list[str], console: Console, row_sums: bool) -> int:
-    """How many leading columns fit the console, measured on the real table (bisection).
+    """How many leading columns fit the console, measured by Rich (bisection).
 
-    No more than width / MIN_COLUMN_WIDTH columns can fit, so a 5,000-token matrix
-    is never formatted whole just to find that out.
+    A table is as wide as its widest cell in each column, so one skeleton row of
+    those widest cells measures the same as every row; and no more than
+    width / MIN_COLUMN_WIDTH columns can fit, so a 5,000-token matrix is never
+    formatted whole just to find that out.
     """
+    high = min(len(columns), console.width // MIN_COLUMN_WIDTH)
+    widest = [max((format_number(row[j]) for row in rows), key=len) for j in range(high)]  # [high] strings
+
     def fits(shown: int) -> bool:
+        table = _frame(columns, shown, row_sums)
+        table.add_row(max(labels, key=len), *widest[:shown], *(["…"] if shown < len(columns) else []),
+                      *(["1.000"] if row_sums else []))
         unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
-        table = _matrix(rows, labels, columns, shown, row_sums)
         return Measurement.get(console, unbounded, table).maximum <= console.width
 
-    low, high = 1, min(len(columns), console.width // MIN_COLUMN_WIDTH)
     if high == len(columns) and fits(high):
         return high
-    high -= high == len(columns)  # the whole matrix did not fit
+    low, high = 1, high - (high == len(columns))  # the whole matrix did not fit
     while low < high:
         middle = (low + high + 1) // 2
         low, high = (middle, high) if fits(middle) else (low, middle - 1)
     return low
 
 
-def _matrix(rows, labels: list[str], columns: list[str], shown: int, row_sums: bool) -> Table:
-    """The table of the first `shown` columns (and a "…" column when some are left out)."""
-    elided = shown < len(columns)
+def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
+    """The empty table of the first `shown` columns, a "…" column when some are left out, and Σ."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("", style="bold", no_wrap=True)
     for label in columns[:shown]:
         table.add_column(label, justify="right", no_wrap=True)
-    if elided:
+    if shown < len(columns):
         table.add_column("…", justify="center", no_wrap=True)
     if row_sums:
         table.add_column("Σ", justify="right", style="dim", no_wrap=True)
+    return table
+
+
+def _matrix(rows, labels: list[str], columns: list[str], shown: int, row_sums: bool) -> Table:
+    """The heat-coloured rows under the frame of the first `shown` columns."""
+    table = _frame(columns, shown, row_sums)
     for label, row in zip(labels, rows):
         finite = [value for value in row if value is not None and math.isfinite(value)]
         low, high = min(finite), max(finite)
         line = [heat_cell(value, low, high) for value in row[:shown]]
-        line += ["…"] if elided else []
+        line += ["…"] if shown < len(columns) else []
         line += [f"{sum(finite):.3f}"] if row_sums else []
         table.add_row(label, *line)
     return table
