@@ -14,6 +14,7 @@ from attn_cli.attention import AttentionResult, similarity_scores, softmax, stat
 from attn_cli.attention import value_space
 from attn_cli.vectors.store import Vectors
 
+QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
@@ -67,8 +68,9 @@ class Advice:
 class NeighborSearch:
     """Cosine nearest neighbours among the most frequent words, in the outputs' space.
 
-    The vocabulary is held as float32 unit rows [N, d_out]; all queries of a
-    sentence are answered by one matrix product.
+    The vocabulary is held as float32 unit rows [N, d_out]; queries are answered
+    by matrix products of QUERY_BLOCK queries at a time, so the [N, m] cosines
+    stay small however long the sentence.
     """
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
@@ -79,7 +81,15 @@ class NeighborSearch:
 
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself)."""
-        cosines = self.unit @ unit_rows(queries).astype(np.float32).T  # [N, d_out] x [d_out, m] -> [N, m]
+        unit_queries = unit_rows(queries).astype(np.float32)  # [m, d_out]
+        found = []
+        for start in range(0, len(unit_queries), QUERY_BLOCK):
+            block = slice(start, start + QUERY_BLOCK)
+            found += self._nearest_block(unit_queries[block], k, exclude[block])
+        return found
+
+    def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
+        cosines = self.unit @ unit_queries.T  # [N, d_out] x [d_out, b] -> [N, b]
         take = min(k + 1, len(self.words))
         found = []
         for column, word_to_skip in zip(cosines.T, exclude):

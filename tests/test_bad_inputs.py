@@ -7,6 +7,8 @@ types: sentences and options, through every command.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from attn_cli.errors import EXIT_CODES
@@ -98,3 +100,12 @@ def test_a_user_file_is_never_changed(run, tmp_path):
     assert run("compare", "--file", str(sentences), "--json").exit_code == 3
     assert run("explain", "money bank", "--vectors", str(vectors), "--json").exit_code == 4
     assert {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in before} == before
+
+
+@pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029", "\x0b", "\x0c", "\x1e"])
+def test_line_separators_in_a_sentence_never_split_a_json_line(run, separator):
+    """Found by fuzzing: U+0085 written raw made str.splitlines() cut one document in two."""
+    result = run("explain", f"money{separator}bank", "--json")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["sentence"] == f"money{separator}bank"

@@ -5,6 +5,8 @@ their matrices as numpy arrays, written here one row at a time, so a
 5,000-token sentence (three 25-million-number matrices per head) never exists
 as one Python list or one string. Infinite entries (masked logits, -inf) are
 written as null; a NaN is a bug and raises ValueError instead of invalid JSON.
+Non-ASCII text is escaped (\\uXXXX), so no character that some reader takes for a
+line break (U+0085, U+2028, ...) can split a line of JSON Lines.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def _write(value: Any, stream: TextIO) -> None:
         stream.write("{")
         for position, (key, item) in enumerate(value.items()):
             stream.write(", " if position else "")
-            stream.write(json.dumps(str(key), ensure_ascii=False) + ": ")
+            stream.write(json.dumps(str(key)) + ": ")
             _write(item, stream)
         stream.write("}")
     elif isinstance(value, (list, tuple)):
@@ -49,8 +51,7 @@ def _write(value: Any, stream: TextIO) -> None:
             _write(item, stream)
         stream.write("]")
     else:
-        stream.write(json.dumps(value.item() if isinstance(value, np.generic) else value, allow_nan=False,
-                                ensure_ascii=False))
+        stream.write(json.dumps(value.item() if isinstance(value, np.generic) else value, allow_nan=False))
 
 
 def _write_array(array: np.ndarray, stream: TextIO) -> None:
