@@ -10,10 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.attention import AttentionResult, output_terms, similarity_scores, softmax, static_outputs, unit_rows
+from attn_cli.attention import AttentionResult, similarity_scores, softmax, static_outputs, term_shares, unit_rows
 from attn_cli.attention import value_space
 from attn_cli.vectors.store import Vectors
 
+QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
+MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
 
@@ -36,11 +38,12 @@ class Shift:
     """How token i moved: static s_i (own value) versus contextual y_i."""
 
     index: int
+    self_weight: float | None  # w_ii averaged over heads: what the token kept of itself (None in cross-attention)
     cosine: float  # cosine(s_i, y_i)
     delta_norm: float  # |y_i - s_i|
     static_norm: float
     contextual_norm: float
-    contributions: list[Contribution]  # every key, largest weight first
+    contributions: list[Contribution]  # the MAX_CONTRIBUTIONS heaviest keys, largest weight first
     neighbors_before: list[Neighbor]
     neighbors_after: list[Neighbor]
 
@@ -65,8 +68,9 @@ class Advice:
 class NeighborSearch:
     """Cosine nearest neighbours among the most frequent words, in the outputs' space.
 
-    The vocabulary is held as float32 unit rows [N, d_out]; all queries of a
-    sentence are answered by one matrix product.
+    The vocabulary is held as float32 unit rows [N, d_out]; queries are answered
+    by matrix products of QUERY_BLOCK queries at a time, so the [N, m] cosines
+    stay small however long the sentence.
     """
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
@@ -77,7 +81,15 @@ class NeighborSearch:
 
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself)."""
-        cosines = self.unit @ unit_rows(queries).astype(np.float32).T  # [N, d_out] x [d_out, m] -> [N, m]
+        unit_queries = unit_rows(queries).astype(np.float32)  # [m, d_out]
+        found = []
+        for start in range(0, len(unit_queries), QUERY_BLOCK):
+            block = slice(start, start + QUERY_BLOCK)
+            found += self._nearest_block(unit_queries[block], k, exclude[block])
+        return found
+
+    def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
+        cosines = self.unit @ unit_queries.T  # [N, d_out] x [d_out, b] -> [N, b]
         take = min(k + 1, len(self.words))
         found = []
         for column, word_to_skip in zip(cosines.T, exclude):
@@ -93,7 +105,7 @@ def token_shifts(result: AttentionResult, keys: list[str | None], search: Neighb
                  neighbors: int) -> list[Shift]:
     """One `Shift` per query token; `keys` are the tokens' vocabulary entries (None if OOV)."""
     static = static_outputs(result)  # [n, d_out]
-    terms = output_terms(result)  # [n_q, n_k, d_out]
+    shares = term_shares(result)  # [n_q, n_k]
     mean_weights = result.weights.mean(axis=0)  # [n_q, n_k]
     n = len(static)
     if search is not None and neighbors > 0:
@@ -102,12 +114,11 @@ def token_shifts(result: AttentionResult, keys: list[str | None], search: Neighb
         nearest = [[] for _ in range(2 * n)]
     shifts = []
     for i, (before, after) in enumerate(zip(static, result.outputs)):
-        squared = float(after @ after)
-        shares = terms[i] @ after / squared if squared > 0 else np.zeros(terms.shape[1])  # [n_k]
-        order = np.argsort(-mean_weights[i], kind="stable")
-        contributions = [Contribution(int(j), float(mean_weights[i, j]), float(shares[j])) for j in order]
+        contributions = [Contribution(int(j), float(mean_weights[i, j]), float(shares[i, j]))
+                         for j in top_indices(mean_weights[i], MAX_CONTRIBUTIONS)]
         shifts.append(Shift(
             index=i,
+            self_weight=float(mean_weights[i, i]) if result.self_attention else None,
             cosine=cosine(before, after),
             delta_norm=float(np.linalg.norm(after - before)),
             static_norm=float(np.linalg.norm(before)),
@@ -117,6 +128,15 @@ def token_shifts(result: AttentionResult, keys: list[str | None], search: Neighb
             neighbors_after=nearest[n + i],
         ))
     return shifts
+
+
+def top_indices(row: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest entries, largest first, ties in index order: O(n), not a full sort."""
+    if k < len(row):
+        candidates = np.sort(np.argpartition(-row, k - 1)[:k])
+    else:
+        candidates = np.arange(len(row))
+    return candidates[np.argsort(-row[candidates], kind="stable")]
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

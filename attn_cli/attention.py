@@ -111,6 +111,7 @@ class AttentionResult:
     outputs: np.ndarray  # [n_q, d_out]  heads concatenated (then W_O when enabled)
     scale_factor: float
     projections: Projections | None
+    self_attention: bool  # keys are the queries' own tokens (no separate context was given)
 
     @property
     def n_heads(self) -> int:
@@ -276,7 +277,7 @@ def multi_head_attention(
         queries=queries, keys=keys, values=values,
         scores=scores, logits=logits, weights=weights,
         head_outputs=head_outputs, outputs=outputs,
-        scale_factor=scale, projections=projections,
+        scale_factor=scale, projections=projections, self_attention=context_embeddings is None,
     )
 
 
@@ -304,6 +305,23 @@ def output_terms(result: AttentionResult) -> np.ndarray:
     if result.projections is not None and result.projections.w_o is not None:
         terms = terms @ result.projections.w_o
     return terms
+
+
+def term_shares(result: AttentionResult) -> np.ndarray:
+    """share[i, j] = term_ij . y_i / |y_i|^2: the part of output y_i that key j supplies.
+
+    term_ij is key j's weighted value (all heads, through W_O) and the terms sum
+    to y_i, so every row of shares sums to 1 (0 for a zero output). Computed as
+    sum over heads of w_ij (v_j . z_i) with z_i = y_i mapped back through W_O^T,
+    which needs O(H n^2) memory instead of the O(n^2 d) of the terms themselves.
+    """
+    back = result.outputs
+    if result.projections is not None and result.projections.w_o is not None:
+        back = back @ result.projections.w_o.T  # [n_q, d] x [d, width] -> [n_q, width]
+    dots = split_heads(back, result.n_heads) @ np.swapaxes(result.values, -1, -2)  # [H, n_q, n_k]: z_i . v_j
+    along = np.sum(result.weights * dots, axis=0)  # [n_q, n_k]
+    squared = np.einsum("id,id->i", result.outputs, result.outputs)[:, None]  # [n_q, 1]
+    return np.divide(along, squared, out=np.zeros_like(along), where=squared > 0)
 
 
 def value_space(embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:

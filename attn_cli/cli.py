@@ -140,7 +140,7 @@ def each_report(ctx: typer.Context, sentence: str, engine: EngineOptions, render
     outputs = ReportOutputs(render, json=engine.json, files=engine.picture_files(), command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors)
     for text in sentences(sentence):
-        outputs.show(build(text, tokenize_or_warn(text, vectors, engine.oov.value), vectors))
+        outputs.show(build(text, tokenize_or_warn(text, vectors, engine), vectors))
     outputs.finish()
 
 
@@ -184,7 +184,7 @@ def compare(
     outputs = ReportOutputs(render_cross if cross else render_compare, json=engine.json,
                             files=engine.picture_files(), command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors)
-    tokenized = [tokenize_or_warn(text, vectors, engine.oov.value, f"sentence {number}")
+    tokenized = [tokenize_or_warn(text, vectors, engine, f"sentence {number}")
                  for number, text in enumerate(found, 1)]
     options = dict(neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
     if cross:
@@ -195,10 +195,10 @@ def compare(
     outputs.finish()
 
 
-def tokenize_or_warn(text: str, vectors, oov: str, where: str = "") -> TokenizedSentence:
+def tokenize_or_warn(text: str, vectors, engine: EngineOptions, where: str = "") -> TokenizedSentence:
     """The sentence's tokens; a warning on stderr names the unknown words skipped (and where, if given)."""
     try:
-        tokenized = tokenize(text, vectors, oov)
+        tokenized = tokenize(text, vectors, engine.oov.value, engine.token_limit())
     except InputError as exc:
         if where:
             raise InputError(f'{where} ("{text}"): {exc.message}') from None

@@ -12,7 +12,7 @@ from attn_cli.attention import AttentionConfig, multi_head_attention
 from attn_cli.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError
 from attn_cli.report import (analyse_shifts, attention_blocks, document_header, explain_document, included_matrices,
-                             matrix, tokens_block)
+                             tokens_block)
 from attn_cli.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
 
@@ -78,8 +78,8 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
         "static_cosine": float(comparison.static_cosines[a, b]),
         "contextual_cosine": float(comparison.contextual_cosines[a, b]),
         "occurrences": occurrences,
-        "static_cosines": matrix(comparison.static_cosines),
-        "contextual_cosines": matrix(comparison.contextual_cosines),
+        "static_cosines": comparison.static_cosines,
+        "contextual_cosines": comparison.contextual_cosines,
     }
     block["verdict"] = verdict(block)
     return block
@@ -114,5 +114,5 @@ def cross_report(source: str, source_tokens: TokenizedSentence, target: str, tar
     }
     report.update(included_matrices(result, target_tokens.embeddings, include))
     if "embeddings" in include:
-        report["source_embeddings"] = matrix(source_tokens.embeddings)
+        report["source_embeddings"] = source_tokens.embeddings
     return report

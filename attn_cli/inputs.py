@@ -20,11 +20,21 @@ def sentences(argument: str, example: str = 'echo "money bank grows" | attn-cli 
         yield argument
         return
     found = False
-    for line in nonblank_lines(sys.stdin):
+    for line in nonblank_lines(stdin_lines()):
         found = True
         yield line
     if not found:
         raise InputError(f"no sentence on stdin; pipe one sentence per line, e.g. {example}")
+
+
+def stdin_lines() -> Iterator[str]:
+    """The lines of stdin decoded as UTF-8, read as bytes so a bad line is named, not a traceback."""
+    for number, raw in enumerate(sys.stdin.buffer, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"line {number} of stdin is not valid UTF-8; convert the input to UTF-8 "
+                             "(e.g. iconv -f latin1 -t utf-8)") from None
 
 
 def sentence_list(arguments: list[str], file: Path | None, example: str) -> list[str]:

@@ -21,7 +21,7 @@ import typer
 from attn_cli.attention import MASKS, MODES, POSITIONS, SIMILARITIES, AttentionConfig
 from attn_cli.errors import UsageError
 from attn_cli.report import INCLUDABLE
-from attn_cli.tokenize import OOV_POLICIES
+from attn_cli.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
@@ -61,6 +61,7 @@ class EngineOptions:
     include: str = ""
     html: Optional[Path] = None
     svg: Optional[Path] = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
     def attention_config(self) -> AttentionConfig:
         """The validated engine configuration (a bad value raises a ConfigError, a usage error)."""
@@ -86,6 +87,11 @@ class EngineOptions:
         if self.neighbors < 0:
             raise UsageError(f"--neighbors must be 0 (off) or more (got {self.neighbors})")
         return self.neighbors
+
+    def token_limit(self) -> int:
+        if self.max_tokens < 1:
+            raise UsageError(f"--max-tokens must be at least 1 (got {self.max_tokens})")
+        return self.max_tokens
 
     def included(self) -> tuple[str, ...]:
         """--include as a tuple of known names; only meaningful with --json."""
@@ -151,6 +157,8 @@ _ANNOTATIONS = {
     "neighbor_vocab": Annotated[str, _option("--neighbor-vocab", panel=OUTPUT_PANEL, metavar="N|all",
                                              help="Search neighbours among the N most frequent words.")],
     "json": Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write one JSON document to stdout.")],
+    "max_tokens": Annotated[int, _option("--max-tokens", panel=OUTPUT_PANEL,
+                                         help="Refuse longer sentences: memory grows with the square of the length.")],
     "include": Annotated[str, _option("--include", panel=OUTPUT_PANEL, metavar="embeddings,qkv,outputs",
                                       help="With --json: add these matrices so every number can be recomputed.")],
     "html": Annotated[Optional[Path], _option("--html", panel=OUTPUT_PANEL, metavar="FILE",

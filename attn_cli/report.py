@@ -1,7 +1,8 @@
 """Build the one document every renderer draws from (the JSON contract).
 
 `explain_report` turns tokens, an `AttentionResult` and its analysis into plain
-dicts, lists, strings and floats. `--json` writes it as is; the terminal
+dicts, lists, strings and floats, with matrices kept as numpy arrays (the JSON
+writer streams them row by row). `--json` writes it as is; the terminal
 renderer reads the same document, so the tables and the JSON cannot disagree.
 """
 
@@ -156,16 +157,9 @@ def settings_block(config: AttentionConfig, result: AttentionResult, neighbors: 
 
 
 def heads_block(result: AttentionResult) -> list[dict]:
-    """Per head: raw scores, scaled logits (None where masked) and softmax weights, n_q x n_k each."""
-    return [
-        {
-            "index": head,
-            "scores": matrix(result.scores[head]),
-            "logits": [[float(v) if np.isfinite(v) else None for v in row] for row in result.logits[head]],
-            "weights": matrix(result.weights[head]),
-        }
-        for head in range(result.n_heads)
-    ]
+    """Per head: raw scores, scaled logits (-inf where masked) and softmax weights, [n_q, n_k] arrays each."""
+    return [{"index": head, "scores": result.scores[head], "logits": result.logits[head],
+             "weights": result.weights[head]} for head in range(result.n_heads)]
 
 
 def shift_block(shift: Shift, texts: list[str], key_texts: list[str]) -> dict:
@@ -173,6 +167,7 @@ def shift_block(shift: Shift, texts: list[str], key_texts: list[str]) -> dict:
     return {
         "token": texts[shift.index],
         "index": shift.index,
+        "self_weight": shift.self_weight,
         "cosine": shift.cosine,
         "delta_norm": shift.delta_norm,
         "static_norm": shift.static_norm,
@@ -199,17 +194,9 @@ def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: 
     """The opt-in matrices that let anyone recompute every number elsewhere."""
     extra = {}
     if "embeddings" in include:
-        extra["embeddings"] = matrix(embeddings)
+        extra["embeddings"] = embeddings
     if "qkv" in include:
-        extra["queries"] = [matrix(h) for h in result.queries]
-        extra["keys"] = [matrix(h) for h in result.keys]
-        extra["values"] = [matrix(h) for h in result.values]
+        extra.update(queries=result.queries, keys=result.keys, values=result.values)
     if "outputs" in include:
-        extra["outputs"] = matrix(result.outputs)
-        extra["head_outputs"] = matrix(merge_heads(result.head_outputs))
+        extra.update(outputs=result.outputs, head_outputs=merge_heads(result.head_outputs))
     return extra
-
-
-def matrix(values: np.ndarray) -> list[list[float]]:
-    """A 2-D array as nested lists of Python floats (JSON-ready)."""
-    return np.asarray(values, dtype=np.float64).tolist()

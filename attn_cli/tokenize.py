@@ -20,8 +20,10 @@ from attn_cli.errors import InputError
 from attn_cli.vectors.store import Vectors
 
 OOV_POLICIES = ("skip", "error", "zero")
+DEFAULT_MAX_TOKENS = 1000  # 1,000 tokens need ~60 MB of matrices; 5,000 about 1.5 GB (README, "Limits")
 _TOKEN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
 _SUGGESTION_POOL = 50_000  # suggestions come from the most frequent words only
+MAX_NAMED = 10  # unknown words named in one message; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -59,12 +61,16 @@ def split_words(sentence: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFC", sentence))
 
 
-def tokenize(sentence: str, vectors: Vectors, oov: str = "skip") -> TokenizedSentence:
-    """Tokens with their vectors; raises InputError when nothing is left to attend."""
+def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
+             max_tokens: int = DEFAULT_MAX_TOKENS) -> TokenizedSentence:
+    """Tokens with their vectors; raises InputError when nothing is left to attend or too much."""
     words = split_words(sentence)
     if not words:
         raise InputError("the sentence is empty; type a sentence with at least one word, "
                          'e.g. attn-cli explain "money bank grows"')
+    if len(words) > max_tokens:
+        raise InputError(f"the sentence has {len(words):,} tokens, more than --max-tokens {max_tokens:,}; "
+                         f"shorten it or pass --max-tokens {len(words)} (memory grows with the square of the length)")
     tokens: list[Token] = []
     dropped: list[DroppedToken] = []
     rows: list[np.ndarray] = []
@@ -96,10 +102,16 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip") -> TokenizedSen
 def describe_unknown(unknown: list[DroppedToken]) -> str:
     """'"bnak" (did you mean bank, bark?), "zzq"' for messages."""
     parts = []
-    for item in unknown:
+    for item in unknown[:MAX_NAMED]:
         hint = f" (did you mean {', '.join(item.suggestions)}?)" if item.suggestions else ""
-        parts.append(f'"{item.text}"{hint}')
-    return ", ".join(parts)
+        parts.append(f'"{shorten(item.text)}"{hint}')
+    more = f" and {len(unknown) - MAX_NAMED:,} more" if len(unknown) > MAX_NAMED else ""
+    return ", ".join(parts) + more
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """A word as it can stand in a one-line message: long ones cut, with their length."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def suggest(word: str, vectors: Vectors, limit: int = 3) -> tuple[str, ...]:

@@ -68,7 +68,7 @@ def test_a_word_in_one_sentence_cannot_be_compared():
 def test_pulls_leave_out_the_token_itself_small_shares_and_all_but_the_largest():
     contributions = [Contribution(1, 0.40, 0.45), Contribution(0, 0.20, 0.30), Contribution(2, 0.15, PULL_SHARE),
                      Contribution(3, 0.10, PULL_SHARE - 1e-9), Contribution(4, 0.08, 0.10), Contribution(5, 0.07, 0.09)]
-    shift = Shift(1, 0.9, 0.1, 1.0, 1.0, contributions, [], [])
+    shift = Shift(1, 0.40, 0.9, 0.1, 1.0, 1.0, contributions, [], [])
     assert [c.index for c in pulls(shift)] == [0, 2, 4][:MAX_PULLS]
 
 

@@ -9,11 +9,11 @@ from file:// on a machine with no network, and its Content-Security-Policy forbi
 from __future__ import annotations
 
 import html
-import json
 import re
 from importlib import resources
 
 from attn_cli import __version__
+from attn_cli.render.json_out import dumps
 
 _PLACEHOLDER = re.compile(r"@@(CSS|JS|DATA|TITLE|VERSION)@@")
 
@@ -34,7 +34,7 @@ def html_page(documents: list[dict], command_line: str) -> str:
 
 def embedded_json(value: dict) -> str:
     """JSON safe inside <script>: every '<' escaped, so no sentence can close the element or open a comment."""
-    return json.dumps(value, allow_nan=False, ensure_ascii=False).replace("<", "\\u003c")
+    return dumps(value).replace("<", "\\u003c")
 
 
 def page_title(documents: list[dict]) -> str:

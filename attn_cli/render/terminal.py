@@ -1,19 +1,24 @@
 """Rich tables for the terminal, drawn from the report document alone.
 
 Matrices are heat-coloured (Rich drops the colour for NO_COLOR, TERM=dumb and
-pipes). When a sentence has more keys than fit the console width, the tables
-show the first columns and say how many were left out.
+pipes). When a sentence has more keys than fit the console width, each query's
+largest weights are listed instead, and the note says so.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from rich import box
 from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
+
+TOP_KEYS = 5  # keys per row shown when a matrix is too wide for the terminal
+MIN_COLUMN_WIDTH = 7  # "0.123" and its padding: the narrowest a matrix column can be
+
 
 def render_explain(report: dict, console: Console) -> None:
     """Print the whole explanation: header, matrices per head, shifts, neighbours, diagnostics."""
@@ -28,6 +33,12 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
     columns = labels if key_labels is None else key_labels
     for head in report["heads"]:
         suffix = f", head {head['index'] + 1} of {len(report['heads'])}" if len(report["heads"]) > 1 else ""
+        if fitting_columns(head["weights"], labels, columns, console, row_sums=True) < len(columns):
+            section(console, f"Largest weights per query{suffix}: {weights_formula(settings)}",
+                    top_keys_table(head["weights"], labels, columns, TOP_KEYS),
+                    f"the {TOP_KEYS} largest of each row: all {len(columns)} columns do not fit {console.width} "
+                    "columns; widen the terminal or use --json for the full matrices")
+            continue
         section(console, f"Scores{suffix}: s = q·k ({axes})",
                 *matrix_table(head["scores"], labels, console, columns=columns))
         section(console, f"Weights{suffix}: {weights_formula(settings)}",
@@ -108,64 +119,94 @@ def token_labels(texts: list[str]) -> list[str]:
     return [f"{label[:5]}#{i + 1}" if label in repeated else label for i, label in enumerate(shortened)]
 
 
-def matrix_table(rows: list[list[float | None]], labels: list[str], console: Console, *,
-                 columns: list[str] | None = None, row_sums: bool = False, note: str = "") -> tuple[Table, str]:
+def matrix_table(rows, labels: list[str], console: Console, *, columns: list[str] | None = None,
+                 row_sums: bool = False, note: str = "") -> tuple[Table, str]:
     """A query x key matrix with heat-coloured cells, cut to the most columns that fit, and its note.
 
     `labels` name the rows and, unless `columns` is given (a rectangular matrix), the columns too.
     """
-    cells = [[format_number(value) for value in row] for row in rows]  # [n_q][n_k] strings
     columns = labels if columns is None else columns
-
-    def build(shown: int) -> Table:
-        return _matrix(rows, cells, labels, columns, shown, row_sums)
-
-    def fits(shown: int) -> bool:
-        unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
-        return Measurement.get(console, unbounded, build(shown)).maximum <= console.width
-
-    shown = len(columns)
-    if not fits(shown):
-        low, high = 1, len(columns) - 1  # the largest count that fits, by bisection
-        while low < high:
-            middle = (low + high + 1) // 2
-            low, high = (middle, high) if fits(middle) else (low, middle - 1)
-        shown = low
+    shown = fitting_columns(rows, labels, columns, console, row_sums)
+    if shown < len(columns):
         note = "; ".join(filter(None, [note, f"{len(columns) - shown} of {len(columns)} key columns not shown: "
                                              "widen the terminal or use --json"]))
-    return build(shown), note
+    return _matrix(rows, labels, columns, shown, row_sums), note
 
 
-def _matrix(rows: list[list[float | None]], cells: list[list[str]], labels: list[str], columns: list[str],
-            shown: int, row_sums: bool) -> Table:
-    elided = shown < len(columns)
+def fitting_columns(rows, labels: list[str], columns: list[str], console: Console, row_sums: bool) -> int:
+    """How many leading columns fit the console, measured by Rich (bisection).
+
+    A table is as wide as its widest cell in each column, so one skeleton row of
+    those widest cells measures the same as every row; and no more than
+    width / MIN_COLUMN_WIDTH columns can fit, so a 5,000-token matrix is never
+    formatted whole just to find that out.
+    """
+    high = min(len(columns), console.width // MIN_COLUMN_WIDTH)
+    widest = [max((format_number(row[j]) for row in rows), key=len) for j in range(high)]  # [high] strings
+
+    def fits(shown: int) -> bool:
+        table = _frame(columns, shown, row_sums)
+        table.add_row(max(labels, key=len), *widest[:shown], *(["…"] if shown < len(columns) else []),
+                      *(["1.000"] if row_sums else []))
+        unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
+        return Measurement.get(console, unbounded, table).maximum <= console.width
+
+    if high == len(columns) and fits(high):
+        return high
+    low, high = 1, high - (high == len(columns))  # the whole matrix did not fit
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
+
+
+def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
+    """The empty table of the first `shown` columns, a "…" column when some are left out, and Σ."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("", style="bold", no_wrap=True)
     for label in columns[:shown]:
         table.add_column(label, justify="right", no_wrap=True)
-    if elided:
+    if shown < len(columns):
         table.add_column("…", justify="center", no_wrap=True)
     if row_sums:
         table.add_column("Σ", justify="right", style="dim", no_wrap=True)
-    for label, row, texts in zip(labels, rows, cells):
-        finite = [value for value in row if value is not None]
+    return table
+
+
+def _matrix(rows, labels: list[str], columns: list[str], shown: int, row_sums: bool) -> Table:
+    """The heat-coloured rows under the frame of the first `shown` columns."""
+    table = _frame(columns, shown, row_sums)
+    for label, row in zip(labels, rows):
+        finite = [value for value in row if value is not None and math.isfinite(value)]
         low, high = min(finite), max(finite)
-        line = [heat_cell(text, value, low, high) for text, value in zip(texts[:shown], row[:shown])]
-        line += ["…"] if elided else []
+        line = [heat_cell(value, low, high) for value in row[:shown]]
+        line += ["…"] if shown < len(columns) else []
         line += [f"{sum(finite):.3f}"] if row_sums else []
         table.add_row(label, *line)
     return table
 
 
+def top_keys_table(weights, labels: list[str], columns: list[str], k: int) -> Table:
+    """Each query's k heaviest keys and their weights: the summary of a matrix too wide to print."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("query", style="bold", no_wrap=True)
+    table.add_column(f"largest weights w, of {len(columns)} keys")
+    for label, row in zip(labels, weights):
+        order = np.argsort(-np.asarray(row), kind="stable")[:k]
+        table.add_row(label, ", ".join(f"{columns[j]}\u00a0{row[j]:.3f}" for j in order))  # a pair never wraps
+    return table
+
+
 def format_number(value: float | None) -> str:
-    if value is None:
+    if value is None or not math.isfinite(value):
         return "—"
     return f"{value:.3f}" if abs(value) < 100 else f"{value:.3g}"
 
 
-def heat_cell(text: str, value: float | None, low: float, high: float) -> Text:
+def heat_cell(value: float | None, low: float, high: float) -> Text:
     """The value on a background from dark (row minimum) to bright yellow (row maximum)."""
-    if value is None:
+    text = format_number(value)
+    if text == "—":
         return Text(text, style="dim")
     share = 0.0 if high == low else (value - low) / (high - low)
     red, green, blue = (int(40 + share * 215), int(40 + share * 175), int(60 - share * 30))
@@ -184,12 +225,11 @@ def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = 
         table.add_column("self w", justify="right")
     table.add_column("pulled by")
     for label, shift in zip(labels, report["shifts"]):
-        own = [c for c in shift["contributions"] if self_attention and c["index"] == shift["index"]]
-        others = [c for c in shift["contributions"] if c not in own][:3]
+        others = [c for c in shift["contributions"] if not (self_attention and c["index"] == shift["index"])][:3]
         pulled = ", ".join(f"{(key_labels or labels)[c['index']]} {c['weight']:.2f} ({c['share']:+.2f})"
                            for c in others)
-        table.add_row(label, f"{shift['cosine']:.3f}", f"{shift['delta_norm']:.3f}",
-                      *[f"{c['weight']:.2f}" for c in own], pulled or "—")
+        own = [f"{shift['self_weight']:.2f}"] if self_attention else []
+        table.add_row(label, f"{shift['cosine']:.3f}", f"{shift['delta_norm']:.3f}", *own, pulled or "—")
     return table
 
 
