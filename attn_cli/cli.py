@@ -22,6 +22,7 @@ from attn_cli.render.terminal import render_explain
 from attn_cli.report import explain_report
 from attn_cli.tokenize import describe_unknown, tokenize
 from attn_cli.vectors import load_vectors
+from attn_cli.vectors_cli import vectors_app
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -31,6 +32,10 @@ def fail(message: str, kind: str = "error") -> None:
     """One line on stderr, prefixed with the program name: never through Rich, never wrapped."""
     sys.stderr.write(f"attn-cli: {kind}: {message}\n")
     sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    fail(message, kind="warning")
 
 
 class OneLineErrors(TyperGroup):
@@ -100,7 +105,7 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    vectors = load_vectors(engine.vectors)
+    vectors = load_vectors(engine.vectors, engine.load_options(warn))
     console = Console()
     for text in sentences(sentence):
         tokenized = tokenize(text, vectors, engine.oov.value)
@@ -113,6 +118,9 @@ def explain(
             write_json(report)
         else:
             render_explain(report, console)
+
+
+app.add_typer(vectors_app, name="vectors")
 
 
 def sentences(argument: str) -> Iterator[str]:

@@ -12,7 +12,7 @@ import inspect
 import math
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional
 
 import typer
 
@@ -20,6 +20,7 @@ from attn_cli.attention import MASKS, MODES, POSITIONS, SIMILARITIES, AttentionC
 from attn_cli.errors import UsageError
 from attn_cli.report import INCLUDABLE
 from attn_cli.tokenize import OOV_POLICIES
+from attn_cli.vectors.formats import FORMATS
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
@@ -35,6 +36,7 @@ Similarity = _choices("Similarity", SIMILARITIES)
 Mask = _choices("Mask", MASKS)
 Positions = _choices("Positions", POSITIONS)
 OovPolicy = _choices("OovPolicy", OOV_POLICIES)
+VectorFormat = _choices("VectorFormat", FORMATS)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ class EngineOptions:
     neighbor_vocab: str = "50000"
     json: bool = False
     include: str = ""
+    format: Optional[VectorFormat] = None
+    limit: Optional[int] = None
+    skip_bad_lines: bool = False
+    trust_pickle: bool = False
 
     def attention_config(self) -> AttentionConfig:
         """The validated engine configuration (a bad value raises a ConfigError, a usage error)."""
@@ -65,6 +71,16 @@ class EngineOptions:
             similarity=self.similarity.value, heads=self.heads, d_k=self.d_k, seed=self.seed,
             mask=self.mask.value, positions=self.positions.value, output_projection=self.output_projection,
         )
+
+    def load_options(self, warn: Callable[[str], None]):
+        """How to read --vectors: format, limit, bad lines, pickles; progress only when not --json."""
+        from attn_cli.vectors.importer import LoadOptions
+
+        if self.limit is not None and self.limit < 1:
+            raise UsageError(f"--limit must be at least 1 (got {self.limit})")
+        return LoadOptions(file_format=self.format.value if self.format else None, limit=self.limit,
+                           skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle,
+                           show_progress=not self.json, warn=warn)
 
     def neighbor_vocabulary(self) -> int | None:
         """--neighbor-vocab as a word count, None for 'all'."""
@@ -115,7 +131,8 @@ def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.Op
 _ANNOTATIONS = {
     "vectors": Annotated[Optional[str], _option(
         "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="PATH|NAME",
-        help="Vector file (GloVe text, word2vec text or binary, optionally .gz/.bz2); default: the embedded set.")],
+        help="Vector file (GloVe, word2vec text/binary, fastText .vec/.bin, optionally .gz/.bz2) or a gensim-data "
+             "name; imported into the cache on first use. Default: the embedded set.")],
     "mode": Annotated[Mode, _option("--mode", help="raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V.")],
     "scale": Annotated[str, _option("--scale", metavar="none|sqrt|NUMBER",
                                     help="Multiply scores by 1, by 1/sqrt(d_head), or by NUMBER >= 0.")],
@@ -137,6 +154,15 @@ _ANNOTATIONS = {
     "json": Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write one JSON document to stdout.")],
     "include": Annotated[str, _option("--include", panel=OUTPUT_PANEL, metavar="embeddings,qkv,outputs",
                                       help="With --json: add these matrices so every number can be recomputed.")],
+    "format": Annotated[Optional[VectorFormat], _option("--format", panel=OUTPUT_PANEL,
+                                                        help="Read --vectors as this format (default: detected).")],
+    "limit": Annotated[Optional[int], _option("--limit", panel=OUTPUT_PANEL, metavar="N",
+                                              help="Keep only the first (most frequent) N words of --vectors.")],
+    "skip_bad_lines": Annotated[bool, _option("--skip-bad-lines", panel=OUTPUT_PANEL,
+                                              help="Leave out malformed lines of --vectors (counted) instead of "
+                                                   "stopping.")],
+    "trust_pickle": Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,
+                                            help="Allow gensim .kv/.model pickles (loading one can run code).")],
 }
 _PARAMETERS = [
     inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_ANNOTATIONS[f.name])

@@ -10,8 +10,6 @@ cached path (importing it costs about a second).
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import re
 from pathlib import Path
 
@@ -32,8 +30,12 @@ def open_maybe_compressed(path: Path):
     with open(path, "rb") as raw:
         magic = raw.read(3)
     if magic[:2] == b"\x1f\x8b":
+        import gzip
+
         return gzip.open(path, "rb")
     if magic == b"BZh":
+        import bz2
+
         return bz2.open(path, "rb")
     return open(path, "rb")
 
@@ -42,7 +44,8 @@ def detect_format(path: Path) -> str:
     """One of FORMATS, from the magic numbers, the header line and the bytes after it."""
     try:
         with open(path, "rb") as raw:
-            magic = raw.read(4)
+            head = raw.read(64)
+        magic = head[:4]
         if magic == _FASTTEXT_MAGIC:
             return "fasttext-bin"
         if magic[:1] == b"\x80":  # pickle protocol 2+: gensim's KeyedVectors.save()
@@ -55,7 +58,8 @@ def detect_format(path: Path) -> str:
     if not first_line.strip() and not body.strip():
         raise VectorsError(f"{path} is empty; pass a GloVe or word2vec vector file")
     if not _HEADER.match(first_line):
-        return "glove"
+        # old fastText .bin files have no magic number: binary bytes where a text line should be
+        return "fasttext-bin" if path.suffix == ".bin" and not _looks_like_text(head) else "glove"
     return "word2vec" if _looks_like_text(body) else "word2vec-binary"
 
 

@@ -49,7 +49,8 @@ class Block:
 def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
     """One line by the slow path: the last `dims` fields are the vector, the rest is the word."""
     fields = line.rstrip().rsplit(None, dims)
-    if len(fields) != dims + 1 or not fields[0].strip():
+    # a word may hold spaces ("new york"), but one that ends in a number means a line with too many numbers
+    if len(fields) != dims + 1 or not fields[0].strip() or _is_float(fields[0].rsplit(None, 1)[-1]):
         found = len(line.split()) - 1
         raise BadLine(f"expected a word and {dims} numbers, found {max(found, 0)} numbers")
     try:
