@@ -157,9 +157,12 @@ def _show(report: dict, json: bool) -> None:
         write_json(report)
         return
     for key, value in report.items():
-        if key not in ("schema_version", "command") and value not in (None, 0, {}):
-            print(f"{key:<19} {value:,}" if isinstance(value, int) and not isinstance(value, bool)
-                  else f"{key:<19} {value}")
+        if key in ("schema_version", "command") or value in (None, 0, {}):
+            continue
+        for label, item in (value.items() if isinstance(value, dict) else [("", value)]):
+            name = f"{key} {label}".strip()
+            print(f"{name:<19} {item:,}" if isinstance(item, int) and not isinstance(item, bool)
+                  else f"{name:<19} {item}")
 
 
 def _cache_folder(name: str) -> Path | None:

@@ -261,15 +261,28 @@ def test_stored_index_and_word_list_behave_like_a_list_and_a_dict(tmp_path):
 
 # --- the vectors command and gensim-data ------------------------------------------------------------
 
-def test_vectors_import_info_list_remove(tmp_path, run, glove_file):
-    imported = run("vectors", "import", glove_file, "--json")
-    assert imported.exit_code == 0 and json.loads(imported.stdout)["count"] == 76
-    listed = json.loads(run("vectors", "list", "--json").stdout)["sets"]
-    assert [entry["count"] for entry in listed] == [76]
-    info = json.loads(run("vectors", "info", listed[0]["id"], "--json").stdout)
+@pytest.fixture(scope="module")
+def vectors_schema() -> dict:
+    return json.loads((ROOT / "schemas" / "vectors.schema.json").read_text(encoding="utf-8"))
+
+
+def test_vectors_import_info_list_remove(tmp_path, run, glove_file, vectors_schema):
+    import jsonschema
+
+    def document(*args):
+        result = run("vectors", *args, "--json")
+        assert result.exit_code == 0, result.stderr
+        jsonschema.validate(json.loads(result.stdout), vectors_schema)
+        return json.loads(result.stdout)
+
+    assert document("import", glove_file, "--limit", "70")["count"] == 70
+    assert document("import", glove_file)["count"] == 76
+    listed = document("list")["sets"]
+    assert sorted(entry["count"] for entry in listed) == [70, 76]
+    info = document("info", listed[0]["id"])
     assert info["source"]["path"] == str(Path(glove_file).resolve()) and info["dims"] == 50
-    assert run("vectors", "remove", glove_file).exit_code == 0
-    assert json.loads(run("vectors", "list", "--json").stdout)["sets"] == []
+    assert len(document("remove", glove_file)["removed"]) == 2
+    assert document("list")["sets"] == []
     assert Path(glove_file).is_file()
 
 
@@ -310,9 +323,12 @@ def gensim_data_server(tmp_path, monkeypatch, glove_file):
     server.shutdown()
 
 
-def test_download_verifies_and_stores_without_running_code(run, gensim_data_server):
+def test_download_verifies_and_stores_without_running_code(run, gensim_data_server, vectors_schema):
+    import jsonschema
+
     result = run("vectors", "download", "glove-test-50", "--json")
     assert result.exit_code == 0, result.stderr
+    jsonschema.validate(json.loads(result.stdout), vectors_schema)
     stored = Path(json.loads(result.stdout)["path"])
     assert stored == Path(os.environ["GENSIM_DATA_DIR"]) / "glove-test-50" / "glove-test-50.gz"
     assert sorted(p.name for p in stored.parent.iterdir()) == ["glove-test-50.gz"]  # no __init__.py fetched

@@ -19,7 +19,6 @@ from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cach
                                     new_temporary_folder, publish)
 from attn_cli.vectors.formats import open_maybe_compressed
 from attn_cli.vectors.progress import progress_bar
-from attn_cli.vectors.readers import ReadOptions, guess_dims, read_binary, read_header, read_text
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
 
@@ -67,6 +66,8 @@ def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str
 
 def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format: str, options: LoadOptions) -> dict:
     """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
+    from attn_cli.vectors.readers import ReadOptions  # the parser's tables are built only when importing
+
     total = os.path.getsize(path)
     with open_maybe_compressed(path) as stream, \
             progress_bar(f"importing {path.name}", total, options.show_progress) as update:
@@ -91,7 +92,9 @@ def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format:
     return meta
 
 
-def _read(stream, path: Path, file_format: str, folder: Path, read: ReadOptions):
+def _read(stream, path: Path, file_format: str, folder: Path, read):
+    from attn_cli.vectors.readers import guess_dims, read_binary, read_header, read_text
+
     if file_format == "word2vec-binary":
         header = read_header(stream)
         if header is None:

@@ -102,11 +102,27 @@ def parse_block(chunk: bytes, dims: int) -> Block:
     ok = ok.reshape(-1, dims)
 
     words = [chunk[s:e] for s, e in zip(starts[lines].tolist(), word_end[lines].tolist())]
+    _retry_refused_numbers(chunk, token_starts, token_ends, values, ok)
     keep = ok.all(axis=1)
     slow = set(lines[~keep].tolist()) | set(np.flatnonzero(~regular).tolist())
     if keep.all() and not slow:
         return Block(words, values.astype(np.float32), lines, [])
     return _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, sorted(slow))
+
+
+def _retry_refused_numbers(chunk: bytes, token_starts, token_ends, values, ok) -> None:
+    """float() for the few numbers the fast path refused (1e-05, 0): a line stays fast if they all parse.
+
+    Anything float() rejects, or NaN/Inf, leaves its line to the slow path, which reports it.
+    """
+    for row, column in zip(*np.nonzero(~ok)):
+        try:
+            value = float(chunk[token_starts[row, column]:token_ends[row, column]])
+        except ValueError:
+            continue
+        if math.isfinite(value):
+            values[row, column] = value
+            ok[row, column] = True
 
 
 def _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, slow) -> Block:
