@@ -11,14 +11,12 @@ import sys
 from typing import Annotated, Iterator
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from attn_cli import __version__
 from attn_cli.errors import AttnError, InputError
 from attn_cli.options import EngineOptions, with_engine_options
 from attn_cli.render.json_out import write_json
-from attn_cli.render.terminal import render_explain
 from attn_cli.report import explain_report
 from attn_cli.tokenize import describe_unknown, tokenize
 from attn_cli.vectors import load_vectors
@@ -106,7 +104,7 @@ def explain(
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
     vectors = load_vectors(engine.vectors, engine.load_options(warn))
-    console = Console()
+    console = None if engine.json else terminal_console()
     for text in sentences(sentence):
         tokenized = tokenize(text, vectors, engine.oov.value)
         unknown = [item for item in tokenized.dropped if item.reason == "out of vocabulary"]
@@ -117,10 +115,19 @@ def explain(
         if engine.json:
             write_json(report)
         else:
+            from attn_cli.render.terminal import render_explain
+
             render_explain(report, console)
 
 
 app.add_typer(vectors_app, name="vectors")
+
+
+def terminal_console():
+    """Rich is imported only for tables: --json runs skip its ~30 ms import."""
+    from rich.console import Console
+
+    return Console()
 
 
 def sentences(argument: str) -> Iterator[str]:

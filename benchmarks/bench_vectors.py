@@ -129,9 +129,10 @@ def main() -> None:
         print(f"float32 matrix: {args.words * args.dims * 4 / 2**20:,.0f} MB")
 
         kv = scratch / "glove.kv"
-        subprocess.run([PYTHON, "-c", "from gensim.models import KeyedVectors; import sys; "
-                        "KeyedVectors.load_word2vec_format(sys.argv[1], no_header=True).save(sys.argv[2])",
-                        str(text), str(kv)], check=True)
+        subprocess.run([PYTHON, "-c", "from gensim.models import KeyedVectors; import sys, numpy as np; "
+                        "from attn_cli.vectors import load_vectors; v = load_vectors(sys.argv[1]); "
+                        "kv = KeyedVectors(v.dims); kv.add_vectors(list(v.words), np.asarray(v.matrix)); "
+                        "kv.save(sys.argv[2])", str(text), str(kv)], check=True, env=env)
         big_env = {**os.environ, "ATTN_CLI_CACHE": str(scratch / "big")}
         stand_in = scratch / "glove.840B.stand-in.txt"  # the 2.2 M cache is keyed to this small file
         stand_in.write_text("money 1 2\n")
