@@ -244,7 +244,3 @@ def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
 def folder_size(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
 
-
-def cache_unwritable(root: Path, exc: OSError) -> VectorsError:
-    return VectorsError(f"cannot write the cache at {root}: {exc.strerror or exc}; "
-                        "set ATTN_CLI_CACHE to a writable folder")
