@@ -10,10 +10,9 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Optional
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from attn_cli import __version__
@@ -28,6 +27,10 @@ from attn_cli.render.trace import render_trace
 from attn_cli.report import explain_report, trace_report
 from attn_cli.tokenize import TokenizedSentence, describe_unknown, tokenize
 from attn_cli.vectors import Vectors, load_vectors
+from attn_cli.vectors_cli import vectors_app
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -37,6 +40,10 @@ def fail(message: str, kind: str = "error") -> None:
     """One line on stderr, prefixed with the program name: never through Rich, never wrapped."""
     sys.stderr.write(f"attn-cli: {kind}: {message}\n")
     sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    fail(message, kind="warning")
 
 
 class OneLineErrors(TyperGroup):
@@ -138,7 +145,7 @@ def each_report(ctx: typer.Context, sentence: str, engine: EngineOptions, render
                 build: Callable[[str, TokenizedSentence, Vectors], dict]) -> None:
     """Load the vectors once, then for each sentence (or line of stdin): tokenize, build a document, show it."""
     outputs = ReportOutputs(render, json=engine.json, files=engine.picture_files(), command_line=command_line(ctx))
-    vectors = load_vectors(engine.vectors)
+    vectors = load_vectors(engine.vectors, engine.load_options(warn))
     for text in sentences(sentence):
         outputs.show(build(text, tokenize_or_warn(text, vectors, engine), vectors))
     outputs.finish()
@@ -183,7 +190,7 @@ def compare(
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
     outputs = ReportOutputs(render_cross if cross else render_compare, json=engine.json,
                             files=engine.picture_files(), command_line=command_line(ctx))
-    vectors = load_vectors(engine.vectors)
+    vectors = load_vectors(engine.vectors, engine.load_options(warn))
     tokenized = [tokenize_or_warn(text, vectors, engine, f"sentence {number}")
                  for number, text in enumerate(found, 1)]
     options = dict(neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
@@ -208,6 +215,9 @@ def tokenize_or_warn(text: str, vectors, engine: EngineOptions, where: str = "")
         place = f" in {where}" if where else ""
         fail(f"skipped {describe_unknown(unknown)}{place}: not in the vocabulary", kind="warning")
     return tokenized
+
+
+app.add_typer(vectors_app, name="vectors")
 
 
 def main() -> None:

@@ -82,6 +82,9 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
             rows.append(vectors.rows([row])[0])
         elif not any(char.isalnum() for char in word):
             dropped.append(DroppedToken(word, position, "punctuation"))
+        elif vectors.subword is not None:  # fastText .bin: a vector built from the word's character n-grams
+            tokens.append(Token(word, None, position))
+            rows.append(vectors.subword(word))
         elif oov == "zero":
             tokens.append(Token(word, None, position))
             rows.append(np.zeros(vectors.dims))
