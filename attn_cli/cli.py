@@ -6,11 +6,12 @@ parser error) and leaves as one line on stderr with its documented exit code.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Optional
+from typing import Annotated, Callable, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -20,17 +21,11 @@ from attn_cli.compare_report import compare_report, cross_report
 from attn_cli.errors import AttnError, InputError, UsageError
 from attn_cli.inputs import sentence_list, sentences
 from attn_cli.options import EngineOptions, with_engine_options
-from attn_cli.render.compare import render_compare, render_cross
-from attn_cli.render.outputs import ReportOutputs
-from attn_cli.render.terminal import render_explain
-from attn_cli.render.trace import render_trace
+from attn_cli.render.outputs import Draw, ReportOutputs
 from attn_cli.report import explain_report, trace_report
 from attn_cli.tokenize import TokenizedSentence, describe_unknown, tokenize
 from attn_cli.vectors import Vectors, load_vectors
 from attn_cli.vectors_cli import vectors_app
-
-if TYPE_CHECKING:
-    from rich.console import Console
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -116,7 +111,7 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(ctx, sentence, engine, render_explain, lambda text, tokenized, vectors: explain_report(
+    each_report(ctx, sentence, engine, renderer("terminal", "render_explain"), lambda text, tokenized, vectors: explain_report(
         text, tokenized, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include))
 
 
@@ -136,12 +131,12 @@ def trace(
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(ctx, sentence, engine, render_trace, lambda text, tokenized, vectors: trace_report(
+    each_report(ctx, sentence, engine, renderer("trace", "render_trace"), lambda text, tokenized, vectors: trace_report(
         text, tokenized, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check, neighbors=neighbors,
         neighbor_vocab=neighbor_vocab, include=include))
 
 
-def each_report(ctx: typer.Context, sentence: str, engine: EngineOptions, render: Callable[[dict, Console], None],
+def each_report(ctx: typer.Context, sentence: str, engine: EngineOptions, render: Draw,
                 build: Callable[[str, TokenizedSentence, Vectors], dict]) -> None:
     """Load the vectors once, then for each sentence (or line of stdin): tokenize, build a document, show it."""
     outputs = ReportOutputs(render, json=engine.json, files=engine.picture_files(), command_line=command_line(ctx))
@@ -149,6 +144,14 @@ def each_report(ctx: typer.Context, sentence: str, engine: EngineOptions, render
     for text in sentences(sentence):
         outputs.show(build(text, tokenize_or_warn(text, vectors, engine), vectors))
     outputs.finish()
+
+
+def renderer(module: str, function: str) -> Draw:
+    """A table renderer of attn_cli.render.<module>, imported only when tables are drawn (Rich costs ~50 ms)."""
+    def draw(report: dict, console) -> None:
+        getattr(importlib.import_module(f"attn_cli.render.{module}"), function)(report, console)
+
+    return draw
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -188,7 +191,7 @@ def compare(
                          f"{COMPARE_EXAMPLE} --cross")
     if len(found) < 2:
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
-    outputs = ReportOutputs(render_cross if cross else render_compare, json=engine.json,
+    outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"), json=engine.json,
                             files=engine.picture_files(), command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors, engine.load_options(warn))
     tokenized = [tokenize_or_warn(text, vectors, engine, f"sentence {number}")

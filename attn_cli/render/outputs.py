@@ -12,14 +12,15 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Callable
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError
 from attn_cli.render.json_out import write_json
 
-Draw = Callable[[dict, Console], None]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+Draw = Callable[[dict, "Console"], None]
 # Rich's SVG asks a CDN for its Fira Code font; keep only the local() sources so opening it fetches nothing.
 _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 
@@ -30,6 +31,11 @@ class ReportOutputs:
     def __init__(self, draw: Draw, *, json: bool, files: dict[str, Path], command_line: str) -> None:
         self.draw, self.json, self.files, self.command_line = draw, json, files, command_line
         self.documents: list[dict] = []
+        self.terminal = self.recorder = None
+        if json and "--svg" not in files:
+            return  # JSON only: Rich is never imported (~50 ms of start-up saved)
+        from rich.console import Console
+
         self.terminal = Console(record="--svg" in files and not json)
         self.recorder = self.terminal if self.terminal.record else None
         if "--svg" in files and json:  # tables for the SVG only, never on stdout
