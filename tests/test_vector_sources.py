@@ -106,12 +106,12 @@ def test_duplicates_keep_the_first_and_are_reported(tmp_path):
     vectors = load_vectors(path, opts)
     assert list(vectors.words) == ["bank", "river"] and vectors.count == 2
     np.testing.assert_array_equal(vectors.rows([0]), [[1.0, 0.0]])
-    assert any("1 repeated words kept their first vector" in m and "'bank'" in m for m in messages)
+    assert any("1 duplicate word kept the first vector" in m and "'bank'" in m for m in messages)
 
 
 @pytest.mark.parametrize("line, reason", [
     ("bank 0.1 0.2 0.3", "expected a word and 2 numbers, found 3 numbers"),
-    ("bank 0.1", "expected a word and 2 numbers, found 1 numbers"),
+    ("bank 0.1", "expected a word and 2 numbers, found 1 number"),
     ("bank 0.1 x.5", "'x.5' is not a number"),
     ("bank nan 0.5", "NaN or infinite value"),
     ("bank 0.5 -inf", "NaN or infinite value"),
@@ -124,7 +124,7 @@ def test_a_bad_line_names_file_line_and_snippet(tmp_path, run, line, reason):
                                      "--skip-bad-lines to leave such lines out")
     skipped = run("explain", "money grows", "--vectors", path, "--skip-bad-lines", "--json")
     assert skipped.exit_code == 0
-    assert "skipped 1 bad lines" in skipped.stderr
+    assert "skipped 1 bad line (first:" in skipped.stderr
     assert [t["key"] for t in json.loads(skipped.stdout)["tokens"]] == ["money", "grows"]
 
 

@@ -7,6 +7,7 @@ to a throw-away folder when the cache cannot be written.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -75,21 +76,43 @@ def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format:
                            progress=lambda done, words: update(_position(stream, done), words))
         try:
             writer, report = _read(stream, path, file_format, folder, read)
-        except (OSError, EOFError) as exc:
+        except EOFError as exc:
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
+        except OSError as exc:
+            raise import_failure(exc, path, folder) from exc
     if not writer.words:
         writer.abandon()
         raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
+    if Fingerprint.of(path) != fingerprint:
+        writer.abandon()
+        raise VectorsError(f"{path} changed while it was being imported; run again once nothing is writing to it")
     words_sample = [word.decode("utf-8") for word in writer.words[:50_000]]
-    meta = writer.finish({
+    try:
+        meta = finish(writer, path, file_format, options, fingerprint, report, words_sample)
+    except OSError as exc:
+        raise import_failure(exc, path, folder) from exc
+    _warn_about(path, meta, options)
+    return meta
+
+
+def finish(writer: CacheWriter, path: Path, file_format: str, options: LoadOptions, fingerprint: Fingerprint,
+           report, words_sample: list[str]) -> dict:
+    """Complete the cache folder's files and its meta.json."""
+    return writer.finish({
         "name": str(path), "format": file_format, "limit": options.limit,
         "lowercase": is_lowercase_vocabulary(words_sample),
         "source": {"path": fingerprint.path, "size": fingerprint.size, "mtime_ns": fingerprint.mtime_ns,
                    "sample_sha256": fingerprint.sample_sha256},
         "header_count": report.header_count, "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
     })
-    _warn_about(path, meta, options)
-    return meta
+
+
+def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
+    """An OSError while importing, said as what the user can do: a full or read-only cache disk, or a bad read."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+        return VectorsError(f"cannot write the cache in {folder.parent}: {exc.strerror}; free some space there or "
+                            "set ATTN_CLI_CACHE to a folder on another disk")
+    return VectorsError(f"cannot read {path}: {exc.strerror or exc}; check the file is complete and readable")
 
 
 def _read(stream, path: Path, file_format: str, folder: Path, read):
@@ -124,16 +147,22 @@ def _position(stream, done: int) -> int:
         return done
 
 
+def counted(number: int, noun: str) -> str:
+    """'1 bad line', '2 bad lines'."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def _warn_about(path: Path, meta: dict, options: LoadOptions) -> None:
     """What the import met that the user should know (once, at import time; `vectors info` keeps it)."""
     if meta["duplicates"]:
-        options.warn(f"{path}: {meta['duplicates']:,} repeated words kept their first vector "
+        options.warn(f"{path}: {counted(meta['duplicates'], 'duplicate word')} kept the first vector "
                      f"(e.g. {', '.join(repr(w) for w in meta['first_duplicates'])})")
     if meta["bad_lines"]:
-        options.warn(f"{path}: skipped {meta['bad_lines']:,} bad lines (first: {meta['first_bad_lines'][0]})")
+        options.warn(f"{path}: skipped {counted(meta['bad_lines'], 'bad line')} "
+                     f"(first: {meta['first_bad_lines'][0]})")
     if meta["invalid_utf8_words"]:
-        options.warn(f"{path}: {meta['invalid_utf8_words']:,} words were not valid UTF-8; "
-                     "their bad bytes became U+FFFD")
+        options.warn(f"{path}: {counted(meta['invalid_utf8_words'], 'word')} not valid UTF-8; "
+                     "the bad bytes became U+FFFD")
     header = meta["header_count"]
     if header is not None and meta["limit"] is None and header != meta["count"] + meta["duplicates"] + meta["bad_lines"]:
         options.warn(f"{path}: the header announces {header:,} words but the file holds "

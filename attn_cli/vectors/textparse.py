@@ -26,6 +26,7 @@ _MAX_WIDTH = 24  # widest number the fast path evaluates; longer ones take the s
 _MAX_DIGITS = 15  # every integer of up to 15 digits is exact in float64
 _POWERS = 10.0 ** np.arange(_MAX_WIDTH + 1)
 _SPACE, _NEWLINE, _MINUS, _DOT = 32, 10, 45, 46
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # a larger value is a bad line: the cache stores float32
 
 
 class BadLine(ValueError):
@@ -52,7 +53,8 @@ def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
     # a word may hold spaces ("new york"), but one that ends in a number means a line with too many numbers
     if len(fields) != dims + 1 or not fields[0].strip() or _is_float(fields[0].rsplit(None, 1)[-1]):
         found = len(line.split()) - 1
-        raise BadLine(f"expected a word and {dims} numbers, found {max(found, 0)} numbers")
+        found = max(found, 0)
+        raise BadLine(f"expected a word and {dims} numbers, found {found} number{'' if found == 1 else 's'}")
     try:
         values = [float(field) for field in fields[1:]]
     except ValueError:
@@ -60,6 +62,8 @@ def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
         raise BadLine(f"{bad.decode('utf-8', 'replace')!r} is not a number") from None
     if not all(math.isfinite(value) for value in values):
         raise BadLine("NaN or infinite value")
+    if any(abs(value) > FLOAT32_MAX for value in values):
+        raise BadLine("a value beyond the float32 range (±3.4e38)")
     return fields[0].lstrip(b" "), values
 
 
@@ -99,7 +103,7 @@ def parse_block(chunk: bytes, dims: int) -> Block:
     token_ends[:, -1] = ends[lines] - trailing[lines]
     values, ok = _evaluate(buffer, token_starts.ravel(), token_ends.ravel())
     values = values.reshape(-1, dims)
-    ok = ok.reshape(-1, dims)
+    ok = ok.reshape(-1, dims) & (np.abs(values) <= FLOAT32_MAX)  # 1e40 would become inf in float32
 
     words = [chunk[s:e] for s, e in zip(starts[lines].tolist(), word_end[lines].tolist())]
     _retry_refused_numbers(chunk, token_starts, token_ends, values, ok)
@@ -113,14 +117,14 @@ def parse_block(chunk: bytes, dims: int) -> Block:
 def _retry_refused_numbers(chunk: bytes, token_starts, token_ends, values, ok) -> None:
     """float() for the few numbers the fast path refused (1e-05, 0): a line stays fast if they all parse.
 
-    Anything float() rejects, or NaN/Inf, leaves its line to the slow path, which reports it.
+    Anything float() rejects, NaN/Inf, or beyond float32, leaves its line to the slow path, which reports it.
     """
     for row, column in zip(*np.nonzero(~ok)):
         try:
             value = float(chunk[token_starts[row, column]:token_ends[row, column]])
         except ValueError:
             continue
-        if math.isfinite(value):
+        if math.isfinite(value) and abs(value) <= FLOAT32_MAX:
             values[row, column] = value
             ok[row, column] = True
 
