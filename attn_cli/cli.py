@@ -17,7 +17,6 @@ import typer
 from typer.core import TyperGroup
 
 from attn_cli import __version__
-from attn_cli.compare_report import compare_report, cross_report
 from attn_cli.errors import AttnError, InputError, UsageError
 from attn_cli.inputs import sentence_list, sentences
 from attn_cli.options import EngineOptions, with_engine_options
@@ -180,6 +179,8 @@ def compare(
     engine: EngineOptions,
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
+    from attn_cli.compare_report import compare_report, cross_report  # only compare pays for its import
+
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
     if cross and word:
