@@ -133,6 +133,18 @@ def document_header(command: str) -> dict:
     return {"schema_version": SCHEMA_VERSION, "command": command, "attn_cli_version": __version__}
 
 
+def with_input(report: dict, number: int, id: object, meta: dict) -> dict:
+    """The document with the input line it came from: `line`, `id` (and `meta`) right after the header."""
+    header = document_header(report["command"])
+    located = {"line": number, "id": id, **({"meta": meta} if meta else {})}
+    return {**{key: report[key] for key in header}, **located, **report}
+
+
+def error_document(command: str, number: int, id: object, code: int, message: str) -> dict:
+    """What a batch writes for a line that failed: where, and the one-line error with its exit code."""
+    return {**document_header(command), "line": number, "id": id, "error": {"code": code, "message": message}}
+
+
 def tokens_block(tokenized: TokenizedSentence) -> dict:
     """`tokens` that took part and `dropped_tokens` left out, with why."""
     return {
