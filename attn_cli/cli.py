@@ -55,12 +55,6 @@ class OneLineErrors(TyperGroup):
         except AttnError as exc:
             fail(exc.message)
             code = exc.exit_code
-        except KeyboardInterrupt:  # Ctrl-C: every line already written was flushed whole
-            fail("interrupted", kind="stopped")
-            code = 130
-        except BrokenPipeError:  # the reader left (e.g. | head -1): stop quietly, nothing more to say
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-            code = 0
         except _ParserError as exc:
             code = self._parser_failure(exc)
         except Exception as exc:  # a bug: say so in one line unless debugging

@@ -44,7 +44,11 @@ class ReportOutputs:
         self.selection = selection
         self.documents: list[dict] = []  # kept for --html only
         self.title = ""  # the SVG's title, from the first document
-        self.terminal = Console(record="--svg" in files and style == "tables")
+        # NO_COLOR: Rich alone would drop colours but keep bold and dim; a reader who asks for no colour
+        # wants no escape codes at all, even on a terminal
+        plain_terminal = os.environ.get("NO_COLOR", "") != ""
+        self.terminal = Console(record="--svg" in files and style == "tables",
+                                color_system=None if plain_terminal else "auto")
         self.recorder = self.terminal if self.terminal.record else None
         if "--svg" in files and style != "tables":  # tables for the SVG only, never on stdout
             self.recorder = Console(record=True, file=io.StringIO(), width=self.terminal.width, force_terminal=True)
