@@ -77,7 +77,12 @@ class NeighborSearch:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
         self.words = vectors.words[:size]
         embeddings = np.asarray(vectors.matrix[:size], dtype=np.float32)  # [N, d]
-        self.unit = unit_rows(value_space(embeddings, result).astype(np.float32))  # [N, d_out]
+        if result.projections is None and vectors.norms is not None:  # raw mode on a cached set: reuse its norms
+            norms = np.asarray(vectors.norms[:size], dtype=np.float32)
+            self.rows, self.inverse_norms = embeddings, np.divide(1.0, norms, out=np.zeros_like(norms),
+                                                                  where=norms > 0)  # [N]
+        else:
+            self.rows, self.inverse_norms = unit_rows(value_space(embeddings, result).astype(np.float32)), None
 
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself)."""
@@ -89,7 +94,9 @@ class NeighborSearch:
         return found
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        cosines = self.unit @ unit_queries.T  # [N, d_out] x [d_out, b] -> [N, b]
+        cosines = self.rows @ unit_queries.T  # [N, d_out] x [d_out, b] -> [N, b]
+        if self.inverse_norms is not None:
+            cosines *= self.inverse_norms[:, None]
         take = min(k + 1, len(self.words))
         found = []
         for column, word_to_skip in zip(cosines.T, exclude):

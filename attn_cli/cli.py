@@ -6,6 +6,7 @@ parser error) and leaves as one line on stderr with its documented exit code.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shlex
 import sys
@@ -13,24 +14,20 @@ from pathlib import Path
 from typing import Annotated, Callable, Optional
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from attn_cli import __version__
 from attn_cli.batch import run_lines
-from attn_cli.compare_report import compare_report, cross_report
 from attn_cli.errors import AttnError, InputError, UsageError
 from attn_cli.fields import available_fields, parse_selection
 from attn_cli.inputs import InputLine, input_lines, sentence_list
-from attn_cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat, with_batch_options,
-                              with_engine_options)
-from attn_cli.render.compare import render_compare, render_cross
-from attn_cli.render.outputs import ReportOutputs
-from attn_cli.render.terminal import render_explain
-from attn_cli.render.trace import render_trace
+from attn_cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
+                              with_batch_options, with_engine_options)
+from attn_cli.render.outputs import Draw, ReportOutputs
 from attn_cli.report import explain_report, trace_report
 from attn_cli.tokenize import TokenizedSentence, describe_unknown, tokenize
 from attn_cli.vectors import Vectors, load_vectors
+from attn_cli.vectors_cli import vectors_app
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -40,6 +37,10 @@ def fail(message: str, kind: str = "error") -> None:
     """One line on stderr, prefixed with the program name: never through Rich, never wrapped."""
     sys.stderr.write(f"attn-cli: {kind}: {message}\n")
     sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    fail(message, kind="warning")
 
 
 class OneLineErrors(TyperGroup):
@@ -129,7 +130,7 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(ctx, "explain", sentence, engine, batch, render_explain,
+    each_report(ctx, "explain", sentence, engine, batch, renderer("terminal", "render_explain"),
                 lambda text, tokenized, vectors: explain_report(
                     text, tokenized, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab,
                     include=include))
@@ -153,14 +154,14 @@ def trace(
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(ctx, "trace", sentence, engine, batch, render_trace,
+    each_report(ctx, "trace", sentence, engine, batch, renderer("trace", "render_trace"),
                 lambda text, tokenized, vectors: trace_report(
                     text, tokenized, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check,
                     neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include))
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
-                render: Callable[[dict, Console], None],
+                render: Draw,
                 build: Callable[[str, TokenizedSentence, Vectors], dict]) -> None:
     """Load the vectors once, then for each sentence (or line of stdin or --file): tokenize, build, show."""
     if batch.listing_fields():
@@ -172,7 +173,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
                             command_line=command_line(ctx), selection=selection)
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
-    vectors = load_vectors(engine.vectors)
+    vectors = load_vectors(engine.vectors, engine.load_options(warn))
 
     def build_line(line: InputLine) -> dict:
         text = line.sentence()
@@ -181,6 +182,14 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
         return build(text, tokenized, vectors)
 
     run_lines(lines, build_line, outputs, command=command, strict=batch.strict, tell=fail)
+
+
+def renderer(module: str, function: str) -> Draw:
+    """A table renderer of attn_cli.render.<module>, imported only when tables are drawn (Rich costs ~50 ms)."""
+    def draw(report: dict, console) -> None:
+        getattr(importlib.import_module(f"attn_cli.render.{module}"), function)(report, console)
+
+    return draw
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -210,6 +219,8 @@ def compare(
     engine: EngineOptions,
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
+    from attn_cli.compare_report import compare_report, cross_report  # only compare pays for its import
+
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
     if cross and word:
@@ -222,9 +233,10 @@ def compare(
                          f"{COMPARE_EXAMPLE} --cross")
     if len(found) < 2:
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
-    outputs = ReportOutputs(render_cross if cross else render_compare, style="json" if engine.json else "tables",
+    outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
+                            style="json" if engine.json else "tables",
                             files=engine.picture_files(), command_line=command_line(ctx))
-    vectors = load_vectors(engine.vectors)
+    vectors = load_vectors(engine.vectors, engine.load_options(warn))
     tokenized = [tokenize_or_warn(text, vectors, engine, f"sentence {number}")
                  for number, text in enumerate(found, 1)]
     options = dict(neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
@@ -254,6 +266,9 @@ def warn_unknown(tokenized: TokenizedSentence, where: str = "") -> None:
     if unknown:
         place = f" in {where}" if where else ""
         fail(f"skipped {describe_unknown(unknown)}{place}: not in the vocabulary", kind="warning")
+
+
+app.add_typer(vectors_app, name="vectors")
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import typing
 from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional
 
 import typer
 
@@ -23,6 +23,7 @@ from attn_cli.errors import UsageError
 from attn_cli.inputs import INPUT_FORMATS
 from attn_cli.report import INCLUDABLE
 from attn_cli.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
+from attn_cli.vectors.formats import FORMATS
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
@@ -41,6 +42,7 @@ Mask = _choices("Mask", MASKS)
 Positions = _choices("Positions", POSITIONS)
 OovPolicy = _choices("OovPolicy", OOV_POLICIES)
 InputFormat = _choices("InputFormat", INPUT_FORMATS)
+VectorFormat = _choices("VectorFormat", FORMATS)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,10 @@ class EngineOptions:
     html: Optional[Path] = None
     svg: Optional[Path] = None
     max_tokens: int = DEFAULT_MAX_TOKENS
+    format: Optional[VectorFormat] = None
+    limit: Optional[int] = None
+    skip_bad_lines: bool = False
+    trust_pickle: bool = False
 
     def attention_config(self) -> AttentionConfig:
         """The validated engine configuration (a bad value raises a ConfigError, a usage error)."""
@@ -74,6 +80,16 @@ class EngineOptions:
             similarity=self.similarity.value, heads=self.heads, d_k=self.d_k, seed=self.seed,
             mask=self.mask.value, positions=self.positions.value, output_projection=self.output_projection,
         )
+
+    def load_options(self, warn: Callable[[str], None]):
+        """How to read --vectors: format, limit, bad lines, pickles; progress only when not --json."""
+        from attn_cli.vectors.importer import LoadOptions
+
+        if self.limit is not None and self.limit < 1:
+            raise UsageError(f"--limit must be at least 1 (got {self.limit})")
+        return LoadOptions(file_format=self.format.value if self.format else None, limit=self.limit,
+                           skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle,
+                           show_progress=not self.json, warn=warn)
 
     def neighbor_vocabulary(self) -> int | None:
         """--neighbor-vocab as a word count, None for 'all'."""
@@ -141,7 +157,8 @@ def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.Op
 _ANNOTATIONS = {
     "vectors": Annotated[Optional[str], _option(
         "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="PATH|NAME",
-        help="Vector file (GloVe text, word2vec text or binary, optionally .gz/.bz2); default: the embedded set.")],
+        help="Vector file (GloVe, word2vec text/binary, fastText .vec/.bin, optionally .gz/.bz2) or a gensim-data "
+             "name; imported into the cache on first use. Default: the embedded set.")],
     "mode": Annotated[Mode, _option("--mode", help="raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V.")],
     "scale": Annotated[str, _option("--scale", metavar="none|sqrt|NUMBER",
                                     help="Multiply scores by 1, by 1/sqrt(d_head), or by NUMBER >= 0.")],
@@ -169,6 +186,15 @@ _ANNOTATIONS = {
                                               help="Also write an interactive, self-contained HTML report.")],
     "svg": Annotated[Optional[Path], _option("--svg", panel=OUTPUT_PANEL, metavar="FILE",
                                              help="Also write the terminal tables as SVG (at the console width).")],
+    "format": Annotated[Optional[VectorFormat], _option("--format", panel=OUTPUT_PANEL,
+                                                        help="Read --vectors as this format (default: detected).")],
+    "limit": Annotated[Optional[int], _option("--limit", panel=OUTPUT_PANEL, metavar="N",
+                                              help="Keep only the first (most frequent) N words of --vectors.")],
+    "skip_bad_lines": Annotated[bool, _option("--skip-bad-lines", panel=OUTPUT_PANEL,
+                                              help="Leave out malformed lines of --vectors (counted) instead of "
+                                                   "stopping.")],
+    "trust_pickle": Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,
+                                            help="Allow gensim .kv/.model pickles (loading one can run code).")],
 }
 def option_group(options_class: type, annotations: dict, name: str):
     """A decorator giving `command(..., <name>: options_class)` each field of the dataclass as a CLI flag.

@@ -18,7 +18,6 @@ from attn_cli.analysis import NeighborSearch, Shift, advise, row_diagnostics, to
 from attn_cli.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
 from attn_cli.errors import InputError
 from attn_cli.tokenize import TokenizedSentence
-from attn_cli.tracing import trace_token, vector_summary
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
@@ -62,6 +61,8 @@ def trace_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, 
                  *, word: str | None = None, dims: int = 3, shuffle_check: bool = False, neighbors: int = 5,
                  neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
     """Follow one word (or each word in turn) through self-attention, every step with its numbers."""
+    from attn_cli.tracing import trace_token, vector_summary  # only trace pays for its import
+
     indices = traced_indices(tokenized, word)
     result = multi_head_attention(tokenized.embeddings, config=config)
     shifts = analyse_shifts(result, tokenized, vectors, neighbors, neighbor_vocab)

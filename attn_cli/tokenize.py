@@ -9,7 +9,6 @@ with a warning and suggestions) or zero (kept, with a zero vector).
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -82,6 +81,9 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
             rows.append(vectors.rows([row])[0])
         elif not any(char.isalnum() for char in word):
             dropped.append(DroppedToken(word, position, "punctuation"))
+        elif vectors.subword is not None:  # fastText .bin: a vector built from the word's character n-grams
+            tokens.append(Token(word, None, position))
+            rows.append(vectors.subword(word))
         elif oov == "zero":
             tokens.append(Token(word, None, position))
             rows.append(np.zeros(vectors.dims))
@@ -120,6 +122,8 @@ def suggest(word: str, vectors: Vectors, limit: int = 3) -> tuple[str, ...]:
     Ranking by Damerau distance, then by frequency, puts "bank" first for "bnak"
     (a transposition), where difflib's ratio alone would prefer "nak".
     """
+    import difflib  # only an unknown word pays for its import
+
     key = vectors.candidate_keys(word)[0]
     rank = {candidate: i for i, candidate in enumerate(vectors.words[:_SUGGESTION_POOL])
             if abs(len(candidate) - len(key)) <= 2}

@@ -1,10 +1,10 @@
-"""Make docs/explain.png, the README's picture of the HTML report, from the real page in Chromium.
+"""Make the README's pictures of the HTML report (docs/*.png) from the real pages in Chromium.
 
-    python scripts/html_screenshot.py [OUTPUT.png]
+    python scripts/html_screenshot.py [FOLDER]
 
-Writes `attn-cli explain "money bank grows" --heads 2 --html ...` to a temporary folder, opens it
-offline in Debian's Chromium (/usr/bin/chromium, driven by playwright from the `test` extra), hovers
-the query "bank" so its row of attention is highlighted, and saves the top of the page.
+For each picture below: writes the `attn-cli ... --html` page to a temporary folder, opens it offline
+in Debian's Chromium (/usr/bin/chromium, driven by playwright from the `test` extra), does what a reader
+would (hover the query "bank", pick the traced word, point at a verdict) and saves the top of the page.
 """
 
 from __future__ import annotations
@@ -17,27 +17,37 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMAND = ["explain", "money bank grows", "--heads", "2"]
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run"]
+# name: (command, viewport width x height, what to do on the page before the screenshot)
+PICTURES = {
+    "explain": (["explain", "money bank grows", "--heads", "2"], (1100, 620),
+                lambda page: page.hover("svg.lines text.token[data-side=query][data-index='1']")),
+    "trace": (["trace", "money bank grows"], (1000, 1020),
+              lambda page: page.check("input[name='trace-0'][value='1']")),
+    "compare": (["compare", "river bank flows", "money bank grows"], (1400, 760),
+                lambda page: page.hover("table.data tr.pick[data-word=bank]")),
+}
 
 
-def main(output: Path) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        page_file = Path(folder) / "explain.html"
-        subprocess.run([sys.executable, "-m", "attn_cli", *COMMAND, "--html", page_file.name], check=True,
-                       stdout=subprocess.DEVNULL, cwd=folder)
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
-            page = browser.new_page(viewport={"width": 1100, "height": 620}, device_scale_factor=1)
+def main(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as work, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        for name, (command, (width, height), act) in PICTURES.items():
+            page_file = Path(work) / f"{name}.html"
+            subprocess.run([sys.executable, "-m", "attn_cli", *command, "--html", page_file.name], check=True,
+                           stdout=subprocess.DEVNULL, cwd=work)
+            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
             page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
             page.goto(page_file.as_uri())
-            page.hover("svg.lines text.token[data-side=query][data-index='1']")
-            output.parent.mkdir(parents=True, exist_ok=True)
+            act(page)
+            output = folder / f"{name}.png"
             page.screenshot(path=str(output))
-            browser.close()
-    print(f"{output} ({output.stat().st_size // 1024} KB)")
+            page.close()
+            print(f"{output} ({output.stat().st_size // 1024} KB)")
+        browser.close()
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "explain.png")
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs")

@@ -26,6 +26,15 @@ def gensim_sample():
     return gensim_datapath
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own vector cache and gensim-data folder: nothing is written to the real home."""
+    root = tmp_path_factory.mktemp("attn-cli-cache")
+    monkeypatch.setenv("ATTN_CLI_CACHE", str(root))
+    monkeypatch.setenv("GENSIM_DATA_DIR", str(tmp_path_factory.mktemp("gensim-data")))
+    return root
+
+
 @pytest.fixture
 def run():
     """run(*args, input=None) -> Result with .exit_code, .stdout and .stderr kept apart, 80 columns."""

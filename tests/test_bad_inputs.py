@@ -1,17 +1,26 @@
 """The catalogue of bad input: every case one stderr line naming the fix, its documented exit code,
 no traceback, nothing on stdout (the commands run with --json), and no file of the user's changed.
 
-Vector-file and cache cases live beside the readers' tests; this file covers what a person
-types: sentences and options, through every command.
+First what a person types (sentences and options, through every command), then what they
+have on disk (vector files) and what the tool keeps (the cache).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from attn_cli.errors import EXIT_CODES
+from attn_cli.vectors import load_vectors
 
 LONG_WORD = "q" * 100_000
 TEN_THOUSAND_WORDS = " ".join(["bank"] * 10_000)
@@ -86,10 +95,6 @@ def test_bad_input_is_one_clear_line(run, name, args, stdin, code, words):
     assert "Traceback" not in result.stderr
 
 
-def test_the_catalogue_is_large_enough():
-    assert len(CATALOGUE) >= 40
-
-
 def test_a_user_file_is_never_changed(run, tmp_path):
     """Failures that name a file of the user's leave it byte for byte as it was."""
     sentences = tmp_path / "sentences.txt"
@@ -109,3 +114,177 @@ def test_line_separators_in_a_sentence_never_split_a_json_line(run, separator):
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["sentence"] == f"money{separator}bank"
+
+
+# --- vector files and the cache ---------------------------------------------------------------
+# Each builder writes what the user has on disk into `folder` and returns the --vectors path;
+# `patch` (optional) simulates what a test cannot make for real as root (permissions, a full disk,
+# a file that grows during the import).
+
+GOOD = "money 0.1 0.2 0.3\nbank 0.2 0.1 0.0\ngrows 0.0 0.3 0.1\n"
+
+
+def text_file(content: str | bytes, name: str = "vectors.txt"):
+    def build(folder):
+        path = folder / name
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        return path
+    return build
+
+
+def truncated_binary(folder):
+    from gensim.models import KeyedVectors
+
+    keyed = KeyedVectors(vector_size=3)
+    keyed.add_vectors(["money", "bank", "grows"], np.eye(3, dtype=np.float32))
+    path = folder / "vectors.bin"
+    keyed.save_word2vec_format(str(path), binary=True)
+    path.write_bytes(path.read_bytes()[:-10])
+    return path
+
+
+def gensim_pickle(folder):
+    from gensim.models import KeyedVectors
+
+    keyed = KeyedVectors(vector_size=3)
+    keyed.add_vectors(["money", "bank"], np.eye(2, 3, dtype=np.float32))
+    path = folder / "vectors.kv"
+    keyed.save(str(path))
+    return path
+
+
+def cached_then(damage):
+    """A GloVe file imported once (so its cache exists), then the cache damaged by `damage(folder)`."""
+    def build(folder):
+        path = text_file(GOOD)(folder)
+        load_vectors(str(path))
+        [cache] = [p for p in (Path(os.environ["ATTN_CLI_CACHE"]) / "v1").iterdir() if p.is_dir()]
+        damage(cache)
+        return path
+    return build
+
+
+def truncate_matrix(cache):
+    with open(cache / "matrix.npy", "r+b") as handle:
+        handle.truncate(100)
+
+
+def future_metadata(cache):
+    meta = json.loads((cache / "meta.json").read_text())
+    (cache / "meta.json").write_text(json.dumps({**meta, "layout": "attn-cli-cache/99"}))
+
+
+def unreadable(monkeypatch, path):
+    real_open = open
+
+    def refusing_open(file, *args, **kwargs):
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+    monkeypatch.setattr("builtins.open", refusing_open)
+
+
+def disk_full(monkeypatch, path):
+    from attn_cli.vectors.cache import CacheWriter
+
+    def no_space(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(CacheWriter, "finish", no_space)
+
+
+def grows_during_import(monkeypatch, path):
+    from attn_cli.vectors import importer
+
+    real_read = importer._read
+
+    def read_then_append(*args, **kwargs):
+        result = real_read(*args, **kwargs)
+        with open(path, "a") as handle:
+            handle.write("late 1 2 3\n")
+        return result
+    monkeypatch.setattr(importer, "_read", read_then_append)
+
+
+def read_only_cache(monkeypatch, path):
+    blocker = path.parent / "a-file-not-a-folder"
+    blocker.write_text("the cache folder cannot be made under a file, even by root")
+    monkeypatch.setenv("ATTN_CLI_CACHE", str(blocker / "cache"))
+
+
+# (case name, builder, patch or None, extra options, exit code, words stderr must contain)
+VECTOR_CATALOGUE = [
+    ("a directory", lambda folder: folder, None, [], 4, "is a directory"),
+    ("unreadable", text_file(GOOD), unreadable, [], 4, "Permission denied"),
+    ("empty", text_file(""), None, [], 4, "empty"),
+    ("only blank lines", text_file("\n\n \n"), None, [], 4, "vector"),
+    ("truncated binary", truncated_binary, None, [], 4, "truncated"),
+    ("header larger than the body", text_file("5 3\n" + GOOD), None, [], 0, "header"),
+    ("header smaller than the body", text_file("2 3\n" + GOOD), None, [], 0, "header"),
+    ("a line with too few fields", text_file(GOOD + "river 0.1 0.2\n"), None, [], 4, "line 4"),
+    ("a line with too many fields", text_file(GOOD + "river 0.1 0.2 0.3 0.4 0.5\n"), None, [], 4, "line 4"),
+    ("a bad float", text_file(GOOD + "river 0.1 zero 0.3\n"), None, [], 4, "'zero' is not a number"),
+    ("a NaN value", text_file(GOOD + "river 0.1 nan 0.3\n"), None, [], 4, "NaN or infinite"),
+    ("an infinite value", text_file(GOOD + "river 0.1 -inf 0.3\n"), None, [], 4, "NaN or infinite"),
+    ("a value beyond float32", text_file(GOOD + "river 0.1 1e40 0.3\n"), None, [], 4, "float32 range"),
+    ("bad lines skipped on request", text_file(GOOD + "river 0.1 nan 0.3\n"), None, ["--skip-bad-lines"], 0,
+     "1 bad line"),
+    ("a zero vector", text_file(GOOD.replace("bank 0.2 0.1 0.0", "bank 0 0 0")), None, [], 0, ""),
+    ("duplicate words", text_file(GOOD + "bank 9 9 9\n"), None, [], 0, "duplicate"),
+    ("invalid UTF-8 in a word", text_file(GOOD.encode() + b"caf\xe9 0.1 0.2 0.3\n"), None, [], 0, "UTF-8"),
+    ("a .gz name on plain text", text_file(GOOD, "vectors.txt.gz"), None, [], 0, ""),
+    ("gzip magic, broken body", text_file(b"\x1f\x8b\x08\x00broken", "vectors.txt.gz"), None, [], 4, "cannot read"),
+    ("bzip2 magic, broken body", text_file(b"BZh9broken", "vectors.txt.bz2"), None, [], 4, "cannot read"),
+    ("a gensim pickle", gensim_pickle, None, [], 4, "--trust-pickle"),
+    ("a file growing during the import", text_file(GOOD), grows_during_import, [], 4, "changed while"),
+    ("a corrupt cached matrix", cached_then(truncate_matrix), None, [], 0, "corrupt"),
+    ("cache metadata from a future version", cached_then(future_metadata), None, [], 0, "rebuilding"),
+    ("a cache folder that cannot be written", text_file(GOOD), read_only_cache, [], 0, "without a cache"),
+    ("a full disk while caching", text_file(GOOD), disk_full, [], 4, "free some space"),
+]
+
+
+@pytest.mark.parametrize("name, build, patch, options, code, words", VECTOR_CATALOGUE,
+                         ids=[case[0] for case in VECTOR_CATALOGUE])
+def test_bad_vector_files_and_caches(run, tmp_path, name, build, patch, options, code, words):
+    user = tmp_path / "user"
+    user.mkdir()
+    path = build(user)
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in user.rglob("*") if p.is_file()}
+    with pytest.MonkeyPatch.context() as simulated:  # undone before the checks below read any file
+        if patch is not None:
+            patch(simulated, path)
+        result = run("explain", "money bank grows", "--vectors", str(path), "--json", *options)
+    assert result.exit_code == code, (result.stdout[:200], result.stderr[:500])
+    assert "Traceback" not in result.stderr and words in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("attn-cli: error: ")]
+    if code:
+        assert result.stdout == "" and len(errors) == 1
+    else:
+        report = json.loads(result.stdout)
+        assert not errors and all(np.isfinite(row).all() for row in np.array(report["heads"][0]["weights"]))
+    cache = Path(os.environ["ATTN_CLI_CACHE"])
+    assert not [p for p in cache.rglob("*") if ".tmp" in p.name or p.name.startswith(".")], "a partial cache is left"
+    if name != "a file growing during the import":
+        assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before} == before  # nothing of the user's changed
+
+
+def test_the_whole_catalogue_has_at_least_forty_cases():
+    assert len(CATALOGUE) + len(VECTOR_CATALOGUE) >= 40
+
+
+def test_ctrl_c_during_an_import_exits_130_and_leaves_nothing_behind(tmp_path, private_cache):
+    """SIGINT (Ctrl-C) mid-import: exit 130, no cache, no temporary folder, nothing on stdout."""
+    numbers = " ".join(f"{v:.5f}" for v in np.linspace(-1, 1, 50))
+    path = tmp_path / "big.txt"
+    path.write_text("".join(f"w{i} {numbers}\n" for i in range(300_000)))
+    process = subprocess.Popen([sys.executable, "-m", "attn_cli", "explain", "w1 w2", "--vectors", str(path),
+                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "ATTN_CLI_CACHE": str(private_cache)})
+    deadline = time.time() + 60
+    while not list((private_cache / "v1").glob(".tmp-*/matrix.npy")) and time.time() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stdout == "" and "Traceback" not in stderr
+    assert list((private_cache / "v1").iterdir()) == []  # neither a cache nor a temporary folder

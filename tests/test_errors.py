@@ -84,7 +84,7 @@ def test_a_malformed_vector_file_is_an_error_not_a_crash(run, tmp_path):
     broken.write_text("money 0.1 0.2 0.3\nbank 0.1 oops 0.3\n")
     result = run("explain", "money bank", "--vectors", str(broken))
     assert result.exit_code == 4
-    assert result.stderr.startswith("attn-cli: error: cannot read")
+    assert result.stderr.startswith(f"attn-cli: error: {broken}, line 2: 'oops' is not a number")
     assert len(result.stderr.splitlines()) == 1
 
 

@@ -14,12 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attn_cli.errors import EXIT_CODES, InputError
+from attn_cli.errors import EXIT_CODES, InputError, VectorsError
 from attn_cli.tokenize import tokenize
 from attn_cli.vectors import load_vectors
+from attn_cli.vectors.textparse import FLOAT32_MAX, parse_block
 
 EXAMPLES = int(os.environ.get("ATTN_CLI_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+# whole processes' worth of work per input (a command line, a file import): a twentieth as many inputs
+FUZZ_SLOW = settings(FUZZ, max_examples=max(40, EXAMPLES // 20))
 pytestmark = pytest.mark.fuzz
 
 DEFAULT_VECTORS = load_vectors(None)
@@ -84,7 +87,7 @@ def command_lines(draw):
     return arguments + ["--json"]
 
 
-@FUZZ
+@FUZZ_SLOW
 @given(arguments=command_lines())
 def test_any_command_line_gives_json_or_one_documented_error(run, arguments):
     result = run(*arguments)
@@ -97,3 +100,75 @@ def test_any_command_line_gives_json_or_one_documented_error(run, arguments):
         assert result.stdout == ""
         errors = [line for line in result.stderr.splitlines() if line.startswith("attn-cli: error: ")]
         assert len(errors) == 1, result.stderr
+
+
+# --- vector files ----------------------------------------------------------------------------
+
+number_texts = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
+    st.floats(-1e3, 1e3, allow_nan=False).map(lambda v: f"{v:.6f}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.6g}"),
+    st.integers(-10**12, 10**12).map(str),
+    st.sampled_from(["0", "-0", ".5", "5.", "-.25", "+1.5", "1e-05", "1E+3", "0.000001", "123456789012345678"]),
+)
+vector_words = st.text(st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=8)
+
+
+@st.composite
+def glove_blocks(draw):
+    """(dims, block text, [(word, number texts)]) of well-formed lines, CRLF or LF, GloVe style."""
+    dims = draw(st.integers(1, 6))
+    lines = draw(st.lists(st.tuples(vector_words, st.lists(number_texts, min_size=dims, max_size=dims)),
+                          min_size=1, max_size=8))
+    end = draw(st.sampled_from([b"\n", b"\r\n"]))
+    chunk = b"".join(word.encode() + b" " + b" ".join(n.encode() for n in numbers) + end for word, numbers in lines)
+    return dims, chunk, lines
+
+
+@FUZZ
+@given(block=glove_blocks())
+def test_fast_text_parser_agrees_with_float(block):
+    """The numpy fast path must read every number as float32(float(text)) (within one ulp for ties)."""
+    dims, chunk, lines = block
+    parsed = parse_block(chunk, dims)
+    in_range = [all(abs(float(n)) <= FLOAT32_MAX for n in numbers) for _, numbers in lines]
+    assert [index for index, _, _ in parsed.bad] == [i for i, ok in enumerate(in_range) if not ok]
+    kept = [(word, numbers) for (word, numbers), ok in zip(lines, in_range) if ok]
+    assert [w.decode() for w in parsed.words] == [word for word, _ in kept]
+    expected = np.array([[float(n) for n in numbers] for _, numbers in kept], dtype=np.float64)
+    expected = expected.reshape(len(kept), dims).astype(np.float32)
+    assert np.all(np.abs(parsed.rows - expected) <= np.spacing(np.abs(expected)))
+
+
+@FUZZ
+@given(chunk=st.binary(max_size=300).map(lambda raw: raw + b"\n"), dims=st.integers(1, 5))
+def test_text_parser_survives_any_bytes(chunk, dims):
+    """Arbitrary bytes: parsed rows are finite, and every non-blank line is either parsed or reported."""
+    parsed = parse_block(chunk, dims)
+    assert parsed.rows.shape == (len(parsed.words), dims) and np.isfinite(parsed.rows).all()
+    parsed_lines = set(parsed.line_numbers.tolist())
+    bad_lines = {index for index, _, _ in parsed.bad}
+    assert not parsed_lines & bad_lines
+    lines = chunk.split(b"\n")[:-1]
+    blank = {i for i, line in enumerate(lines) if not line.replace(b"\r", b"").replace(b"\t", b"").strip(b" ")}
+    assert parsed_lines | bad_lines | blank >= set(range(len(lines))) - blank
+
+
+@FUZZ_SLOW
+@given(content=st.one_of(st.binary(max_size=400),
+                         glove_blocks().map(lambda block: block[1]),
+                         st.tuples(glove_blocks(), st.binary(max_size=40)).map(lambda t: t[0][1] + t[1])),
+       skip_bad=st.booleans())
+def test_any_vector_file_loads_or_is_one_vectors_error(tmp_path_factory, content, skip_bad):
+    path = tmp_path_factory.mktemp("fuzz") / "vectors.txt"
+    path.write_bytes(content)
+    from attn_cli.vectors.importer import LoadOptions
+
+    try:
+        vectors = load_vectors(str(path), LoadOptions(skip_bad_lines=skip_bad, warn=lambda message: None))
+    except VectorsError as exc:
+        assert exc.message and "\n" not in exc.message
+        return
+    assert vectors.count >= 1 and vectors.dims >= 1
+    assert np.isfinite(np.asarray(vectors.matrix, dtype=np.float32)).all()
+    assert path.read_bytes() == content  # the user's file is never touched

@@ -46,11 +46,11 @@ def browser():
 class OfflinePage:
     """A page that records console errors and every request, and refuses any request but the file itself."""
 
-    def __init__(self, browser, path: Path) -> None:
+    def __init__(self, browser, path: Path, width: int = 1280) -> None:
         self.url = path.as_uri()
         self.errors: list[str] = []
         self.requests: list[str] = []
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.page = browser.new_page(viewport={"width": width, "height": 900})
         self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("dialog", lambda dialog: (self.errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
@@ -68,6 +68,10 @@ class OfflinePage:
         """The weights written next to the tokens on `side` of the token-lines view: text and exact value."""
         nodes = self.page.locator(f"svg.lines text.value[data-side={side}]")
         return nodes.all_text_contents(), [float(v) for v in nodes.evaluate_all("ns => ns.map(n => n.dataset.weight)")]
+
+    def data_values(self, selector: str) -> list[float]:
+        """The exact values (data-value) of the heatmap cells that match `selector`."""
+        return [float(v) for v in self.page.locator(selector).evaluate_all("ns => ns.map(n => n.dataset.value)")]
 
     def assert_clean(self) -> None:
         assert self.errors == []
@@ -157,7 +161,7 @@ def test_every_stdin_sentence_gets_its_own_section_and_printing_drops_the_contro
     view.assert_clean()
 
 
-def test_cross_attention_draws_the_rectangular_matrix_and_compare_each_sentence(run, tmp_path, browser):
+def test_cross_attention_draws_the_rectangular_matrix(run, tmp_path, browser):
     path = tmp_path / "cross.html"
     args = ("compare", "river bank flows", "the money bank grows", "--heads", "2")
     assert run(*args, "--cross", "--html", str(path)).exit_code == 0
@@ -173,10 +177,66 @@ def test_cross_attention_draws_the_rectangular_matrix_and_compare_each_sentence(
     assert view.values("key")[1] == report["heads"][1]["weights"][2]
     view.assert_clean()
 
+
+def test_compare_puts_the_sentences_side_by_side_and_a_verdict_word_lights_its_rows(run, tmp_path, browser):
     path = tmp_path / "compare.html"
-    assert run(*args[:3], "--html", str(path)).exit_code == 0
+    args = ("compare", "river bank flows", "the money bank grows")
+    assert run(*args, "--html", str(path)).exit_code == 0
+    report = json.loads(run(*args, "--json").stdout)
+    view = OfflinePage(browser, path, width=1400)  # a laptop screen
+    page = view.page
+    assert page.locator("pre.command").count() == 1  # the command line once, in the page header
+    sentences = page.locator("section.sentence")
+    assert sentences.locator("h2 q").all_text_contents() == ["river bank flows", "the money bank grows"]
+    left, right = sentences.first.bounding_box(), sentences.last.bounding_box()
+    assert left["x"] + left["width"] <= right["x"] < left["x"] + left["width"] + 60  # adjacent, left to right
+    assert abs(left["y"] - right["y"]) < 1
+
+    [bank] = report["words"]
+    assert page.locator("table.data tr.pick").inner_text().startswith("bank")
+    page.hover("table.data tr.pick[data-word=bank]")
+    for occurrence in bank["occurrences"]:
+        k, i = occurrence["sentence"], occurrence["index"]
+        row = f"section.sentence[data-sentence='{k}'] table.heatmap tbody tr.selected"
+        assert page.locator(row).count() == 1
+        assert page.locator(f"{row} th").inner_text() == occurrence["text"]
+        assert view.data_values(f"{row} td") == report["sentences"][k]["heads"][0]["weights"][i]
+    page.hover("h1")  # hovering away releases the rows; a click keeps them
+    assert page.locator("table.heatmap tbody tr.selected").count() == 0
+    page.click("table.data tr.pick[data-word=bank]")
+    page.hover("h1")
+    assert page.locator("table.heatmap tbody tr.selected").count() == 2
+    assert page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)[:4] == b"\x89PNG"
+    view.assert_clean()
+
+
+def test_trace_page_shows_each_traced_words_steps_and_switches_words(run, tmp_path, browser):
+    path = tmp_path / "trace.html"
+    args = ("trace", "money bank grows", "--mode", "projected", "--heads", "2")
+    assert run(*args, "--html", str(path)).exit_code == 0
+    report = json.loads(run(*args, "--json").stdout)
     view = OfflinePage(browser, path)
-    assert "bank: 1.000 -> " in view.page.locator("table.data").first.inner_text()  # the verdict
-    assert view.page.locator("section.document section.document h1 q").all_text_contents() == [
-        "river bank flows", "the money bank grows"]
+    page = view.page
+    assert page.locator("h1 q").inner_text() == "money bank grows"
+    assert page.locator("input[name='trace-0']").count() == len(report["traces"]) == 3
+
+    def assert_shows(trace: dict) -> None:
+        title = page.locator(".traced h2").first.inner_text()
+        assert f"“{trace['token']}”: word {trace['index'] + 1} of 3" in title
+        for head in trace["heads"]:  # one block per head; the weights row of its softmax step
+            cells = f".head-block[data-head='{head['index']}'] table.heatmap tbody tr[data-row='3'] td"
+            weights = view.data_values(cells)
+            assert weights == [key["weight"] for key in head["keys"]]
+            assert sum(weights) == pytest.approx(1.0)
+        shown = page.locator(".matrix-check b[data-diff]").evaluate("n => +n.dataset.diff")
+        assert shown == trace["matrix_form_max_abs_diff"] < 1e-12
+
+    assert_shows(report["traces"][0])
+    page.check("input[name='trace-0'][value='1']")  # trace "bank" instead
+    assert_shows(report["traces"][1])
+    assert page.locator("ul.notes li").count() == len(report["traces"][1]["notes"])
+    page.hover(".head-block[data-head='1'] table.heatmap td[data-row='3'][data-col='0']")
+    tooltip = page.locator("#attn-tooltip").inner_text()
+    assert "bank → money" in tooltip and f"{report['traces'][1]['heads'][1]['keys'][0]['weight']:.3f}" in tooltip
+    assert page.screenshot(path=str(tmp_path / "trace.png"), full_page=True)[:4] == b"\x89PNG"
     view.assert_clean()

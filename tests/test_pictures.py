@@ -36,6 +36,18 @@ def test_the_page_embeds_the_json_document_once_and_the_command_line(run, tmp_pa
     assert "attn-cli explain: money bank grows" in rest  # the <title>
 
 
+def test_trace_and_compare_pages_embed_their_json_documents(run, tmp_path, trace_schema, compare_validator):
+    cases = ((("trace", "money bank grows", "--word", "bank"), lambda doc: jsonschema.validate(doc, trace_schema)),
+             (("compare", "river bank flows", "money bank grows"), compare_validator.validate))
+    for args, check in cases:
+        target = tmp_path / f"{args[0]}.html"
+        assert run(*args, "--html", str(target)).exit_code == 0
+        data, rest = page_parts(target)
+        assert data["documents"] == [json.loads(run(*args, "--json").stdout)]
+        check(data["documents"][0])
+        assert f"attn-cli {args[0]}" in rest
+
+
 def test_the_page_asks_for_nothing_from_anywhere(run, tmp_path):
     target = tmp_path / "report.html"
     assert run("explain", "money bank grows", "--html", str(target)).exit_code == 0

@@ -17,16 +17,17 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Callable
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError
 from attn_cli.fields import Selection, select
 from attn_cli.render.json_out import write_json
 from attn_cli.render.plain import header, plain_records
 
-Draw = Callable[[dict, Console], None]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+Draw = Callable[[dict, "Console"], None]
 # Rich's SVG asks a CDN for its Fira Code font; keep only the local() sources so opening it fetches nothing.
 _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 
@@ -44,6 +45,11 @@ class ReportOutputs:
         self.selection = selection
         self.documents: list[dict] = []  # kept for --html only
         self.title = ""  # the SVG's title, from the first document
+        self.terminal = self.recorder = None
+        if style != "tables" and "--svg" not in files:
+            return  # JSON or plain only: Rich is never imported (~50 ms of start-up saved)
+        from rich.console import Console
+
         # NO_COLOR: Rich alone would drop colours but keep bold and dim; a reader who asks for no colour
         # wants no escape codes at all, even on a terminal
         plain_terminal = os.environ.get("NO_COLOR", "") != ""

@@ -1,4 +1,4 @@
-"""Vector sources: turn what the user names (nothing, or a path) into `Vectors`."""
+"""Vector sources: turn what the user names (nothing, a path, a gensim-data name) into `Vectors`."""
 
 from __future__ import annotations
 
@@ -6,20 +6,44 @@ from pathlib import Path
 
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.default import DEFAULT_NAME, load_default_vectors
-from attn_cli.vectors.formats import detect_format, read_with_gensim
 from attn_cli.vectors.store import Vectors
 
-__all__ = ["Vectors", "load_vectors"]
+__all__ = ["Vectors", "load_vectors", "resolve_source"]
 
 
-def load_vectors(source: str | None) -> Vectors:
-    """The embedded default for None or 'default', otherwise the file at `source`."""
+def load_vectors(source: str | None, options=None) -> Vectors:
+    """The embedded default for None or 'default'; a file or gensim-data name through the cache otherwise.
+
+    `options` is an importer.LoadOptions (the shared --format, --limit, ...); the
+    importer is imported only here, so the embedded default stays as light as before.
+    """
     if source in (None, "", DEFAULT_NAME):
         return load_default_vectors()
+    from attn_cli.vectors.formats import CACHEABLE, detect_format, read_fasttext_bin, read_gensim_pickle
+    from attn_cli.vectors.importer import LoadOptions, cached_vectors
+
+    options = options or LoadOptions()
+    path, name = resolve_source(source)
+    file_format = options.file_format or detect_format(path)
+    if file_format == "fasttext-bin":
+        return read_fasttext_bin(path)
+    if file_format == "gensim-pickle":
+        return read_gensim_pickle(path, options.trust_pickle)
+    if file_format not in CACHEABLE:
+        raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(CACHEABLE)}")
+    return cached_vectors(path, file_format, options, name)
+
+
+def resolve_source(source: str) -> tuple[Path, str | None]:
+    """(the data file, a display name): a path as given, or a downloaded gensim-data set."""
     path = Path(source).expanduser()
-    if not path.exists():
-        raise VectorsError(f"no such vector file: {source}; pass an existing GloVe or word2vec file, "
-                           "or leave out --vectors for the embedded default")
     if path.is_dir():
         raise VectorsError(f"{source} is a directory; pass the vector file inside it")
-    return read_with_gensim(path, detect_format(path))
+    if path.exists():
+        return path, None
+    from attn_cli.vectors import gensim_data
+
+    if gensim_data.looks_like_name(source):
+        return gensim_data.resolve(source), source
+    raise VectorsError(f"no such vector file: {source}; pass an existing GloVe, word2vec or fastText file, "
+                       "a gensim-data name, or leave out --vectors for the embedded default")

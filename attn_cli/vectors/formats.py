@@ -1,24 +1,28 @@
-"""Recognise a vector file's format from its first bytes and read it through gensim.
+"""Recognise a vector file's format from its first bytes, and the formats only gensim reads.
 
-GloVe text has no header; word2vec text and binary start with "COUNT DIMS".
-Binary is told from text by the bytes after the header. gzip and bzip2 files
-are recognised by their magic numbers. gensim is imported only here, and only
-when a file is actually read (it costs about a second to import).
+GloVe text has no header; word2vec text (and fastText .vec) and word2vec binary
+start with "COUNT DIMS"; binary is told from text by the bytes after the header.
+fastText .bin starts with its magic number, gensim's own .kv/.model files are
+pickles. gzip and bzip2 are recognised by their magic numbers. gensim is
+imported only in `read_fasttext_bin` and `read_gensim_pickle`, never on the
+cached path (importing it costs about a second).
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import re
 from pathlib import Path
+
+import numpy as np
 
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
-FORMATS = ("glove", "word2vec", "word2vec-binary")
+CACHEABLE = ("glove", "word2vec", "word2vec-binary")
+FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
 _HEADER = re.compile(rb"^\s*\d+\s+\d+\s*$")
 _PROBE_BYTES = 4096
+_FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
 
 
 def open_maybe_compressed(path: Path):
@@ -26,24 +30,36 @@ def open_maybe_compressed(path: Path):
     with open(path, "rb") as raw:
         magic = raw.read(3)
     if magic[:2] == b"\x1f\x8b":
+        import gzip
+
         return gzip.open(path, "rb")
     if magic == b"BZh":
+        import bz2
+
         return bz2.open(path, "rb")
     return open(path, "rb")
 
 
 def detect_format(path: Path) -> str:
-    """'glove', 'word2vec' or 'word2vec-binary', from the header line and the bytes after it."""
+    """One of FORMATS, from the magic numbers, the header line and the bytes after it."""
     try:
+        with open(path, "rb") as raw:
+            head = raw.read(64)
+        magic = head[:4]
+        if magic == _FASTTEXT_MAGIC:
+            return "fasttext-bin"
+        if magic[:1] == b"\x80":  # pickle protocol 2+: gensim's KeyedVectors.save()
+            return "gensim-pickle"
         with open_maybe_compressed(path) as handle:
             first_line = handle.readline(_PROBE_BYTES)
             body = handle.read(_PROBE_BYTES)
     except (OSError, EOFError) as exc:
         raise VectorsError(f"cannot read {path}: {exc}; check the file is a complete vector file") from exc
-    if not first_line.strip():
+    if not first_line.strip() and not body.strip():
         raise VectorsError(f"{path} is empty; pass a GloVe or word2vec vector file")
     if not _HEADER.match(first_line):
-        return "glove"
+        # old fastText .bin files have no magic number: binary bytes where a text line should be
+        return "fasttext-bin" if path.suffix == ".bin" and not _looks_like_text(head) else "glove"
     return "word2vec" if _looks_like_text(body) else "word2vec-binary"
 
 
@@ -59,18 +75,37 @@ def _looks_like_text(chunk: bytes) -> bool:
     return not any(ord(char) < 32 and char not in "\t\r\n" for char in text)
 
 
-def read_with_gensim(path: Path, file_format: str) -> Vectors:
-    """Load a GloVe or word2vec file with gensim's reader and wrap it as `Vectors`."""
+def read_fasttext_bin(path: Path) -> Vectors:
+    """A fastText .bin model through gensim: any word gets a vector from its character n-grams."""
+    from gensim.models.fasttext import load_facebook_vectors  # deferred: importing gensim costs ~1 s
+
+    try:
+        keyed = load_facebook_vectors(str(path))
+    except (ValueError, EOFError, OSError, AssertionError) as exc:
+        raise VectorsError(f"cannot read {path} as a fastText .bin model: {exc}; "
+                           "check the file is complete, or pass its .vec text file instead") from exc
+    return _from_keyed(path, keyed, "fasttext-bin", subword=lambda word: np.asarray(keyed[word], dtype=np.float64))
+
+
+def read_gensim_pickle(path: Path, trusted: bool) -> Vectors:
+    """gensim's own KeyedVectors.save() file: a pickle, so loading it can run code. Opt-in only."""
+    if not trusted:
+        raise VectorsError(f"{path} is a gensim pickle (.kv/.model): loading it can run any code stored in it; "
+                           "pass --trust-pickle if you trust its origin, or export it with "
+                           "save_word2vec_format and use that file")
     from gensim.models import KeyedVectors  # deferred: importing gensim costs ~1 s
 
     try:
-        keyed = KeyedVectors.load_word2vec_format(
-            str(path), binary=file_format == "word2vec-binary", no_header=file_format == "glove",
-            unicode_errors="replace",
-        )
-    except (ValueError, EOFError, UnicodeDecodeError, OSError) as exc:
-        raise VectorsError(f"cannot read {path} as {file_format}: {exc}; "
-                           "check the file is a complete GloVe or word2vec file") from exc
+        loaded = KeyedVectors.load(str(path), mmap="r")
+    except Exception as exc:  # an arbitrary pickle can fail in arbitrary ways
+        raise VectorsError(f"cannot load {path} as gensim KeyedVectors: {exc}") from exc
+    keyed = getattr(loaded, "wv", loaded)  # a full .model carries its vectors in .wv
+    if not hasattr(keyed, "index_to_key"):
+        raise VectorsError(f"{path} holds a {type(loaded).__name__}, not word vectors; pass a KeyedVectors file")
+    return _from_keyed(path, keyed, "gensim-pickle")
+
+
+def _from_keyed(path: Path, keyed, file_format: str, subword=None) -> Vectors:
     words = list(keyed.index_to_key)
-    return Vectors(name=str(path), words=words, matrix=keyed.vectors,
-                   lowercase=is_lowercase_vocabulary(words), details={"format": file_format})
+    return Vectors(name=str(path), words=words, matrix=keyed.vectors, lowercase=is_lowercase_vocabulary(words),
+                   details={"format": file_format}, subword=subword)

@@ -6,10 +6,18 @@ ends up as one of these, so the rest of the tool never knows about formats.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Callable, Protocol
 
 import numpy as np
+
+
+class WordIndex(Protocol):
+    """Anything that maps a word to its row: a dict, or the cache's stored hash table."""
+
+    def get(self, word: str, default: int | None = None) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -17,10 +25,13 @@ class Vectors:
     """Words in file order (most frequent first) and their vectors [N, d]."""
 
     name: str  # what the user sees: a set name or a file path
-    words: list[str]
+    words: Sequence[str]  # a list, or the cache's lazy word list (len, indexing, slicing)
     matrix: np.ndarray  # [N, d], float16/float32; promoted to float64 only for the few rows used
     lowercase: bool  # True when the vocabulary has no upper-case words: lower-case the input
     details: dict = field(default_factory=dict)  # provenance shown in `settings.vectors`
+    stored_index: WordIndex | None = None  # a prebuilt word -> row index (the cache's); else built on demand
+    norms: np.ndarray | None = None  # [N] float32 |row|, precomputed by the cache
+    subword: Callable[[str], np.ndarray] | None = None  # fastText .bin: a vector for any word, from its n-grams
 
     def __post_init__(self) -> None:
         if self.matrix.ndim != 2 or self.matrix.shape[0] != len(self.words):
@@ -35,8 +46,10 @@ class Vectors:
         return self.matrix.shape[1]
 
     @cached_property
-    def index(self) -> dict[str, int]:
+    def index(self) -> WordIndex:
         """Word -> row; the first occurrence wins when a file repeats a word."""
+        if self.stored_index is not None:
+            return self.stored_index
         index: dict[str, int] = {}
         for row, word in enumerate(self.words):
             index.setdefault(word, row)
@@ -66,7 +79,7 @@ class Vectors:
                 "lowercase": self.lowercase, **self.details}
 
 
-def is_lowercase_vocabulary(words: list[str], sample: int = 50_000) -> bool:
+def is_lowercase_vocabulary(words: Sequence[str], sample: int = 50_000) -> bool:
     """True when (almost) no word among the most frequent has an upper-case letter.
 
     GloVe 6B and the default set are lower-cased; GoogleNews word2vec is cased.

@@ -1,16 +1,17 @@
 // attn-cli HTML report. Reads the report documents (the --json documents, embedded once in #attn-data)
 // and draws each with the view registered for its "command". No network, no libraries.
-// A new command's view: registerView("compare", (doc, section, page) => { ... }) built from the shared
+// A new command's view: registerView("compare", (doc, section) => { ... }) built from the shared
 // components below: heatmap() and tokenLines() take any n_rows x n_cols matrix with separate row and
 // column labels (cross-attention: rows = target queries, columns = source keys), dataTable(),
-// choice(), commandLine() and settingsList().
+// vectorTable(), choice(), engineSummary(), droppedNotes() and settingsList(). The page header shows
+// the command line once, above every document.
 (function () {
   "use strict";
 
   const SVG = "http://www.w3.org/2000/svg";  // a namespace name, never fetched
   const VIEWS = {};
 
-  /** Register the function that draws documents whose "command" is `command`: view(doc, section, page). */
+  /** Register the function that draws documents whose "command" is `command`: view(doc, section). */
   function registerView(command, view) { VIEWS[command] = view; }
 
   // ---- small DOM helpers -------------------------------------------------------------------------------
@@ -205,7 +206,13 @@
       node.addEventListener("click", () => { pinned = same(pinned, focusOf(node)) ? null : focusOf(node); show(pinned); });
       node.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") node.dispatchEvent(new Event("click")); });
     }
-    return { node: el("div", { class: "scroll" }, svg), show, pin(focus) { pinned = focus; show(focus); } };
+    return {
+      node: el("div", { class: "scroll" }, svg),
+      /** Show this focus for now (null: back to the pinned one). */
+      preview(focus) { show(focus === null ? pinned : focus); },
+      /** Keep this focus (null: none) until the next click. */
+      pin(focus) { pinned = focus; show(focus); },
+    };
   }
 
   /** Radio buttons; onChange(value) runs when the choice changes. */
@@ -222,9 +229,41 @@
       el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((cell, k) => el("td", { class: columns[k][1] || null }, cell))))));
   }
 
-  /** The exact command line of the run, quoted for a shell. */
-  function commandLine(page) {
-    return el("pre", { class: "command", title: "the command line that wrote this page" }, `$ ${page.command_line}`);
+  /** The page header: the exact command line of the run, quoted for a shell, shown once for every document. */
+  function pageHeader(page) {
+    return el("header", { class: "page-header" },
+      el("pre", { class: "command", title: "the command line that wrote this page" }, `$ ${page.command_line}`));
+  }
+
+  /** One line: the vector set and the engine settings in words. */
+  function engineSummary(doc) {
+    const settings = doc.settings;
+    return el("p", { class: "note" }, `${doc.vectors.name}: ${doc.vectors.count.toLocaleString("en")} words × ${doc.vectors.dims} dims · `,
+      `${settings.mode} mode, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
+      `temperature ${settings.temperature}, ${settings.heads} head${settings.heads > 1 ? "s" : ""} of ${settings.d_head} dims, `,
+      `mask ${settings.mask}, positions ${settings.positions}`);
+  }
+
+  /** The words left out of the sentence, with spelling suggestions. */
+  function droppedNotes(dropped) {
+    return dropped.map((d) => el("p", { class: "note dropped" }, `dropped “${d.text}”: ${d.reason}`,
+      d.suggestions.length ? ` (did you mean ${d.suggestions.join(", ")}?)` : ""));
+  }
+
+  /**
+   * Vectors as rows of their first coordinates and their length: rows = [[role, word, summary]] where a
+   * summary is {first, norm, dims}. With `total`, the last row is a sum, set off by a rule.
+   */
+  function vectorTable(rows, total) {
+    const { dims, first } = rows[0][2];
+    const elided = first.length < dims;
+    const columns = [[""], [""], ...first.map((_, m) => [`[${m + 1}]`, "num"]),
+      ...(elided ? [[`… ${dims}`]] : []), ["length", "num"]];
+    const table = dataTable(columns, rows.map(([role, word, vector]) => [role, word, vector.first.map((x) => fmt(x)),
+      elided ? "…" : [], fmt(vector.norm)].flat()));
+    table.classList.add("vectors");
+    if (total) table.querySelector("tbody tr:last-child").classList.add("total");
+    return el("div", { class: "scroll" }, table);
   }
 
   /** The vector set and every setting of the document: with the command line, enough to reproduce the page. */
@@ -241,8 +280,13 @@
 
   const LAYERS = [["weights", "weights w"], ["scores", "scores s"], ["logits", "scaled scores l"]];
 
-  /** Any document with heads, shifts and diagnostics: self-attention (explain) or cross-attention. */
-  function attentionView(doc, section, page) {
+  /**
+   * Any document with heads, shifts and diagnostics: self-attention (explain) or cross-attention.
+   * With options.nested (a title such as "Sentence 1"), it is one part of a larger view: a smaller title,
+   * no settings (the larger view shows them once). Returns focusQuery(i | null, pin) to highlight query
+   * i's row in the matrix, the lines and the shift table from outside.
+   */
+  function attentionView(doc, section, options = {}) {
     const cross = Boolean(doc.cross);
     const queries = cross ? doc.target : doc, keys = cross ? doc.source : doc;
     const labels = tokenLabels(queries.tokens.map((t) => t.text));
@@ -253,14 +297,10 @@
     const id = section.dataset.document;
     add(section,
       cross ? el("h1", {}, "Cross-attention: ", el("q", {}, doc.target.sentence), " (queries) over ",
-        el("q", {}, doc.source.sentence), " (keys, values)") : el("h1", {}, "Self-attention over ", el("q", {}, doc.sentence)),
-      el("p", { class: "note" }, `${doc.vectors.name}: ${doc.vectors.count.toLocaleString("en")} words × ${doc.vectors.dims} dims · `,
-        `${settings.mode} mode, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
-        `temperature ${settings.temperature}, ${settings.heads} head${settings.heads > 1 ? "s" : ""} of ${settings.d_head} dims, `,
-        `mask ${settings.mask}, positions ${settings.positions}`),
-      dropped.map((d) => el("p", { class: "note dropped" }, `dropped “${d.text}”: ${d.reason}`,
-        d.suggestions.length ? ` (did you mean ${d.suggestions.join(", ")}?)` : "")),
-      commandLine(page));
+        el("q", {}, doc.source.sentence), " (keys, values)")
+        : options.nested ? el("h2", { class: "sentence-title" }, `${options.nested}: `, el("q", {}, doc.sentence))
+          : el("h1", {}, "Self-attention over ", el("q", {}, doc.sentence)),
+      options.nested ? null : engineSummary(doc), droppedNotes(dropped));
 
     const controls = el("div", { class: "controls" });
     if (heads.length > 1) {
@@ -270,7 +310,8 @@
     controls.append(choice("matrix shows", `layer-${id}`, LAYERS, state.layer, (value) => { state.layer = value; draw(); }));
     const panels = el("div", { class: "panels" });
     const after = el("div", {});
-    add(section, controls, panels, after, settingsList(doc));
+    add(section, controls, panels, after, options.nested ? null : settingsList(doc));
+    let lines = null;  // the current head's token lines (drawn again on every switch)
 
     function caption() {
       const which = heads.length > 1 ? `, head ${state.head + 1} of ${heads.length}` : "";
@@ -293,7 +334,7 @@
           ["weight w", fmt(head.weights[i][j])]]],
         onRow: (i) => lines.pin(state.focus && state.focus.side === "query" && state.focus.index === i ? null : { side: "query", index: i }),
       });
-      const lines = tokenLines({
+      lines = tokenLines({
         queryLabels: labels, keyLabels, weights: head.weights,
         onFocus: (focus) => {
           state.focus = focus;
@@ -324,6 +365,13 @@
       lines.pin(state.focus);
     }
     draw();
+    return {
+      focusQuery(index, pin) {
+        const focus = index === null ? null : { side: "query", index };
+        if (pin) lines.pin(focus);
+        else lines.preview(focus);
+      },
+    };
   }
 
   /** The shift table; in cross-attention the contributions name source tokens and there is no self weight. */
@@ -345,20 +393,205 @@
     }));
   }
 
-  registerView("explain", attentionView);
-  registerView("compare", (doc, section, page) => (doc.cross ? attentionView : compareView)(doc, section, page));
+  registerView("explain", (doc, section) => { attentionView(doc, section); });
+  registerView("compare", (doc, section) => { (doc.cross ? attentionView : compareView)(doc, section); });
 
-  /** compare: the verdict per shared word, then each sentence drawn as explain draws it (same numbers). */
-  function compareView(doc, section, page) {
+  /**
+   * compare: the verdict per shared word, then the sentences side by side (stacked when the screen is
+   * narrow, and in print), each drawn as explain draws it. Hovering a verdict's word highlights its row
+   * in every sentence; a click keeps it.
+   */
+  function compareView(doc, section) {
+    const verdicts = dataTable([["word"], ["static cos", "num"], ["contextual cos", "num"], ["verdict"]],
+      doc.words.map((w) => [w.word, fmt(w.static_cosine), fmt(w.contextual_cosine), w.verdict]));
+    const columns = el("div", { class: "columns" });
     add(section, el("h1", {}, "Compare: ", doc.sentences.map((d, k) => [k ? " · " : "", el("q", {}, d.sentence)])),
-      commandLine(page), el("h2", {}, "Verdicts"),
-      el("div", { class: "scroll" }, dataTable([["word"], ["static cos", "num"], ["contextual cos", "num"], ["verdict"]],
-        doc.words.map((w) => [w.word, fmt(w.static_cosine), fmt(w.contextual_cosine), w.verdict]))));
-    doc.sentences.forEach((sentence, k) => {
-      const part = el("section", { class: "document", "data-document": `${section.dataset.document}-${k}` });
-      section.append(part);
-      attentionView(sentence, part, page);
+      engineSummary(doc.sentences[0]), el("h2", {}, "Verdicts"), el("div", { class: "scroll" }, verdicts),
+      el("p", { class: "note" }, "hover or click a word to highlight its row in each sentence"),
+      columns, settingsList(doc.sentences[0]));
+    const views = doc.sentences.map((sentence, k) => {
+      const part = el("section", { class: "sentence", "data-document": `${section.dataset.document}-${k}`, "data-sentence": k });
+      columns.append(part);
+      return attentionView(sentence, part, { nested: `Sentence ${k + 1}` });
     });
+    const rows = [...verdicts.querySelectorAll("tbody tr")];
+    let pinned = null;
+    function highlight(word, pin) {
+      rows.forEach((tr, w) => tr.classList.toggle("selected", w === word));
+      views.forEach((view, k) => {
+        const occurrence = word === null ? undefined : doc.words[word].occurrences.find((o) => o.sentence === k);
+        view.focusQuery(occurrence ? occurrence.index : null, pin);
+      });
+    }
+    rows.forEach((tr, w) => {
+      setAttrs(tr, { class: "pick", tabindex: 0, "data-word": doc.words[w].word,
+        onmouseenter: () => highlight(w, false), onmouseleave: () => highlight(pinned, false),
+        onclick: () => { pinned = pinned === w ? null : w; highlight(pinned, true); },
+        onkeydown: (event) => { if (event.key === "Enter" || event.key === " ") tr.click(); } });
+    });
+  }
+
+  // ---- trace: one word at a time, step by step (the terminal's seven steps, as data) ------------------------
+
+  registerView("trace", traceView);
+
+  /** The sentence's vectors and projections once, then the chosen traced word's steps (a selector when several). */
+  function traceView(doc, section) {
+    const labels = tokenLabels(doc.tokens.map((t) => t.text));
+    const state = { trace: 0 };
+    add(section, el("h1", {}, "Attention, step by step, over ", el("q", {}, doc.sentence)), engineSummary(doc),
+      droppedNotes(doc.dropped_tokens),
+      step(`Step 1 · Static vectors x: one embedding per word (${shown(doc, doc.static_vectors[0].dims)})`,
+        vectorTable(doc.static_vectors.map((v, i) => ["x", labels[i], v])),
+        "the same vector for a word whatever the sentence; |x| is its length"),
+      doc.inputs && step("Step 1b · Positions added: x = embedding + sinusoidal position code",
+        vectorTable(doc.inputs.map((v, i) => ["x", labels[i], v]))),
+      step("Step 2 · Query, key and value", null, ...projectionWords(doc)));
+    const controls = el("div", { class: "controls" });
+    if (doc.traces.length > 1) {
+      controls.append(choice("traced word (the query)", `trace-${section.dataset.document}`,
+        doc.traces.map((t, k) => [String(k), labels[t.index]]), "0", (value) => { state.trace = +value; draw(); }));
+    }
+    const body = el("div", { class: "traced" });
+    add(section, controls, body, settingsList(doc));
+    function draw() { body.replaceChildren(...tracedWord(doc, doc.traces[state.trace], labels)); }
+    draw();
+  }
+
+  /** A numbered step: a bold caption, its picture or table, and notes in plain words. */
+  function step(caption, content, ...notes) {
+    return el("div", { class: "step" }, el("h3", {}, caption), content,
+      notes.filter(Boolean).map((note) => el("p", { class: "note" }, note)));
+  }
+
+  /** 'first 3 of 128 dims', or 'all 3 dims' when every coordinate is shown. */
+  function shown(doc, dims) {
+    const count = Math.min(doc.dims_shown, dims);
+    return count >= dims ? `all ${dims} dims` : `first ${count} of ${dims} dims`;
+  }
+
+  /** A setting or a constant derived from one (scale factor, temperature, std of W): 4 significant digits. */
+  function setting(value) { return String(+value.toPrecision(4)); }
+
+  function projectionWords(doc) {
+    const projections = doc.projections;
+    if (projections === null) {
+      return ["Raw mode learns nothing: the same vector x plays all three roles, the query q (what a word looks for), "
+        + "the key k (what it offers) and the value v (what it passes on)."];
+    }
+    const [dModel, width] = projections.w_q;
+    const words = [`q = x W_Q, k = x W_K, v = x W_V, each W of shape ${dModel} × ${width}: untrained random weights `
+      + `from numpy.random.default_rng(${projections.seed}), entries normal with standard deviation `
+      + `1/√${dModel} = ${setting(projections.std[0])}.`];
+    if (projections.w_o !== null) {
+      const [rows, cols] = projections.w_o;
+      words.push(`W_O (${rows} × ${cols}, std 1/√${rows} = ${setting(projections.std[1])}) maps the joined heads back to the embedding width.`);
+    }
+    return words;
+  }
+
+  /** Every step of one traced word: per head (scores, softmax, weighted sum), then the result and the notes. */
+  function tracedWord(doc, trace, labels) {
+    const word = labels[trace.index], many = trace.heads.length > 1;
+    const parts = [el("h2", {}, `“${trace.token}”: word ${trace.index + 1} of ${labels.length} as the query`)];
+    trace.heads.forEach((head) => parts.push(el("div", { class: many ? "head-block many" : "head-block", "data-head": head.index },
+      many ? el("h3", { class: "head-title" }, `Head ${head.index + 1} of ${trace.heads.length}: dims `
+        + `${head.columns[0] + 1}-${head.columns[1]} of q, k and v, attended on their own`) : null,
+      headSteps(doc, head, word, labels, many || doc.projections !== null))));
+    if (many) {
+      parts.push(step(`Heads joined: y = [${trace.heads.map((h) => `y${h.index + 1}`).join(" | ")}]`,
+        vectorTable([["y", word, trace.concatenation]])));
+    }
+    if (trace.output_projection !== null) {
+      const [rows, cols] = trace.output_projection.shape;
+      parts.push(step(`Output projection: y W_O, [${rows}] × [${rows} × ${cols}] → [${cols}]`,
+        vectorTable([["y W_O", word, trace.output_projection.output]])));
+    }
+    parts.push(changeStep(doc, trace, labels), matrixStep(trace, word), notesStep(trace, labels));
+    return parts;
+  }
+
+  /** Steps 2 (when q, k, v differ from x) to 5 of one head. */
+  function headSteps(doc, head, word, labels, withVectors) {
+    const settings = doc.settings, keys = head.keys, dims = head.query.dims;
+    const elided = Math.min(doc.dims_shown, dims) < dims;
+    const cosine = settings.similarity === "cosine";
+    const written = keys.map((key) => {
+      const sum = head.query.first.map((q, m) => `${fmt(q)}×${fmt(key.key.first[m])}`).join(" + ") + (elided ? " + …" : "");
+      return cosine ? `(${sum} = ${fmt(key.dot)}) / (|q| ${fmt(head.query.norm)} × |k| ${fmt(key.key.norm)})` : sum;
+    });
+    const exps = head.exp_shift === 0 ? "exp(l_j)" : head.exp_shift === null ? "hard max" : `exp(l_j − ${fmt(head.exp_shift)})`;
+    const layers = [["s_j score", "score"], ["l_j scaled", "logit"], [exps, "exp"], ["w_j weight", "weight"]];
+    const values = layers.map(([, name]) => keys.map((key) => key[name]));
+    const row = heatmap({
+      rowLabels: layers.map(([label]) => label), colLabels: keys.map((key) => labels[key.index]), values,
+      corner: `${word} · key →`, masked: (i, j) => keys[j].masked || values[i][j] === null,
+      tooltip: (i, j) => [`${word} → ${labels[j]}`, [["q · k", fmt(keys[j].dot)], ["score s", fmt(keys[j].score)],
+        ["scaled l", keys[j].masked ? "masked" : fmt(keys[j].logit)], [exps, fmt(keys[j].exp)], ["weight w", fmt(keys[j].weight)]]],
+    });
+    return [
+      withVectors && step(`Step 2 · q of “${word}”, k and v of every word (${shown(doc, dims)})`,
+        vectorTable([["q", word, head.query], ...keys.map((k) => ["k", labels[k.index], k.key]),
+          ...keys.map((k) => ["v", labels[k.index], k.value])])),
+      step(`Step 3 · Scores ${cosine ? "cos(q, k_j) = q · k_j / (|q| |k_j|)" : "s_j = q · k_j"}: how well “${word}” matches each word`,
+        el("div", { class: "scroll" }, dataTable([["key"], [`q · k_j = q₁k₁ + q₂k₂ + … (${dims} products)`], ["s_j", "num"]],
+          keys.map((key, j) => [labels[key.index], el("code", {}, written[j]), fmt(key.score)]))),
+        "multiply matching coordinates and add them up; a larger score means more alike"),
+      step(`Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)`, row.node,
+        `l_j = s_j × ${setting(settings.scale_factor)} / ${setting(settings.temperature)}: scale ${scaleWords(settings)}, `
+        + `temperature ${setting(settings.temperature)}. Σ ${exps} = ${fmt(head.exp_sum)}; Σ w_j = ${fmt(head.weight_sum)}: `
+        + "exp makes every score positive and dividing by the sum makes the weights add up to 1 (hover a cell for its numbers)"),
+      step(`Step 5 · Weighted sum y = Σ w_j v_j (${shown(doc, dims)})`,
+        vectorTable([...keys.map((key) => [labels[key.index], `${fmt(key.weight)}·v`, key.term]), ["y", "= Σ", head.output]], true),
+        "each word passes on its value v_j in proportion to its weight; y is their sum"),
+    ];
+  }
+
+  function scaleWords(settings) {
+    if (settings.scale === "sqrt") return `1/√${settings.d_head} = ${setting(settings.scale_factor)}`;
+    return settings.scale === "none" ? "none (×1)" : `×${setting(settings.scale_factor)}`;
+  }
+
+  /** Step 6: the contextual vector y against the word's own vector, and the words it moved toward. */
+  function changeStep(doc, trace, labels) {
+    const shift = trace.shift, own = doc.settings.mode === "raw" ? "x" : "s";
+    const moved = shift.contributions.filter((c) => c.index !== shift.index)
+      .sort((a, b) => Math.abs(b.share) - Math.abs(a.share)).slice(0, 3);
+    const rows = [[`cos(${own}, y)`, `${fmt(shift.cosine)} (1 = same direction)`],
+      [`|y − ${own}|`, `${fmt(shift.delta_norm)} (how far it moved; |${own}| ${fmt(shift.static_norm)} → |y| ${fmt(shift.contextual_norm)})`],
+      ["moved by", moved.map((c) => `${labels[c.index]} (w ${fmt(c.weight)}, share ${fmt(c.share)} of y)`).join(", ") || "—"]];
+    if (doc.settings.neighbors > 0) {
+      const before = new Set(shift.neighbors_before.map((n) => n.word));
+      rows.push(["nearest before", shift.neighbors_before.map((n) => n.word).join(", ")],
+        ["nearest after", shift.neighbors_after.map((n, k) => [k ? ", " : "", before.has(n.word) ? n.word : el("span", { class: "new" }, n.word)]).flat()]);
+    }
+    const where = own === "x" ? "its static vector x" : "its own value s (what y would be if it attended only to itself)";
+    return step(`Step 6 · What changed: y against ${where}`, el("div", { class: "scroll" }, dataTable([["what"], ["value"]], rows)),
+      doc.settings.neighbors > 0 ? "nearest words by cosine; new after attention in bold green" : null);
+  }
+
+  /** Step 7: the same row from softmax(Q Kᵀ × scale / T) V, and how far it is from the term-by-term sum. */
+  function matrixStep(trace, word) {
+    const form = trace.matrix_form;
+    const [nq, dHead] = form.queries_shape, nk = form.keys_shape[0];
+    return step("Step 7 · All words at once, in matrix form: Y = softmax(Q Kᵀ × scale / T) V",
+      vectorTable([["Y", word, form.output]]),
+      `Q [${nq} × ${dHead}] · Kᵀ [${dHead} × ${nk}] → scores [${nq} × ${nk}], softmax row by row, · V [${nk} × ${dHead}] → `
+        + `Y [${nq} × ${dHead}]${form.heads > 1 ? ` in each of ${form.heads} heads, then joined` : ""}.`,
+      el("span", { class: "matrix-check" }, `Row “${word}” of Y differs from the term-by-term sum above by at most `,
+        el("b", { "data-diff": trace.matrix_form_max_abs_diff }, trace.matrix_form_max_abs_diff.toExponential(1)),
+        ": one computation, two notations."));
+  }
+
+  /** The teaching notes that hold for this word, each with the weights a suggested setting would give. */
+  function notesStep(trace, labels) {
+    return step("Notes", el("ul", { class: "notes" }, trace.notes.map((note) => el("li", {}, note.message,
+      note.alternatives ? el("div", { class: "scroll" }, alternativesTable(trace.heads[note.head].keys, note.alternatives, labels)) : null))));
+  }
+
+  function alternativesTable(keys, alternatives, labels) {
+    return dataTable([["weights if run with"], ...keys.map((k) => [labels[k.index], "num"])],
+      [["(as above)", ...keys.map((k) => fmt(k.weight))], ...alternatives.map((a) => [a.setting, ...a.weights.map((w) => fmt(w))])]);
   }
 
   // ---- the page --------------------------------------------------------------------------------------------
@@ -367,18 +600,12 @@
     const page = JSON.parse(document.getElementById("attn-data").textContent);
     const root = document.getElementById("attn-report");
     root.replaceChildren();
+    root.append(pageHeader(page));
     page.documents.forEach((doc, k) => {
       const section = el("section", { class: "document", "data-document": k, "data-command": doc.command });
       root.append(section);
-      (VIEWS[doc.command] || missingView)(doc, section, page);
+      VIEWS[doc.command](doc, section);
     });
-  }
-
-  /** For documents this page cannot draw yet: say so, and keep the command line and settings. */
-  function missingView(doc, section, page) {
-    add(section, el("h1", {}, `attn-cli ${doc.command}`),
-      el("p", { class: "warning" }, `This page has no picture for these “${doc.command}” documents yet; every number is in the attn-data block of the page source.`),
-      commandLine(page), doc.settings ? settingsList(doc) : null);
   }
 
   main();

@@ -1,0 +1,169 @@
+"""Import a GloVe / word2vec file into the cache (once), then map it (every run).
+
+`cached_vectors` is the whole life cycle: find the cache folder for this exact
+file, check it, rebuild it when corrupt, import it when missing, and fall back
+to a throw-away folder when the cache cannot be written.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from attn_cli.errors import VectorsError
+from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, load_cached,
+                                    new_temporary_folder, publish)
+from attn_cli.vectors.formats import open_maybe_compressed
+from attn_cli.vectors.progress import progress_bar
+from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to read a vector source: the shared --format, --limit, --skip-bad-lines, --trust-pickle."""
+
+    file_format: str | None = None  # None: detect from the content
+    limit: int | None = None
+    skip_bad_lines: bool = False
+    trust_pickle: bool = False
+    show_progress: bool = True  # a bar on stderr when it is a terminal (off with --json)
+    warn: Callable[[str], None] = field(default=lambda message: None, compare=False)
+
+
+def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str | None = None) -> Vectors:
+    """The cached form of `path`, importing it first if needed."""
+    fingerprint = Fingerprint.of(path)
+    key = fingerprint.key(file_format, options.limit)
+    root = cache_root()
+    final = root / "v1" / key
+    if final.is_dir():
+        try:
+            return load_cached(final, name)
+        except CorruptCache as exc:
+            options.warn(f"the cache of {path} at {final} is corrupt ({exc}); rebuilding it")
+            shutil.rmtree(final, ignore_errors=True)
+    try:
+        temporary = new_temporary_folder(root, key)
+    except OSError as exc:
+        options.warn(f"cannot write the cache at {root} ({exc.strerror or exc}); reading {path} without a cache "
+                     "(set ATTN_CLI_CACHE to a writable folder to make the next run fast)")
+        with tempfile.TemporaryDirectory(prefix="attn-cli-") as scratch:
+            folder = Path(scratch) / key
+            folder.mkdir()
+            import_into(folder, path, fingerprint, file_format, options)
+            return load_cached(folder, name)  # the maps stay valid after the files are deleted
+    try:
+        import_into(temporary, path, fingerprint, file_format, options)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    return load_cached(publish(temporary, final), name)
+
+
+def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format: str, options: LoadOptions) -> dict:
+    """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
+    from attn_cli.vectors.readers import ReadOptions  # the parser's tables are built only when importing
+
+    total = os.path.getsize(path)
+    with open_maybe_compressed(path) as stream, \
+            progress_bar(f"importing {path.name}", total, options.show_progress) as update:
+        read = ReadOptions(limit=options.limit, skip_bad_lines=options.skip_bad_lines,
+                           progress=lambda done, words: update(_position(stream, done), words))
+        try:
+            writer, report = _read(stream, path, file_format, folder, read)
+        except EOFError as exc:
+            raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
+        except OSError as exc:
+            raise import_failure(exc, path, folder) from exc
+    if not writer.words:
+        writer.abandon()
+        raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
+    if Fingerprint.of(path) != fingerprint:
+        writer.abandon()
+        raise VectorsError(f"{path} changed while it was being imported; run again once nothing is writing to it")
+    words_sample = [word.decode("utf-8") for word in writer.words[:50_000]]
+    try:
+        meta = finish(writer, path, file_format, options, fingerprint, report, words_sample)
+    except OSError as exc:
+        raise import_failure(exc, path, folder) from exc
+    _warn_about(path, meta, options)
+    return meta
+
+
+def finish(writer: CacheWriter, path: Path, file_format: str, options: LoadOptions, fingerprint: Fingerprint,
+           report, words_sample: list[str]) -> dict:
+    """Complete the cache folder's files and its meta.json."""
+    return writer.finish({
+        "name": str(path), "format": file_format, "limit": options.limit,
+        "lowercase": is_lowercase_vocabulary(words_sample),
+        "source": {"path": fingerprint.path, "size": fingerprint.size, "mtime_ns": fingerprint.mtime_ns,
+                   "sample_sha256": fingerprint.sample_sha256},
+        "header_count": report.header_count, "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
+    })
+
+
+def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
+    """An OSError while importing, said as what the user can do: a full or read-only cache disk, or a bad read."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+        return VectorsError(f"cannot write the cache in {folder.parent}: {exc.strerror}; free some space there or "
+                            "set ATTN_CLI_CACHE to a folder on another disk")
+    return VectorsError(f"cannot read {path}: {exc.strerror or exc}; check the file is complete and readable")
+
+
+def _read(stream, path: Path, file_format: str, folder: Path, read):
+    from attn_cli.vectors.readers import guess_dims, read_binary, read_header, read_text
+
+    if file_format == "word2vec-binary":
+        header = read_header(stream)
+        if header is None:
+            raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary "
+                               "(try --format glove or --format word2vec)")
+        writer = CacheWriter(folder, header[1], read.limit)
+        return writer, read_binary(stream, path, header[0], header[1], writer, read)
+    header = read_header(stream) if file_format == "word2vec" else None
+    if file_format == "word2vec" and header is None:
+        raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass --format glove for GloVe text")
+    sample = stream.read(1 << 20) if header is None else b""
+    dims = header[1] if header else guess_dims(sample)
+    if dims < 1:
+        raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
+    writer = CacheWriter(folder, dims, read.limit)
+    report = read_text(stream, path, dims, writer, read, first_line_number=2 if header else 1, prefix=sample)
+    report.header_count = header[0] if header else None
+    return writer, report
+
+
+def _position(stream, done: int) -> int:
+    """Bytes of the file on disk consumed so far (the compressed position for .gz/.bz2)."""
+    inner = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
+    try:
+        return inner.tell() if inner is not None else done
+    except (OSError, ValueError):
+        return done
+
+
+def counted(number: int, noun: str) -> str:
+    """'1 bad line', '2 bad lines'."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def _warn_about(path: Path, meta: dict, options: LoadOptions) -> None:
+    """What the import met that the user should know (once, at import time; `vectors info` keeps it)."""
+    if meta["duplicates"]:
+        options.warn(f"{path}: {counted(meta['duplicates'], 'duplicate word')} kept the first vector "
+                     f"(e.g. {', '.join(repr(w) for w in meta['first_duplicates'])})")
+    if meta["bad_lines"]:
+        options.warn(f"{path}: skipped {counted(meta['bad_lines'], 'bad line')} "
+                     f"(first: {meta['first_bad_lines'][0]})")
+    if meta["invalid_utf8_words"]:
+        options.warn(f"{path}: {counted(meta['invalid_utf8_words'], 'word')} not valid UTF-8; "
+                     "the bad bytes became U+FFFD")
+    header = meta["header_count"]
+    if header is not None and meta["limit"] is None and header != meta["count"] + meta["duplicates"] + meta["bad_lines"]:
+        options.warn(f"{path}: the header announces {header:,} words but the file holds "
+                     f"{meta['count'] + meta['duplicates'] + meta['bad_lines']:,}; using what the file holds")

@@ -1,0 +1,144 @@
+"""Stream a GloVe / word2vec text or word2vec binary file into a sink, in big blocks.
+
+The readers never hold the whole file: they read 8 MB at a time, cut at the
+last complete line (text) or record (binary), parse the block and hand words
+and float32 rows to the sink (the cache writer). Bad lines stop the import with
+the file, line number and a snippet, unless `skip_bad_lines` is set, in which
+case they are counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Callable, Protocol
+
+import numpy as np
+
+from attn_cli.errors import VectorsError
+from attn_cli.vectors.textparse import parse_block
+
+BLOCK_BYTES = 8 << 20
+
+
+class Sink(Protocol):
+    def add(self, words: list[bytes], rows: np.ndarray) -> int:
+        """Take words and their rows [n, d]; returns how many words it holds now."""
+
+
+@dataclass
+class ReadOptions:
+    limit: int | None = None  # keep the first N words
+    skip_bad_lines: bool = False
+    progress: Callable[[int, int], None] = lambda done_bytes, words: None
+
+
+@dataclass
+class ReadReport:
+    """What the reader met on the way, for the metadata and the warnings."""
+
+    header_count: int | None = None
+    bad_lines: int = 0
+    first_bad: list[str] = field(default_factory=list)
+    reasons: Counter = field(default_factory=Counter)
+
+
+def read_header(stream: BinaryIO) -> tuple[int, int] | None:
+    """'COUNT DIMS' from a word2vec header line, or None (the line is pushed back by the caller)."""
+    line = stream.readline(4096)
+    fields = line.split()
+    if len(fields) == 2 and all(f.isdigit() for f in fields):
+        return int(fields[0]), int(fields[1])
+    return None
+
+
+def guess_dims(sample: bytes) -> int:
+    """The vector width of a GloVe file: the most common field count minus one on its first lines.
+
+    Most lines are `word x1 ... xD`; a few tokens hold spaces, so the mode is
+    safer than the first line alone.
+    """
+    counts = Counter(len(line.split()) - 1 for line in sample.split(b"\n")[:-1][:1000] if line.strip())
+    if not counts:
+        return 0
+    return counts.most_common(1)[0][0]
+
+
+def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: ReadOptions,
+              first_line_number: int = 1, prefix: bytes = b"") -> ReadReport:
+    """Text lines `word x1 ... xD` into the sink; line numbers start at `first_line_number`."""
+    report = ReadReport()
+    pending, line_number, done = prefix, first_line_number, 0
+    while True:
+        data = stream.read(BLOCK_BYTES)
+        done += len(data)
+        block = pending + data
+        if not data:
+            if not block:
+                break
+            if not block.endswith(b"\n"):
+                block += b"\n"
+            pending = b""
+        else:
+            cut = block.rfind(b"\n") + 1
+            block, pending = block[:cut], block[cut:]
+            if not block:
+                continue
+        parsed = parse_block(block, dims)
+        for index, reason, line in parsed.bad:
+            _bad_line(path, line_number + index, reason, line, report, options)
+        held = sink.add(parsed.words, parsed.rows)
+        line_number += block.count(b"\n")
+        options.progress(done, held)
+        if options.limit is not None and held >= options.limit or not data:
+            break
+    return report
+
+
+def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink, options: ReadOptions) -> ReadReport:
+    """word2vec binary records `word<space><dims float32 little-endian>[\\n]` into the sink."""
+    report = ReadReport(header_count=count)
+    record = dims * 4
+    pending, done, seen = b"", 0, 0
+    while seen < count:
+        data = stream.read(BLOCK_BYTES)
+        done += len(data)
+        buffer = pending + data
+        words, rows, position = [], [], 0
+        while seen + len(words) < count:
+            space = buffer.find(b" ", position)
+            if space < 0 or space + 1 + record > len(buffer):
+                break
+            word = buffer[position:space].lstrip(b"\n")
+            rows.append(buffer[space + 1:space + 1 + record])
+            words.append(word)
+            position = space + 1 + record
+        pending = buffer[position:]
+        if words:
+            matrix = np.frombuffer(b"".join(rows), dtype="<f4").reshape(-1, dims)
+            finite = np.isfinite(matrix).all(axis=1)
+            for row in np.flatnonzero(~finite).tolist():
+                _bad_line(path, seen + row + 2, "NaN or infinite value", words[row], report, options)
+            seen += len(words)
+            held = sink.add([w for w, ok in zip(words, finite.tolist()) if ok], matrix[finite])
+            options.progress(done, held)
+            if options.limit is not None and held >= options.limit:
+                break
+        if not data:
+            if seen < count:
+                raise VectorsError(f"{path}: the header promises {count:,} words but the file ends after "
+                                   f"{seen:,}; the file is truncated: download or copy it again")
+            break
+    return report
+
+
+def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadReport, options: ReadOptions) -> None:
+    snippet = line[:60].decode("utf-8", "replace") + ("..." if len(line) > 60 else "")
+    where = f"{path}, line {number}: {reason}: {snippet!r}"
+    if not options.skip_bad_lines:
+        raise VectorsError(f"{where}; fix the line or pass --skip-bad-lines to leave such lines out")
+    report.bad_lines += 1
+    report.reasons[reason] += 1
+    if len(report.first_bad) < 3:
+        report.first_bad.append(where)

@@ -1,0 +1,219 @@
+"""Parse blocks of GloVe / word2vec text lines into words and float32 rows, fast.
+
+Python's float() and numpy's text parsers manage 2-3 million numbers a second
+here; a 400k x 300 GloVe file holds 120 million. So the common case is parsed
+with whole-block numpy operations instead: find the spaces and newlines, cut
+every number out as a fixed-width window, and evaluate all windows column by
+column (Horner's rule: acc = acc * 10 + digit). Each value is the exact decimal
+integer of its digits divided by a power of ten (both exact in float64), then
+rounded to float32, so it equals float32(float(text)) except in rare
+double-rounding ties.
+
+Lines the fast path cannot vouch for (a token containing ASCII spaces, a
+trailing space run, exponents, nan/inf, wrong field counts) fall back to
+`parse_line`, which is plain Python and names what is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+_MAX_WIDTH = 24  # widest number the fast path evaluates; longer ones take the slow path
+_MAX_DIGITS = 15  # every integer of up to 15 digits is exact in float64
+_POWERS = 10.0 ** np.arange(_MAX_WIDTH + 1)
+_SPACE, _NEWLINE, _MINUS, _DOT = 32, 10, 45, 46
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # a larger value is a bad line: the cache stores float32
+
+
+class BadLine(ValueError):
+    """A line that is not `WORD x1 ... xD`; `reason` says what is wrong with it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Block:
+    """The parsed lines of one block, in file order."""
+
+    words: list[bytes]
+    rows: np.ndarray  # [len(words), dims] float32
+    line_numbers: np.ndarray  # [len(words)] 0-based line index within the block
+    bad: list[tuple[int, str, bytes]]  # (0-based line index, reason, line) of lines that failed
+
+
+def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
+    """One line by the slow path: the last `dims` fields are the vector, the rest is the word."""
+    fields = line.rstrip().rsplit(None, dims)
+    # a word may hold spaces ("new york"), but one that ends in a number means a line with too many numbers
+    if len(fields) != dims + 1 or not fields[0].strip() or _is_float(fields[0].rsplit(None, 1)[-1]):
+        found = len(line.split()) - 1
+        found = max(found, 0)
+        raise BadLine(f"expected a word and {dims} numbers, found {found} number{'' if found == 1 else 's'}")
+    try:
+        values = [float(field) for field in fields[1:]]
+    except ValueError:
+        bad = next(field for field in fields[1:] if not _is_float(field))
+        raise BadLine(f"{bad.decode('utf-8', 'replace')!r} is not a number") from None
+    if not all(math.isfinite(value) for value in values):
+        raise BadLine("NaN or infinite value")
+    if any(abs(value) > FLOAT32_MAX for value in values):
+        raise BadLine("a value beyond the float32 range (±3.4e38)")
+    return fields[0].lstrip(b" "), values
+
+
+def _is_float(field: bytes) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_block(chunk: bytes, dims: int) -> Block:
+    """All lines of `chunk` (complete lines, the last one ending in a newline)."""
+    buffer = np.frombuffer(chunk, dtype=np.uint8)
+    if b"\r" in chunk or b"\t" in chunk:  # CRLF files, tab separators: both are plain spaces here
+        buffer = buffer.copy()
+        buffer[(buffer == 13) | (buffer == 9)] = _SPACE
+    ends = np.flatnonzero(buffer == _NEWLINE)  # [n_lines] position of each line's newline
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    spaces = np.flatnonzero(buffer == _SPACE)
+    first = np.searchsorted(spaces, starts)  # index in `spaces` of each line's first space
+    counts = np.searchsorted(spaces, ends) - first
+    trailing = (ends > starts) & (buffer[ends - 1] == _SPACE)  # one trailing space (word2vec C output)
+    word_end = spaces[np.minimum(first, len(spaces) - 1)] if len(spaces) else starts
+    regular = (counts - trailing == dims) & (word_end > starts) & (counts > 0)
+    if dims < 1:
+        regular[:] = False
+
+    lines = np.flatnonzero(regular)
+    value_starts = (first[lines, None] + np.arange(dims)) if len(lines) else np.zeros((0, dims), np.int64)
+    if len(lines) == len(ends) and not trailing.any() and len(spaces) == len(ends) * dims:
+        token_starts = spaces.reshape(-1, dims) + 1  # [n, dims], every line regular: no gather needed
+    else:
+        token_starts = spaces[value_starts] + 1
+    token_ends = np.empty_like(token_starts)
+    token_ends[:, :-1] = token_starts[:, 1:] - 1
+    token_ends[:, -1] = ends[lines] - trailing[lines]
+    values, ok = _evaluate(buffer, token_starts.ravel(), token_ends.ravel())
+    values = values.reshape(-1, dims)
+    ok = ok.reshape(-1, dims) & (np.abs(values) <= FLOAT32_MAX)  # 1e40 would become inf in float32
+
+    words = [chunk[s:e] for s, e in zip(starts[lines].tolist(), word_end[lines].tolist())]
+    _retry_refused_numbers(chunk, token_starts, token_ends, values, ok)
+    keep = ok.all(axis=1)
+    slow = set(lines[~keep].tolist()) | set(np.flatnonzero(~regular).tolist())
+    if keep.all() and not slow:
+        return Block(words, values.astype(np.float32), lines, [])
+    return _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, sorted(slow))
+
+
+def _retry_refused_numbers(chunk: bytes, token_starts, token_ends, values, ok) -> None:
+    """float() for the few numbers the fast path refused (1e-05, 0): a line stays fast if they all parse.
+
+    Anything float() rejects, NaN/Inf, or beyond float32, leaves its line to the slow path, which reports it.
+    """
+    for row, column in zip(*np.nonzero(~ok)):
+        try:
+            value = float(chunk[token_starts[row, column]:token_ends[row, column]])
+        except ValueError:
+            continue
+        if math.isfinite(value) and abs(value) <= FLOAT32_MAX:
+            values[row, column] = value
+            ok[row, column] = True
+
+
+def _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, slow) -> Block:
+    """Parse the lines the fast path refused one by one, and put everything back in file order."""
+    parsed_words = [word for word, good in zip(words, keep.tolist()) if good]
+    parsed_rows = [values[keep]]
+    parsed_lines = [lines[keep]]
+    bad = []
+    extra_words, extra_rows, extra_lines = [], [], []
+    for index in slow:
+        line = chunk[starts[index]:ends[index]]
+        if not line.strip():
+            continue  # blank lines (a trailing one, say) carry nothing
+        try:
+            word, row = parse_line(line, dims)
+        except BadLine as exc:
+            bad.append((index, exc.reason, line))
+            continue
+        extra_words.append(word)
+        extra_rows.append(row)
+        extra_lines.append(index)
+    if extra_rows:
+        parsed_rows.append(np.asarray(extra_rows, dtype=np.float64).reshape(-1, dims))
+        parsed_lines.append(np.asarray(extra_lines, dtype=np.int64))
+    all_lines = np.concatenate(parsed_lines)
+    order = np.argsort(all_lines, kind="stable")
+    all_words = parsed_words + extra_words
+    return Block([all_words[i] for i in order.tolist()], np.concatenate(parsed_rows)[order].astype(np.float32),
+                 all_lines[order], bad)
+
+
+def _evaluate(buffer: np.ndarray, token_starts: np.ndarray, token_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Decimal numbers `-?digits.digits` between the given offsets -> (float64 values, ok flags).
+
+    ok is False where the token is anything else (no dot, exponent, nan,
+    garbage, too many digits); those lines go to the slow path, which decides.
+    """
+    widths = token_ends - token_starts  # [T]
+    if len(widths) == 0:
+        return np.zeros(0), np.zeros(0, dtype=bool)
+    dot_positions = _one_dot_each(buffer, token_starts, token_ends)
+    one_dot = dot_positions >= 0
+    width = int(min(max(widths.max(), 2), _MAX_WIDTH))
+    width += width % 2  # whole byte pairs: the tables read two characters at a time
+    padded = np.concatenate((buffer, np.zeros(width, dtype=np.uint8)))
+    windows = as_strided(padded, shape=(len(buffer), width), strides=(1, 1))
+    block = windows[np.minimum(token_starts, len(buffer) - 1)]  # [T, width] uint8, one number per row
+    block &= _KEEP[np.minimum(widths, _MAX_WIDTH), :width]  # zero the next number's bytes
+    accumulator = np.zeros(len(widths))
+    scale = np.ones(len(widths))
+    for column in block.view(np.uint16).T:  # Horner's rule, two characters at a time, skipping sign and dot
+        multiplier = _PAIR_MULTIPLIER[column]
+        accumulator *= multiplier
+        accumulator += _PAIR_VALUE[column]
+        scale *= multiplier
+    negative = block[:, 0] == _MINUS
+    digit_count = widths - 1 - negative
+    ok = one_dot & (widths <= _MAX_WIDTH) & (digit_count <= _MAX_DIGITS)
+    ok &= scale == _POWERS[np.clip(digit_count, 0, _MAX_WIDTH)]  # every other character was a digit
+    decimals = np.clip(token_ends - dot_positions - 1, 0, _MAX_WIDTH)
+    accumulator /= _POWERS[decimals]
+    np.negative(accumulator, out=accumulator, where=negative)
+    return accumulator, ok
+
+
+def _one_dot_each(buffer: np.ndarray, token_starts: np.ndarray, token_ends: np.ndarray) -> np.ndarray:
+    """The position of each token's decimal point, -1 where a token has none or several."""
+    dots = np.flatnonzero(buffer == _DOT)
+    if len(dots) == len(token_starts) and ((dots >= token_starts) & (dots < token_ends)).all():
+        return dots  # the usual case: exactly one dot in every number, nothing to search
+    if len(dots) == 0:
+        return np.full(len(token_starts), -1)
+    first = np.searchsorted(dots, token_starts)
+    single = (np.searchsorted(dots, token_ends) - first) == 1
+    return np.where(single, dots[np.minimum(first, len(dots) - 1)], -1)
+
+
+def _pair_tables() -> tuple[np.ndarray, np.ndarray]:
+    """For every two-byte pair (as a native uint16): the Horner multiplier and the digits' value."""
+    pair = np.arange(65536, dtype=np.uint32)
+    first, second = (pair & 0xFF, pair >> 8) if np.little_endian else (pair >> 8, pair & 0xFF)
+    first_digit, second_digit = (first - 48) < 10, (second - 48) < 10
+    multiplier = np.where(first_digit, 10.0, 1.0) * np.where(second_digit, 10.0, 1.0)
+    value = np.where(first_digit, (first - 48.0), 0.0) * np.where(second_digit, 10.0, 1.0)
+    value += np.where(second_digit, second - 48.0, 0.0)
+    return multiplier, value
+
+
+_PAIR_MULTIPLIER, _PAIR_VALUE = _pair_tables()
+_KEEP = np.tril(np.full((_MAX_WIDTH + 1, _MAX_WIDTH), 0xFF, dtype=np.uint8), -1)  # row w: w bytes kept

@@ -1,0 +1,106 @@
+"""The cached vocabulary on disk: words read lazily, found through a stored hash table.
+
+Three files: `vocab.txt` (UTF-8, one word per line, file order), `offsets.npy`
+(int64 [N + 1], where each line starts) and `index.npy` (int32 open-addressing
+table of rows, keyed by CRC-32 of the word's UTF-8 bytes, linear probing, at
+most half full). Looking up three words touches a few pages of each file,
+never the whole vocabulary: at 2.2 M words building a dict costs more than the
+rest of a warm run.
+"""
+
+from __future__ import annotations
+
+import mmap
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
+_EMPTY = -1
+
+
+class WordList(Sequence):
+    """The words of a cached set, decoded only when asked for (len, [i], [a:b], iteration)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r", allow_pickle=False)  # [N + 1] int64
+        with open(folder / VOCAB_FILE, "rb") as handle:
+            self._blob = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def word_bytes(self, row: int) -> bytes:
+        return self._blob[int(self.offsets[row]):int(self.offsets[row + 1]) - 1]
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            if stop <= start:
+                return []
+            text = self._blob[int(self.offsets[start]):int(self.offsets[stop])].decode("utf-8")
+            return text.split("\n")[:-1]  # "\n" only: words may hold other line-breaking characters
+        row = int(item)
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError(item)
+        return self.word_bytes(row).decode("utf-8")
+
+    def __iter__(self):
+        return iter(self[:])
+
+
+class StoredIndex:
+    """word -> row through the stored hash table; `.get` like a dict's."""
+
+    def __init__(self, folder: Path, words: WordList) -> None:
+        self.table = np.load(folder / INDEX_FILE, mmap_mode="r", allow_pickle=False)  # [2^k] int32
+        self.mask = len(self.table) - 1
+        self.words = words
+
+    def get(self, word: str, default: int | None = None) -> int | None:
+        key = word.encode("utf-8")
+        slot = zlib.crc32(key) & self.mask
+        while True:
+            row = int(self.table[slot])
+            if row == _EMPTY:
+                return default
+            if self.words.word_bytes(row) == key:
+                return row
+            slot = (slot + 1) & self.mask
+
+    def __contains__(self, word: str) -> bool:
+        return self.get(word) is not None
+
+
+def write_vocabulary(folder: Path, words: list[bytes]) -> None:
+    """Write vocab.txt, offsets.npy and index.npy for distinct UTF-8 words (no newline inside)."""
+    lengths = np.fromiter((len(word) + 1 for word in words), dtype=np.int64, count=len(words))
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    with open(folder / VOCAB_FILE, "wb") as handle:
+        handle.write(b"\n".join(words) + b"\n")
+    np.save(folder / OFFSETS_FILE, offsets, allow_pickle=False)
+    np.save(folder / INDEX_FILE, hash_table(words), allow_pickle=False)
+
+
+def hash_table(words: list[bytes]) -> np.ndarray:
+    """Open addressing with linear probing, built for all words at once; earlier rows win ties."""
+    size = 1 << max(4, (2 * len(words) - 1).bit_length())  # a power of two >= 2N: at most half full
+    mask = size - 1
+    table = np.full(size, _EMPTY, dtype=np.int32)
+    pending = np.arange(len(words), dtype=np.int64)
+    slots = np.fromiter((zlib.crc32(word) for word in words), dtype=np.int64, count=len(words)) & mask
+    while len(pending):
+        free = table[slots] == _EMPTY
+        candidates, candidate_slots = pending[free], slots[free]
+        taken, first = np.unique(candidate_slots, return_index=True)  # lowest row per free slot
+        table[taken] = candidates[first]
+        placed = np.zeros(len(pending), dtype=bool)
+        placed[np.flatnonzero(free)[first]] = True
+        pending, slots = pending[~placed], (slots[~placed] + 1) & mask
+    return table

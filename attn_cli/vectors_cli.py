@@ -1,0 +1,182 @@
+"""`attn-cli vectors import|info|list|remove|download`: manage vector sets and the cache.
+
+Thin like cli.py: each command resolves its input, calls the vectors library,
+builds one report document and either writes it as JSON or prints it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from attn_cli.errors import VectorsError
+from attn_cli.options import VectorFormat
+from attn_cli.render.json_out import write_json
+from attn_cli.vectors import load_vectors
+from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, read_meta, CorruptCache
+from attn_cli.vectors.store import Vectors
+
+SCHEMA_VERSION = 1
+vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets (the cache).",
+                          no_args_is_help=True)
+
+Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to stdout.")]
+
+
+def _warn(message: str) -> None:
+    from attn_cli.cli import warn  # cli imports this module: resolve at call time
+
+    warn(message)
+
+
+@vectors_app.command("import")
+def import_(
+    source: Annotated[str, typer.Argument(help="Vector file or gensim-data name.")],
+    file_format: Annotated[Optional[VectorFormat], typer.Option("--format", help="Default: detected.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="Keep the first N words.")] = None,
+    skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Leave out malformed lines.")] = False,
+    json: Json = False,
+) -> None:
+    """Import SOURCE into the cache now (later runs map it in milliseconds) and describe it."""
+    from attn_cli.vectors.importer import LoadOptions
+
+    if limit is not None and limit < 1:
+        from attn_cli.errors import UsageError
+
+        raise UsageError(f"--limit must be at least 1 (got {limit})")
+    options = LoadOptions(file_format=file_format.value if file_format else None, limit=limit,
+                          skip_bad_lines=skip_bad_lines, show_progress=not json, warn=_warn)
+    _show(info_report(load_vectors(source, options)), json)
+
+
+@vectors_app.command()
+def info(
+    source: Annotated[str, typer.Argument(help="Vector file, gensim-data name, or cache folder name.")],
+    json: Json = False,
+) -> None:
+    """Describe a cached set: words, dims, format, source fingerprint, what the import met."""
+    folder = _cache_folder(source)
+    if folder is not None:
+        from attn_cli.vectors.cache import load_cached
+
+        try:
+            vectors = load_cached(folder)
+        except CorruptCache as exc:
+            raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); remove it with "
+                               f"attn-cli vectors remove {folder.name}") from exc
+    else:
+        from attn_cli.vectors.importer import LoadOptions
+
+        vectors = load_vectors(source, LoadOptions(show_progress=not json, warn=_warn))
+    _show(info_report(vectors), json)
+
+
+@vectors_app.command("list")
+def list_(json: Json = False) -> None:
+    """List the cached vector sets, newest first."""
+    entries = []
+    for folder, meta in cached_sets():
+        meta = meta or {}
+        entries.append({"id": folder.name, "name": meta.get("name"), "format": meta.get("format"),
+                        "count": meta.get("count"), "dims": meta.get("dims"), "bytes": folder_size(folder),
+                        "corrupt": not meta})
+    report = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_root()),
+              "sets": entries}
+    if json:
+        write_json(report)
+        return
+    print(f"cache: {report['cache']}")
+    for entry in entries:
+        shape = "corrupt" if entry["corrupt"] else f"{entry['count']:,} x {entry['dims']} {entry['format']}"
+        print(f"  {entry['id']}  {shape}  {entry['bytes'] / 1e6:,.1f} MB  {entry['name'] or ''}")
+    if not entries:
+        print("  (empty: attn-cli vectors import FILE adds one)")
+
+
+@vectors_app.command()
+def remove(
+    source: Annotated[Optional[str], typer.Argument(help="Cache id (see list), vector file or gensim-data name.")]
+    = None,
+    all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set.")] = False,
+    json: Json = False,
+) -> None:
+    """Delete a cached set (the source file is never touched)."""
+    if all_sets == (source is not None):
+        from attn_cli.errors import UsageError
+
+        raise UsageError("name one cached set (attn-cli vectors list shows them) or pass --all")
+    folders = [folder for folder, _ in cached_sets()] if all_sets else _matching_folders(source)
+    if not folders:
+        raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders]}
+    if json:
+        write_json(report)
+    else:
+        print("\n".join(f"removed {folder}" for folder in folders))
+
+
+@vectors_app.command()
+def download(
+    name: Annotated[str, typer.Argument(help="A gensim-data model, e.g. glove-wiki-gigaword-100.")],
+    json: Json = False,
+) -> None:
+    """Fetch a gensim-data model over HTTPS, check its MD5, store it in $GENSIM_DATA_DIR (nothing is run)."""
+    from attn_cli.vectors import gensim_data
+
+    path = gensim_data.download(name, show_progress=not json)
+    report = {"schema_version": SCHEMA_VERSION, "command": "vectors download", "name": name, "path": str(path),
+              "bytes": path.stat().st_size}
+    if json:
+        write_json(report)
+    else:
+        print(f"{name}: {path} ({report['bytes'] / 1e6:,.1f} MB); use it with --vectors {name}")
+
+
+def info_report(vectors: Vectors) -> dict:
+    """The description of one vector set: the shape, the provenance and what its import met."""
+    details = dict(vectors.details)
+    folder = details.get("cache")
+    meta = read_meta(Path(folder)) if folder else {}
+    return {
+        "schema_version": SCHEMA_VERSION, "command": "vectors info", "name": vectors.name,
+        "format": details.get("format"), "count": vectors.count, "dims": vectors.dims, "lowercase": vectors.lowercase,
+        "cache": {"path": folder, "bytes": folder_size(Path(folder))} if folder else None,
+        "source": meta.get("source"), "limit": meta.get("limit"), "header_count": meta.get("header_count"),
+        "duplicates": meta.get("duplicates", 0), "bad_lines": meta.get("bad_lines", 0),
+        "invalid_utf8_words": meta.get("invalid_utf8_words", 0),
+    }
+
+
+def _show(report: dict, json: bool) -> None:
+    if json:
+        write_json(report)
+        return
+    for key, value in report.items():
+        if key in ("schema_version", "command") or value in (None, 0, {}):
+            continue
+        for label, item in (value.items() if isinstance(value, dict) else [("", value)]):
+            name = f"{key} {label}".strip()
+            print(f"{name:<19} {item:,}" if isinstance(item, int) and not isinstance(item, bool)
+                  else f"{name:<19} {item}")
+
+
+def _cache_folder(name: str) -> Path | None:
+    folder = cache_root() / "v1" / name
+    return folder if "/" not in name and folder.is_dir() else None
+
+
+def _matching_folders(source: str) -> list[Path]:
+    """The cache folder named `source`, or every folder imported from the file `source` names."""
+    folder = _cache_folder(source)
+    if folder is not None:
+        return [folder]
+    from attn_cli.vectors import resolve_source
+
+    path, _ = resolve_source(source)
+    resolved = str(path.resolve())
+    return [f for f, meta in cached_sets() if meta and meta.get("source", {}).get("path") == resolved]

@@ -1,0 +1,340 @@
+"""Vector sources: every format agrees with gensim, each real-world quirk, the cache's safety, gensim-data names."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attn_cli.errors import VectorsError
+from attn_cli.vectors import load_vectors
+from attn_cli.vectors.importer import LoadOptions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def gensim_vectors(path, **kwargs):
+    from gensim.models import KeyedVectors
+
+    return KeyedVectors.load_word2vec_format(str(path), **kwargs)
+
+
+def assert_same_as(vectors, keyed):
+    assert list(vectors.words) == list(keyed.index_to_key)
+    np.testing.assert_array_max_ulp(np.asarray(vectors.matrix), keyed.vectors, maxulp=1)
+    for row, word in enumerate(keyed.index_to_key[:50]):
+        assert vectors.index.get(word) == row
+
+
+def test_glove_text_matches_gensim(glove_file):
+    assert_same_as(load_vectors(glove_file), gensim_vectors(glove_file, no_header=True))
+
+
+def test_word2vec_text_and_binary_match_gensim(word2vec_text_file, word2vec_binary_file):
+    keyed = gensim_vectors(word2vec_text_file)
+    assert_same_as(load_vectors(word2vec_text_file), keyed)
+    binary = load_vectors(word2vec_binary_file)
+    assert binary.details["format"] == "word2vec-binary"
+    assert_same_as(binary, keyed)
+
+
+@pytest.mark.parametrize("opener, suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2")])
+def test_compressed_files_are_read_through(tmp_path, glove_file, opener, suffix):
+    packed = tmp_path / f"glove{suffix}"
+    with opener(packed, "wb") as out:
+        out.write(Path(glove_file).read_bytes())
+    assert_same_as(load_vectors(str(packed)), gensim_vectors(glove_file, no_header=True))
+
+
+def test_fasttext_vec_and_bin(gensim_sample, run):
+    vec = load_vectors(gensim_sample("lee_fasttext.vec"))
+    assert vec.details["format"] == "word2vec" and vec.count > 1000
+    result = run("explain", "the zzyzxq", "--vectors", gensim_sample("lee_fasttext.bin"), "--json")
+    assert result.exit_code == 0, result.stderr
+    tokens = json.loads(result.stdout)["tokens"]
+    assert [t["oov"] for t in tokens] == [False, True]  # the unknown word kept, with its subword vector
+    assert any(abs(v) > 0 for v in json.loads(run("explain", "zzyzxq", "--vectors", gensim_sample("lee_fasttext.bin"),
+                                                   "--json", "--include", "embeddings").stdout)["embeddings"][0])
+
+
+def test_gensim_pickles_need_trust(tmp_path, glove_file, run):
+    keyed = gensim_vectors(glove_file, no_header=True)
+    path = tmp_path / "vectors.kv"
+    keyed.save(str(path))
+    refused = run("explain", "the", "--vectors", str(path))
+    assert refused.exit_code == 4 and "--trust-pickle" in refused.stderr and "run any code" in refused.stderr
+    trusted = run("explain", "the of", "--vectors", str(path), "--trust-pickle", "--json")
+    assert trusted.exit_code == 0, trusted.stderr
+
+
+# --- quirks -------------------------------------------------------------------------------------------
+
+def write(tmp_path, text: bytes | str, name="v.txt") -> str:
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return str(path)
+
+
+def options(**kwargs):
+    messages = []
+    return LoadOptions(warn=messages.append, **kwargs), messages
+
+
+def test_tokens_with_nbsp_and_ascii_spaces_keep_them(tmp_path):
+    path = write(tmp_path, "a\u00a0b 1.0 2.0\nnew york 3.5 -4.25\nplain 5 6e-1\n")
+    vectors = load_vectors(path)
+    assert list(vectors.words) == ["a\u00a0b", "new york", "plain"]
+    np.testing.assert_array_equal(vectors.rows([1, 2]), [[3.5, -4.25], [5.0, 0.6000000238418579]])
+    assert vectors.index.get("new york") == 1 and vectors.index.get("new") is None
+
+
+def test_duplicates_keep_the_first_and_are_reported(tmp_path):
+    path = write(tmp_path, "bank 1.0 0.0\nriver 0.0 1.0\nbank 9.0 9.0\n")
+    opts, messages = options()
+    vectors = load_vectors(path, opts)
+    assert list(vectors.words) == ["bank", "river"] and vectors.count == 2
+    np.testing.assert_array_equal(vectors.rows([0]), [[1.0, 0.0]])
+    assert any("1 duplicate word kept the first vector" in m and "'bank'" in m for m in messages)
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("bank 0.1 0.2 0.3", "expected a word and 2 numbers, found 3 numbers"),
+    ("bank 0.1", "expected a word and 2 numbers, found 1 number"),
+    ("bank 0.1 x.5", "'x.5' is not a number"),
+    ("bank nan 0.5", "NaN or infinite value"),
+    ("bank 0.5 -inf", "NaN or infinite value"),
+])
+def test_a_bad_line_names_file_line_and_snippet(tmp_path, run, line, reason):
+    path = write(tmp_path, f"money 0.5 0.5\nriver 0.1 0.9\n{line}\ngrows 1 2\n")
+    result = run("explain", "money", "--vectors", path)
+    assert result.exit_code == 4 and result.stdout == ""
+    assert result.stderr.strip() == (f"attn-cli: error: {path}, line 3: {reason}: {line!r}; fix the line or pass "
+                                     "--skip-bad-lines to leave such lines out")
+    skipped = run("explain", "money grows", "--vectors", path, "--skip-bad-lines", "--json")
+    assert skipped.exit_code == 0
+    assert "skipped 1 bad line (first:" in skipped.stderr
+    assert [t["key"] for t in json.loads(skipped.stdout)["tokens"]] == ["money", "grows"]
+
+
+def test_invalid_utf8_crlf_and_blank_lines(tmp_path):
+    path = write(tmp_path, b"caf\xe9 1 2\r\nriver 3 4\r\n\r\nlast 5 6\r\n\r\n")
+    opts, messages = options()
+    vectors = load_vectors(path, opts)
+    assert list(vectors.words) == ["caf\ufffd", "river", "last"]
+    np.testing.assert_array_equal(vectors.rows([2]), [[5, 6]])
+    assert any("not valid UTF-8" in m for m in messages)
+
+
+def test_a_header_disagreeing_with_the_body_is_reported(tmp_path):
+    path = write(tmp_path, "5 2\nmoney 1 2\nbank 3 4\n")
+    opts, messages = options()
+    assert load_vectors(path, opts).count == 2
+    assert any("announces 5 words but the file holds 2" in m for m in messages)
+
+
+@pytest.mark.parametrize("content", ["", "\n\n"])
+def test_an_empty_file_is_an_error(tmp_path, content):
+    with pytest.raises(VectorsError, match="is empty"):
+        load_vectors(write(tmp_path, content))
+
+
+def test_limit_keeps_the_most_frequent_words(glove_file):
+    vectors = load_vectors(glove_file, LoadOptions(limit=10))
+    assert list(vectors.words) == gensim_vectors(glove_file, no_header=True).index_to_key[:10]
+
+
+def test_the_long_tail_of_the_fast_parser(tmp_path):
+    """Many lines with every number shape the fast path must refuse or accept, against float()."""
+    rng = np.random.default_rng(7)
+    shapes = ["{:.6f}", "{:.3g}", "{:e}", "{:.0f}", "{:.17g}", "{:.9f}"]
+    lines, expected = [], []
+    for i in range(3000):
+        row = rng.normal(0, 10.0 ** rng.integers(-6, 4), 4)
+        fields = [shapes[(i + j) % len(shapes)].format(v) for j, v in enumerate(row)]
+        lines.append(f"w{i} " + " ".join(fields))
+        expected.append([float(f) for f in fields])
+    vectors = load_vectors(write(tmp_path, "\n".join(lines)))
+    np.testing.assert_array_max_ulp(np.asarray(vectors.matrix), np.asarray(expected, dtype=np.float32), maxulp=1)
+
+
+# --- the cache --------------------------------------------------------------------------------------
+
+def cache_folders(root: Path) -> list[Path]:
+    return [f for f in (root / "v1").iterdir() if not f.name.startswith(".tmp-")]
+
+
+def test_a_second_run_maps_the_cache_and_an_edit_reimports(tmp_path, private_cache):
+    path = write(tmp_path, "money 1 2\nbank 3 4\n")
+    load_vectors(path)
+    [folder] = cache_folders(private_cache)
+    stamp = (folder / "meta.json").stat().st_mtime_ns
+    again = load_vectors(path)
+    assert isinstance(again.matrix, np.memmap) and (folder / "meta.json").stat().st_mtime_ns == stamp
+    write(tmp_path, "money 1 2\nbank 3 5\n")
+    assert load_vectors(path).rows([1]).tolist() == [[3, 5]]
+    assert len(cache_folders(private_cache)) == 2
+
+
+def test_a_corrupt_cache_is_reported_and_rebuilt(tmp_path, private_cache):
+    path = write(tmp_path, "money 1 2\nbank 3 4\n")
+    load_vectors(path)
+    [folder] = cache_folders(private_cache)
+    with open(folder / "matrix.npy", "r+b") as handle:
+        handle.truncate(100)
+    opts, messages = options()
+    assert load_vectors(path, opts).rows([1]).tolist() == [[3, 4]]
+    assert any("is corrupt" in m and "rebuilding" in m for m in messages)
+
+
+def test_an_unwritable_cache_falls_back_to_no_cache(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")  # fails even for root, unlike chmod
+    monkeypatch.setenv("ATTN_CLI_CACHE", str(blocker / "cache"))
+    opts, messages = options()
+    assert load_vectors(write(tmp_path, "money 1 2\n"), opts).rows([0]).tolist() == [[1, 2]]
+    assert any("cannot write the cache" in m and "without a cache" in m for m in messages)
+
+
+IMPORT = "from attn_cli.vectors import load_vectors; import sys; print(load_vectors(sys.argv[1]).count)"
+
+
+def big_glove(tmp_path, lines=200_000, dims=50) -> Path:
+    numbers = " ".join(f"{v:.5f}" for v in np.linspace(-1, 1, dims))
+    path = tmp_path / "big.txt"
+    path.write_text("".join(f"w{i} {numbers}\n" for i in range(lines)))
+    return path
+
+
+def test_eight_concurrent_imports_all_succeed_and_leave_one_cache(tmp_path, private_cache):
+    path = big_glove(tmp_path, lines=20_000)
+    processes = [subprocess.Popen([sys.executable, "-c", IMPORT, str(path)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    outputs = [process.communicate(timeout=120) for process in processes]
+    assert [p.returncode for p in processes] == [0] * 8, outputs
+    assert all(out.strip() == "20000" for out, _ in outputs)
+    assert len(cache_folders(private_cache)) == 1
+    assert not list((private_cache / "v1").glob(".tmp-*"))
+
+
+def test_a_killed_import_leaves_no_cache(tmp_path, private_cache):
+    path = big_glove(tmp_path)
+    process = subprocess.Popen([sys.executable, "-c", IMPORT, str(path)])
+    deadline = time.time() + 60
+    while not list((private_cache / "v1").glob(".tmp-*/matrix.npy")) and time.time() < deadline:
+        time.sleep(0.02)
+    process.kill()
+    process.wait()
+    assert cache_folders(private_cache) == []  # only the abandoned temporary folder, never a cache
+    assert load_vectors(str(path)).count == 200_000
+    assert not list((private_cache / "v1").glob(".tmp-*"))  # swept by the next import
+
+
+def test_the_cached_path_never_imports_gensim(tmp_path, glove_file):
+    load_vectors(glove_file)
+    code = ("import sys; from attn_cli.cli import main; sys.argv = ['attn-cli', 'explain', 'the of', '--json', "
+            f"'--vectors', {glove_file!r}]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "assert 'gensim' not in sys.modules, 'gensim imported'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
+    assert result.returncode == 0, result.stderr
+
+
+def test_stored_index_and_word_list_behave_like_a_list_and_a_dict(tmp_path):
+    words = ["the", "a\u00a0b", "x\u2028y", "日本", "new york", "Bank", "bank"] + [f"w{i}" for i in range(500)]
+    path = write(tmp_path, "".join(f"{w} {i} 1\n" for i, w in enumerate(words)))
+    vectors = load_vectors(path)
+    assert list(vectors.words) == words and vectors.words[2:5] == words[2:5] and vectors.words[-1] == words[-1]
+    assert all(vectors.index.get(w) == i for i, w in enumerate(words))
+    assert vectors.index.get("BANK") is None and vectors.index.get("Bank") == 5
+
+
+# --- the vectors command and gensim-data ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def vectors_schema() -> dict:
+    return json.loads((ROOT / "schemas" / "vectors.schema.json").read_text(encoding="utf-8"))
+
+
+def test_vectors_import_info_list_remove(tmp_path, run, glove_file, vectors_schema):
+    import jsonschema
+
+    def document(*args):
+        result = run("vectors", *args, "--json")
+        assert result.exit_code == 0, result.stderr
+        jsonschema.validate(json.loads(result.stdout), vectors_schema)
+        return json.loads(result.stdout)
+
+    assert document("import", glove_file, "--limit", "70")["count"] == 70
+    assert document("import", glove_file)["count"] == 76
+    listed = document("list")["sets"]
+    assert sorted(entry["count"] for entry in listed) == [70, 76]
+    info = document("info", listed[0]["id"])
+    assert info["source"]["path"] == str(Path(glove_file).resolve()) and info["dims"] == 50
+    assert len(document("remove", glove_file)["removed"]) == 2
+    assert document("list")["sets"] == []
+    assert Path(glove_file).is_file()
+
+
+def test_gensim_data_names_resolve_offline_without_running_code(tmp_path, run, word2vec_binary_file):
+    folder = Path(os.environ["GENSIM_DATA_DIR"]) / "tiny-vectors-10"
+    folder.mkdir()
+    shutil.copyfile(word2vec_binary_file, folder / "tiny-vectors-10.gz")
+    (folder / "__init__.py").write_text("raise SystemExit('this must never run')\n")
+    result = run("explain", "the of", "--vectors", "tiny-vectors-10", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["vectors"]["name"] == "tiny-vectors-10"
+    missing = run("explain", "the", "--vectors", "glove-wiki-gigaword-100")
+    assert missing.exit_code == 4 and "attn-cli vectors download glove-wiki-gigaword-100" in missing.stderr
+
+
+@pytest.fixture
+def gensim_data_server(tmp_path, monkeypatch, glove_file):
+    """A local stand-in for GitHub: list.json and release files under http://127.0.0.1:PORT/."""
+    served = tmp_path / "served"
+    payload = gzip.compress(Path(glove_file).read_bytes())
+    (served / "glove-test-50").mkdir(parents=True)
+    (served / "glove-test-50" / "glove-test-50.gz").write_bytes(payload)
+    (served / "glove-test-50" / "__init__.py").write_text("raise SystemExit('never run')\n")
+    (served / "broken-test-50").mkdir()
+    (served / "broken-test-50" / "broken-test-50.gz").write_bytes(payload[:-10] + b"0" * 10)
+    md5 = hashlib.md5(payload).hexdigest()
+    (served / "list.json").write_text(json.dumps({"models": {
+        "glove-test-50": {"file_name": "glove-test-50.gz", "parts": 1, "checksum": md5},
+        "broken-test-50": {"file_name": "broken-test-50.gz", "parts": 1, "checksum": md5}}}))
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(served), **k)  # noqa: E731
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("ATTN_CLI_GENSIM_DATA_LIST", f"{base}/list.json")
+    monkeypatch.setenv("ATTN_CLI_GENSIM_DATA_URL", base)
+    yield base
+    server.shutdown()
+
+
+def test_download_verifies_and_stores_without_running_code(run, gensim_data_server, vectors_schema):
+    import jsonschema
+
+    result = run("vectors", "download", "glove-test-50", "--json")
+    assert result.exit_code == 0, result.stderr
+    jsonschema.validate(json.loads(result.stdout), vectors_schema)
+    stored = Path(json.loads(result.stdout)["path"])
+    assert stored == Path(os.environ["GENSIM_DATA_DIR"]) / "glove-test-50" / "glove-test-50.gz"
+    assert sorted(p.name for p in stored.parent.iterdir()) == ["glove-test-50.gz"]  # no __init__.py fetched
+    assert run("explain", "the of", "--vectors", "glove-test-50", "--json").exit_code == 0
+    damaged = run("vectors", "download", "broken-test-50")
+    assert damaged.exit_code == 4 and "MD5" in damaged.stderr and "damaged" in damaged.stderr
+    assert not (Path(os.environ["GENSIM_DATA_DIR"]) / "broken-test-50" / "broken-test-50.gz").exists()
+    unknown = run("vectors", "download", "no-such-model")
+    assert unknown.exit_code == 4 and "no model named" in unknown.stderr
