@@ -84,6 +84,20 @@ class NeighborSearch:
         else:
             self.rows, self.inverse_norms = unit_rows(value_space(embeddings, result).astype(np.float32)), None
 
+    @classmethod
+    def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
+        """The search for this vector set, vocabulary size and configuration, built once per run.
+
+        Its rows depend only on those three (projections are drawn from the config and d), so
+        every sentence of a batch reuses them instead of converting N x d numbers again.
+        """
+        key = (id(vectors), vocabulary_size, result.config)
+        found = _SEARCHES.get(key)
+        if found is None or found[0] is not vectors:
+            _SEARCHES.clear()  # one vocabulary's rows in memory at a time
+            found = _SEARCHES[key] = (vectors, cls(vectors, result, vocabulary_size))
+        return found[1]
+
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself)."""
         unit_queries = unit_rows(queries).astype(np.float32)  # [m, d_out]
@@ -94,18 +108,24 @@ class NeighborSearch:
         return found
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        cosines = self.rows @ unit_queries.T  # [N, d_out] x [d_out, b] -> [N, b]
+        """One matrix product for the block, then every query's top k at once (a partition per row)."""
+        cosines = unit_queries @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]: one contiguous row per query
         if self.inverse_norms is not None:
-            cosines *= self.inverse_norms[:, None]
+            cosines *= self.inverse_norms[None, :]
         take = min(k + 1, len(self.words))
+        candidates = np.argpartition(-cosines, take - 1, axis=1)[:, :take]  # [b, take], unordered
+        order = np.argsort(-np.take_along_axis(cosines, candidates, axis=1), axis=1, kind="stable")
+        ranked = np.take_along_axis(candidates, order, axis=1).tolist()  # [b, take], closest first
+        values = np.take_along_axis(cosines, np.asarray(ranked, dtype=np.intp).reshape(-1, take), axis=1).tolist()
         found = []
-        for column, word_to_skip in zip(cosines.T, exclude):
-            candidates = np.argpartition(-column, take - 1)[:take]
-            ranked = candidates[np.argsort(-column[candidates], kind="stable")]
-            neighbors = [Neighbor(self.words[row], float(column[row])) for row in ranked
+        for rows, row_cosines, word_to_skip in zip(ranked, values, exclude):
+            neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
                          if self.words[row] != word_to_skip]
             found.append(neighbors[:k])
         return found
+
+
+_SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
 
 
 def token_shifts(result: AttentionResult, keys: list[str | None], search: NeighborSearch | None,
