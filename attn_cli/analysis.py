@@ -84,6 +84,20 @@ class NeighborSearch:
         else:
             self.rows, self.inverse_norms = unit_rows(value_space(embeddings, result).astype(np.float32)), None
 
+    @classmethod
+    def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
+        """The search for this vector set, vocabulary size and configuration, built once per run.
+
+        Its rows depend only on those three (projections are drawn from the config and d), so
+        every sentence of a batch reuses them instead of converting N x d numbers again.
+        """
+        key = (id(vectors), vocabulary_size, result.config)
+        found = _SEARCHES.get(key)
+        if found is None or found[0] is not vectors:
+            _SEARCHES.clear()  # one vocabulary's rows in memory at a time
+            found = _SEARCHES[key] = (vectors, cls(vectors, result, vocabulary_size))
+        return found[1]
+
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself)."""
         unit_queries = unit_rows(queries).astype(np.float32)  # [m, d_out]
@@ -94,72 +108,90 @@ class NeighborSearch:
         return found
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        cosines = self.rows @ unit_queries.T  # [N, d_out] x [d_out, b] -> [N, b]
+        """One matrix product for the block, then every query's top k at once (a partition per row)."""
+        cosines = unit_queries @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]: one contiguous row per query
         if self.inverse_norms is not None:
-            cosines *= self.inverse_norms[:, None]
+            cosines *= self.inverse_norms[None, :]
         take = min(k + 1, len(self.words))
+        candidates = np.argpartition(-cosines, take - 1, axis=1)[:, :take]  # [b, take], unordered
+        order = np.argsort(-np.take_along_axis(cosines, candidates, axis=1), axis=1, kind="stable")
+        ranked = np.take_along_axis(candidates, order, axis=1).tolist()  # [b, take], closest first
+        values = np.take_along_axis(cosines, np.asarray(ranked, dtype=np.intp).reshape(-1, take), axis=1).tolist()
         found = []
-        for column, word_to_skip in zip(cosines.T, exclude):
-            candidates = np.argpartition(-column, take - 1)[:take]
-            ranked = candidates[np.argsort(-column[candidates], kind="stable")]
-            neighbors = [Neighbor(self.words[row], float(column[row])) for row in ranked
+        for rows, row_cosines, word_to_skip in zip(ranked, values, exclude):
+            neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
                          if self.words[row] != word_to_skip]
             found.append(neighbors[:k])
         return found
 
 
+_SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
+
+
 def token_shifts(result: AttentionResult, keys: list[str | None], search: NeighborSearch | None,
                  neighbors: int) -> list[Shift]:
-    """One `Shift` per query token; `keys` are the tokens' vocabulary entries (None if OOV)."""
+    """One `Shift` per query token; `keys` are the tokens' vocabulary entries (None if OOV).
+
+    Every measure is computed for all tokens at once (a batch of short sentences spends its time
+    here, so no numpy call runs per token); the loop only packs the numbers.
+    """
     static = static_outputs(result)  # [n, d_out]
+    outputs = result.outputs  # [n, d_out]
     shares = term_shares(result)  # [n_q, n_k]
     mean_weights = result.weights.mean(axis=0)  # [n_q, n_k]
     n = len(static)
     if search is not None and neighbors > 0:
-        nearest = search.nearest(np.vstack([static, result.outputs]), neighbors, keys + keys)  # before, then after
+        nearest = search.nearest(np.vstack([static, outputs]), neighbors, keys + keys)  # before, then after
     else:
         nearest = [[] for _ in range(2 * n)]
-    shifts = []
-    for i, (before, after) in enumerate(zip(static, result.outputs)):
-        contributions = [Contribution(int(j), float(mean_weights[i, j]), float(shares[i, j]))
-                         for j in top_indices(mean_weights[i], MAX_CONTRIBUTIONS)]
-        shifts.append(Shift(
-            index=i,
-            self_weight=float(mean_weights[i, i]) if result.self_attention else None,
-            cosine=cosine(before, after),
-            delta_norm=float(np.linalg.norm(after - before)),
-            static_norm=float(np.linalg.norm(before)),
-            contextual_norm=float(np.linalg.norm(after)),
-            contributions=contributions,
-            neighbors_before=nearest[i],
-            neighbors_after=nearest[n + i],
-        ))
-    return shifts
+    cosines = row_cosines(static, outputs).tolist()  # [n]
+    delta_norms = np.linalg.norm(outputs - static, axis=1).tolist()
+    static_norms, contextual_norms = np.linalg.norm(static, axis=1).tolist(), np.linalg.norm(outputs, axis=1).tolist()
+    top = top_indices(mean_weights, MAX_CONTRIBUTIONS)  # [n_q, k]
+    top_weights = np.take_along_axis(mean_weights, top, axis=1).tolist()
+    top_shares = np.take_along_axis(shares, top, axis=1).tolist()
+    self_weights = np.diagonal(mean_weights).tolist() if result.self_attention else [None] * n
+    return [
+        Shift(index=i, self_weight=self_weights[i], cosine=cosines[i], delta_norm=delta_norms[i],
+              static_norm=static_norms[i], contextual_norm=contextual_norms[i],
+              contributions=[Contribution(j, weight, share)
+                             for j, weight, share in zip(top[i].tolist(), top_weights[i], top_shares[i])],
+              neighbors_before=nearest[i], neighbors_after=nearest[n + i])
+        for i in range(n)
+    ]
 
 
-def top_indices(row: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest entries, largest first, ties in index order: O(n), not a full sort."""
-    if k < len(row):
-        candidates = np.sort(np.argpartition(-row, k - 1)[:k])
+def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [m, n] -> [m, k].
+
+    O(n) per row (a partition, then a sort of the k survivors), not a full sort.
+    """
+    if k < rows.shape[-1]:
+        candidates = np.sort(np.argpartition(-rows, k - 1, axis=-1)[..., :k], axis=-1)
     else:
-        candidates = np.arange(len(row))
-    return candidates[np.argsort(-row[candidates], kind="stable")]
+        candidates = np.broadcast_to(np.arange(rows.shape[-1]), rows.shape)
+    order = np.argsort(-np.take_along_axis(rows, candidates, axis=-1), axis=-1, kind="stable")
+    return np.take_along_axis(candidates, order, axis=-1)
 
 
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """cos(a, b), 0.0 when either vector is zero."""
-    return float(unit_rows(a[None, :])[0] @ unit_rows(b[None, :])[0])
+def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """cos(a_i, b_i) for each row pair, 0.0 where either row is zero: [n, d] x [n, d] -> [n]."""
+    return np.einsum("id,id->i", unit_rows(a), unit_rows(b))
 
 
 def row_diagnostics(weights: np.ndarray) -> list[RowDiagnostic]:
     """Entropy (bits), largest weight and its key for each row of one head: [n_q, n_k] -> n_q rows."""
-    return [RowDiagnostic(entropy_bits(row), float(row.max()), int(row.argmax())) for row in weights]
+    entropies = entropy_bits(weights).tolist()
+    return [RowDiagnostic(entropy, peak, argmax) for entropy, peak, argmax in
+            zip(entropies, weights.max(axis=-1).tolist(), weights.argmax(axis=-1).tolist())]
 
 
-def entropy_bits(row: np.ndarray) -> float:
-    """-sum w log2 w over the non-zero weights: 0 for one-hot, log2(n) for uniform."""
-    positive = row[row > 0]
-    return float(-(positive * np.log2(positive)).sum()) + 0.0
+def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
+    """-sum w log2 w over the non-zero weights of each row: 0 for one-hot, log2(n) for uniform."""
+    positive = weights > 0
+    logs = np.log2(weights, out=np.zeros(weights.shape), where=positive)
+    entropy = -(np.where(positive, weights, 0.0) * logs).sum(axis=-1) + 0.0  # + 0.0: never -0.0
+    return float(entropy) if np.ndim(entropy) == 0 else entropy
 
 
 def advise(result: AttentionResult) -> list[Advice]:

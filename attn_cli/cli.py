@@ -17,9 +17,12 @@ import typer
 from typer.core import TyperGroup
 
 from attn_cli import __version__
+from attn_cli.batch import run_lines
 from attn_cli.errors import AttnError, InputError, UsageError
-from attn_cli.inputs import sentence_list, sentences
-from attn_cli.options import EngineOptions, with_engine_options
+from attn_cli.fields import available_fields, parse_selection
+from attn_cli.inputs import InputLine, input_lines, sentence_list
+from attn_cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
+                              with_batch_options, with_engine_options)
 from attn_cli.render.outputs import Draw, ReportOutputs
 from attn_cli.report import explain_report, trace_report
 from attn_cli.tokenize import TokenizedSentence, describe_unknown, tokenize
@@ -46,6 +49,7 @@ class OneLineErrors(TyperGroup):
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):
         arguments = list(sys.argv[1:] if args is None else args)
         try:
+            arguments = bare_fields_means_list(arguments)
             outcome = super().main(args=arguments, prog_name=prog_name or "attn-cli", standalone_mode=False,
                                    obj={"arguments": arguments}, **extra)
             code = outcome if isinstance(outcome, int) else 0
@@ -75,6 +79,17 @@ class OneLineErrors(TyperGroup):
         return exc.exit_code
 
 
+def bare_fields_means_list(arguments: list[str]) -> list[str]:
+    """`--fields` with no value (last, or before another option or -) stands for `--fields list`.
+
+    Typer has no options with an optional value, so the bare form is spelled out before parsing.
+    """
+    end = arguments.index("--") if "--" in arguments else len(arguments)
+    return [item for position, argument in enumerate(arguments)
+            for item in ([argument, LIST_FIELDS] if argument == "--fields" and position < end and (
+                position + 1 == end or arguments[position + 1].startswith("-")) else [argument])]
+
+
 app = typer.Typer(
     cls=OneLineErrors,
     name="attn-cli",
@@ -99,28 +114,37 @@ def root(
     """attn-cli: an attention inspector for static word vectors."""
 
 
+SENTENCE_HELP = ('The sentence, e.g. "money bank grows"; - reads one per line from stdin (or use --file).')
+
+
 @app.command()
 @with_engine_options
+@with_batch_options
 def explain(
     ctx: typer.Context,
-    sentence: Annotated[str, typer.Argument(help='The sentence, e.g. "money bank grows"; - reads one per line '
-                                                 "from stdin.")],
+    sentence: Annotated[Optional[str], typer.Argument(help=SENTENCE_HELP, show_default=False)] = None,
+    *,
     engine: EngineOptions,
+    batch: BatchOptions,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(ctx, sentence, engine, renderer("terminal", "render_explain"), lambda text, tokenized, vectors: explain_report(
-        text, tokenized, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include))
+    each_report(ctx, "explain", sentence, engine, batch, renderer("terminal", "render_explain"),
+                lambda text, tokenized, vectors: explain_report(
+                    text, tokenized, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab,
+                    include=include))
 
 
 @app.command()
 @with_engine_options
+@with_batch_options
 def trace(
     ctx: typer.Context,
-    sentence: Annotated[str, typer.Argument(help='The sentence, e.g. "money bank grows"; - reads one per line '
-                                                 "from stdin.")],
+    sentence: Annotated[Optional[str], typer.Argument(help=SENTENCE_HELP, show_default=False)] = None,
+    *,
     engine: EngineOptions,
+    batch: BatchOptions,
     word: Annotated[Optional[str], typer.Option("--word", help="Trace this word only (default: each word in "
                                                                "turn).")] = None,
     dims: Annotated[int, typer.Option("--dims", min=1, help="Show the first N dimensions of each vector.")] = 3,
@@ -130,19 +154,34 @@ def trace(
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(ctx, sentence, engine, renderer("trace", "render_trace"), lambda text, tokenized, vectors: trace_report(
-        text, tokenized, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check, neighbors=neighbors,
-        neighbor_vocab=neighbor_vocab, include=include))
+    each_report(ctx, "trace", sentence, engine, batch, renderer("trace", "render_trace"),
+                lambda text, tokenized, vectors: trace_report(
+                    text, tokenized, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check,
+                    neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include))
 
 
-def each_report(ctx: typer.Context, sentence: str, engine: EngineOptions, render: Draw,
+def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
+                render: Draw,
                 build: Callable[[str, TokenizedSentence, Vectors], dict]) -> None:
-    """Load the vectors once, then for each sentence (or line of stdin): tokenize, build a document, show it."""
-    outputs = ReportOutputs(render, json=engine.json, files=engine.picture_files(), command_line=command_line(ctx))
+    """Load the vectors once, then for each sentence (or line of stdin or --file): tokenize, build, show."""
+    if batch.listing_fields():
+        print("\n".join(available_fields(command)))
+        return
+    names = batch.field_names(engine)
+    selection = None if names is None else parse_selection(names, command)
+    outputs = ReportOutputs(render, style=batch.output_style(engine), files=engine.picture_files(),
+                            command_line=command_line(ctx), selection=selection)
+    lines = input_lines(sentence, batch.file, batch.input_format.value,
+                        f'echo "money bank grows" | attn-cli {command} -')
     vectors = load_vectors(engine.vectors, engine.load_options(warn))
-    for text in sentences(sentence):
-        outputs.show(build(text, tokenize_or_warn(text, vectors, engine), vectors))
-    outputs.finish()
+
+    def build_line(line: InputLine) -> dict:
+        text = line.sentence()
+        tokenized = tokenize(text, vectors, engine.oov.value, engine.token_limit())
+        warn_unknown(tokenized, line.where)
+        return build(text, tokenized, vectors)
+
+    run_lines(lines, build_line, outputs, command=command, strict=batch.strict, tell=fail)
 
 
 def renderer(module: str, function: str) -> Draw:
@@ -175,6 +214,7 @@ def compare(
                                                            "every word in two or more sentences.")] = None,
     cross: Annotated[bool, typer.Option("--cross", help="Cross-attention: TARGET's tokens (queries) attend over "
                                                         "SOURCE's (keys and values).")] = False,
+    input_format: INPUT_FORMAT_OPTION = InputFormat("text"),
     *,
     engine: EngineOptions,
 ) -> None:
@@ -186,13 +226,15 @@ def compare(
     if cross and word:
         raise UsageError("--word chooses words to compare across sentences; leave it out with --cross, which "
                          "shows every target token")
-    found = sentence_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -")
+    found = sentence_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
+                          input_format.value)
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
                          f"{COMPARE_EXAMPLE} --cross")
     if len(found) < 2:
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
-    outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"), json=engine.json,
+    outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
+                            style="json" if engine.json else "tables",
                             files=engine.picture_files(), command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors, engine.load_options(warn))
     tokenized = [tokenize_or_warn(text, vectors, engine, f"sentence {number}")
@@ -214,11 +256,16 @@ def tokenize_or_warn(text: str, vectors, engine: EngineOptions, where: str = "")
         if where:
             raise InputError(f'{where} ("{text}"): {exc.message}') from None
         raise
+    warn_unknown(tokenized, where)
+    return tokenized
+
+
+def warn_unknown(tokenized: TokenizedSentence, where: str = "") -> None:
+    """A warning on stderr naming the unknown words skipped (and where, if given)."""
     unknown = [item for item in tokenized.dropped if item.reason == "out of vocabulary"]
     if unknown:
         place = f" in {where}" if where else ""
         fail(f"skipped {describe_unknown(unknown)}{place}: not in the vocabulary", kind="warning")
-    return tokenized
 
 
 app.add_typer(vectors_app, name="vectors")

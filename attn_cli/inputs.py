@@ -1,67 +1,137 @@
 """Where sentences come from: an argument, `-` for stdin, or a file; one sentence per non-blank line.
 
-Kept apart from cli.py so every command reads its input the same way.
+Kept apart from cli.py so every command reads its input the same way. Lines are
+read as bytes, one at a time, so a batch streams (the first sentence is processed
+before the last one arrives) and a line that is not UTF-8, or not the JSON object
+`--input-format jsonl` expects, is reported with its number instead of ending the run.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from attn_cli.errors import InputError, UsageError
 
 STDIN = "-"
+INPUT_FORMATS = ("text", "jsonl")
 
 
-def sentences(argument: str, example: str = 'echo "money bank grows" | attn-cli explain -') -> Iterator[str]:
-    """The sentence itself, or each non-blank line of stdin for '-'."""
-    if argument != STDIN:
-        yield argument
+@dataclass(frozen=True)
+class InputLine:
+    """One sentence to process, or the reason its line could not be read."""
+
+    text: str | None  # None when the line is unreadable (see error)
+    number: int | None = None  # 1-based line number in stdin or the file (blank lines counted); None: an argument
+    source: str = ""  # "stdin" or the file's path, for messages
+    id: object = None  # jsonl: the line's "id" field (any JSON value), passed through to the output
+    meta: dict = field(default_factory=dict)  # jsonl: every other field but "text", passed through as "meta"
+    error: str | None = None  # why the line cannot be read (no location: see `located`)
+
+    @property
+    def where(self) -> str:
+        """'line 17 of stdin' ('' for a sentence argument)."""
+        return "" if self.number is None else f"line {self.number} of {self.source}"
+
+    def located(self, message: str) -> str:
+        """The message with where it happened, for stderr: 'line 17 of stdin: ...'."""
+        return f"{self.where}: {message}" if self.where else message
+
+    def sentence(self) -> str:
+        """The line's text, or an InputError with why it cannot be read (callers say where)."""
+        if self.error is not None:
+            raise InputError(self.error)
+        return self.text
+
+
+def input_lines(argument: str | None, file: Path | None, input_format: str = "text",
+                example: str = 'echo "money bank grows" | attn-cli explain -') -> Iterator[InputLine]:
+    """The sentence argument itself, or each non-blank line of stdin ('-') or of `file`, in order."""
+    if argument is not None and file is not None:
+        raise UsageError("give a SENTENCE (or - for stdin) or --file PATH, not both")
+    if argument is None and file is None:
+        raise UsageError(f"give a SENTENCE, - to read one per line from stdin, or --file PATH; e.g. {example}")
+    if argument is not None and argument != STDIN:
+        yield InputLine(argument)
         return
     found = False
-    for line in nonblank_lines(stdin_lines()):
+    for line in _stream_lines(file, input_format):
         found = True
         yield line
     if not found:
-        raise InputError(f"no sentence on stdin; pipe one sentence per line, e.g. {example}")
+        where = "on stdin" if file is None else f"in --file {file}"
+        raise InputError(f"no sentence {where}; give one sentence per line, e.g. {example}")
 
 
-def stdin_lines() -> Iterator[str]:
-    """The lines of stdin decoded as UTF-8, read as bytes so a bad line is named, not a traceback."""
-    for number, raw in enumerate(sys.stdin.buffer, 1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(f"line {number} of stdin is not valid UTF-8; convert the input to UTF-8 "
-                             "(e.g. iconv -f latin1 -t utf-8)") from None
+def sentences(argument: str, example: str, input_format: str = "text") -> Iterator[str]:
+    """The sentence itself, or each non-blank line of stdin for '-'; an unreadable line stops the run."""
+    for line in input_lines(argument, None, input_format, example):
+        yield located_sentence(line)
 
 
-def sentence_list(arguments: list[str], file: Path | None, example: str) -> list[str]:
+def located_sentence(line: InputLine) -> str:
+    """The line's sentence, or an InputError naming the line when it cannot be read."""
+    try:
+        return line.sentence()
+    except InputError as exc:
+        raise InputError(line.located(exc.message)) from None
+
+
+def sentence_list(arguments: list[str], file: Path | None, example: str, input_format: str = "text") -> list[str]:
     """Every argument in order ('-' expands to the lines of stdin), then the lines of `file`."""
-    found = [text for argument in arguments for text in sentences(argument, example)]
+    found = [text for argument in arguments for text in sentences(argument, example, input_format)]
     if file is not None:
-        found += file_lines(file)
+        found += [located_sentence(line) for line in _stream_lines(file, input_format)]
     return found
 
 
-def file_lines(path: Path) -> list[str]:
-    """The non-blank lines of a UTF-8 text file, one sentence each."""
+def _stream_lines(file: Path | None, input_format: str) -> Iterator[InputLine]:
+    if file is None:
+        yield from parse_lines(sys.stdin.buffer, "stdin", input_format)
+        return
+    with open_input(file) as stream:
+        yield from parse_lines(stream, str(file), input_format)
+
+
+def open_input(path: Path) -> BinaryIO:
+    """The --file, opened for reading bytes, or a usage error naming what is wrong with it."""
     try:
-        with path.open(encoding="utf-8") as stream:
-            return list(nonblank_lines(stream))
+        return path.open("rb")
     except FileNotFoundError:
         raise UsageError(f"--file {path}: no such file; pass a text file with one sentence per line") from None
     except IsADirectoryError:
         raise UsageError(f"--file {path} is a directory; pass a text file with one sentence per line") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"--file {path} is not UTF-8 text; save it as UTF-8, one sentence per line") from None
     except OSError as exc:
         raise UsageError(f"--file {path}: {exc.strerror}; pass a readable text file") from None
 
 
-def nonblank_lines(lines: Iterable[str]) -> Iterator[str]:
-    """Each line that holds more than white space, without its line ending."""
-    for line in lines:
-        if line.strip():
-            yield line.rstrip("\r\n")
+def parse_lines(stream: Iterable[bytes], source: str, input_format: str) -> Iterator[InputLine]:
+    """Each non-blank line as an InputLine: plain text, or (jsonl) an object with a "text" field."""
+    for number, raw in enumerate(stream, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            yield InputLine(None, number, source, error="not valid UTF-8; convert the input to UTF-8 "
+                                                        "(e.g. iconv -f latin1 -t utf-8)")
+            continue
+        if not text.strip():
+            continue
+        text = text.rstrip("\r\n")
+        yield json_line(text, number, source) if input_format == "jsonl" else InputLine(text, number, source)
+
+
+def json_line(text: str, number: int, source: str) -> InputLine:
+    """A JSON Lines record: {"text": "...", "id": ..., anything else}; "id" and the rest are passed through."""
+    try:
+        record = json.loads(text)
+    except ValueError as exc:
+        return InputLine(None, number, source, error=f"not a JSON object ({exc}); with --input-format jsonl "
+                                                     'write one object per line, e.g. {"id": 1, "text": "money bank grows"}')
+    if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+        return InputLine(None, number, source, id=record.get("id") if isinstance(record, dict) else None,
+                         error='no "text" string in this JSON line; write e.g. {"id": 1, "text": "money bank grows"}')
+    meta = {key: value for key, value in record.items() if key not in ("text", "id")}
+    return InputLine(record["text"], number, source, id=record.get("id"), meta=meta)

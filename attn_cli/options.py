@@ -20,13 +20,15 @@ import typer
 
 from attn_cli.attention import MASKS, MODES, POSITIONS, SIMILARITIES, AttentionConfig
 from attn_cli.errors import UsageError
+from attn_cli.inputs import INPUT_FORMATS
 from attn_cli.report import INCLUDABLE
 from attn_cli.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
-from attn_cli.tokenize import OOV_POLICIES
 from attn_cli.vectors.formats import FORMATS
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
+BATCH_PANEL = "Batches and pipes"
+LIST_FIELDS = "list"  # what a bare --fields stands for
 
 
 def _choices(name: str, values: tuple[str, ...]) -> type[Enum]:
@@ -39,6 +41,7 @@ Similarity = _choices("Similarity", SIMILARITIES)
 Mask = _choices("Mask", MASKS)
 Positions = _choices("Positions", POSITIONS)
 OovPolicy = _choices("OovPolicy", OOV_POLICIES)
+InputFormat = _choices("InputFormat", INPUT_FORMATS)
 VectorFormat = _choices("VectorFormat", FORMATS)
 
 
@@ -193,24 +196,82 @@ _ANNOTATIONS = {
     "trust_pickle": Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,
                                             help="Allow gensim .kv/.model pickles (loading one can run code).")],
 }
-_PARAMETERS = [
-    inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_ANNOTATIONS[f.name])
-    for f in fields(EngineOptions)
-]
+def option_group(options_class: type, annotations: dict, name: str):
+    """A decorator giving `command(..., <name>: options_class)` each field of the dataclass as a CLI flag.
+
+    Typer reads the wrapper's `__signature__`: the group's fields replace the `name` parameter, and the
+    wrapper packs them back into one `options_class` instance. Groups stack (engine, then batch options).
+    """
+    parameters = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                    annotation=annotations[f.name]) for f in fields(options_class)]
+
+    def decorate(command):
+        signature = inspect.signature(command)
+        hints = typing.get_type_hints(command, include_extras=True)  # Typer cannot evaluate string annotations
+        own = [parameter.replace(annotation=hints.get(key, parameter.annotation))  # behind __signature__
+               for key, parameter in signature.parameters.items() if key != name]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs):
+            group = options_class(**{parameter.name: kwargs.pop(parameter.name) for parameter in parameters})
+            return command(**{name: group}, **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=own + parameters)
+        wrapper.__annotations__ = {**{p.name: p.annotation for p in own}, **annotations}
+        return wrapper
+
+    return decorate
 
 
-def with_engine_options(command):
-    """Give `command(..., engine: EngineOptions)` every shared option as its own CLI flag."""
-    signature = inspect.signature(command)
-    hints = typing.get_type_hints(command, include_extras=True)  # Typer cannot evaluate string annotations
-    own = [parameter.replace(annotation=hints.get(name, parameter.annotation))  # behind __signature__
-           for name, parameter in signature.parameters.items() if name != "engine"]
+with_engine_options = option_group(EngineOptions, _ANNOTATIONS, "engine")
 
-    @functools.wraps(command)
-    def wrapper(**kwargs):
-        engine = EngineOptions(**{parameter.name: kwargs.pop(parameter.name) for parameter in _PARAMETERS})
-        return command(engine=engine, **kwargs)
 
-    wrapper.__signature__ = signature.replace(parameters=own + _PARAMETERS)
-    wrapper.__annotations__ = {**{p.name: p.annotation for p in own}, **_ANNOTATIONS}
-    return wrapper
+@dataclass(frozen=True)
+class BatchOptions:
+    """How explain and trace read many sentences and write them for other programs."""
+
+    file: Optional[Path] = None
+    input_format: InputFormat = InputFormat("text")
+    fields: Optional[str] = None
+    plain: bool = False
+    strict: bool = False
+
+    def listing_fields(self) -> bool:
+        """True for a bare --fields: list the available fields instead of running."""
+        return self.fields == LIST_FIELDS
+
+    def field_names(self, engine: EngineOptions) -> list[str] | None:
+        """--fields as a list of dotted names (checked against the schema by the caller), None when absent."""
+        if self.fields is None:
+            return None
+        if not engine.json:
+            raise UsageError("--fields selects fields of the JSON output; add --json")
+        names = [name.strip() for name in self.fields.split(",") if name.strip()]
+        if not names:
+            raise UsageError("--fields needs names, e.g. --fields tokens,shifts.cosine (--fields alone lists them)")
+        return names
+
+    def output_style(self, engine: EngineOptions) -> str:
+        """'json', 'plain' or 'tables'."""
+        if self.plain and engine.json:
+            raise UsageError("--plain and --json are two output formats; choose one")
+        return "json" if engine.json else "plain" if self.plain else "tables"
+
+
+INPUT_FORMAT_OPTION = Annotated[InputFormat, _option(
+    "--input-format", panel=BATCH_PANEL,
+    help='Lines of stdin or --file: plain sentences (text) or JSON objects with a "text" field (jsonl).')]
+_BATCH_ANNOTATIONS = {
+    "file": Annotated[Optional[Path], _option("--file", panel=BATCH_PANEL, metavar="PATH",
+                                              help="Read sentences from this file, one per line (like - for stdin).")],
+    "input_format": INPUT_FORMAT_OPTION,
+    "fields": Annotated[Optional[str], _option(
+        "--fields", panel=BATCH_PANEL, metavar="a,b.c",
+        help="With --json: keep only these fields (dotted paths, e.g. tokens,shifts.cosine); alone or 'list': "
+             "list them.")],
+    "plain": Annotated[bool, _option("--plain", panel=BATCH_PANEL,
+                                     help="Tab-separated records, one per token, for grep, cut and awk.")],
+    "strict": Annotated[bool, _option("--strict", panel=BATCH_PANEL,
+                                      help="Stop at the first line that fails instead of reporting it and going on.")],
+}
+with_batch_options = option_group(BatchOptions, _BATCH_ANNOTATIONS, "batch")

@@ -38,7 +38,7 @@ def explain_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
 def analyse_shifts(result: AttentionResult, queries: TokenizedSentence, vectors: Vectors, neighbors: int,
                    neighbor_vocab: int | None) -> list[Shift]:
     """The shift of every query token, with its nearest vocabulary words when neighbours are asked for."""
-    search = NeighborSearch(vectors, result, neighbor_vocab) if neighbors > 0 else None
+    search = NeighborSearch.shared(vectors, result, neighbor_vocab) if neighbors > 0 else None
     return token_shifts(result, [token.key for token in queries.tokens], search, neighbors)
 
 
@@ -134,6 +134,18 @@ def document_header(command: str) -> dict:
     return {"schema_version": SCHEMA_VERSION, "command": command, "attn_cli_version": __version__}
 
 
+def with_input(report: dict, number: int, id: object, meta: dict) -> dict:
+    """The document with the input line it came from: `line`, `id` (and `meta`) right after the header."""
+    header = document_header(report["command"])
+    located = {"line": number, "id": id, **({"meta": meta} if meta else {})}
+    return {**{key: report[key] for key in header}, **located, **report}
+
+
+def error_document(command: str, number: int, id: object, code: int, message: str) -> dict:
+    """What a batch writes for a line that failed: where, and the one-line error with its exit code."""
+    return {**document_header(command), "line": number, "id": id, "error": {"code": code, "message": message}}
+
+
 def tokens_block(tokenized: TokenizedSentence) -> dict:
     """`tokens` that took part and `dropped_tokens` left out, with why."""
     return {
@@ -175,8 +187,8 @@ def shift_block(shift: Shift, texts: list[str], key_texts: list[str]) -> dict:
         "contextual_norm": shift.contextual_norm,
         "contributions": [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
                           for c in shift.contributions],
-        "neighbors_before": [asdict(n) for n in shift.neighbors_before],
-        "neighbors_after": [asdict(n) for n in shift.neighbors_after],
+        "neighbors_before": [{"word": n.word, "cosine": n.cosine} for n in shift.neighbors_before],
+        "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in shift.neighbors_after],
     }
 
 

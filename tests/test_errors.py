@@ -36,7 +36,7 @@ CASES = [
     (["explain", "money bank", "--html", "same.out", "--svg", "./same.out"], 2, "--html and --svg name the same file"),
     (["explain", "money bank", "--vectors", "/no/such/file.txt"], 4, "no such vector file"),
     (["explain", "money bank", "--bogus"], 2, "--bogus"),
-    (["explain"], 2, "Missing argument"),
+    (["explain"], 2, "give a SENTENCE, - to read one per line from stdin, or --file PATH"),
     (["compare", "river flows", "money grows"], 3, "share no word"),
     (["compare", "river flows", "money grows"], 3, "pass --word W"),
     (["compare", "river bank flows", "money grows", "--word", "bank"], 3,
@@ -102,7 +102,7 @@ def test_a_sentence_file_that_is_not_utf8_is_named(run, tmp_path):
     path = tmp_path / "latin1.txt"
     path.write_bytes("caf\xe9 bank\nmoney bank\n".encode("latin-1"))
     result = run("compare", "--file", str(path))
-    assert result.exit_code == 2 and "is not UTF-8 text" in result.stderr
+    assert result.exit_code == 3 and f"line 1 of {path}: not valid UTF-8" in result.stderr
 
 
 def test_no_arguments_show_the_help(run):

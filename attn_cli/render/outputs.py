@@ -4,6 +4,10 @@ Every command hands each document to `ReportOutputs.show` and calls `finish` at 
 `compare` and `trace` write their pictures the same way. The SVG is the terminal rendering, recorded by
 Rich at the console's width (the terminal's, else $COLUMNS, else 80); with --json the tables still go to
 the SVG though stdout gets JSON. The HTML page holds every document of the run (one per stdin line).
+
+Batches stream: each document is written (and flushed) as soon as it is shown and then dropped, so memory
+stays flat however many sentences come in. Only --html keeps every document until the end (the page
+holds them all), and --svg keeps Rich's recording of every table.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from __future__ import annotations
 import io
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError
+from attn_cli.fields import Selection, select
 from attn_cli.render.json_out import write_json
+from attn_cli.render.plain import header, plain_records
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,41 +33,66 @@ _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 
 
 class ReportOutputs:
-    """Sends each report document to stdout and remembers what the --html and --svg files need."""
+    """Sends each report document to stdout and remembers what the --html and --svg files need.
 
-    def __init__(self, draw: Draw, *, json: bool, files: dict[str, Path], command_line: str) -> None:
-        self.draw, self.json, self.files, self.command_line = draw, json, files, command_line
-        self.documents: list[dict] = []
+    `style` is "tables" (Rich), "json" (one line per document, `selection` keeping only some fields)
+    or "plain" (tab-separated records).
+    """
+
+    def __init__(self, draw: Draw, *, style: str, files: dict[str, Path], command_line: str,
+                 selection: Selection | None = None) -> None:
+        self.draw, self.style, self.files, self.command_line = draw, style, files, command_line
+        self.selection = selection
+        self.documents: list[dict] = []  # kept for --html only
+        self.title = ""  # the SVG's title, from the first document
         self.terminal = self.recorder = None
-        if json and "--svg" not in files:
-            return  # JSON only: Rich is never imported (~50 ms of start-up saved)
+        if style != "tables" and "--svg" not in files:
+            return  # JSON or plain only: Rich is never imported (~50 ms of start-up saved)
         from rich.console import Console
 
-        self.terminal = Console(record="--svg" in files and not json)
+        # NO_COLOR: Rich alone would drop colours but keep bold and dim; a reader who asks for no colour
+        # wants no escape codes at all, even on a terminal
+        plain_terminal = os.environ.get("NO_COLOR", "") != ""
+        self.terminal = Console(record="--svg" in files and style == "tables",
+                                color_system=None if plain_terminal else "auto")
         self.recorder = self.terminal if self.terminal.record else None
-        if "--svg" in files and json:  # tables for the SVG only, never on stdout
+        if "--svg" in files and style != "tables":  # tables for the SVG only, never on stdout
             self.recorder = Console(record=True, file=io.StringIO(), width=self.terminal.width, force_terminal=True)
 
+    @property
+    def json(self) -> bool:
+        return self.style == "json"
+
     def show(self, report: dict) -> None:
-        self.documents.append(report)
-        if self.json:
-            write_json(report)
+        first = not self.title
+        self.title = self.title or f"attn-cli {report['command']}"
+        if "--html" in self.files:
+            self.documents.append(report)
+        if self.style == "json":
+            write_json(report if self.selection is None else select(report, self.selection))
+        elif self.style == "plain":
+            sys.stdout.write((header() if first else "") + plain_records(report))
+            sys.stdout.flush()
         else:
             self.draw(report, self.terminal)
         if self.recorder is not None and self.recorder is not self.terminal:
             self.draw(report, self.recorder)
 
+    def show_error(self, document: dict) -> None:
+        """A line that failed: its error document on stdout with --json (the caller tells stderr otherwise)."""
+        if self.style == "json":
+            write_json(document)
+
     def finish(self) -> None:
         """Write the requested files (nothing happens when no sentence was shown)."""
-        if not self.documents:
+        if not self.title:
             return
         if "--html" in self.files:
             from attn_cli.render.html import html_page
 
             write_file(self.files["--html"], "--html", html_page(self.documents, self.command_line))
         if self.recorder is not None:
-            title = f"attn-cli {self.documents[0]['command']}"
-            write_file(self.files["--svg"], "--svg", _WEB_FONT.sub("", self.recorder.export_svg(title=title)))
+            write_file(self.files["--svg"], "--svg", _WEB_FONT.sub("", self.recorder.export_svg(title=self.title)))
 
 
 def write_file(path: Path, flag: str, text: str) -> None:

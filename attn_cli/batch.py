@@ -1,0 +1,60 @@
+"""Many sentences in one run: each line computed, written and forgotten before the next is read.
+
+A line that cannot be attended (unreadable, every word unknown, too long, nothing
+left after tokenisation) does not end the run: with --json it becomes an error
+object on its own line, otherwise one line on stderr, and the run ends with exit 3
+saying how many lines failed. `--strict` stops at the first failure instead. A
+single input line behaves exactly like a sentence argument: its failure is the
+usual one-line error with nothing on stdout (so the first failed line is held
+back until a second line shows that this is a batch).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from attn_cli.errors import InputError
+from attn_cli.inputs import InputLine
+from attn_cli.render.outputs import ReportOutputs
+from attn_cli.report import error_document, with_input
+
+Build = Callable[[InputLine], dict]
+
+
+def run_lines(lines: Iterable[InputLine], build: Build, outputs: ReportOutputs, *, command: str, strict: bool,
+              tell: Callable[[str], None]) -> None:
+    """Build and show a document per line; `tell` writes a failed line's message to stderr (not with --json)."""
+    count = failed = 0
+    held: tuple[InputLine, str] | None = None  # a failed first line, until a second line arrives
+    for line in lines:
+        count += 1
+        if held is not None:
+            report_failure(*held, outputs, command, tell)
+            failed, held = failed + 1, None
+        try:
+            report = build(line)
+        except InputError as exc:
+            if strict or line.number is None:
+                raise InputError(line.located(exc.message)) from None
+            if count == 1:
+                held = (line, exc.message)
+            else:
+                report_failure(line, exc.message, outputs, command, tell)
+                failed += 1
+            continue
+        outputs.show(report if line.number is None else with_input(report, line.number, line.id, line.meta))
+    if held is not None:  # the only line: fail as a sentence argument would
+        raise InputError(held[0].located(held[1]))
+    outputs.finish()
+    if failed:
+        raise InputError(f"{failed:,} of {count:,} input lines failed (see "
+                         f"{'their error objects' if outputs.json else 'the messages above'}); "
+                         "fix or remove them, or pass --strict to stop at the first")
+
+
+def report_failure(line: InputLine, message: str, outputs: ReportOutputs, command: str,
+                   tell: Callable[[str], None]) -> None:
+    if outputs.json:
+        outputs.show_error(error_document(command, line.number, line.id, InputError.exit_code, message))
+    else:
+        tell(line.located(message))

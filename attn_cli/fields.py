@@ -1,0 +1,101 @@
+"""`--fields`: keep only the named parts of each JSON document, as `gh --json FIELDS` does.
+
+A field is a dotted path through objects and lists of objects (`shifts.cosine`
+takes `cosine` from every shift). The valid paths are read from the command's
+JSON Schema, so the list can never drift from the documents. A few keys that
+say what a line is (`ALWAYS_KEPT`) survive every selection.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from attn_cli.errors import UsageError
+
+ALWAYS_KEPT = ("schema_version", "command", "line", "id", "error")
+_PACKAGE_ROOT = Path(__file__).resolve().parent
+
+Selection = dict  # name -> True (keep whole) or a nested Selection
+
+
+def schema_path(command: str) -> Path:
+    """The command's schema: inside the installed package, else the checkout's schemas/ folder."""
+    for folder in (_PACKAGE_ROOT / "schemas", _PACKAGE_ROOT.parent / "schemas"):
+        if (folder / f"{command}.schema.json").is_file():
+            return folder / f"{command}.schema.json"
+    raise UsageError(f"the JSON schema of {command} is missing from this installation; reinstall attn-cli")
+
+
+@lru_cache(maxsize=None)
+def available_fields(command: str) -> tuple[str, ...]:
+    """Every dotted path the command's documents may hold, in schema order."""
+    schema = json.loads(schema_path(command).read_text(encoding="utf-8"))
+    return tuple(_paths(schema, schema, ""))
+
+
+def _paths(node: dict, root: dict, prefix: str):
+    for name, child in _resolve(node, root).get("properties", {}).items():
+        path = f"{prefix}{name}"
+        yield path
+        child = _resolve(child, root)
+        inner = _resolve(child.get("items", {}), root) if child.get("type") == "array" else child
+        if "properties" in inner:
+            yield from _paths(inner, root, path + ".")
+
+
+def _resolve(node: dict, root: dict) -> dict:
+    """Follow a local "$ref" (#/$defs/name); other nodes are returned as they are."""
+    reference = node.get("$ref", "")
+    if not reference.startswith("#/"):
+        return node
+    for part in reference[2:].split("/"):
+        root = root[part]
+    return root
+
+
+def parse_selection(names: list[str], command: str) -> Selection:
+    """The named paths as a tree; an unknown path is a usage error listing what is valid there."""
+    known = set(available_fields(command))
+    tree: Selection = {}
+    for name in names:
+        if name not in known:
+            raise UsageError(unknown_field_message(name, command))
+        node = tree
+        *parents, leaf = name.split(".")
+        for part in parents:
+            if node.get(part) is True:
+                break  # a parent is already kept whole
+            node = node.setdefault(part, {})
+        else:
+            node[leaf] = True
+    return tree
+
+
+def unknown_field_message(name: str, command: str) -> str:
+    """Names the valid fields at the deepest level of `name` that exists."""
+    known = available_fields(command)
+    parent = name.rpartition(".")[0]
+    while parent and parent not in known:
+        parent = parent.rpartition(".")[0]
+    prefix = f"{parent}." if parent else ""
+    siblings = [path[len(prefix):] for path in known if path.startswith(prefix) and "." not in path[len(prefix):]]
+    where = f"{parent} has" if parent else f"{command} documents have"
+    return (f"--fields: unknown field {name!r}; {where}: {', '.join(siblings)} "
+            "(--fields alone lists every dotted path)")
+
+
+def select(document: dict, selection: Selection) -> dict:
+    """The document with only the selected fields (and ALWAYS_KEPT), in the document's own key order."""
+    return {key: value if key in ALWAYS_KEPT or selection[key] is True else _select(value, selection[key])
+            for key, value in document.items() if key in ALWAYS_KEPT or key in selection}
+
+
+def _select(value, selection: Selection):
+    if isinstance(value, dict):
+        return {key: item if selection[key] is True else _select(item, selection[key])
+                for key, item in value.items() if key in selection}
+    if isinstance(value, list):
+        return [_select(item, selection) for item in value]
+    return value  # null where an object may be absent (e.g. trace's "inputs")

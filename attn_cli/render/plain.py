@@ -1,0 +1,42 @@
+"""`--plain`: one tab-separated record per token, for grep, cut, awk and spreadsheets.
+
+No colour, no box drawing, no wrapping: each line is complete on its own. The
+first line is a header comment (`#line<TAB>id<TAB>...`) naming the columns;
+`grep -v '^#'` or `awk 'NR > 1'` skips it. Numbers are written in full
+precision (Python's shortest round-trip form); an empty cell means "none".
+"""
+
+from __future__ import annotations
+
+COLUMNS = ("line", "id", "index", "token", "key", "cosine", "delta_norm", "self_weight",
+           "pulled_by", "pulled_weight", "pulled_share", "neighbors_after")
+
+
+def header() -> str:
+    return "#" + "\t".join(COLUMNS) + "\n"
+
+
+def plain_records(report: dict) -> str:
+    """One line per query token of an explain or trace document (trace: the traced tokens only)."""
+    shifts = report["shifts"] if "shifts" in report else [trace["shift"] for trace in report["traces"]]
+    tokens = report["tokens"]
+    lines = []
+    for shift in shifts:
+        pulled = next((c for c in shift["contributions"] if c["index"] != shift["index"]), None)
+        cells = (
+            report.get("line"), report.get("id"), shift["index"], shift["token"], tokens[shift["index"]]["key"],
+            shift["cosine"], shift["delta_norm"], shift["self_weight"],
+            *((pulled["token"], pulled["weight"], pulled["share"]) if pulled else (None, None, None)),
+            ",".join(n["word"] for n in shift["neighbors_after"]),
+        )
+        lines.append("\t".join(cell_text(cell) for cell in cells) + "\n")
+    return "".join(lines)
+
+
+def cell_text(value) -> str:
+    """A cell as text: '' for none, tabs and line breaks in free text turned into spaces."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return " ".join(str(value).split()) if isinstance(value, str) else str(value)

@@ -1,0 +1,246 @@
+"""Batches and pipes: files and stdin, JSON Lines that stream, --fields, --plain, failed lines, Ctrl-C."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import jsonschema
+import pytest
+
+from attn_cli.fields import available_fields
+
+CLI = [sys.executable, "-m", "attn_cli"]
+ANSI = "\x1b["
+
+
+def json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def relaxed(schema: dict) -> dict:
+    """The schema with every "required" (and the if/then/else choosing them) dropped: types still checked."""
+    if isinstance(schema, dict):
+        return {key: relaxed(value) for key, value in schema.items() if key not in ("required", "if", "then", "else")}
+    if isinstance(schema, list):
+        return [relaxed(value) for value in schema]
+    return schema
+
+
+def test_each_line_of_a_file_is_one_json_line_with_its_line_number(run, tmp_path, explain_schema):
+    path = tmp_path / "sentences.txt"
+    path.write_text("money bank grows\n\n   \nriver bank flows\n", encoding="utf-8")
+    result = run("explain", "--file", str(path), "--json", "--neighbors", "0")
+    assert result.exit_code == 0, result.stderr
+    documents = json_lines(result.stdout)
+    assert [(d["line"], d["id"], d["sentence"]) for d in documents] == [
+        (1, None, "money bank grows"), (4, None, "river bank flows")]
+    for document in documents:
+        jsonschema.validate(document, explain_schema)
+    alone = json.loads(run("explain", "river bank flows", "--json", "--neighbors", "0").stdout)
+    assert "line" not in alone and documents[1]["shifts"] == alone["shifts"]
+
+
+def test_jsonl_input_passes_id_and_other_fields_through(run, trace_schema):
+    lines = ['{"id": "a-1", "text": "money bank grows", "source": "lesson 2"}', '{"text": "river bank flows", "id": 7}']
+    result = run("trace", "-", "--input-format", "jsonl", "--json", "--word", "bank", "--neighbors", "0",
+                 input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.stderr
+    documents = json_lines(result.stdout)
+    assert [(d["line"], d["id"], d.get("meta")) for d in documents] == [(1, "a-1", {"source": "lesson 2"}), (2, 7, None)]
+    assert [d["traces"][0]["token"] for d in documents] == ["bank", "bank"]
+    for document in documents:
+        jsonschema.validate(document, trace_schema)
+
+
+def test_compare_reads_jsonl_too(run):
+    lines = '{"text": "river bank flows"}\n{"text": "money bank grows"}\n'
+    result = run("compare", "-", "--input-format", "jsonl", "--json", "--neighbors", "0", input=lines)
+    assert result.exit_code == 0, result.stderr
+    assert [block["sentence"] for block in json.loads(result.stdout)["sentences"]] == [
+        "river bank flows", "money bank grows"]
+
+
+BAD_BATCH = b"money bank grows\nzzqx qqvv\n\xff\xfe bank\n!!! ???\nriver bank flows\n"
+
+
+def test_bad_lines_become_error_objects_and_the_run_goes_on(run, explain_schema):
+    result = run("explain", "-", "--json", "--neighbors", "0", input=BAD_BATCH)
+    assert result.exit_code == 3
+    documents = json_lines(result.stdout)
+    assert [d["line"] for d in documents] == [1, 2, 3, 4, 5]
+    failed = {d["line"]: d["error"] for d in documents if "error" in d}
+    assert set(failed) == {2, 3, 4} and all(error["code"] == 3 for error in failed.values())
+    assert "no word of the sentence" in failed[2]["message"] and "UTF-8" in failed[3]["message"]
+    assert "no word of the sentence" in failed[4]["message"]  # punctuation only: empty after tokenisation
+    for document in documents:
+        jsonschema.validate(document, explain_schema)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("attn-cli: error:")]
+    assert errors == ["attn-cli: error: 3 of 5 input lines failed (see their error objects); fix or remove them, "
+                      "or pass --strict to stop at the first"]
+
+
+def test_too_long_lines_fail_alone(run):
+    result = run("explain", "-", "--json", "--neighbors", "0", "--max-tokens", "3",
+                 input="money bank grows\nthe money bank grows fast\n")
+    assert result.exit_code == 3
+    assert "--max-tokens 3" in json_lines(result.stdout)[1]["error"]["message"]
+
+
+def test_tables_tell_a_bad_line_on_stderr_and_go_on(run):
+    result = run("explain", "-", "--neighbors", "0", input=BAD_BATCH)
+    assert result.exit_code == 3
+    assert "“money bank grows”" in result.stdout and "“river bank flows”" in result.stdout
+    errors = [line for line in result.stderr.splitlines() if line.startswith("attn-cli: error:")]
+    assert [error.split(":")[2].strip() for error in errors[:3]] == ["line 2 of stdin", "line 3 of stdin",
+                                                                     "line 4 of stdin"]
+    assert "3 of 5 input lines failed" in errors[3]
+
+
+def test_strict_stops_at_the_first_bad_line(run):
+    result = run("explain", "-", "--json", "--neighbors", "0", "--strict", input=BAD_BATCH)
+    assert result.exit_code == 3
+    assert [d["line"] for d in json_lines(result.stdout)] == [1]
+    assert result.stderr.splitlines()[-1].startswith("attn-cli: error: line 2 of stdin: no word of the sentence")
+
+
+def test_a_single_bad_line_fails_like_an_argument(run):
+    result = run("explain", "-", "--json", input="zzqx qqvv\n")
+    assert result.exit_code == 3 and result.stdout == ""
+    assert result.stderr.splitlines()[-1].startswith("attn-cli: error: line 1 of stdin: no word of the sentence")
+
+
+def test_a_bad_first_line_is_still_reported_in_a_batch(run):
+    result = run("explain", "-", "--json", "--neighbors", "0", input="zzqx\nmoney bank\n")
+    assert result.exit_code == 3
+    assert [("error" in d, d["line"]) for d in json_lines(result.stdout)] == [(True, 1), (False, 2)]
+
+
+def test_fields_keep_only_the_named_paths(run, explain_schema):
+    result = run("explain", "-", "--json", "--neighbors", "0", "--fields", "tokens.text,shifts.cosine,heads.weights",
+                 input="money bank grows\nzzqx\nriver bank flows\n")
+    assert result.exit_code == 3
+    first, error, last = json_lines(result.stdout)
+    assert list(first) == ["schema_version", "command", "line", "id", "tokens", "heads", "shifts"]
+    assert first["tokens"] == [{"text": "money"}, {"text": "bank"}, {"text": "grows"}]
+    assert [list(head) for head in first["heads"]] == [["weights"]] and len(first["heads"][0]["weights"]) == 3
+    assert [list(shift) for shift in last["shifts"]] == [["cosine"]] * 3
+    assert error["error"]["code"] == 3 and error["line"] == 2
+    for document in (first, error, last):
+        jsonschema.validate(document, relaxed(explain_schema))
+    with pytest.raises(jsonschema.ValidationError):  # the relaxed check still checks types
+        jsonschema.validate({**first, "shifts": [{"cosine": "high"}]}, relaxed(explain_schema))
+
+
+def test_a_whole_parent_wins_over_its_children(run):
+    result = run("explain", "money bank grows", "--json", "--neighbors", "0", "--fields", "shifts.cosine,shifts")
+    assert json.loads(result.stdout)["shifts"][0]["delta_norm"] > 0
+
+
+def test_bare_fields_lists_every_path_from_the_schema(run, explain_schema):
+    for args in (["--fields"], ["--fields", "list"], ["-", "--fields"], ["--fields", "--json"]):
+        result = run("explain", *args, input="")
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout.splitlines() == list(available_fields("explain"))
+    listed = set(available_fields("explain"))
+    assert set(explain_schema["properties"]) <= listed
+    assert {"shifts.cosine", "shifts.contributions.token", "heads.weights", "diagnostics.heads.rows.entropy_bits",
+            "shifts.neighbors_after.word"} <= listed
+    assert "traces.heads.keys.weight" in available_fields("trace")
+
+
+def test_an_unknown_field_is_a_usage_error_naming_the_valid_ones(run):
+    result = run("explain", "money bank", "--json", "--fields", "tokens,shifts.cosin")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "unknown field 'shifts.cosin'; shifts has: token, index, self_weight, cosine" in result.stderr
+    result = run("explain", "money bank", "--json", "--fields", "shfits")
+    assert result.exit_code == 2 and "explain documents have: schema_version, command" in result.stderr
+    assert run("explain", "money bank", "--fields", "tokens").exit_code == 2  # --fields needs --json
+
+
+def test_plain_is_one_tab_separated_record_per_token(run):
+    result = run("explain", "-", "--plain", input="money bank grows\n\nriver bank flows\n")
+    assert result.exit_code == 0, result.stderr
+    header, *records = result.stdout.splitlines()
+    columns = header.lstrip("#").split("\t")
+    assert columns[:4] == ["line", "id", "index", "token"]
+    rows = [dict(zip(columns, record.split("\t"))) for record in records]
+    assert all(len(record.split("\t")) == len(columns) for record in records)
+    assert [(row["line"], row["token"]) for row in rows] == [
+        ("1", "money"), ("1", "bank"), ("1", "grows"), ("3", "river"), ("3", "bank"), ("3", "flows")]
+    document = json.loads(run("explain", "river bank flows", "--json").stdout)
+    bank = rows[4]
+    assert float(bank["cosine"]) == document["shifts"][1]["cosine"]
+    assert bank["pulled_by"] == "river" and bank["neighbors_after"].split(",")[:2] == ["banks", "banking"]
+    assert ANSI not in result.stdout and "─" not in result.stdout
+    assert run("explain", "money", "--plain", "--json").exit_code == 2
+
+
+@pytest.mark.parametrize("env", [{"NO_COLOR": "1"}, {"TERM": "dumb"}])
+def test_tables_have_no_colour_when_asked_even_on_a_terminal(run, env):
+    coloured = run("explain", "money bank grows", "--neighbors", "0", env={"FORCE_COLOR": "1"})
+    assert ANSI in coloured.stdout  # the check can fail: a forced terminal does get colour
+    plain = run("explain", "money bank grows", "--neighbors", "0", env={"FORCE_COLOR": "1", **env})
+    assert ANSI not in plain.stdout and "money" in plain.stdout
+
+
+def test_a_pipe_gets_no_colour(tmp_path):
+    result = subprocess.run([*CLI, "explain", "money bank grows", "--neighbors", "0"], capture_output=True, text=True,
+                            env={k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")})
+    assert result.returncode == 0 and ANSI not in result.stdout
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([*CLI, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_the_first_line_comes_out_before_the_last_line_goes_in():
+    process = start("explain", "-", "--json", "--neighbors", "0")
+    try:
+        process.stdin.write(b"money bank grows\n")
+        process.stdin.flush()
+        first = json.loads(process.stdout.readline())  # blocks until written: stdin is still open
+        assert first["line"] == 1 and first["sentence"] == "money bank grows"
+        process.stdin.write(b"river bank flows\n")
+        process.stdin.close()
+        rest = process.stdout.read().decode()
+        assert [d["line"] for d in json_lines(rest)] == [2]
+        assert process.wait(timeout=30) == 0
+    finally:
+        process.kill()
+
+
+def test_ctrl_c_keeps_every_line_written_and_exits_130():
+    process = start("explain", "-", "--json", "--neighbors", "0")
+    try:
+        for _ in range(3):
+            process.stdin.write(b"money bank grows\n")
+        process.stdin.flush()
+        received = [process.stdout.readline() for _ in range(3)]
+        time.sleep(0.2)
+        process.send_signal(signal.SIGINT)  # while it waits for more input
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 130
+        lines = b"".join(received + [out]).decode().splitlines(keepends=True)
+        complete = [json.loads(line) for line in lines if line.endswith("\n")]
+        assert [d["line"] for d in complete] == [1, 2, 3]
+        assert b"Traceback" not in err
+    finally:
+        process.kill()
+
+
+def test_memory_is_not_kept_without_html(monkeypatch):
+    from attn_cli.render.outputs import ReportOutputs
+
+    outputs = ReportOutputs(lambda report, console: None, style="json", files={}, command_line="")
+    document = {"schema_version": 1, "command": "explain"}
+    outputs.show(copy.deepcopy(document))
+    assert outputs.documents == []
+    kept = ReportOutputs(lambda report, console: None, style="json", files={"--html": "x.html"}, command_line="")
+    kept.show(document)
+    assert kept.documents == [document]
