@@ -15,6 +15,7 @@ from attn_cli.attention import value_space
 from attn_cli.vectors.store import Vectors
 
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
+SAMPLE_STRIDE = 16  # top_k_rows: one column in this many sets each row's threshold
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
@@ -108,21 +109,41 @@ class NeighborSearch:
         return found
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """One matrix product for the block, then every query's top k at once (a partition per row)."""
+        """One matrix product for the block, then every query's top k at once."""
         cosines = unit_queries @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]: one contiguous row per query
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
-        take = min(k + 1, len(self.words))
-        candidates = np.argpartition(-cosines, take - 1, axis=1)[:, :take]  # [b, take], unordered
-        order = np.argsort(-np.take_along_axis(cosines, candidates, axis=1), axis=1, kind="stable")
-        ranked = np.take_along_axis(candidates, order, axis=1).tolist()  # [b, take], closest first
-        values = np.take_along_axis(cosines, np.asarray(ranked, dtype=np.intp).reshape(-1, take), axis=1).tolist()
+        ranked, values = top_k_rows(cosines, min(k + 1, len(self.words)))  # [b, k + 1], closest first
         found = []
-        for rows, row_cosines, word_to_skip in zip(ranked, values, exclude):
+        for rows, row_cosines, word_to_skip in zip(ranked.tolist(), values.tolist(), exclude):
             neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
                          if self.words[row] != word_to_skip]
             found.append(neighbors[:k])
         return found
+
+
+def top_k_rows(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the columns of the k largest values and those values, largest first, ties in column order.
+
+    [b, N] -> ([b, k], [b, k]). Exact, and about four times faster than a partition of every
+    row (which was a third of a batch's neighbour search): the k-th largest of every
+    SAMPLE_STRIDE-th column cannot exceed the row's true k-th largest, so the entries at or
+    above it (about k x SAMPLE_STRIDE per row) hold the top k, and only they are sorted.
+    Short rows, and rows with very many such entries (ties), take the partition instead.
+    """
+    b, n = values.shape
+    if n >= 4 * k * SAMPLE_STRIDE:
+        threshold = np.partition(values[:, ::SAMPLE_STRIDE], -k, axis=1)[:, -k]  # [b], <= each row's k-th largest
+        flat = np.flatnonzero(values >= threshold[:, None])  # [c]: the candidates, row-major
+        if len(flat) <= b * n // 8:
+            rows, columns = np.divmod(flat, n)  # [c], [c]
+            candidates = values.reshape(-1)[flat]  # [c]
+            order = np.lexsort((columns, -candidates, rows))  # by row, then value down, then column
+            starts = np.cumsum(np.bincount(rows, minlength=b)) - np.bincount(rows, minlength=b)  # [b]
+            picked = order[starts[:, None] + np.arange(k)]  # [b, k]: each row's first k
+            return columns[picked], candidates[picked]
+    top = top_indices(values, k)  # [b, k]
+    return top, np.take_along_axis(values, top, axis=1)
 
 
 _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
@@ -162,14 +183,27 @@ def token_shifts(result: AttentionResult, keys: list[str | None], search: Neighb
 
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the indices of the k largest entries, largest first, ties in index order: [m, n] -> [m, k].
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k].
 
-    O(n) per row (a partition, then a sort of the k survivors), not a full sort.
+    O(n) per row (a partition, then a sort of the k survivors), not a full sort. A partition
+    keeps an arbitrary few of the entries tied at the k-th value; the rows where that
+    happened take their earliest ties instead.
     """
-    if k < rows.shape[-1]:
-        candidates = np.sort(np.argpartition(-rows, k - 1, axis=-1)[..., :k], axis=-1)
+    n = rows.shape[-1]
+    if k < n:
+        flat = rows.reshape(-1, n)  # [m, n]
+        candidates = np.sort(np.argpartition(-flat, k - 1, axis=-1)[:, :k], axis=-1)  # [m, k]
+        kth = np.take_along_axis(flat, candidates, axis=-1).min(axis=-1, keepdims=True)  # [m, 1]: k-th largest
+        crowded = np.flatnonzero((flat >= kth).sum(axis=-1) > k)  # rows with more ties at kth than places
+        if len(crowded):
+            sub, level = flat[crowded], kth[crowded]  # [c, n], [c, 1]
+            above, ties = sub > level, sub == level
+            room = k - above.sum(axis=-1, keepdims=True)  # [c, 1]: places left for ties
+            keep = above | (ties & (np.cumsum(ties, axis=-1) <= room))  # exactly k per row
+            candidates[crowded] = np.nonzero(keep)[1].reshape(len(crowded), k)
+        candidates = candidates.reshape(rows.shape[:-1] + (k,))
     else:
-        candidates = np.broadcast_to(np.arange(rows.shape[-1]), rows.shape)
+        candidates = np.broadcast_to(np.arange(n), rows.shape)
     order = np.argsort(-np.take_along_axis(rows, candidates, axis=-1), axis=-1, kind="stable")
     return np.take_along_axis(candidates, order, axis=-1)
 

@@ -1,0 +1,71 @@
+"""Nearest-neighbour search against a brute-force sort: the fast top k must be the exact top k."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from attn_cli.analysis import SAMPLE_STRIDE, NeighborSearch, top_k_rows
+from attn_cli.attention import AttentionConfig, multi_head_attention
+from attn_cli.vectors.store import Vectors
+
+
+def brute_top_k(values: np.ndarray, k: int) -> np.ndarray:
+    """Per row, the columns of the k largest values: a full stable sort, largest first, ties in column order."""
+    return np.argsort(-values, axis=1, kind="stable")[:, :k]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_top_k_rows_is_the_exact_top_k(data):
+    k = data.draw(st.integers(1, 8))
+    b = data.draw(st.integers(1, 6))
+    n = data.draw(st.sampled_from([k, k + 3, 4 * k * SAMPLE_STRIDE, 4 * k * SAMPLE_STRIDE + 37, 5000]))
+    # small integers make many ties; floats make a realistic spread
+    values = data.draw(st.one_of(
+        arrays(np.float32, (b, n), elements=st.integers(-3, 3).map(float)),
+        arrays(np.float32, (b, n), elements=st.floats(-1, 1, width=32)),
+    ))
+    columns, top = top_k_rows(values, k)
+    expected = brute_top_k(values, k)
+    assert columns.shape == top.shape == (b, k)
+    np.testing.assert_array_equal(columns, expected)
+    np.testing.assert_array_equal(top, np.take_along_axis(values, expected, axis=1))
+
+
+def test_top_k_rows_takes_the_sampled_route_on_wide_rows():
+    values = np.random.default_rng(3).standard_normal((24, 50_000)).astype(np.float32)
+    values[5, 40_000] = values[5, 10] = 9.0  # a tie at the top: column order decides
+    columns, top = top_k_rows(values, 6)
+    np.testing.assert_array_equal(columns, brute_top_k(values, 6))
+    assert columns[5, :2].tolist() == [10, 40_000] and top[5, 0] == 9.0
+
+
+@pytest.mark.parametrize("config", [AttentionConfig(), AttentionConfig(mode="projected", d_k=8, heads=2, seed=3),
+                                    AttentionConfig(mode="projected", d_k=8, heads=2, output_projection=True)])
+@pytest.mark.parametrize("stored_norms", [False, True])
+def test_neighbours_are_the_closest_words_by_cosine(config, stored_norms):
+    rng = np.random.default_rng(7)
+    matrix = rng.standard_normal((3000, 16)).astype(np.float32)
+    words = [f"w{i}" for i in range(len(matrix))]
+    norms = np.linalg.norm(matrix, axis=1).astype(np.float32) if stored_norms else None
+    vectors = Vectors("test", words, matrix, lowercase=True, norms=norms)
+    result = multi_head_attention(matrix[[4, 9, 2500]].astype(np.float64), config=config)
+    search = NeighborSearch(vectors, result, vocabulary_size=2000)
+    found = search.nearest(result.outputs, 5, ["w4", None, None])
+
+    space = matrix[:2000].astype(np.float64)
+    if result.projections is not None:
+        space = space @ result.projections.w_v
+        if result.projections.w_o is not None:
+            space = space @ result.projections.w_o
+    cosines = (result.outputs / np.linalg.norm(result.outputs, axis=1, keepdims=True)) @ (
+        space / np.linalg.norm(space, axis=1, keepdims=True)).T  # [3, 2000]
+    for row, skip, neighbours in zip(cosines, ["w4", None, None], found):
+        expected = [words[j] for j in np.argsort(-row, kind="stable") if words[j] != skip][:5]
+        assert [n.word for n in neighbours] == expected
+        np.testing.assert_allclose([n.cosine for n in neighbours], [row[words.index(w)] for w in expected],
+                                   atol=1e-5)
