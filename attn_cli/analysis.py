@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.attention import AttentionResult, similarity_scores, softmax, static_outputs, term_shares, unit_rows
-from attn_cli.attention import value_space
+from attn_cli.attention import AttentionResult, causal_mask, scaled_scores, similarity_scores, softmax, static_outputs
+from attn_cli.attention import term_shares, unit_rows, value_space
 from attn_cli.vectors.store import Vectors
 
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
@@ -83,7 +83,7 @@ class NeighborSearch:
             self.rows, self.inverse_norms = embeddings, np.divide(1.0, norms, out=np.zeros_like(norms),
                                                                   where=norms > 0)  # [N]
         else:
-            self.rows, self.inverse_norms = unit_rows(value_space(embeddings, result).astype(np.float32)), None
+            self.rows, self.inverse_norms = mapped_unit_rows(embeddings, result), None
 
     @classmethod
     def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
@@ -115,10 +115,11 @@ class NeighborSearch:
             cosines *= self.inverse_norms[None, :]
         ranked, values = top_k_rows(cosines, min(k + 1, len(self.words)))  # [b, k + 1], closest first
         found = []
-        for rows, row_cosines, word_to_skip in zip(ranked.tolist(), values.tolist(), exclude):
+        for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), values.tolist(), exclude,
+                                                         (~unit_queries.any(axis=1)).tolist()):
             neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
                          if self.words[row] != word_to_skip]
-            found.append(neighbors[:k])
+            found.append([] if zero else neighbors[:k])  # a zero vector (--oov zero) has no direction
         return found
 
 
@@ -147,6 +148,19 @@ def top_k_rows(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
+
+
+def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int = 4096) -> np.ndarray:
+    """The vocabulary mapped into the outputs' space, as float32 unit rows: [N, d] -> [N, d_out].
+
+    Mapped a block of rows at a time, so memory peaks at the float32 result, not at a float64
+    copy of it (at --d-k 4096 over 50,000 words: 0.8 GB instead of about 4 GB).
+    """
+    width = value_space(embeddings[:1], result).shape[1]
+    rows = np.empty((len(embeddings), width), dtype=np.float32)  # [N, d_out]
+    for start in range(0, len(embeddings), block):
+        rows[start:start + block] = unit_rows(value_space(embeddings[start:start + block], result))
+    return rows
 
 
 def token_shifts(result: AttentionResult, keys: list[str | None], search: NeighborSearch | None,
@@ -233,7 +247,7 @@ def advise(result: AttentionResult) -> list[Advice]:
     advice = []
     for head in range(result.n_heads):
         weights = result.weights[head]
-        visible = np.isfinite(result.logits[head]).sum(axis=1)  # keys each query may see
+        visible = visible_mask(result).sum(axis=1)  # keys each query may see
         rows = row_diagnostics(weights)
         if all(row.max_weight >= SATURATION_LEVEL for row in rows):
             advice.append(_saturation_advice(result, head, rows))
@@ -268,20 +282,37 @@ def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnos
 
 
 def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
+    """A sharper temperature when the scale lets the scores through at all, and --scale none when it shrinks them."""
     highest = max(row.max_weight for row in rows)
-    sharper = result.config.temperature / 10
-    low, high = _largest_weights(result, head, result.scores[head], result.scale_factor * 10)
+    remedies = []
+    if result.scale_factor > 0:
+        sharper = result.config.temperature / 10
+        remedies.append((f"--temperature {sharper:g}", _largest_weights(result, head, result.scores[head],
+                                                                         result.scale_factor * 10)))
+    if result.scale_factor < 1:
+        remedies.append(("--scale none", _largest_weights(result, head, result.scores[head], 1.0)))
+    options = [f"{flag} (largest weights {low:.2f}-{high:.2f})" for flag, (low, high) in remedies]
+    hint = " or ".join(options) + (" or a larger --scale" if result.scale_factor >= 1 else "")
     return Advice(
         code="flat", head=head,
         message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
                  "the scaled scores are too close together to prefer any word"),
-        hint=f"try --temperature {sharper:g} (largest weights {low:.2f}-{high:.2f}) or a larger --scale",
+        hint=f"try {hint}",
     )
 
 
 def _largest_weights(result: AttentionResult, head: int, scores: np.ndarray, factor: float) -> tuple[float, float]:
-    """The smallest and largest row maximum if `scores` [n_q, n_k] were scaled by `factor` instead."""
-    masked = ~np.isfinite(result.logits[head])
-    logits = np.where(masked, -np.inf, scores * factor / result.config.temperature)
+    """The smallest and largest row maximum if `scores` [n_q, n_k] were multiplied by `factor` instead.
+
+    Scaled as the engine scales (an overflowing factor / temperature is the hard-max limit), so the
+    advice is never NaN.
+    """
+    logits = scaled_scores(scores, factor, result.config.temperature, visible_mask(result))
     maxima = softmax(logits).max(axis=1)
     return float(maxima.min()), float(maxima.max())
+
+
+def visible_mask(result: AttentionResult) -> np.ndarray:
+    """[n_q, n_k] bool: the keys each query may see (all, or up to itself under the causal mask)."""
+    n_q, n_k = result.weights.shape[1:]
+    return causal_mask(n_q, n_k) if result.config.mask == "causal" else np.ones((n_q, n_k), dtype=bool)

@@ -25,6 +25,7 @@ SIMILARITIES = ("dot", "cosine")
 MASKS = ("none", "causal")
 POSITIONS = ("none", "sinusoidal")
 SCALE_NAMES = ("none", "sqrt")
+MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabulary within a few GB
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,9 @@ class AttentionConfig:
             _require(math.isfinite(self.scale) and self.scale >= 0, "--scale must be a finite number >= 0")
         _require(math.isfinite(self.temperature) and self.temperature > 0, "--temperature must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter)")
         _require(self.heads >= 1, "--heads must be at least 1")
-        _require(self.d_k is None or self.d_k >= 1, "--d-k must be at least 1")
+        _require(self.d_k is None or 1 <= self.d_k <= MAX_D_K,
+                 f"--d-k must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word "
+                 "searched for neighbours costs 4 bytes per dimension)")
         _require(self.d_k is None or self.mode == "projected", "--d-k applies only to projected mode; add --mode projected")
         _require(not self.output_projection or self.mode == "projected",
                  "--output-projection applies only to projected mode; add --mode projected")

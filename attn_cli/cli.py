@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from attn_cli import __version__
 from attn_cli.batch import run_lines
-from attn_cli.errors import AttnError, InputError, UsageError
+from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.fields import available_fields, parse_selection
 from attn_cli.inputs import InputLine, input_lines, sentence_list
 from attn_cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
@@ -43,8 +43,18 @@ def warn(message: str) -> None:
     fail(message, kind="warning")
 
 
+class OutputClosed(Exception):
+    """Whoever read stdout went away (`attn-cli ... | head`): stop quietly, as Unix tools do on SIGPIPE."""
+
+
 class OneLineErrors(TyperGroup):
     """Runs the commands and turns every expected failure into one stderr line and an exit code."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # raised past the parser's own handler, which would call it exit 1
+            raise OutputClosed() from None
 
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):
         arguments = list(sys.argv[1:] if args is None else args)
@@ -58,6 +68,9 @@ class OneLineErrors(TyperGroup):
             code = exc.exit_code
         except _ParserError as exc:
             code = self._parser_failure(exc)
+        except OutputClosed:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the final flush has nowhere to fail
+            code = PIPE_CLOSED
         except Exception as exc:  # a bug: say so in one line unless debugging
             if os.environ.get("ATTN_CLI_DEBUG"):
                 raise

@@ -36,6 +36,8 @@ class VectorsError(AttnError):
     exit_code = 4
 
 
+PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
+
 EXIT_CODES = {
     0: "success",
     1: "internal error (a bug: please report it with the command line)",
@@ -44,4 +46,5 @@ EXIT_CODES = {
                           "or compared (too few sentences, no shared word)",
     VectorsError.exit_code: "vector source missing, unreadable or malformed",
     130: "interrupted (Ctrl-C)",
+    PIPE_CLOSED: "stdout closed early (e.g. piped into head): stopped quietly",
 }

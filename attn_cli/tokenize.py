@@ -94,6 +94,9 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
     if unknown and oov == "error":
         raise InputError(f"not in the vocabulary of {vectors.name}: {describe_unknown(unknown)}; "
                          "fix the spelling, or pass --oov skip or --oov zero")
+    if tokens and oov == "zero" and vectors.subword is None and all(token.key is None for token in tokens):
+        unknown = [DroppedToken(t.text, t.position, "out of vocabulary", suggest(t.text, vectors)) for t in tokens]
+        tokens = []  # only zero vectors: nothing to attend, whatever --oov says
     if not tokens:
         detail = f": {describe_unknown(unknown)}" if unknown else ""
         raise InputError(f"no word of the sentence is in the vocabulary of {vectors.name}{detail}; "

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from attn_cli.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits
+from attn_cli.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits, visible_mask
 from attn_cli.attention import AttentionResult, multi_head_attention, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
@@ -178,8 +178,7 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
 
 def visible_keys(result: AttentionResult, index: int) -> np.ndarray:
     """The keys query `index` may see: all of them, or those up to itself under the causal mask."""
-    n_k = result.weights.shape[-1]
-    return np.arange(n_k) <= index if result.config.mask == "causal" else np.ones(n_k, dtype=bool)
+    return visible_mask(result)[index]
 
 
 def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:
@@ -234,9 +233,11 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
     entropy = entropy_bits(weights)
     if entropy >= FLATNESS_LEVEL * math.log2(len(visible)):
         spread = float(logits[visible].max() - logits[visible].min())
-        sharper = replace(result.config, temperature=result.config.temperature / 10)
-        settings = [(f"--temperature {sharper.temperature:g}", sharper)]
-        if result.config.scale == "sqrt":
+        settings = []
+        if result.scale_factor > 0:  # at --scale 0 no temperature can sharpen anything
+            sharper = replace(result.config, temperature=result.config.temperature / 10)
+            settings.append((f"--temperature {sharper.temperature:g}", sharper))
+        if result.scale_factor < 1:
             settings.append(("--scale none", replace(result.config, scale="none")))
         return [{
             "code": "flat", "head": head, "max_weight": float(weights[top]), "entropy_bits": entropy,

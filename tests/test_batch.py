@@ -244,3 +244,22 @@ def test_memory_is_not_kept_without_html(monkeypatch):
     kept = ReportOutputs(lambda report, console: None, style="json", files={"--html": "x.html"}, command_line="")
     kept.show(document)
     assert kept.documents == [document]
+
+
+@pytest.mark.parametrize("args", [
+    ["trace", "money bank grows"],  # tables: Rich meets the closed pipe
+    ["explain", "-", "--plain", "--neighbors", "0"],  # a batch that is still writing
+    ["explain", "-", "--json", "--neighbors", "0"],
+])
+def test_a_closed_stdout_stops_quietly_with_141(args):
+    """`attn-cli ... | head`: no traceback, no internal-error line, the documented exit code."""
+    process = start(*args)
+    try:
+        process.stdin.write(b"money bank grows\n" * 3000)  # far more than a pipe buffer holds
+        process.stdin.close()
+    except BrokenPipeError:  # it may already have stopped reading: a sentence argument needs no stdin
+        pass
+    process.stdout.read(64)
+    process.stdout.close()  # what head does after its lines
+    assert process.wait(timeout=60) == 141
+    assert process.stderr.read() == b""

@@ -183,3 +183,45 @@ def test_version(run):
 
     result = run("--version")
     assert result.exit_code == 0 and result.stdout.strip() == f"attn-cli {__version__}"
+
+
+@pytest.mark.parametrize("heads", [2, 4, 8])
+def test_diagnostics_stay_readable_with_many_heads(run, heads):
+    report = explain_json(run, "money bank grows", "--heads", str(heads))
+    out = run("explain", "money bank grows", "--heads", str(heads)).stdout
+    diagnostics = out[out.index("Diagnostics per query row"):out.index("entropy in bits")]
+    assert "…" not in diagnostics and max(len(line) for line in diagnostics.splitlines()) <= 80
+    cells = " ".join(diagnostics.split())
+    for head in report["diagnostics"]["heads"]:
+        for row in head["rows"]:
+            assert f"{row['entropy_bits']:.2f} {row['max_weight']:.3f} → {row['argmax_token']}" in cells
+
+
+def test_advice_at_a_vanishing_temperature_is_finite_and_silent(run):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # an overflow would now be an internal error
+        report = explain_json(run, "money bank grows", "--temperature", "1e-320")
+    hints = " ".join(w["hint"] for w in report["diagnostics"]["warnings"])
+    assert report["diagnostics"]["warnings"][0]["code"] == "saturated" and "nan" not in hints
+
+
+def test_flat_advice_at_scale_zero_suggests_a_scale_not_a_temperature(run):
+    report = explain_json(run, "money bank grows", "--scale", "0")
+    plain = explain_json(run, "money bank grows")
+    warning = report["diagnostics"]["warnings"][0]
+    low = min(row["max_weight"] for row in plain["diagnostics"]["heads"][0]["rows"])
+    high = max(row["max_weight"] for row in plain["diagnostics"]["heads"][0]["rows"])
+    assert warning["code"] == "flat" and "--temperature" not in warning["hint"]
+    assert warning["hint"] == f"try --scale none (largest weights {low:.2f}-{high:.2f})"
+
+
+def test_a_zero_vector_has_no_neighbours_and_zero_vectors_alone_are_an_error(run):
+    report = explain_json(run, "money bank xyzzyq grows", "--oov", "zero")
+    unknown = report["shifts"][2]
+    assert unknown["token"] == "xyzzyq" and unknown["neighbors_before"] == []
+    assert unknown["neighbors_after"]  # its output mixes in the other words: a direction again
+    result = run("explain", "zzqq xxqq", "--oov", "zero", "--json")
+    assert result.exit_code == 3 and result.stdout == ""
+    assert "no word of the sentence is in the vocabulary" in result.stderr

@@ -12,6 +12,7 @@ holds them all), and --svg keeps Rich's recording of every table.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 Draw = Callable[[dict, "Console"], None]
 # Rich's SVG asks a CDN for its Fira Code font; keep only the local() sources so opening it fetches nothing.
 _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
+
+
+def stdout_closed() -> None:
+    """Hand a closed stdout back to the CLI, which stops quietly with its documented exit code."""
+    raise BrokenPipeError(errno.EPIPE, "stdout was closed")
 
 
 class ReportOutputs:
@@ -55,6 +61,7 @@ class ReportOutputs:
         plain_terminal = os.environ.get("NO_COLOR", "") != ""
         self.terminal = Console(record="--svg" in files and style == "tables",
                                 color_system=None if plain_terminal else "auto")
+        self.terminal.on_broken_pipe = stdout_closed  # Rich would exit 1, the code for a bug
         self.recorder = self.terminal if self.terminal.record else None
         if "--svg" in files and style != "tables":  # tables for the SVG only, never on stdout
             self.recorder = Console(record=True, file=io.StringIO(), width=self.terminal.width, force_terminal=True)

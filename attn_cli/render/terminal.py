@@ -49,7 +49,7 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
             f"pulled by: {context} words, weight w (share of y they supply)")
     if settings["neighbors"] > 0:
         section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels))
-    section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns))
+    section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns, console))
     print_warnings(report, console)
 
 
@@ -148,8 +148,7 @@ def fitting_columns(rows, labels: list[str], columns: list[str], console: Consol
         table = _frame(columns, shown, row_sums)
         table.add_row(max(labels, key=len), *widest[:shown], *(["…"] if shown < len(columns) else []),
                       *(["1.000"] if row_sums else []))
-        unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
-        return Measurement.get(console, unbounded, table).maximum <= console.width
+        return fits_width(table, console)
 
     if high == len(columns) and fits(high):
         return high
@@ -248,20 +247,48 @@ def neighbor_table(report: dict, labels: list[str]) -> tuple[Table, str]:
     return table, f"searched among {among}; new words after attention in bold green"
 
 
-def diagnostics_table(report: dict, labels: list[str], key_labels: list[str]) -> tuple[Table, str]:
+def diagnostics_table(report: dict, labels: list[str], key_labels: list[str],
+                      console: Console) -> tuple[Table, str]:
+    """Entropy and largest weight per query row: a column pair per head, or a row per head when that is too wide."""
     heads = report["diagnostics"]["heads"]
     n_keys = len(key_labels)
+    note = f"entropy in bits: 0 = all weight on one word, {math.log2(max(n_keys, 1)):.2f} = uniform over {n_keys}"
+    table = _diagnostics_by_column(heads, labels, key_labels)
+    if len(heads) > 1 and not fits_width(table, console):
+        table = _diagnostics_by_row(heads, labels, key_labels)
+    return table, note
+
+
+def _diagnostics_by_column(heads: list[dict], labels: list[str], key_labels: list[str]) -> Table:
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("token", style="bold", no_wrap=True)
     for head in heads:
         suffix = f" h{head['index'] + 1}" if len(heads) > 1 else ""
-        table.add_column(f"entropy{suffix}", justify="right")
-        table.add_column(f"largest w{suffix}", justify="right")
+        table.add_column(f"entropy{suffix}", justify="right", no_wrap=True)
+        table.add_column(f"largest w{suffix}", justify="right", no_wrap=True)
     for i, label in enumerate(labels):
-        cells = []
-        for head in heads:
-            row = head["rows"][i]
-            cells += [f"{row['entropy_bits']:.2f}", f"{row['max_weight']:.3f} → {key_labels[row['argmax']]}"]
-        table.add_row(label, *cells)
-    return table, f"entropy in bits: 0 = all weight on one word, {math.log2(max(n_keys, 1)):.2f} = uniform over {n_keys}"
+        table.add_row(label, *(cell for head in heads for cell in _diagnostic_cells(head["rows"][i], key_labels)))
+    return table
 
+
+def _diagnostics_by_row(heads: list[dict], labels: list[str], key_labels: list[str]) -> Table:
+    """One line per token and head, the token named once: as readable with 16 heads as with 2."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for name in ("token", "head", "entropy", "largest w"):
+        table.add_column(name, justify="left" if name == "token" else "right", no_wrap=True,
+                         style="bold" if name == "token" else "")
+    for i, label in enumerate(labels):
+        for head in heads:
+            table.add_row(label if head is heads[0] else "", str(head["index"] + 1),
+                          *_diagnostic_cells(head["rows"][i], key_labels), end_section=head is heads[-1])
+    return table
+
+
+def _diagnostic_cells(row: dict, key_labels: list[str]) -> list[str]:
+    return [f"{row['entropy_bits']:.2f}", f"{row['max_weight']:.3f} → {key_labels[row['argmax']]}"]
+
+
+def fits_width(table: Table, console: Console) -> bool:
+    """Whether the table's natural width (no cell wrapped or cut) fits the console."""
+    unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
+    return Measurement.get(console, unbounded, table).maximum <= console.width
