@@ -21,6 +21,7 @@ from attn_cli.vectors.store import Vectors
 OOV_POLICIES = ("skip", "error", "zero")
 DEFAULT_MAX_TOKENS = 1000  # 1,000 tokens need ~60 MB of matrices; 5,000 about 1.5 GB (README, "Limits")
 _TOKEN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
+_CLITIC = re.compile(r"(\w.*?)(n['’]t|['’](?:s|re|ll|ve|d|m))", re.IGNORECASE)  # bank's, don't, we're
 _SUGGESTION_POOL = 50_000  # suggestions come from the most frequent words only
 MAX_NAMED = 10  # unknown words named in one message; the rest are counted
 
@@ -44,7 +45,7 @@ class DroppedToken:
 
     text: str
     position: int
-    reason: str  # "out of vocabulary" or "punctuation"
+    reason: str  # "out of vocabulary", "punctuation" or "clitic" (the 's of bank's, unknown to the set)
     suggestions: tuple[str, ...] = ()
 
 
@@ -63,7 +64,8 @@ def split_words(sentence: str) -> list[str]:
 def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
              max_tokens: int = DEFAULT_MAX_TOKENS) -> TokenizedSentence:
     """Tokens with their vectors; raises InputError when nothing is left to attend or too much."""
-    words = split_words(sentence)
+    pieces = [piece for word in split_words(sentence) for piece in vocabulary_parts(word, vectors)]
+    words = [text for text, _ in pieces]
     if not words:
         raise InputError("the sentence is empty; type a sentence with at least one word, "
                          'e.g. attn-cli explain "money bank grows"')
@@ -73,7 +75,7 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
     tokens: list[Token] = []
     dropped: list[DroppedToken] = []
     rows: list[np.ndarray] = []
-    for position, word in enumerate(words):
+    for position, (word, clitic) in enumerate(pieces):
         found = vectors.lookup(word)
         if found is not None:
             key, row = found
@@ -81,6 +83,8 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
             rows.append(vectors.rows([row])[0])
         elif not any(char.isalnum() for char in word):
             dropped.append(DroppedToken(word, position, "punctuation"))
+        elif clitic:
+            dropped.append(DroppedToken(word, position, "clitic"))  # the 's of bank's, when the set has no 's
         elif vectors.subword is not None:  # fastText .bin: a vector built from the word's character n-grams
             tokens.append(Token(word, None, position))
             rows.append(vectors.subword(word))
@@ -102,6 +106,20 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
         raise InputError(f"no word of the sentence is in the vocabulary of {vectors.name}{detail}; "
                          "use words the vector set knows or pass --vectors with a larger set")
     return TokenizedSentence(tokens, dropped, np.vstack(rows))
+
+
+def vocabulary_parts(word: str, vectors: Vectors) -> list[tuple[str, bool]]:
+    """(text, is a clitic) of the word, or (when the vocabulary lacks it) of its stem and English clitic.
+
+    bank's -> bank 's, don't -> do n't.
+
+    GloVe and word2vec were trained on text split this way, so the stem has a vector where the
+    whole word has none; the clitic is a token when the vocabulary knows it, else quietly left out.
+    """
+    match = _CLITIC.fullmatch(word) if ("'" in word or "’" in word) else None
+    if match is None or vectors.lookup(word) is not None:
+        return [(word, False)]
+    return [(match[1], False), (match[2], True)]
 
 
 def describe_unknown(unknown: list[DroppedToken]) -> str:

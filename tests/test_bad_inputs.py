@@ -143,6 +143,17 @@ def truncated_binary(folder):
     return path
 
 
+def binary_vectors(folder):
+    """word2vec binary whose float bytes are mostly not text (values like 1.7e-21 and -3.1e+38)."""
+    from gensim.models import KeyedVectors
+
+    keyed = KeyedVectors(vector_size=40)
+    keyed.add_vectors(["money", "bank", "grows"], np.random.default_rng(0).normal(size=(3, 40)).astype(np.float32))
+    path = folder / "vectors.bin"
+    keyed.save_word2vec_format(str(path), binary=True)
+    return path
+
+
 def gensim_pickle(folder):
     from gensim.models import KeyedVectors
 
@@ -218,6 +229,8 @@ VECTOR_CATALOGUE = [
     ("empty", text_file(""), None, [], 4, "empty"),
     ("only blank lines", text_file("\n\n \n"), None, [], 4, "vector"),
     ("truncated binary", truncated_binary, None, [], 4, "truncated"),
+    ("binary vectors forced to be read as GloVe text", binary_vectors, None, ["--format", "glove"], 4,
+     "binary data, not text; leave out --format"),
     ("header larger than the body", text_file("5 3\n" + GOOD), None, [], 0, "header"),
     ("header smaller than the body", text_file("2 3\n" + GOOD), None, [], 0, "header"),
     ("a line with too few fields", text_file(GOOD + "river 0.1 0.2\n"), None, [], 4, "line 4"),

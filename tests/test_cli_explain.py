@@ -225,3 +225,25 @@ def test_a_zero_vector_has_no_neighbours_and_zero_vectors_alone_are_an_error(run
     result = run("explain", "zzqq xxqq", "--oov", "zero", "--json")
     assert result.exit_code == 3 and result.stdout == ""
     assert "no word of the sentence is in the vocabulary" in result.stderr
+
+
+def test_a_possessive_the_vocabulary_lacks_keeps_its_stem(run, explain_schema):
+    """bank's is no word of the default set; bank is, and the 's is left out quietly as a clitic."""
+    result = run("explain", "the bank's money", "--json", "--neighbors", "0")
+    assert result.exit_code == 0 and result.stderr == ""
+    report = json.loads(result.stdout)
+    jsonschema.validate(report, explain_schema)
+    assert [(t["text"], t["position"]) for t in report["tokens"]] == [("the", 0), ("bank", 1), ("money", 3)]
+    assert report["dropped_tokens"] == [{"text": "'s", "position": 2, "reason": "clitic", "suggestions": []}]
+
+
+def test_a_clitic_the_vocabulary_knows_is_a_token():
+    from attn_cli.tokenize import tokenize
+    from attn_cli.vectors.store import Vectors
+
+    words = ["i", "do", "n't", "well-known", "know"]
+    vectors = Vectors("test", words, np.eye(len(words), dtype=np.float32), lowercase=True)
+    tokenized = tokenize("I don't know well-known", vectors)
+    assert [(t.text, t.key) for t in tokenized.tokens] == [("I", "i"), ("do", "do"), ("n't", "n't"), ("know", "know"),
+                                                           ("well-known", "well-known")]
+    assert tokenized.dropped == []

@@ -156,6 +156,9 @@ def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink,
 
 
 def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadReport, options: ReadOptions) -> None:
+    if looks_binary(line):  # no line to fix, and a snippet of it would be noise: the format is wrong
+        raise VectorsError(f"{path}, line {number}: binary data, not text; leave out --format to have the format "
+                           "detected, or pass --format word2vec-binary (or fasttext-bin)")
     snippet = line[:60].decode("utf-8", "replace") + ("..." if len(line) > 60 else "")
     where = f"{path}, line {number}: {reason}: {snippet!r}"
     if not options.skip_bad_lines:
@@ -164,3 +167,10 @@ def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadRep
     report.reasons[reason] += 1
     if len(report.first_bad) < 3:
         report.first_bad.append(where)
+
+
+def looks_binary(line: bytes) -> bool:
+    """More than one character in twenty a control character or a byte that is not UTF-8."""
+    text = line.decode("utf-8", "replace")
+    odd = sum(1 for char in text if char == "\ufffd" or (char < " " and char not in "\t\r\n"))
+    return odd > max(2, len(text) // 20)
