@@ -20,12 +20,12 @@ from attn_cli import __version__
 from attn_cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.fields import available_fields, parse_selection
-from attn_cli.inputs import InputLine, input_lines, sentence_list
+from attn_cli.inputs import InputLine, input_lines, line_list
 from attn_cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
                               with_batch_options, with_engine_options)
 from attn_cli.render.outputs import Draw, ReportOutputs
-from attn_cli.report import explain_report, trace_report
-from attn_cli.tokenize import TokenizedSentence, describe_unknown, tokenize
+from attn_cli.report import explain_report, trace_report, with_input
+from attn_cli.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
 from attn_cli.vectors import Vectors, load_vectors
 from attn_cli.vectors_cli import vectors_app
 
@@ -239,8 +239,9 @@ def compare(
     if cross and word:
         raise UsageError("--word chooses words to compare across sentences; leave it out with --cross, which "
                          "shows every target token")
-    found = sentence_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
-                          input_format.value)
+    lines = line_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
+                      input_format.value)
+    found = [line.text for line in lines]
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
                          f"{COMPARE_EXAMPLE} --cross")
@@ -250,13 +251,15 @@ def compare(
                             style="json" if engine.json else "tables",
                             files=engine.picture_files(), command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors, engine.load_options(warn))
-    tokenized = [tokenize_or_warn(text, vectors, engine, f"sentence {number}")
-                 for number, text in enumerate(found, 1)]
+    tokenized = [tokenize_or_warn(line.text, vectors, engine, line.where or f"sentence {number}")
+                 for number, line in enumerate(lines, 1)]
     options = dict(neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
     if cross:
         report = cross_report(found[0], tokenized[0], found[1], tokenized[1], vectors, config, **options)
     else:
         report = compare_report(found, tokenized, vectors, config, words=tuple(word or ()), **options)
+        report["sentences"] = [block if line.number is None else with_input(block, line.number, line.id, line.meta)
+                               for block, line in zip(report["sentences"], lines)]
     outputs.show(report)
     outputs.finish()
 
@@ -267,7 +270,7 @@ def tokenize_or_warn(text: str, vectors, engine: EngineOptions, where: str = "")
         tokenized = tokenize(text, vectors, engine.oov.value, engine.token_limit())
     except InputError as exc:
         if where:
-            raise InputError(f'{where} ("{text}"): {exc.message}') from None
+            raise InputError(f'{where} ("{shorten(text, 60)}"): {exc.message}') from None
         raise
     warn_unknown(tokenized, where)
     return tokenized

@@ -13,7 +13,7 @@ from attn_cli.comparison import SentenceAttention, WordComparison, compare_word,
 from attn_cli.errors import InputError
 from attn_cli.report import (analyse_shifts, attention_blocks, document_header, explain_document, included_matrices,
                              tokens_block)
-from attn_cli.tokenize import TokenizedSentence
+from attn_cli.tokenize import TokenizedSentence, shorten
 from attn_cli.vectors.store import Vectors
 
 
@@ -47,11 +47,13 @@ def requested_words(words: tuple[str, ...], sentences: list[str], attended: list
     for word in words:
         found = vectors.lookup(word)
         if found is None:
-            raise InputError(f'--word "{word}" is not in the vocabulary of {vectors.name}; pick a word of the sentences')
+            raise InputError(f'--word "{shorten(word)}" is not in the vocabulary of {vectors.name}; '
+                             "pick a word of the sentences")
         key = found[0]
         missing = missing_from(key, attended)
         if missing:
-            raise InputError(f'--word "{word}" is not in sentence {missing[0] + 1} ("{sentences[missing[0]]}"); '
+            raise InputError(f'--word "{shorten(word)}" is not in sentence {missing[0] + 1} '
+                             f'("{shorten(sentences[missing[0]], 60)}"); '
                              "pick a word every sentence holds")
         if key not in keys:
             keys.append(key)

@@ -66,25 +66,20 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         raise InputError(f"no sentence {where}; give one sentence per line, e.g. {example}")
 
 
-def sentences(argument: str, example: str, input_format: str = "text") -> Iterator[str]:
-    """The sentence itself, or each non-blank line of stdin for '-'; an unreadable line stops the run."""
-    for line in input_lines(argument, None, input_format, example):
-        yield located_sentence(line)
-
-
-def located_sentence(line: InputLine) -> str:
-    """The line's sentence, or an InputError naming the line when it cannot be read."""
+def readable(line: InputLine) -> InputLine:
+    """The line itself, or an InputError naming the line when it cannot be read."""
     try:
-        return line.sentence()
+        line.sentence()
     except InputError as exc:
         raise InputError(line.located(exc.message)) from None
+    return line
 
 
-def sentence_list(arguments: list[str], file: Path | None, example: str, input_format: str = "text") -> list[str]:
-    """Every argument in order ('-' expands to the lines of stdin), then the lines of `file`."""
-    found = [text for argument in arguments for text in sentences(argument, example, input_format)]
+def line_list(arguments: list[str], file: Path | None, example: str, input_format: str = "text") -> list[InputLine]:
+    """Every argument in order ('-' expands to the lines of stdin), then the lines of `file`; all readable."""
+    found = [readable(line) for argument in arguments for line in input_lines(argument, None, input_format, example)]
     if file is not None:
-        found += [located_sentence(line) for line in _stream_lines(file, input_format)]
+        found += [readable(line) for line in _stream_lines(file, input_format)]
     return found
 
 

@@ -38,6 +38,8 @@ def import_(
     file_format: Annotated[Optional[VectorFormat], typer.Option("--format", help="Default: detected.")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="Keep the first N words.")] = None,
     skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Leave out malformed lines.")] = False,
+    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow gensim .kv/.model pickles (loading "
+                                                                      "one can run code).")] = False,
     json: Json = False,
 ) -> None:
     """Import SOURCE into the cache now (later runs map it in milliseconds) and describe it."""
@@ -48,7 +50,8 @@ def import_(
 
         raise UsageError(f"--limit must be at least 1 (got {limit})")
     options = LoadOptions(file_format=file_format.value if file_format else None, limit=limit,
-                          skip_bad_lines=skip_bad_lines, show_progress=not json, warn=_warn)
+                          skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, show_progress=not json,
+                          warn=_warn)
     _show(info_report(load_vectors(source, options)), json)
 
 
@@ -109,7 +112,7 @@ def remove(
 
         raise UsageError("name one cached set (attn-cli vectors list shows them) or pass --all")
     folders = [folder for folder, _ in cached_sets()] if all_sets else _matching_folders(source)
-    if not folders:
+    if not folders and not all_sets:
         raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
@@ -117,7 +120,7 @@ def remove(
     if json:
         write_json(report)
     else:
-        print("\n".join(f"removed {folder}" for folder in folders))
+        print("\n".join(f"removed {folder}" for folder in folders) if folders else "the cache is empty")
 
 
 @vectors_app.command()
@@ -141,6 +144,8 @@ def info_report(vectors: Vectors) -> dict:
     """The description of one vector set: the shape, the provenance and what its import met."""
     details = dict(vectors.details)
     folder = details.get("cache")
+    if folder and not Path(folder).is_dir():  # read without a cache (its folder could not be written)
+        folder = None
     meta = read_meta(Path(folder)) if folder else {}
     return {
         "schema_version": SCHEMA_VERSION, "command": "vectors info", "name": vectors.name,

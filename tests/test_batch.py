@@ -66,6 +66,22 @@ def test_compare_reads_jsonl_too(run):
         "river bank flows", "money bank grows"]
 
 
+def test_compare_keeps_input_lines_and_ids_and_names_the_line_that_fails(run, compare_validator):
+    lines = '{"id": "a", "text": "river bank flows"}\n\n{"id": 7, "text": "money bank grows", "lesson": 2}\n'
+    result = run("compare", "-", "--input-format", "jsonl", "--json", "--neighbors", "0", input=lines)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    compare_validator.validate(report)
+    assert [(b["line"], b["id"], b.get("meta")) for b in report["sentences"]] == [(1, "a", None), (3, 7, {"lesson": 2})]
+    failed = run("compare", "-", "--neighbors", "0", input="river bank flows\n\nzzqx qqvv\n")
+    assert failed.exit_code == 3 and failed.stderr.startswith('attn-cli: error: line 3 of stdin ("zzqx qqvv"): ')
+
+
+def test_compare_errors_quote_long_sentences_shortened(run):
+    result = run("compare", "x" * 100_000, "money bank")
+    assert result.exit_code == 3 and len(result.stderr) < 400 and "(100,000 characters)" in result.stderr
+
+
 BAD_BATCH = b"money bank grows\nzzqx qqvv\n\xff\xfe bank\n!!! ???\nriver bank flows\n"
 
 

@@ -184,7 +184,8 @@ def test_a_second_run_maps_the_cache_and_an_edit_reimports(tmp_path, private_cac
     assert isinstance(again.matrix, np.memmap) and (folder / "meta.json").stat().st_mtime_ns == stamp
     write(tmp_path, "money 1 2\nbank 3 5\n")
     assert load_vectors(path).rows([1]).tolist() == [[3, 5]]
-    assert len(cache_folders(private_cache)) == 2
+    [renewed] = cache_folders(private_cache)  # the stale import of the old content is gone
+    assert renewed != folder
 
 
 def test_a_corrupt_cache_is_reported_and_rebuilt(tmp_path, private_cache):
@@ -311,7 +312,8 @@ def gensim_data_server(tmp_path, monkeypatch, glove_file):
     md5 = hashlib.md5(payload).hexdigest()
     (served / "list.json").write_text(json.dumps({"models": {
         "glove-test-50": {"file_name": "glove-test-50.gz", "parts": 1, "checksum": md5},
-        "broken-test-50": {"file_name": "broken-test-50.gz", "parts": 1, "checksum": md5}}}))
+        "broken-test-50": {"file_name": "broken-test-50.gz", "parts": 1, "checksum": md5},
+        "unlisted-md5-50": {"file_name": "unlisted-md5-50.gz", "parts": 1}}}))
     handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(served), **k)  # noqa: E731
     http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -338,3 +340,82 @@ def test_download_verifies_and_stores_without_running_code(run, gensim_data_serv
     assert not (Path(os.environ["GENSIM_DATA_DIR"]) / "broken-test-50" / "broken-test-50.gz").exists()
     unknown = run("vectors", "download", "no-such-model")
     assert unknown.exit_code == 4 and "no model named" in unknown.stderr
+    assert "its models are: broken-test-50, glove-test-50, unlisted-md5-50" in unknown.stderr
+    unverified = run("vectors", "download", "unlisted-md5-50")
+    assert unverified.exit_code == 4 and "lists no MD5" in unverified.stderr
+    assert not (Path(os.environ["GENSIM_DATA_DIR"]) / "unlisted-md5-50" / "unlisted-md5-50.gz").exists()
+    assert stored.stat().st_mode & 0o044 == 0o044 & ~current_umask()  # readable like any downloaded file
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# --- gensim-read formats, damaged files, cache upkeep -------------------------------------------------
+
+def test_gensim_formats_honour_limit_and_refuse_nan(tmp_path, gensim_sample, run):
+    from gensim.models import KeyedVectors
+
+    limited = run("explain", "the of", "--vectors", gensim_sample("lee_fasttext.bin"), "--limit", "5", "--json")
+    assert limited.exit_code == 0 and json.loads(limited.stdout)["vectors"]["count"] == 5
+    keyed = KeyedVectors(vector_size=3)
+    keyed.add_vectors(["money", "bank"], np.array([[1, np.nan, 0], [0, 1, 0]], dtype=np.float32))
+    keyed.save(str(tmp_path / "nan.kv"))
+    refused = run("explain", "money bank", "--vectors", str(tmp_path / "nan.kv"), "--trust-pickle", "--json")
+    assert refused.exit_code == 4 and refused.stdout == "" and "holds NaN or infinite values" in refused.stderr
+
+
+@pytest.mark.parametrize("opener, suffix", [(gzip.open, ".bin.gz"), (bz2.open, ".bin.bz2")])
+def test_a_compressed_fasttext_model_is_detected_and_read(tmp_path, gensim_sample, run, opener, suffix):
+    packed = tmp_path / f"model{suffix}"
+    with opener(packed, "wb") as out:
+        out.write(Path(gensim_sample("lee_fasttext.bin")).read_bytes())
+    plain = run("explain", "the zzyzxq", "--vectors", gensim_sample("lee_fasttext.bin"), "--json",
+                "--include", "embeddings")
+    unpacked = run("explain", "the zzyzxq", "--vectors", str(packed), "--json", "--include", "embeddings")
+    assert unpacked.exit_code == 0, unpacked.stderr
+    assert json.loads(unpacked.stdout)["embeddings"] == json.loads(plain.stdout)["embeddings"]
+    assert json.loads(unpacked.stdout)["vectors"]["format"] == "fasttext-bin"
+    assert "zzyzxq (oov: subword vector)" in run("explain", "the zzyzxq", "--vectors", str(packed)).stdout
+
+
+@pytest.mark.parametrize("command", [["explain", "the"], ["vectors", "import"]])
+def test_a_damaged_gzip_is_a_clear_error(tmp_path, glove_file, run, command):
+    packed = bytearray(gzip.compress(Path(glove_file).read_bytes()))
+    middle = len(packed) // 2
+    packed[middle:middle + 40] = bytes(b ^ 0x55 for b in packed[middle:middle + 40])
+    path = tmp_path / "glove.txt.gz"
+    path.write_bytes(bytes(packed))
+    result = run(*command, *(["--vectors"] if command[0] == "explain" else []), str(path))
+    assert result.exit_code == 4 and result.stderr.startswith("attn-cli: error: cannot read")
+    assert "check the file is complete" in result.stderr and "internal error" not in result.stderr
+
+
+def test_vectors_import_works_without_a_writable_cache(tmp_path, run):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    result = run("vectors", "import", write(tmp_path, "money 1 2\nbank 3 4\n"), "--json",
+                 env={"ATTN_CLI_CACHE": str(blocker / "cache")})
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["count"] == 2 and json.loads(result.stdout)["cache"] is None
+    assert "without a cache" in result.stderr
+
+
+def test_a_cache_with_skipped_lines_needs_the_flag_again(tmp_path, run):
+    path = write(tmp_path, "money 1 2\nbank nan 4\ngrows 5 6\n")
+    assert run("explain", "money grows", "--vectors", path, "--skip-bad-lines", "--json").exit_code == 0
+    again = run("explain", "money grows", "--vectors", path, "--json")  # the cache exists, the line is still bad
+    assert again.exit_code == 4 and again.stdout == ""
+    assert "line 2: NaN or infinite value" in again.stderr and "--skip-bad-lines" in again.stderr
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_word(tmp_path):
+    vectors = load_vectors(write(tmp_path, b"\xef\xbb\xbfmoney 1 2\nbank 3 4\n"))
+    assert list(vectors.words) == ["money", "bank"] and vectors.lookup("money") == ("money", 0)
+
+
+def test_removing_everything_from_an_empty_cache_says_so(run):
+    result = run("vectors", "remove", "--all")
+    assert result.exit_code == 0 and result.stdout == "the cache is empty\n"

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from attn_cli.comparison import PULL_SHARE
 from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, render_attention, section,
-                                      settings_lines, token_labels, token_text, weights_formula)
+                                      settings_lines, token_labels, tokens_text, weights_formula)
 
 
 def render_compare(report: dict, console: Console) -> None:
@@ -48,7 +48,7 @@ def compare_header(report: dict) -> Group:
     lines = [Text(f"Compare words across {len(blocks)} sentences (self-attention over each)", style="bold"),
              *settings_lines(blocks[0])]
     for number, block in enumerate(blocks, 1):
-        lines.append(Text(f"sentence {number}  ") + Text("  ").join(token_text(t) for t in block["tokens"]))
+        lines.append(Text(f"sentence {number}  ") + tokens_text(block["tokens"], block["vectors"]))
         lines += dropped_lines(block["dropped_tokens"], f" in sentence {number}")
     return Group(*lines, Text())
 
@@ -77,9 +77,9 @@ def render_cross(report: dict, console: Console) -> None:
         Text.assemble(("Cross-attention: ", "bold"), (f"“{target['sentence']}”", "bold cyan"),
                       (" attends over ", "bold"), (f"“{source['sentence']}”", "bold cyan")),
         *settings_lines(report),
-        Text("source    ") + Text("  ").join(token_text(t) for t in source["tokens"]) + Text("  (keys, values)"),
+        Text("source    ") + tokens_text(source["tokens"], report["vectors"]) + Text("  (keys, values)"),
         *dropped_lines(source["dropped_tokens"], " in the source"),
-        Text("target    ") + Text("  ").join(token_text(t) for t in target["tokens"]) + Text("  (queries)"),
+        Text("target    ") + tokens_text(target["tokens"], report["vectors"]) + Text("  (queries)"),
         *dropped_lines(target["dropped_tokens"], " in the target"),
     ]
     console.print(Group(*lines, Text()))

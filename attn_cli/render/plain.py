@@ -8,6 +8,8 @@ precision (Python's shortest round-trip form); an empty cell means "none".
 
 from __future__ import annotations
 
+import json
+
 COLUMNS = ("line", "id", "index", "token", "key", "cosine", "delta_norm", "self_weight",
            "pulled_by", "pulled_weight", "pulled_share", "neighbors_after")
 
@@ -39,4 +41,6 @@ def cell_text(value) -> str:
         return ""
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, (dict, list, bool)):  # a jsonl id may be any JSON value: write it as JSON
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
     return " ".join(str(value).split()) if isinstance(value, str) else str(value)

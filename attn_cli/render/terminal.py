@@ -77,7 +77,7 @@ def header(report: dict, title: str = "Self-attention over ") -> Group:
     lines = [
         Text.assemble((title, "bold"), (f"“{report['sentence']}”", "bold cyan")),
         *settings_lines(report),
-        Text("tokens    ") + Text("  ").join(token_text(token) for token in report["tokens"]),
+        Text("tokens    ") + tokens_text(report["tokens"], report["vectors"]),
         *dropped_lines(report["dropped_tokens"]),
     ]
     return Group(*lines, Text())
@@ -106,9 +106,16 @@ def dropped_lines(dropped: list[dict], where: str = "") -> list[Text]:
     return lines
 
 
-def token_text(token: dict) -> Text:
+def tokens_text(tokens: list[dict], vectors: dict) -> Text:
+    """The tokens as typed, two spaces apart."""
+    return Text("  ").join(token_text(token, vectors) for token in tokens)
+
+
+def token_text(token: dict, vectors: dict) -> Text:
+    """The token as typed; an unknown word says what stands in for it (fastText builds one from n-grams)."""
     if token["oov"]:
-        return Text(f"{token['text']} (oov: zero vector)", style="yellow")
+        stand_in = "subword vector" if vectors.get("format") == "fasttext-bin" else "zero vector"
+        return Text(f"{token['text']} (oov: {stand_in})", style="yellow")
     return Text(token["text"])
 
 

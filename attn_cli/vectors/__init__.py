@@ -26,9 +26,9 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     path, name = resolve_source(source)
     file_format = options.file_format or detect_format(path)
     if file_format == "fasttext-bin":
-        return read_fasttext_bin(path)
+        return read_fasttext_bin(path, options.limit)
     if file_format == "gensim-pickle":
-        return read_gensim_pickle(path, options.trust_pickle)
+        return read_gensim_pickle(path, options.trust_pickle, options.limit)
     if file_format not in CACHEABLE:
         raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(CACHEABLE)}")
     return cached_vectors(path, file_format, options, name)

@@ -10,8 +10,15 @@ cached path (importing it costs about a second).
 
 from __future__ import annotations
 
+import io
 import re
+import shutil
+import tempfile
+import warnings
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -43,23 +50,22 @@ def open_maybe_compressed(path: Path):
 def detect_format(path: Path) -> str:
     """One of FORMATS, from the magic numbers, the header line and the bytes after it."""
     try:
-        with open(path, "rb") as raw:
-            head = raw.read(64)
+        with open_maybe_compressed(path) as handle:  # a .bin.gz is a fastText model too
+            head = handle.peek(64)[:64]
+            first_line = handle.readline(_PROBE_BYTES)
+            body = handle.read(_PROBE_BYTES)
         magic = head[:4]
         if magic == _FASTTEXT_MAGIC:
             return "fasttext-bin"
         if magic[:1] == b"\x80":  # pickle protocol 2+: gensim's KeyedVectors.save()
             return "gensim-pickle"
-        with open_maybe_compressed(path) as handle:
-            first_line = handle.readline(_PROBE_BYTES)
-            body = handle.read(_PROBE_BYTES)
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise VectorsError(f"cannot read {path}: {exc}; check the file is a complete vector file") from exc
     if not first_line.strip() and not body.strip():
         raise VectorsError(f"{path} is empty; pass a GloVe or word2vec vector file")
     if not _HEADER.match(first_line):
         # old fastText .bin files have no magic number: binary bytes where a text line should be
-        return "fasttext-bin" if path.suffix == ".bin" and not _looks_like_text(head) else "glove"
+        return "fasttext-bin" if ".bin" in path.suffixes and not _looks_like_text(head) else "glove"
     return "word2vec" if _looks_like_text(body) else "word2vec-binary"
 
 
@@ -75,19 +81,35 @@ def _looks_like_text(chunk: bytes) -> bool:
     return not any(ord(char) < 32 and char not in "\t\r\n" for char in text)
 
 
-def read_fasttext_bin(path: Path) -> Vectors:
+def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
     """A fastText .bin model through gensim: any word gets a vector from its character n-grams."""
     from gensim.models.fasttext import load_facebook_vectors  # deferred: importing gensim costs ~1 s
 
     try:
-        keyed = load_facebook_vectors(str(path))
-    except (ValueError, EOFError, OSError, AssertionError) as exc:
+        with decompressed(path) as plain, warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")  # gensim's overflow warnings: the values are checked below
+            keyed = load_facebook_vectors(str(plain))
+    except (ValueError, EOFError, OSError, AssertionError, zlib.error) as exc:
         raise VectorsError(f"cannot read {path} as a fastText .bin model: {exc}; "
                            "check the file is complete, or pass its .vec text file instead") from exc
-    return _from_keyed(path, keyed, "fasttext-bin", subword=lambda word: np.asarray(keyed[word], dtype=np.float64))
+    return _from_keyed(path, keyed, "fasttext-bin", limit, subword=lambda word: finite(path, keyed[word]))
 
 
-def read_gensim_pickle(path: Path, trusted: bool) -> Vectors:
+@contextmanager
+def decompressed(path: Path) -> Iterator[Path]:
+    """The file itself, or a temporary plain copy of a .gz/.bz2 one: gensim reads a compressed
+    fastText model as garbage (NaN vectors) instead of decompressing it."""
+    with open_maybe_compressed(path) as stream:
+        if isinstance(stream, io.BufferedReader):  # a plain file
+            yield path
+            return
+        with tempfile.NamedTemporaryFile(prefix="attn-cli-", suffix=".bin") as plain:
+            shutil.copyfileobj(stream, plain, 1 << 20)
+            plain.flush()
+            yield Path(plain.name)
+
+
+def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> Vectors:
     """gensim's own KeyedVectors.save() file: a pickle, so loading it can run code. Opt-in only."""
     if not trusted:
         raise VectorsError(f"{path} is a gensim pickle (.kv/.model): loading it can run any code stored in it; "
@@ -102,10 +124,24 @@ def read_gensim_pickle(path: Path, trusted: bool) -> Vectors:
     keyed = getattr(loaded, "wv", loaded)  # a full .model carries its vectors in .wv
     if not hasattr(keyed, "index_to_key"):
         raise VectorsError(f"{path} holds a {type(loaded).__name__}, not word vectors; pass a KeyedVectors file")
-    return _from_keyed(path, keyed, "gensim-pickle")
+    return _from_keyed(path, keyed, "gensim-pickle", limit)
 
 
-def _from_keyed(path: Path, keyed, file_format: str, subword=None) -> Vectors:
-    words = list(keyed.index_to_key)
-    return Vectors(name=str(path), words=words, matrix=keyed.vectors, lowercase=is_lowercase_vocabulary(words),
+def _from_keyed(path: Path, keyed, file_format: str, limit: int | None, subword=None) -> Vectors:
+    """gensim's vectors as `Vectors`: the first `limit` words, refused if any value is NaN or infinite."""
+    words = list(keyed.index_to_key)[:limit]
+    matrix = keyed.vectors[:limit]
+    for start in range(0, len(matrix), 8192):  # a block at a time: no float64 copy of 2 M x 300
+        finite(path, matrix[start:start + 8192])
+    return Vectors(name=str(path), words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
                    details={"format": file_format}, subword=subword)
+
+
+def finite(path: Path, values) -> np.ndarray:
+    """The values as float64, or a VectorsError naming the file when one is NaN or infinite."""
+    with np.errstate(all="ignore"):
+        values = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise VectorsError(f"{path} holds NaN or infinite values; it cannot be attended: repair or re-export the "
+                           "vectors (text files can leave such lines out with --skip-bad-lines)")
+    return values

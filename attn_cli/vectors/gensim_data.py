@@ -62,9 +62,10 @@ def catalogue() -> dict:
 
 def download(name: str, show_progress: bool = True) -> Path:
     """Fetch, verify and store a gensim-data model; returns the data file. Nothing is executed."""
-    entry = catalogue().get("models", {}).get(name)
+    models = catalogue().get("models", {})
+    entry = models.get(name)
     if entry is None:
-        raise VectorsError(f"gensim-data has no model named {name!r}; see `attn-cli vectors download --list`")
+        raise VectorsError(f"gensim-data has no model named {name!r}; its models are: {', '.join(sorted(models))}")
     target = data_dir() / name / f"{name}.gz"
     if target.is_file():
         return target
@@ -77,7 +78,13 @@ def download(name: str, show_progress: bool = True) -> Path:
             for part in range(parts):
                 suffix = ".gz" if parts == 1 else f".gz_0{part}"
                 checksum = entry.get("checksum" if parts == 1 else f"checksum-{part}")
+                if not checksum:
+                    raise VectorsError(f"gensim-data lists no MD5 for {name}{suffix}; refusing a download that "
+                                       "cannot be verified (fetch it yourself and pass the file's path)")
                 _fetch(f"{base}/{name}/{name}{suffix}", out, checksum, show_progress)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as any downloaded file, not mkstemp's private 0600
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -85,13 +92,13 @@ def download(name: str, show_progress: bool = True) -> Path:
     return target
 
 
-def _fetch(url: str, out, checksum: str | None, show_progress: bool) -> None:
+def _fetch(url: str, out, checksum: str, show_progress: bool) -> None:
     """Stream one file into `out`, then compare its MD5 with list.json's."""
     md5 = hashlib.md5()
     try:
         with urllib.request.urlopen(url, timeout=60) as response:
             total = int(response.headers.get("Content-Length") or 0) or None
-            with progress_bar(url.rsplit("/", 1)[-1], total, show_progress, unit="parts") as update:
+            with progress_bar(url.rsplit("/", 1)[-1], total, show_progress, unit=None) as update:
                 done = 0
                 while chunk := response.read(_CHUNK):
                     out.write(chunk)
@@ -100,6 +107,6 @@ def _fetch(url: str, out, checksum: str | None, show_progress: bool) -> None:
                     update(done, 0)
     except (urllib.error.URLError, OSError) as exc:
         raise VectorsError(f"cannot download {url}: {exc}; check the network and try again") from exc
-    if checksum and md5.hexdigest() != checksum:
+    if md5.hexdigest() != checksum:
         raise VectorsError(f"{url} arrived with MD5 {md5.hexdigest()}, but gensim-data lists {checksum}; "
                            "the download is damaged: try again")

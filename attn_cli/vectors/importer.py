@@ -11,13 +11,14 @@ import errno
 import os
 import shutil
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from attn_cli.errors import VectorsError
-from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, load_cached,
-                                    new_temporary_folder, publish)
+from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, cached_sets, load_cached,
+                                    new_temporary_folder, publish, read_meta)
 from attn_cli.vectors.formats import open_maybe_compressed
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
@@ -35,6 +36,9 @@ class LoadOptions:
     warn: Callable[[str], None] = field(default=lambda message: None, compare=False)
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str | None = None) -> Vectors:
     """The cached form of `path`, importing it first if needed."""
     fingerprint = Fingerprint.of(path)
@@ -43,10 +47,13 @@ def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str
     final = root / "v1" / key
     if final.is_dir():
         try:
-            return load_cached(final, name)
+            vectors = load_cached(final, name)
         except CorruptCache as exc:
             options.warn(f"the cache of {path} at {final} is corrupt ({exc}); rebuilding it")
             shutil.rmtree(final, ignore_errors=True)
+        else:
+            refuse_skipped_lines(read_meta(final), options)
+            return vectors
     try:
         temporary = new_temporary_folder(root, key)
     except OSError as exc:
@@ -62,7 +69,25 @@ def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
-    return load_cached(publish(temporary, final), name)
+    vectors = load_cached(publish(temporary, final), name)
+    remove_stale(final)
+    return vectors
+
+
+def refuse_skipped_lines(meta: dict, options: LoadOptions) -> None:
+    """A cache imported with --skip-bad-lines serves a run without it only if no line was skipped."""
+    if meta["bad_lines"] and not options.skip_bad_lines:
+        raise VectorsError(f"{meta['first_bad_lines'][0]}; fix the line or pass --skip-bad-lines to leave "
+                           "such lines out")
+
+
+def remove_stale(final: Path) -> None:
+    """Delete earlier imports of the same file (same format and --limit) made before it changed."""
+    meta = read_meta(final)
+    for folder, other in cached_sets(final.parent.parent):
+        if folder != final and other and other.get("source", {}).get("path") == meta["source"]["path"] \
+                and other.get("format") == meta["format"] and other.get("limit") == meta["limit"]:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format: str, options: LoadOptions) -> dict:
@@ -76,7 +101,7 @@ def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format:
                            progress=lambda done, words: update(_position(stream, done), words))
         try:
             writer, report = _read(stream, path, file_format, folder, read)
-        except EOFError as exc:
+        except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz/.bz2
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
         except OSError as exc:
             raise import_failure(exc, path, folder) from exc
@@ -117,6 +142,9 @@ def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
 
 def _read(stream, path: Path, file_format: str, folder: Path, read):
     from attn_cli.vectors.readers import guess_dims, read_binary, read_header, read_text
+
+    if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
+        stream.read(3)
 
     if file_format == "word2vec-binary":
         header = read_header(stream)

@@ -13,8 +13,8 @@ from typing import Callable, Iterator
 
 @contextmanager
 def progress_bar(description: str, total_bytes: int | None, enabled: bool = True,
-                 unit: str = "words") -> Iterator[Callable[[int, int], None]]:
-    """Yields update(done_bytes, count): bytes read so far and words (or parts) so far."""
+                 unit: str | None = "words") -> Iterator[Callable[[int, int], None]]:
+    """Yields update(done_bytes, count): bytes read so far and words so far (no count column when unit is None)."""
     if not (enabled and sys.stderr.isatty()):
         yield lambda done, count: None
         return
@@ -22,8 +22,9 @@ def progress_bar(description: str, total_bytes: int | None, enabled: bool = True
     from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
                                TransferSpeedColumn)
 
+    counter = () if unit is None else (TextColumn(f"{{task.fields[count]:,}} {unit}"),)
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-               TextColumn(f"{{task.fields[count]:,}} {unit}"), TimeRemainingColumn())
+               *counter, TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(description, total=total_bytes, count=0)
         yield lambda done, count: progress.update(task, completed=done, count=count)
