@@ -101,7 +101,7 @@ class NeighborSearch:
 
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself)."""
-        unit_queries = unit_rows(queries).astype(np.float32)  # [m, d_out]
+        unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
         found = []
         for start in range(0, len(unit_queries), QUERY_BLOCK):
             block = slice(start, start + QUERY_BLOCK)
@@ -109,13 +109,22 @@ class NeighborSearch:
         return found
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """One matrix product for the block, then every query's top k at once."""
-        cosines = unit_queries @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]: one contiguous row per query
+        """One float32 matrix product for the block ranks every word; the few best are then scored in float64.
+
+        The float64 cosines do not depend on which other queries shared the product (BLAS rounds a
+        float32 product differently by its shape), so a sentence reads the same alone or in a batch.
+        """
+        cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
-        ranked, values = top_k_rows(cosines, min(k + 1, len(self.words)))  # [b, k + 1], closest first
+        ranked, _ = top_k_rows(cosines, min(k + 1, len(self.words)))  # [b, k + 1]
+        exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[ranked].astype(np.float64))  # [b, k + 1]
+        if self.inverse_norms is not None:
+            exact *= self.inverse_norms[ranked]
+        order = np.argsort(-exact, axis=1, kind="stable")
+        ranked, exact = np.take_along_axis(ranked, order, axis=1), np.take_along_axis(exact, order, axis=1)
         found = []
-        for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), values.tolist(), exclude,
+        for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), exact.tolist(), exclude,
                                                          (~unit_queries.any(axis=1)).tolist()):
             neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
                          if self.words[row] != word_to_skip]
@@ -163,9 +172,13 @@ def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int
     return rows
 
 
-def token_shifts(result: AttentionResult, keys: list[str | None], search: NeighborSearch | None,
-                 neighbors: int) -> list[Shift]:
-    """One `Shift` per query token; `keys` are the tokens' vocabulary entries (None if OOV).
+def shift_queries(result: AttentionResult) -> np.ndarray:
+    """What the shifts search neighbours for: each token's own value, then its output: [2 n, d_out]."""
+    return np.vstack([static_outputs(result), result.outputs])
+
+
+def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None = None) -> list[Shift]:
+    """One `Shift` per query token; `nearest` holds the neighbours of `shift_queries(result)`, if searched.
 
     Every measure is computed for all tokens at once (a batch of short sentences spends its time
     here, so no numpy call runs per token); the loop only packs the numbers.
@@ -175,10 +188,7 @@ def token_shifts(result: AttentionResult, keys: list[str | None], search: Neighb
     shares = term_shares(result)  # [n_q, n_k]
     mean_weights = result.weights.mean(axis=0)  # [n_q, n_k]
     n = len(static)
-    if search is not None and neighbors > 0:
-        nearest = search.nearest(np.vstack([static, outputs]), neighbors, keys + keys)  # before, then after
-    else:
-        nearest = [[] for _ in range(2 * n)]
+    nearest = nearest or [[] for _ in range(2 * n)]  # before, then after
     cosines = row_cosines(static, outputs).tolist()  # [n]
     delta_norms = np.linalg.norm(outputs - static, axis=1).tolist()
     static_norms, contextual_norms = np.linalg.norm(static, axis=1).tolist(), np.linalg.norm(outputs, axis=1).tolist()

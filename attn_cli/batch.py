@@ -1,4 +1,4 @@
-"""Many sentences in one run: each line computed, written and forgotten before the next is read.
+"""Many sentences in one run: each group of lines computed, written and forgotten before the next.
 
 A line that cannot be attended (unreadable, every word unknown, too long, nothing
 left after tokenisation) does not end the run: with --json it becomes an error
@@ -18,31 +18,31 @@ from attn_cli.inputs import InputLine
 from attn_cli.render.outputs import ReportOutputs
 from attn_cli.report import error_document, with_input
 
-Build = Callable[[InputLine], dict]
+BuildGroup = Callable[[list[InputLine]], list["dict | InputError"]]  # a document, or why the line failed
 
 
-def run_lines(lines: Iterable[InputLine], build: Build, outputs: ReportOutputs, *, command: str, strict: bool,
-              tell: Callable[[str], None]) -> None:
-    """Build and show a document per line; `tell` writes a failed line's message to stderr (not with --json)."""
+def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: ReportOutputs, *, command: str,
+              strict: bool, tell: Callable[[str], None]) -> None:
+    """Build each group of lines, then show its documents in order; `tell` writes a failed line's message
+    to stderr (not with --json)."""
     count = failed = 0
     held: tuple[InputLine, str] | None = None  # a failed first line, until a second line arrives
-    for line in lines:
-        count += 1
-        if held is not None:
-            report_failure(*held, outputs, command, tell)
-            failed, held = failed + 1, None
-        try:
-            report = build(line)
-        except InputError as exc:
-            if strict or line.number is None:
-                raise InputError(line.located(exc.message)) from None
-            if count == 1:
-                held = (line, exc.message)
-            else:
-                report_failure(line, exc.message, outputs, command, tell)
-                failed += 1
-            continue
-        outputs.show(report if line.number is None else with_input(report, line.number, line.id, line.meta))
+    for group in groups:
+        for line, outcome in zip(group, build(group)):
+            count += 1
+            if held is not None:
+                report_failure(*held, outputs, command, tell)
+                failed, held = failed + 1, None
+            if isinstance(outcome, InputError):
+                if strict or line.number is None:
+                    raise InputError(line.located(outcome.message)) from None
+                if count == 1:
+                    held = (line, outcome.message)
+                else:
+                    report_failure(line, outcome.message, outputs, command, tell)
+                    failed += 1
+                continue
+            outputs.show(outcome if line.number is None else with_input(outcome, line.number, line.id, line.meta))
     if held is not None:  # the only line: fail as a sentence argument would
         raise InputError(held[0].located(held[1]))
     outputs.finish()

@@ -20,11 +20,11 @@ from attn_cli import __version__
 from attn_cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.fields import available_fields, parse_selection
-from attn_cli.inputs import InputLine, input_lines, line_list
+from attn_cli.inputs import InputLine, input_lines, line_list, ready_groups
 from attn_cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
                               with_batch_options, with_engine_options)
 from attn_cli.render.outputs import Draw, ReportOutputs
-from attn_cli.report import explain_report, trace_report, with_input
+from attn_cli.report import explain_reports, trace_reports, traced_indices, with_input
 from attn_cli.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
 from attn_cli.vectors import Vectors, load_vectors
 from attn_cli.vectors_cli import vectors_app
@@ -144,8 +144,8 @@ def explain(
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
     each_report(ctx, "explain", sentence, engine, batch, renderer("terminal", "render_explain"),
-                lambda text, tokenized, vectors: explain_report(
-                    text, tokenized, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab,
+                lambda sentences, vectors: explain_reports(
+                    sentences, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab,
                     include=include))
 
 
@@ -168,15 +168,17 @@ def trace(
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
     each_report(ctx, "trace", sentence, engine, batch, renderer("trace", "render_trace"),
-                lambda text, tokenized, vectors: trace_report(
-                    text, tokenized, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check,
-                    neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include))
+                lambda sentences, vectors: trace_reports(
+                    sentences, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check,
+                    neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include),
+                check=lambda tokenized: traced_indices(tokenized, word))
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
-                render: Draw,
-                build: Callable[[str, TokenizedSentence, Vectors], dict]) -> None:
-    """Load the vectors once, then for each sentence (or line of stdin or --file): tokenize, build, show."""
+                render: Draw, build: Callable[[list[tuple[str, TokenizedSentence]], Vectors], list[dict]],
+                check: Callable[[TokenizedSentence], object] = lambda tokenized: None) -> None:
+    """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups):
+    tokenize and `check` each, build the documents of those that pass together, show them in order."""
     if batch.listing_fields():
         print("\n".join(available_fields(command)))
         return
@@ -188,13 +190,24 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
                         f'echo "money bank grows" | attn-cli {command} -')
     vectors = load_vectors(engine.vectors, engine.load_options(warn))
 
-    def build_line(line: InputLine) -> dict:
-        text = line.sentence()
-        tokenized = tokenize(text, vectors, engine.oov.value, engine.token_limit())
-        warn_unknown(tokenized, line.where)
-        return build(text, tokenized, vectors)
+    def build_group(group: list[InputLine]) -> list[dict | InputError]:
+        outcomes: list[int | InputError] = []  # an index into `ready`, or why the line failed
+        ready: list[tuple[str, TokenizedSentence]] = []
+        for line in group:
+            try:
+                text = line.sentence()
+                tokenized = tokenize(text, vectors, engine.oov.value, engine.token_limit())
+                check(tokenized)
+            except InputError as exc:
+                outcomes.append(exc)
+                continue
+            warn_unknown(tokenized, line.where)
+            outcomes.append(len(ready))
+            ready.append((text, tokenized))
+        reports = build(ready, vectors) if ready else []
+        return [outcome if isinstance(outcome, InputError) else reports[outcome] for outcome in outcomes]
 
-    run_lines(lines, build_line, outputs, command=command, strict=batch.strict, tell=fail)
+    run_lines(ready_groups(lines), build_group, outputs, command=command, strict=batch.strict, tell=fail)
 
 
 def renderer(module: str, function: str) -> Draw:

@@ -21,13 +21,13 @@ def compare_report(sentences: list[str], tokenized: list[TokenizedSentence], vec
                    config: AttentionConfig, *, words: tuple[str, ...] = (), neighbors: int = 5,
                    neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
     """Self-attention over each sentence, then each shared word (or each of `words`) compared across them."""
-    attended, blocks = [], []
-    for sentence, tokens in zip(sentences, tokenized):
-        result = multi_head_attention(tokens.embeddings, config=config)
-        shifts = analyse_shifts(result, tokens, vectors, neighbors, neighbor_vocab)
-        attended.append(SentenceAttention([token.key for token in tokens.tokens], result, shifts))
-        blocks.append(explain_document(sentence, tokens, vectors, result, shifts, neighbors=neighbors,
-                                       neighbor_vocab=neighbor_vocab, include=include))
+    results = [multi_head_attention(tokens.embeddings, config=config) for tokens in tokenized]
+    all_shifts = analyse_shifts(results, tokenized, vectors, neighbors, neighbor_vocab)
+    attended = [SentenceAttention([token.key for token in tokens.tokens], result, shifts)
+                for tokens, result, shifts in zip(tokenized, results, all_shifts)]
+    blocks = [explain_document(sentence, tokens, vectors, result, shifts, neighbors=neighbors,
+                               neighbor_vocab=neighbor_vocab, include=include)
+              for sentence, tokens, result, shifts in zip(sentences, tokenized, results, all_shifts)]
     keys = requested_words(words, sentences, attended, vectors) if words else shared_words(attended)
     if not keys:
         raise InputError("the sentences share no word, so there is nothing to compare; pass --word W with a word "
@@ -104,7 +104,7 @@ def cross_report(source: str, source_tokens: TokenizedSentence, target: str, tar
                  neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
     """Cross-attention: the target's tokens query the source's keys and values (encoder-decoder attention)."""
     result = multi_head_attention(target_tokens.embeddings, source_tokens.embeddings, config)
-    shifts = analyse_shifts(result, target_tokens, vectors, neighbors, neighbor_vocab)
+    [shifts] = analyse_shifts([result], [target_tokens], vectors, neighbors, neighbor_vocab)
     texts = [token.text for token in target_tokens.tokens]
     key_texts = [token.text for token in source_tokens.tokens]
     report = {

@@ -1,23 +1,32 @@
 """Where sentences come from: an argument, `-` for stdin, or a file; one sentence per non-blank line.
 
 Kept apart from cli.py so every command reads its input the same way. Lines are
-read as bytes, one at a time, so a batch streams (the first sentence is processed
+read as bytes, as they arrive, so a batch streams (the first sentence is processed
 before the last one arrives) and a line that is not UTF-8, or not the JSON object
 `--input-format jsonl` expects, is reported with its number instead of ending the run.
+`ready_groups` hands a batch its lines in groups of those already read, so lines
+that come fast share work (one neighbour search) and a slow pipe is still
+answered line by line.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import queue
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from attn_cli.errors import InputError, UsageError
 
 STDIN = "-"
 INPUT_FORMATS = ("text", "jsonl")
+GROUP_LINES = 16  # lines computed together at most: their 2 x 16 x ~12 neighbour queries fill a product
+_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -85,16 +94,81 @@ def line_list(arguments: list[str], file: Path | None, example: str, input_forma
 
 def _stream_lines(file: Path | None, input_format: str) -> Iterator[InputLine]:
     if file is None:
-        yield from parse_lines(sys.stdin.buffer, "stdin", input_format)
+        yield from parse_lines(stdin_lines(), "stdin", input_format)
         return
-    with open_input(file) as stream:
-        yield from parse_lines(stream, str(file), input_format)
-
-
-def open_input(path: Path) -> BinaryIO:
-    """The --file, opened for reading bytes, or a usage error naming what is wrong with it."""
+    descriptor = open_input(file)
     try:
-        return path.open("rb")
+        yield from parse_lines(raw_lines(descriptor), str(file), input_format)
+    finally:
+        os.close(descriptor)
+
+
+def stdin_lines() -> Iterable[bytes]:
+    """stdin's lines: read from its descriptor, or from the stream that stands in for it (a test runner's)."""
+    try:
+        return raw_lines(sys.stdin.buffer.fileno())
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return sys.stdin.buffer
+
+
+def raw_lines(descriptor: int) -> Iterator[bytes]:
+    """The lines of a file descriptor as they arrive, each with its newline (the last one may lack it).
+
+    Read with os.read, not through sys.stdin's buffered reader, so a thread may wait on it
+    without holding a lock the interpreter needs at exit.
+    """
+    pending = b""
+    while chunk := os.read(descriptor, _CHUNK):
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        yield from (line + b"\n" for line in lines)
+    if pending:
+        yield pending
+
+
+def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES) -> Iterator[list[InputLine]]:
+    """The lines in order, in groups of up to `size` of those already read when a group starts.
+
+    A thread reads ahead (at most 4 x size lines); a group takes the next line, waiting for it,
+    then whatever else has arrived. A file or a fast pipe gives full groups, a person typing
+    groups of one. An error while reading (a missing --file) is raised after the lines before it.
+    """
+    arrived: queue.Queue = queue.Queue(maxsize=4 * size)
+    end = object()
+
+    def read() -> None:
+        try:
+            for line in lines:
+                arrived.put(line)
+            arrived.put(end)
+        except Exception as exc:  # raised in the caller's thread, in order
+            arrived.put(exc)
+
+    threading.Thread(target=read, name="attn-cli input", daemon=True).start()
+    while True:
+        group = [arrived.get()]
+        while len(group) < size and isinstance(group[-1], InputLine):
+            try:
+                group.append(arrived.get_nowait())
+            except queue.Empty:
+                break
+        last = group[-1]
+        if isinstance(last, InputLine):
+            yield group
+            continue
+        if len(group) > 1:
+            yield group[:-1]
+        if last is end:
+            return
+        raise last
+
+
+def open_input(path: Path) -> int:
+    """The --file, opened for reading bytes (a descriptor), or a usage error naming what is wrong with it."""
+    try:
+        if path.is_dir():
+            raise IsADirectoryError
+        return os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         raise UsageError(f"--file {path}: no such file; pass a text file with one sentence per line") from None
     except IsADirectoryError:

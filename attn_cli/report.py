@@ -1,6 +1,6 @@
 """Build the one document every renderer draws from (the JSON contract).
 
-`explain_report` turns tokens, an `AttentionResult` and its analysis into plain
+`explain_reports` turns tokens, an `AttentionResult` and its analysis into plain
 dicts, lists, strings and floats, with matrices kept as numpy arrays (the JSON
 writer streams them row by row). `--json` writes it as is; the terminal
 renderer reads the same document, so the tables and the JSON cannot disagree.
@@ -14,7 +14,7 @@ from dataclasses import asdict
 import numpy as np
 
 from attn_cli import __version__
-from attn_cli.analysis import NeighborSearch, Shift, advise, row_diagnostics, token_shifts
+from attn_cli.analysis import NeighborSearch, Shift, advise, row_diagnostics, shift_queries, token_shifts
 from attn_cli.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
 from attn_cli.errors import InputError
 from attn_cli.tokenize import TokenizedSentence
@@ -25,21 +25,39 @@ INCLUDABLE = ("embeddings", "qkv", "outputs")
 PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
-def explain_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, config: AttentionConfig,
-                   *, neighbors: int = 5, neighbor_vocab: int | None = 50_000,
-                   include: tuple[str, ...] = ()) -> dict:
-    """Run self-attention over the sentence and describe every number of it."""
-    result = multi_head_attention(tokenized.embeddings, config=config)
-    shifts = analyse_shifts(result, tokenized, vectors, neighbors, neighbor_vocab)
-    return explain_document(sentence, tokenized, vectors, result, shifts, neighbors=neighbors,
-                            neighbor_vocab=neighbor_vocab, include=include)
+def explain_reports(sentences: list[tuple[str, TokenizedSentence]], vectors: Vectors, config: AttentionConfig,
+                    *, neighbors: int = 5, neighbor_vocab: int | None = 50_000,
+                    include: tuple[str, ...] = ()) -> list[dict]:
+    """Run self-attention over each (sentence, tokens) and describe every number of it.
+
+    The sentences' neighbours are searched together: a batch's lines share one matrix product.
+    """
+    results = [multi_head_attention(tokenized.embeddings, config=config) for _, tokenized in sentences]
+    shifts = analyse_shifts(results, [tokenized for _, tokenized in sentences], vectors, neighbors, neighbor_vocab)
+    return [explain_document(sentence, tokenized, vectors, result, shift, neighbors=neighbors,
+                             neighbor_vocab=neighbor_vocab, include=include)
+            for (sentence, tokenized), result, shift in zip(sentences, results, shifts)]
 
 
-def analyse_shifts(result: AttentionResult, queries: TokenizedSentence, vectors: Vectors, neighbors: int,
-                   neighbor_vocab: int | None) -> list[Shift]:
-    """The shift of every query token, with its nearest vocabulary words when neighbours are asked for."""
-    search = NeighborSearch.shared(vectors, result, neighbor_vocab) if neighbors > 0 else None
-    return token_shifts(result, [token.key for token in queries.tokens], search, neighbors)
+def analyse_shifts(results: list[AttentionResult], queries: list[TokenizedSentence], vectors: Vectors,
+                   neighbors: int, neighbor_vocab: int | None) -> list[list[Shift]]:
+    """The shifts of several attention passes of one configuration, with nearest vocabulary words if asked.
+
+    Their neighbour queries go to one search, which answers QUERY_BLOCK of them per matrix
+    product: the [N, d] vocabulary is read from memory once per block instead of once per sentence.
+    """
+    if neighbors == 0 or not results:
+        return [token_shifts(result) for result in results]
+    search = NeighborSearch.shared(vectors, results[0], neighbor_vocab)
+    keys = [[token.key for token in tokenized.tokens] for tokenized in queries]
+    found = search.nearest(np.vstack([shift_queries(result) for result in results]), neighbors,
+                           [key for sentence in keys for key in sentence + sentence])
+    shifts, start = [], 0
+    for result in results:
+        count = 2 * result.outputs.shape[0]
+        shifts.append(token_shifts(result, found[start:start + count]))
+        start += count
+    return shifts
 
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
@@ -57,32 +75,35 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
     return report
 
 
-def trace_report(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, config: AttentionConfig,
-                 *, word: str | None = None, dims: int = 3, shuffle_check: bool = False, neighbors: int = 5,
-                 neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
-    """Follow one word (or each word in turn) through self-attention, every step with its numbers."""
+def trace_reports(sentences: list[tuple[str, TokenizedSentence]], vectors: Vectors, config: AttentionConfig,
+                  *, word: str | None = None, dims: int = 3, shuffle_check: bool = False, neighbors: int = 5,
+                  neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> list[dict]:
+    """Follow one word (or each word in turn) of each sentence through self-attention, every step with its numbers."""
     from attn_cli.tracing import trace_token, vector_summary  # only trace pays for its import
 
-    indices = traced_indices(tokenized, word)
-    result = multi_head_attention(tokenized.embeddings, config=config)
-    shifts = analyse_shifts(result, tokenized, vectors, neighbors, neighbor_vocab)
-    texts = [token.text for token in tokenized.tokens]
-    positioned = config.positions != "none"
-    report = {
-        **document_header("trace"),
-        "sentence": sentence,
-        **tokens_block(tokenized),
-        "vectors": vectors.describe(),
-        "settings": settings_block(config, result, neighbors, neighbor_vocab),
-        "dims_shown": dims,
-        "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
-        "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
-        "projections": projections_block(result, config),
-        "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
-                    "shift": shift_block(shifts[i], texts, texts)} for i in indices],
-    }
-    report.update(included_matrices(result, tokenized.embeddings, include))
-    return report
+    indices = [traced_indices(tokenized, word) for _, tokenized in sentences]
+    results = [multi_head_attention(tokenized.embeddings, config=config) for _, tokenized in sentences]
+    shifts = analyse_shifts(results, [tokenized for _, tokenized in sentences], vectors, neighbors, neighbor_vocab)
+    reports = []
+    for (sentence, tokenized), result, shift, traced in zip(sentences, results, shifts, indices):
+        texts = [token.text for token in tokenized.tokens]
+        positioned = config.positions != "none"
+        report = {
+            **document_header("trace"),
+            "sentence": sentence,
+            **tokens_block(tokenized),
+            "vectors": vectors.describe(),
+            "settings": settings_block(config, result, neighbors, neighbor_vocab),
+            "dims_shown": dims,
+            "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
+            "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
+            "projections": projections_block(result, config),
+            "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
+                        "shift": shift_block(shift[i], texts, texts)} for i in traced],
+        }
+        report.update(included_matrices(result, tokenized.embeddings, include))
+        reports.append(report)
+    return reports
 
 
 def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:

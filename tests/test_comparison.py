@@ -17,7 +17,7 @@ WORDS = {word: RNG.normal(scale=0.4, size=8) for word in ("river", "bank", "flow
 def attended(words: list[str | None], config: AttentionConfig = AttentionConfig()) -> SentenceAttention:
     embeddings = np.vstack([WORDS[w] if w else np.zeros(8) for w in words])
     result = multi_head_attention(embeddings, config=config)
-    return SentenceAttention(list(words), result, token_shifts(result, list(words), None, 0))
+    return SentenceAttention(list(words), result, token_shifts(result))
 
 
 def test_shared_words_are_those_in_two_or_more_sentences_in_order_of_first_appearance():

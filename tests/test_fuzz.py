@@ -137,7 +137,8 @@ def test_fast_text_parser_agrees_with_float(block):
     assert [w.decode() for w in parsed.words] == [word for word, _ in kept]
     expected = np.array([[float(n) for n in numbers] for _, numbers in kept], dtype=np.float64)
     expected = expected.reshape(len(kept), dims).astype(np.float32)
-    assert np.all(np.abs(parsed.rows - expected) <= np.spacing(np.abs(expected)))
+    with np.errstate(over="ignore"):  # the spacing of float32's largest values is itself beyond float32
+        assert np.all(np.abs(parsed.rows - expected) <= np.spacing(np.abs(expected)))
 
 
 @FUZZ

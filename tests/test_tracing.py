@@ -10,7 +10,7 @@ import pytest
 
 from attn_cli.attention import AttentionConfig, multi_head_attention, softmax
 from attn_cli.errors import InputError
-from attn_cli.report import trace_report
+from attn_cli.report import trace_reports
 from attn_cli.tokenize import tokenize
 from attn_cli.vectors import load_vectors
 from attn_cli.vectors.default import load_default_vectors
@@ -26,7 +26,7 @@ def default_vectors():
 def traced(vectors, sentence: str, config: AttentionConfig, **options):
     """(document, engine result, embeddings) for the same sentence and settings."""
     tokenized = tokenize(sentence, vectors)
-    report = trace_report(sentence, tokenized, vectors, config, **options)
+    [report] = trace_reports([(sentence, tokenized)], vectors, config, **options)
     return report, multi_head_attention(tokenized.embeddings, config=config), tokenized.embeddings
 
 

@@ -76,7 +76,7 @@ def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str
 
 def refuse_skipped_lines(meta: dict, options: LoadOptions) -> None:
     """A cache imported with --skip-bad-lines serves a run without it only if no line was skipped."""
-    if meta["bad_lines"] and not options.skip_bad_lines:
+    if meta.get("bad_lines") and not options.skip_bad_lines:
         raise VectorsError(f"{meta['first_bad_lines'][0]}; fix the line or pass --skip-bad-lines to leave "
                            "such lines out")
 
@@ -84,9 +84,11 @@ def refuse_skipped_lines(meta: dict, options: LoadOptions) -> None:
 def remove_stale(final: Path) -> None:
     """Delete earlier imports of the same file (same format and --limit) made before it changed."""
     meta = read_meta(final)
+    if not meta.get("source", {}).get("path"):
+        return
     for folder, other in cached_sets(final.parent.parent):
-        if folder != final and other and other.get("source", {}).get("path") == meta["source"]["path"] \
-                and other.get("format") == meta["format"] and other.get("limit") == meta["limit"]:
+        if folder != final and other and other.get("source", {}).get("path") == meta.get("source", {}).get("path") \
+                and other.get("format") == meta.get("format") and other.get("limit") == meta.get("limit"):
             shutil.rmtree(folder, ignore_errors=True)
 
 
