@@ -279,3 +279,34 @@ def test_a_closed_stdout_stops_quietly_with_141(args):
     process.stdout.close()  # what head does after its lines
     assert process.wait(timeout=60) == 141
     assert process.stderr.read() == b""
+
+
+def test_lines_read_together_are_grouped_in_order_and_errors_come_after_the_lines_before_them():
+    from attn_cli.inputs import InputLine, ready_groups
+
+    lines = [InputLine(f"line {i}", i) for i in range(1, 41)]
+    groups = list(ready_groups(iter(lines), size=16))
+    assert [line for group in groups for line in group] == lines and max(map(len, groups)) <= 16
+
+    def failing():
+        yield from lines[:3]
+        raise ValueError("the file went away")
+
+    seen = []
+    with pytest.raises(ValueError, match="went away"):
+        for group in ready_groups(failing()):
+            seen += group
+    assert seen == lines[:3]
+
+
+def test_a_batch_gives_each_sentence_the_numbers_it_gets_alone(run, tmp_path):
+    """Grouped lines share one neighbour search; neighbours and cosines must not depend on the company."""
+    sentences = ["money bank grows", "river bank flows", "the bank is closed today", "the river flows to the sea"]
+    path = tmp_path / "sentences.txt"
+    path.write_text("\n".join(sentences * 5) + "\n", encoding="utf-8")
+    for options in ([], ["--mode", "projected", "--heads", "2", "--d-k", "64"]):
+        batch = json_lines(run("explain", "--file", str(path), "--json", *options).stdout)
+        assert len(batch) == 20
+        for document in batch:
+            alone = json.loads(run("explain", document["sentence"], "--json", *options).stdout)
+            assert document["shifts"] == alone["shifts"]
