@@ -20,7 +20,7 @@ from attn_cli import __version__
 from attn_cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.fields import available_fields, parse_selection
-from attn_cli.inputs import InputLine, input_lines, line_list, ready_groups
+from attn_cli.inputs import InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
                               with_batch_options, with_engine_options)
 from attn_cli.render.outputs import Draw, ReportOutputs
@@ -207,7 +207,8 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
         reports = build(ready, vectors) if ready else []
         return [outcome if isinstance(outcome, InputError) else reports[outcome] for outcome in outcomes]
 
-    run_lines(ready_groups(lines), build_group, outputs, command=command, strict=batch.strict, tell=fail)
+    groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
+    run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
 
 
 def renderer(module: str, function: str) -> Draw:
