@@ -80,8 +80,10 @@ class NeighborSearch:
         embeddings = np.asarray(vectors.matrix[:size], dtype=np.float32)  # [N, d]
         if result.projections is None and vectors.norms is not None:  # raw mode on a cached set: reuse its norms
             norms = np.asarray(vectors.norms[:size], dtype=np.float32)
+            if not np.isfinite(norms).all():  # rows longer than float32 holds: their products would overflow
+                embeddings = np.where(np.isfinite(norms)[:, None], embeddings, np.float32(0))  # never neighbours
             self.rows, self.inverse_norms = embeddings, np.divide(1.0, norms, out=np.zeros_like(norms),
-                                                                  where=norms > 0)  # [N]
+                                                                  where=np.isfinite(norms) & (norms > 0))  # [N]
         else:
             self.rows, self.inverse_norms = mapped_unit_rows(embeddings, result), None
 

@@ -419,3 +419,17 @@ def test_a_byte_order_mark_is_not_part_of_the_first_word(tmp_path):
 def test_removing_everything_from_an_empty_cache_says_so(run):
     result = run("vectors", "remove", "--all")
     assert result.exit_code == 0 and result.stdout == "the cache is empty\n"
+
+
+def test_a_row_longer_than_float32_holds_is_read_without_warnings(tmp_path, run):
+    """Values up to 3.4e38 are legal, but such a row's length is not a float32: it is never a neighbour."""
+    import warnings
+
+    path = write(tmp_path, "money " + " ".join(["3e38"] * 5) + "\nbank 1 2 3 4 5\ngrows 0 1 0 1 0\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow in the norms or the neighbour product would be exit 1
+        result = run("explain", "money bank grows", "--vectors", path, "--json")
+    assert result.exit_code == 0, result.stderr
+    shifts = json.loads(result.stdout)["shifts"]
+    assert all(np.isfinite(n["cosine"]) for s in shifts for n in s["neighbors_after"] + s["neighbors_before"])
+    assert [n["word"] for n in shifts[1]["neighbors_before"]] == ["grows", "money"]  # money last, at cosine 0

@@ -109,7 +109,9 @@ class CacheWriter:
             rows = rows[np.asarray(keep, dtype=bool)]
         rows = np.ascontiguousarray(rows, dtype="<f4")
         self._matrix.write(rows.tobytes())
-        self.norms.append(np.linalg.norm(rows.astype(np.float64), axis=1).astype(np.float32))  # no float32 overflow
+        with np.errstate(over="ignore"):  # a row longer than float32 holds (values near 3e38) stores inf:
+            lengths = np.linalg.norm(rows.astype(np.float64), axis=1).astype(np.float32)  # never a neighbour
+        self.norms.append(lengths)
         return len(self.words)
 
     def _valid_utf8(self, words: list[bytes]) -> list[bytes]:
