@@ -151,7 +151,8 @@ def top_k_rows(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
             rows, columns = np.divmod(flat, n)  # [c], [c]
             candidates = values.reshape(-1)[flat]  # [c]
             order = np.lexsort((columns, -candidates, rows))  # by row, then value down, then column
-            starts = np.cumsum(np.bincount(rows, minlength=b)) - np.bincount(rows, minlength=b)  # [b]
+            counts = np.bincount(rows, minlength=b)  # [b], each >= k
+            starts = np.cumsum(counts) - counts  # [b]: where each row's candidates begin in `order`
             picked = order[starts[:, None] + np.arange(k)]  # [b, k]: each row's first k
             return columns[picked], candidates[picked]
     top = top_indices(values, k)  # [b, k]
@@ -257,9 +258,9 @@ def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
 def advise(result: AttentionResult) -> list[Advice]:
     """A warning for each head whose every row saturates or is flat, with a computed remedy."""
     advice = []
+    visible = visible_mask(result).sum(axis=1)  # [n_q]: keys each query may see
     for head in range(result.n_heads):
         weights = result.weights[head]
-        visible = visible_mask(result).sum(axis=1)  # keys each query may see
         rows = row_diagnostics(weights)
         if all(row.max_weight >= SATURATION_LEVEL for row in rows):
             advice.append(_saturation_advice(result, head, rows))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from attn_cli.attention import AttentionConfig, multi_head_attention
 from attn_cli.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError
-from attn_cli.report import (analyse_shifts, attention_blocks, document_header, explain_document, included_matrices,
+from attn_cli.report import (analyse_shifts, attend_each, attention_blocks, document_header, explain_document, included_matrices,
                              tokens_block)
 from attn_cli.tokenize import TokenizedSentence, shorten
 from attn_cli.vectors.store import Vectors
@@ -21,8 +21,7 @@ def compare_report(sentences: list[str], tokenized: list[TokenizedSentence], vec
                    config: AttentionConfig, *, words: tuple[str, ...] = (), neighbors: int = 5,
                    neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
     """Self-attention over each sentence, then each shared word (or each of `words`) compared across them."""
-    results = [multi_head_attention(tokens.embeddings, config=config) for tokens in tokenized]
-    all_shifts = analyse_shifts(results, tokenized, vectors, neighbors, neighbor_vocab)
+    results, all_shifts = attend_each(tokenized, vectors, config, neighbors, neighbor_vocab)
     attended = [SentenceAttention([token.key for token in tokens.tokens], result, shifts)
                 for tokens, result, shifts in zip(tokenized, results, all_shifts)]
     blocks = [explain_document(sentence, tokens, vectors, result, shifts, neighbors=neighbors,

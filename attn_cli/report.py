@@ -32,11 +32,18 @@ def explain_reports(sentences: list[tuple[str, TokenizedSentence]], vectors: Vec
 
     The sentences' neighbours are searched together: a batch's lines share one matrix product.
     """
-    results = [multi_head_attention(tokenized.embeddings, config=config) for _, tokenized in sentences]
-    shifts = analyse_shifts(results, [tokenized for _, tokenized in sentences], vectors, neighbors, neighbor_vocab)
+    results, shifts = attend_each([tokenized for _, tokenized in sentences], vectors, config, neighbors,
+                                  neighbor_vocab)
     return [explain_document(sentence, tokenized, vectors, result, shift, neighbors=neighbors,
                              neighbor_vocab=neighbor_vocab, include=include)
             for (sentence, tokenized), result, shift in zip(sentences, results, shifts)]
+
+
+def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig, neighbors: int,
+                neighbor_vocab: int | None) -> tuple[list[AttentionResult], list[list[Shift]]]:
+    """Self-attention over each sentence, then the shifts of all of them (one neighbour search)."""
+    results = [multi_head_attention(tokens.embeddings, config=config) for tokens in tokenized]
+    return results, analyse_shifts(results, tokenized, vectors, neighbors, neighbor_vocab)
 
 
 def analyse_shifts(results: list[AttentionResult], queries: list[TokenizedSentence], vectors: Vectors,
@@ -82,8 +89,8 @@ def trace_reports(sentences: list[tuple[str, TokenizedSentence]], vectors: Vecto
     from attn_cli.tracing import trace_token, vector_summary  # only trace pays for its import
 
     indices = [traced_indices(tokenized, word) for _, tokenized in sentences]
-    results = [multi_head_attention(tokenized.embeddings, config=config) for _, tokenized in sentences]
-    shifts = analyse_shifts(results, [tokenized for _, tokenized in sentences], vectors, neighbors, neighbor_vocab)
+    results, shifts = attend_each([tokenized for _, tokenized in sentences], vectors, config, neighbors,
+                                  neighbor_vocab)
     reports = []
     for (sentence, tokenized), result, shift, traced in zip(sentences, results, shifts, indices):
         texts = [token.text for token in tokenized.tokens]

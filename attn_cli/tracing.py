@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from attn_cli.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits, visible_mask
+from attn_cli.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits
 from attn_cli.attention import AttentionResult, multi_head_attention, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
@@ -177,8 +177,10 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
 
 
 def visible_keys(result: AttentionResult, index: int) -> np.ndarray:
-    """The keys query `index` may see: all of them, or those up to itself under the causal mask."""
-    return visible_mask(result)[index]
+    """The keys query `index` may see: all of them, or those up to itself under the causal mask (one row of
+    analysis.visible_mask, without building the whole [n, n] mask for every traced word)."""
+    n_k = result.weights.shape[-1]
+    return np.arange(n_k) <= index if result.config.mask == "causal" else np.ones(n_k, dtype=bool)
 
 
 def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:

@@ -202,9 +202,9 @@ def read_meta(folder: Path) -> dict:
     return meta
 
 
-def load_cached(folder: Path, name: str | None = None) -> Vectors:
-    """Map a cache folder as `Vectors`, after checking every file matches meta.json."""
-    meta = read_meta(folder)
+def load_cached(folder: Path, name: str | None = None, meta: dict | None = None) -> Vectors:
+    """Map a cache folder as `Vectors`, after checking every file matches meta.json (`meta`, if already read)."""
+    meta = meta or read_meta(folder)
     try:
         matrix = np.load(folder / MATRIX_FILE, mmap_mode="r", allow_pickle=False)
         norms = np.load(folder / NORMS_FILE, mmap_mode="r", allow_pickle=False)
@@ -234,13 +234,19 @@ def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
     if not layout.is_dir():
         return []
     found = []
-    for folder in sorted(layout.iterdir(), key=lambda f: f.stat().st_mtime, reverse=True):
-        if folder.is_dir() and not folder.name.startswith(".tmp-"):
+    for folder in layout.iterdir():
+        if folder.name.startswith(".tmp-"):  # another process's import, which may vanish at any moment
+            continue
+        try:
+            modified = folder.stat().st_mtime
+        except FileNotFoundError:  # removed (by another process) since it was listed
+            continue
+        if folder.is_dir():
             try:
-                found.append((folder, read_meta(folder)))
+                found.append((modified, folder, read_meta(folder)))
             except CorruptCache:
-                found.append((folder, None))
-    return found
+                found.append((modified, folder, None))
+    return [(folder, meta) for _, folder, meta in sorted(found, key=lambda item: item[0], reverse=True)]
 
 
 def folder_size(folder: Path) -> int:

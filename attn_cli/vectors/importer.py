@@ -47,12 +47,13 @@ def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str
     final = root / "v1" / key
     if final.is_dir():
         try:
-            vectors = load_cached(final, name)
+            meta = read_meta(final)
+            vectors = load_cached(final, name, meta)
         except CorruptCache as exc:
             options.warn(f"the cache of {path} at {final} is corrupt ({exc}); rebuilding it")
             shutil.rmtree(final, ignore_errors=True)
         else:
-            refuse_skipped_lines(read_meta(final), options)
+            refuse_skipped_lines(meta, options)
             return vectors
     try:
         temporary = new_temporary_folder(root, key)
@@ -84,11 +85,12 @@ def refuse_skipped_lines(meta: dict, options: LoadOptions) -> None:
 def remove_stale(final: Path) -> None:
     """Delete earlier imports of the same file (same format and --limit) made before it changed."""
     meta = read_meta(final)
-    if not meta.get("source", {}).get("path"):
+    same = (meta.get("source", {}).get("path"), meta.get("format"), meta.get("limit"))
+    if same[0] is None:  # a cache written without a source (the benchmarks'): nothing to match
         return
     for folder, other in cached_sets(final.parent.parent):
-        if folder != final and other and other.get("source", {}).get("path") == meta.get("source", {}).get("path") \
-                and other.get("format") == meta.get("format") and other.get("limit") == meta.get("limit"):
+        if folder != final and other and (other.get("source", {}).get("path"), other.get("format"),
+                                          other.get("limit")) == same:
             shutil.rmtree(folder, ignore_errors=True)
 
 
