@@ -1,7 +1,7 @@
 """Recognise a vector file's format from its first bytes, and the formats only gensim reads.
 
 GloVe text has no header; word2vec text (and fastText .vec) and word2vec binary
-start with "COUNT DIMS"; binary is told from text by the bytes after the header.
+start with "COUNT DIMS"; binary is told from text by the structure of the records after it.
 fastText .bin starts with its magic number, gensim's own .kv/.model files are
 pickles. gzip and bzip2 are recognised by their magic numbers. gensim is
 imported only in `read_fasttext_bin` and `read_gensim_pickle`, never on the
@@ -29,6 +29,11 @@ CACHEABLE = ("glove", "word2vec", "word2vec-binary")
 FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
 _HEADER = re.compile(rb"^\s*\d+\s+\d+\s*$")
 _PROBE_BYTES = 4096
+_BODY_PROBE_BYTES = 1 << 16  # room for a few records of 4,096 dims
+_PROBE_LINES = 20
+_MAX_WORD_BYTES = 1000  # a binary record's word is short; a text line read as one is not
+UTF8_BOM = b"\xef\xbb\xbf"
+_TEXT_BYTES = bytes(range(32, 127)) + b"\t\r\n"
 _FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
 
 
@@ -48,37 +53,70 @@ def open_maybe_compressed(path: Path):
 
 
 def detect_format(path: Path) -> str:
-    """One of FORMATS, from the magic numbers, the header line and the bytes after it."""
+    """One of FORMATS, from the magic numbers, the header line and the structure of the records after it."""
     try:
         with open_maybe_compressed(path) as handle:  # a .bin.gz is a fastText model too
             head = handle.peek(64)[:64]
+            if head.startswith(UTF8_BOM):  # Windows editors start text with one: it is not the header's
+                handle.read(len(UTF8_BOM))
             first_line = handle.readline(_PROBE_BYTES)
-            body = handle.read(_PROBE_BYTES)
+            body = handle.read(_BODY_PROBE_BYTES)
         magic = head[:4]
         if magic == _FASTTEXT_MAGIC:
             return "fasttext-bin"
         if magic[:1] == b"\x80":  # pickle protocol 2+: gensim's KeyedVectors.save()
             return "gensim-pickle"
     except (OSError, EOFError, zlib.error) as exc:
-        raise VectorsError(f"cannot read {path}: {exc}; check the file is a complete vector file") from exc
+        raise VectorsError(f"cannot read {path}: {exc}; check the file is complete and a vector file") from exc
     if not first_line.strip() and not body.strip():
         raise VectorsError(f"{path} is empty; pass a GloVe or word2vec vector file")
     if not _HEADER.match(first_line):
         # old fastText .bin files have no magic number: binary bytes where a text line should be
-        return "fasttext-bin" if ".bin" in path.suffixes and not _looks_like_text(head) else "glove"
-    return "word2vec" if _looks_like_text(body) else "word2vec-binary"
+        return "fasttext-bin" if ".bin" in path.suffixes and not _mostly_text(head) else "glove"
+    count, dims = (int(field) for field in first_line.split())
+    return "word2vec-binary" if _holds_binary_records(body, count, dims) else "word2vec"
 
 
-def _looks_like_text(chunk: bytes) -> bool:
-    """Text vectors decode as UTF-8 and hold no control bytes but tab, CR and LF."""
+def _holds_binary_records(body: bytes, count: int, dims: int) -> bool:
+    """True when the bytes after a header are word2vec binary records, judged by structure, not encoding.
+
+    A text line ends in `dims` numbers; binary records are `word<space>` and then
+    exactly 4 x dims bytes of float32. Text is recognised first (word2vec.c cuts
+    words mid-character, so text need not be valid UTF-8); otherwise the first
+    records must each be a word, a space and `dims` float32s, as many as the
+    header promises and the probe holds.
+    """
+    lines = body.split(b"\n")[:-1][:_PROBE_LINES]  # complete lines only
+    if any(_ends_in_numbers(line, dims) for line in lines):
+        return False
+    position, records = 0, 0
+    while records < count:
+        space = body.find(b" ", position, position + _MAX_WORD_BYTES + 2)
+        end = space + 1 + 4 * dims
+        if space < 0 or end > len(body):
+            break  # a record longer than the probe: judge by those read
+        values = body[space + 1:end]
+        if not body[position:space].lstrip(b"\n") or _mostly_text(values):
+            return False  # no word, or text where the float32s should be
+        position, records = end, records + 1
+    return records > 0
+
+
+def _mostly_text(data: bytes) -> bool:
+    """Nine bytes in ten printable ASCII or white space: text. float32 bytes are about half that."""
+    return len(data.translate(None, _TEXT_BYTES)) < len(data) / 10
+
+
+def _ends_in_numbers(line: bytes, dims: int) -> bool:
+    """A text record: a word and then exactly `dims` whitespace-separated numbers."""
+    fields = line.rsplit(None, dims)
+    if len(fields) != dims + 1:
+        return False
     try:
-        text = chunk.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # a multi-byte character cut at the end of the probe is still text
-        if exc.start < len(chunk) - 4:
-            return False
-        text = chunk[: exc.start].decode("utf-8")
-    return not any(ord(char) < 32 and char not in "\t\r\n" for char in text)
+        [float(field) for field in fields[1:]]
+    except ValueError:
+        return False
+    return True
 
 
 def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
@@ -89,6 +127,9 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
         with decompressed(path) as plain, warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # gensim's overflow warnings: the values are checked below
             keyed = load_facebook_vectors(str(plain))
+    except NotImplementedError as exc:  # gensim reads unsupervised models only
+        raise VectorsError(f"{path} is a supervised fastText model (a classifier), which gensim cannot read: "
+                           "pass its .vec text file, or a skipgram/cbow model") from exc
     except (ValueError, EOFError, OSError, AssertionError, zlib.error) as exc:
         raise VectorsError(f"cannot read {path} as a fastText .bin model: {exc}; "
                            "check the file is complete, or pass its .vec text file instead") from exc

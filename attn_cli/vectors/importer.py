@@ -19,7 +19,7 @@ from typing import Callable
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, cached_sets, load_cached,
                                     new_temporary_folder, publish, read_meta)
-from attn_cli.vectors.formats import open_maybe_compressed
+from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
@@ -34,9 +34,6 @@ class LoadOptions:
     trust_pickle: bool = False
     show_progress: bool = True  # a bar on stderr when it is a terminal (off with --json)
     warn: Callable[[str], None] = field(default=lambda message: None, compare=False)
-
-
-UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str | None = None) -> Vectors:

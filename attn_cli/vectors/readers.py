@@ -119,26 +119,21 @@ def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, 
 
 
 def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink, options: ReadOptions) -> ReadReport:
-    """word2vec binary records `word<space><dims float32 little-endian>[\\n]` into the sink."""
+    """word2vec binary records `word<space><dims float32 little-endian>[\\n]` into the sink, to the end of the file.
+
+    As with text, the body wins over the header's count: records past it are read,
+    and a file that ends early at a record boundary is read as it is (the importer
+    warns about either). A file that ends inside a record is truncated: an error.
+    """
     report = ReadReport(header_count=count)
-    record = dims * 4
     pending, done, seen = b"", 0, 0
-    while seen < count:
+    while True:
         data = stream.read(BLOCK_BYTES)
         done += len(data)
         buffer = pending + data
-        words, rows, position = [], [], 0
-        while seen + len(words) < count:
-            space = buffer.find(b" ", position)
-            if space < 0 or space + 1 + record > len(buffer):
-                break
-            word = buffer[position:space].lstrip(b"\n")
-            rows.append(buffer[space + 1:space + 1 + record])
-            words.append(word)
-            position = space + 1 + record
-        pending = buffer[position:]
+        words, matrix, used = split_records(buffer, dims)
+        pending = buffer[used:]
         if words:
-            matrix = np.frombuffer(b"".join(rows), dtype="<f4").reshape(-1, dims)
             finite = np.isfinite(matrix).all(axis=1)
             for row in np.flatnonzero(~finite).tolist():
                 _bad_line(path, seen + row + 2, "NaN or infinite value", words[row], report, options)
@@ -146,13 +141,27 @@ def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink,
             held = sink.add([w for w, ok in zip(words, finite.tolist()) if ok], matrix[finite])
             options.progress(done, held)
             if options.limit is not None and held >= options.limit:
-                break
+                return report
         if not data:
-            if seen < count:
-                raise VectorsError(f"{path}: the header promises {count:,} words but the file ends after "
-                                   f"{seen:,}; the file is truncated: download or copy it again")
             break
+    if pending.strip():
+        raise VectorsError(f"{path}: the file ends inside a record after {seen:,} words (the header promises "
+                           f"{count:,}); the file is truncated: download or copy it again")
     return report
+
+
+def split_records(buffer: bytes, dims: int) -> tuple[list[bytes], np.ndarray, int]:
+    """The complete records at the start of `buffer`: their words, rows [n, dims] float32, and bytes used."""
+    record = dims * 4
+    words, rows, position = [], [], 0
+    while True:
+        space = buffer.find(b" ", position)
+        if space < 0 or space + 1 + record > len(buffer):
+            break
+        words.append(buffer[position:space].lstrip(b"\n"))
+        rows.append(buffer[space + 1:space + 1 + record])
+        position = space + 1 + record
+    return words, np.frombuffer(b"".join(rows), dtype="<f4").reshape(-1, dims), position
 
 
 def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadReport, options: ReadOptions) -> None:

@@ -50,8 +50,9 @@ class Block:
 def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
     """One line by the slow path: the last `dims` fields are the vector, the rest is the word."""
     fields = line.rstrip().rsplit(None, dims)
-    # a word may hold spaces ("new york"), but one that ends in a number means a line with too many numbers
-    if len(fields) != dims + 1 or not fields[0].strip() or _is_float(fields[0].rsplit(None, 1)[-1]):
+    # a word may be a number ("2010") or hold spaces ("new york"), but a word with spaces that ends in a
+    # number means a line with too many numbers
+    if len(fields) != dims + 1 or not fields[0].strip() or _too_many_numbers(fields[0].strip()):
         found = len(line.split()) - 1
         found = max(found, 0)
         raise BadLine(f"expected a word and {dims} numbers, found {found} number{'' if found == 1 else 's'}")
@@ -65,6 +66,12 @@ def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
     if any(abs(value) > FLOAT32_MAX for value in values):
         raise BadLine("a value beyond the float32 range (±3.4e38)")
     return fields[0].lstrip(b" "), values
+
+
+def _too_many_numbers(word: bytes) -> bool:
+    """A word part that holds white space and ends in a number: the line has more than `dims` numbers."""
+    parts = word.rsplit(None, 1)
+    return len(parts) == 2 and _is_float(parts[1])
 
 
 def _is_float(field: bytes) -> bool:
