@@ -56,45 +56,32 @@ def read(path, **options) -> tuple:
     return vectors, messages
 
 
-@pytest.mark.parametrize("name", WORD2VEC_TEXT)
-def test_word2vec_text_files_read_as_gensim_reads_them(name):
-    path = gensim_datapath(name)
-    assert detect_format(Path(path)) == "word2vec"
-    assert_bit_equal(read(path)[0], gensim_text(path))
+FIXTURES = ([(name, "word2vec") for name in WORD2VEC_TEXT] + [(name, "word2vec-binary") for name in WORD2VEC_BINARY]
+            + [("test_glove.txt", "glove")] + [(name, "fasttext-bin") for name in FASTTEXT_BIN]
+            + [(name, "gensim-pickle") for name in GENSIM_PICKLES])
 
 
-@pytest.mark.parametrize("name", WORD2VEC_BINARY)
-def test_word2vec_binary_files_read_as_gensim_reads_them(name):
-    path = gensim_datapath(name)
-    assert detect_format(Path(path)) == "word2vec-binary"
-    assert_bit_equal(read(path)[0], gensim_text(path, binary=True))
-
-
-def test_glove_text_reads_as_gensim_reads_it():
-    path = gensim_datapath("test_glove.txt")
-    assert detect_format(Path(path)) == "glove"
-    assert_bit_equal(read(path)[0], gensim_text(path, no_header=True))
-
-
-@pytest.mark.parametrize("name", FASTTEXT_BIN)
-def test_fasttext_models_read_as_gensim_reads_them(name):
+def gensim_reading(path: str, file_format: str):
+    """The KeyedVectors gensim gives for a file of the given format."""
+    from gensim.models import KeyedVectors
     from gensim.models.fasttext import load_facebook_vectors
 
+    if file_format == "fasttext-bin":
+        return load_facebook_vectors(path)
+    if file_format == "gensim-pickle":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loaded = KeyedVectors.load(path)
+        return getattr(loaded, "wv", loaded)
+    return gensim_text(path, binary=file_format == "word2vec-binary", no_header=file_format == "glove")
+
+
+@pytest.mark.parametrize("name, file_format", FIXTURES)
+def test_gensim_test_files_read_as_gensim_reads_them(name, file_format):
     path = gensim_datapath(name)
-    assert detect_format(Path(path)) == "fasttext-bin"
-    assert_bit_equal(read(path)[0], load_facebook_vectors(path))
-
-
-@pytest.mark.parametrize("name", GENSIM_PICKLES)
-def test_gensim_pickles_read_as_gensim_loads_them(name):
-    from gensim.models import KeyedVectors
-
-    path = gensim_datapath(name)
-    assert detect_format(Path(path)) == "gensim-pickle"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        loaded = KeyedVectors.load(path)
-    assert_bit_equal(read(path, trust_pickle=True)[0], getattr(loaded, "wv", loaded))
+    assert detect_format(Path(path)) == file_format
+    vectors = read(path, trust_pickle=file_format == "gensim-pickle")[0]
+    assert_bit_equal(vectors, gensim_reading(path, file_format))
 
 
 def test_a_header_larger_than_a_text_body_reads_the_body_where_gensim_fails():
