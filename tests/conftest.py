@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attn_cli.cli import app
+from attn_cli.cli.app import app
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 

@@ -1,4 +1,4 @@
-"""Property tests of the attention engine (attn_cli.attention).
+"""Property tests of the attention engine (attn_cli.engine.attention).
 
 Every property is checked on hypothesis-generated inputs: small shapes (n in 1..8,
 d in 1..16, heads dividing the width) and finite elements of moderate magnitude.
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_cli.attention import (
+from attn_cli.engine.attention import (
     AttentionConfig,
     ConfigError,
     attend,

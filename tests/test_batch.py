@@ -13,7 +13,7 @@ import time
 import jsonschema
 import pytest
 
-from attn_cli.fields import available_fields
+from attn_cli.documents.fields import available_fields
 
 CLI = [sys.executable, "-m", "attn_cli"]
 ANSI = "\x1b["
@@ -251,7 +251,7 @@ def test_ctrl_c_keeps_every_line_written_and_exits_130():
 
 
 def test_memory_is_not_kept_without_html(monkeypatch):
-    from attn_cli.render.outputs import ReportOutputs
+    from attn_cli.cli.outputs import ReportOutputs
 
     outputs = ReportOutputs(lambda report, console: None, style="json", files={}, command_line="")
     document = {"schema_version": 1, "command": "explain"}
@@ -282,7 +282,7 @@ def test_a_closed_stdout_stops_quietly_with_141(args):
 
 
 def test_lines_read_together_are_grouped_in_order_and_errors_come_after_the_lines_before_them():
-    from attn_cli.inputs import InputLine, ready_groups
+    from attn_cli.cli.inputs import InputLine, ready_groups
 
     lines = [InputLine(f"line {i}", i) for i in range(1, 41)]
     groups = list(ready_groups(iter(lines), size=16))

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from attn_cli.attention import softmax
+from attn_cli.engine.attention import softmax
 
 RIVER, MONEY = "river bank flows", "money bank grows"
 

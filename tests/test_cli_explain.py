@@ -8,7 +8,7 @@ import jsonschema
 import numpy as np
 import pytest
 
-from attn_cli.attention import softmax
+from attn_cli.engine.attention import softmax
 
 
 def explain_json(run, *args: str) -> dict:
@@ -238,7 +238,7 @@ def test_a_possessive_the_vocabulary_lacks_keeps_its_stem(run, explain_schema):
 
 
 def test_a_clitic_the_vocabulary_knows_is_a_token():
-    from attn_cli.tokenize import tokenize
+    from attn_cli.engine.tokenize import tokenize
     from attn_cli.vectors.store import Vectors
 
     words = ["i", "do", "n't", "well-known", "know"]

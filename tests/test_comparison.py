@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attn_cli.analysis import Contribution, Shift, token_shifts
-from attn_cli.attention import AttentionConfig, multi_head_attention
-from attn_cli.comparison import (MAX_PULLS, PULL_SHARE, SentenceAttention, compare_word, cosine_matrix, missing_from,
+from attn_cli.engine.analysis import Contribution, Shift, token_shifts
+from attn_cli.engine.attention import AttentionConfig, multi_head_attention
+from attn_cli.engine.comparison import (MAX_PULLS, PULL_SHARE, SentenceAttention, compare_word, cosine_matrix, missing_from,
                                  pulls, shared_words)
 
 RNG = np.random.default_rng(11)  # norms near 1, like the default set, so no softmax saturates

@@ -40,7 +40,7 @@ def test_default_set_agrees_with_human_similarity_judgements(default_vectors, ge
 def test_explain_on_the_default_set_never_imports_gensim():
     """Importing gensim costs about a second: the default path must not pay it."""
     code = ("import sys\n"
-            "from attn_cli.cli import app\n"
+            "from attn_cli.cli.app import app\n"
             "try:\n    app(['explain', 'money bank grows', '--json'])\n"
             "except SystemExit as stop:\n    assert stop.code == 0, stop.code\n"
             "print('gensim' in sys.modules, file=sys.stderr)\n")

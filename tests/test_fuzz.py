@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attn_cli.errors import EXIT_CODES, InputError, VectorsError
-from attn_cli.tokenize import tokenize
+from attn_cli.engine.tokenize import tokenize
 from attn_cli.vectors import load_vectors
 from attn_cli.vectors.textparse import FLOAT32_MAX, parse_block
 

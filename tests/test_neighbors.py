@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_cli.analysis import SAMPLE_STRIDE, NeighborSearch, top_k_rows
-from attn_cli.attention import AttentionConfig, multi_head_attention
+from attn_cli.engine.analysis import SAMPLE_STRIDE, NeighborSearch, top_k_rows
+from attn_cli.engine.attention import AttentionConfig, multi_head_attention
 from attn_cli.vectors.store import Vectors
 
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_cli.attention import AttentionConfig, multi_head_attention
+from attn_cli.engine.attention import AttentionConfig, multi_head_attention
 
 TOL = 1e-10
 

@@ -8,10 +8,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attn_cli.attention import AttentionConfig, multi_head_attention, softmax
+from attn_cli.engine.attention import AttentionConfig, multi_head_attention, softmax
 from attn_cli.errors import InputError
-from attn_cli.report import trace_reports
-from attn_cli.tokenize import tokenize
+from attn_cli.documents.explain import trace_reports
+from attn_cli.engine.tokenize import tokenize
 from attn_cli.vectors import load_vectors
 from attn_cli.vectors.default import load_default_vectors
 

@@ -244,7 +244,7 @@ def test_a_killed_import_leaves_no_cache(tmp_path, private_cache):
 
 def test_the_cached_path_never_imports_gensim(tmp_path, glove_file):
     load_vectors(glove_file)
-    code = ("import sys; from attn_cli.cli import main; sys.argv = ['attn-cli', 'explain', 'the of', '--json', "
+    code = ("import sys; from attn_cli.cli.app import main; sys.argv = ['attn-cli', 'explain', 'the of', '--json', "
             f"'--vectors', {glove_file!r}]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
             "assert 'gensim' not in sys.modules, 'gensim imported'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)

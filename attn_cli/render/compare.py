@@ -12,7 +12,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from attn_cli.comparison import PULL_SHARE
+from attn_cli.engine.comparison import PULL_SHARE
 from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, render_attention, section,
                                       settings_lines, token_labels, tokens_text, weights_formula)
 

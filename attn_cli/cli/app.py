@@ -17,30 +17,21 @@ import typer
 from typer.core import TyperGroup
 
 from attn_cli import __version__
-from attn_cli.batch import run_lines
+from attn_cli.cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
-from attn_cli.fields import available_fields, parse_selection
-from attn_cli.inputs import InputLine, input_lines, input_may_wait, line_list, ready_groups
-from attn_cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
+from attn_cli.documents.fields import available_fields, parse_selection
+from attn_cli.cli.messages import fail, warn
+from attn_cli.cli.inputs import InputLine, input_lines, input_may_wait, line_list, ready_groups
+from attn_cli.cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
                               with_batch_options, with_engine_options)
-from attn_cli.render.outputs import Draw, ReportOutputs
-from attn_cli.report import explain_reports, trace_reports, traced_indices, with_input
-from attn_cli.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
+from attn_cli.cli.outputs import Draw, ReportOutputs
+from attn_cli.documents.explain import explain_reports, trace_reports, traced_indices, with_input
+from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
 from attn_cli.vectors import Vectors, load_vectors
-from attn_cli.vectors_cli import vectors_app
+from attn_cli.cli.vectors import vectors_app
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
-
-
-def fail(message: str, kind: str = "error") -> None:
-    """One line on stderr, prefixed with the program name: never through Rich, never wrapped."""
-    sys.stderr.write(f"attn-cli: {kind}: {message}\n")
-    sys.stderr.flush()
-
-
-def warn(message: str) -> None:
-    fail(message, kind="warning")
 
 
 class OutputClosed(Exception):
@@ -246,7 +237,7 @@ def compare(
     engine: EngineOptions,
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
-    from attn_cli.compare_report import compare_report, cross_report  # only compare pays for its import
+    from attn_cli.documents.compare import compare_report, cross_report  # only compare pays for its import
 
     config = engine.attention_config()
     include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()

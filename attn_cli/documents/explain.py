@@ -14,10 +14,10 @@ from dataclasses import asdict
 import numpy as np
 
 from attn_cli import __version__
-from attn_cli.analysis import NeighborSearch, Shift, advise, row_diagnostics, shift_queries, token_shifts
-from attn_cli.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
+from attn_cli.engine.analysis import NeighborSearch, Shift, advise, row_diagnostics, shift_queries, token_shifts
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
 from attn_cli.errors import InputError
-from attn_cli.tokenize import TokenizedSentence
+from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
@@ -86,7 +86,7 @@ def trace_reports(sentences: list[tuple[str, TokenizedSentence]], vectors: Vecto
                   *, word: str | None = None, dims: int = 3, shuffle_check: bool = False, neighbors: int = 5,
                   neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> list[dict]:
     """Follow one word (or each word in turn) of each sentence through self-attention, every step with its numbers."""
-    from attn_cli.tracing import trace_token, vector_summary  # only trace pays for its import
+    from attn_cli.engine.tracing import trace_token, vector_summary  # only trace pays for its import
 
     indices = [traced_indices(tokenized, word) for _, tokenized in sentences]
     results, shifts = attend_each([tokenized for _, tokenized in sentences], vectors, config, neighbors,

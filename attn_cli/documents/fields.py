@@ -15,7 +15,7 @@ from pathlib import Path
 from attn_cli.errors import UsageError
 
 ALWAYS_KEPT = ("schema_version", "command", "line", "id", "error")
-_PACKAGE_ROOT = Path(__file__).resolve().parent
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 Selection = dict  # name -> True (keep whole) or a nested Selection
 

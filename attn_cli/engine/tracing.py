@@ -18,8 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from attn_cli.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits
-from attn_cli.attention import AttentionResult, multi_head_attention, static_outputs
+from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits
+from attn_cli.engine.attention import AttentionResult, multi_head_attention, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
 

@@ -18,11 +18,11 @@ from typing import Annotated, Callable, Optional
 
 import typer
 
-from attn_cli.attention import MASKS, MODES, POSITIONS, SIMILARITIES, AttentionConfig
+from attn_cli.engine.attention import MASKS, MODES, POSITIONS, SIMILARITIES, AttentionConfig
 from attn_cli.errors import UsageError
-from attn_cli.inputs import INPUT_FORMATS
-from attn_cli.report import INCLUDABLE
-from attn_cli.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
+from attn_cli.cli.inputs import INPUT_FORMATS
+from attn_cli.documents.explain import INCLUDABLE
+from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.vectors.formats import FORMATS
 
 ENGINE_PANEL = "Attention"

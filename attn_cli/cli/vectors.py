@@ -13,7 +13,8 @@ from typing import Annotated, Optional
 import typer
 
 from attn_cli.errors import VectorsError
-from attn_cli.options import VectorFormat
+from attn_cli.cli.messages import warn
+from attn_cli.cli.options import VectorFormat
 from attn_cli.render.json_out import write_json
 from attn_cli.vectors import load_vectors
 from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, read_meta, CorruptCache
@@ -24,12 +25,6 @@ vectors_app = typer.Typer(help="Import, inspect, list, remove and download vecto
                           no_args_is_help=True)
 
 Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to stdout.")]
-
-
-def _warn(message: str) -> None:
-    from attn_cli.cli import warn  # cli imports this module: resolve at call time
-
-    warn(message)
 
 
 @vectors_app.command("import")
@@ -51,7 +46,7 @@ def import_(
         raise UsageError(f"--limit must be at least 1 (got {limit})")
     options = LoadOptions(file_format=file_format.value if file_format else None, limit=limit,
                           skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, show_progress=not json,
-                          warn=_warn)
+                          warn=warn)
     _show(info_report(load_vectors(source, options)), json)
 
 
@@ -73,7 +68,7 @@ def info(
     else:
         from attn_cli.vectors.importer import LoadOptions
 
-        vectors = load_vectors(source, LoadOptions(show_progress=not json, warn=_warn))
+        vectors = load_vectors(source, LoadOptions(show_progress=not json, warn=warn))
     _show(info_report(vectors), json)
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from attn_cli.errors import InputError
-from attn_cli.inputs import InputLine
-from attn_cli.render.outputs import ReportOutputs
-from attn_cli.report import error_document, with_input
+from attn_cli.cli.inputs import InputLine
+from attn_cli.cli.outputs import ReportOutputs
+from attn_cli.documents.explain import error_document, with_input
 
 BuildGroup = Callable[[list[InputLine]], list["dict | InputError"]]  # a document, or why the line failed
 

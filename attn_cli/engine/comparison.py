@@ -14,8 +14,8 @@ from itertools import combinations
 
 import numpy as np
 
-from attn_cli.analysis import Contribution, Neighbor, Shift
-from attn_cli.attention import AttentionResult, static_outputs, unit_rows
+from attn_cli.engine.analysis import Contribution, Neighbor, Shift
+from attn_cli.engine.attention import AttentionResult, static_outputs, unit_rows
 
 PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the output
 MAX_PULLS = 3  # at most this many pulling words per sentence

@@ -1,0 +1,15 @@
+"""The one way the command line speaks to a person on stderr: `attn-cli: <kind>: <message>`."""
+
+from __future__ import annotations
+
+import sys
+
+
+def fail(message: str, kind: str = "error") -> None:
+    """One line on stderr, prefixed with the program name: never through Rich, never wrapped."""
+    sys.stderr.write(f"attn-cli: {kind}: {message}\n")
+    sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    fail(message, kind="warning")
