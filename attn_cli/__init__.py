@@ -1,3 +1,49 @@
-"""attn-cli: see self-attention at work on static word vectors, every number of it."""
+"""attn-cli: see self-attention at work on static word vectors, every number of it.
 
-__version__ = "0.1.0"
+The public API (documented in docs/python-api.md):
+
+    import attn_cli
+    result = attn_cli.explain("money bank grows")
+    result.weights, result.to_dict(), result.to_html("report.html")
+
+Names are imported on first use, so `attn-cli --version` and the cached paths
+stay fast: numpy and the engine load only when a function is called.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from attn_cli.version import __version__
+
+_EXPORTS = {
+    "load_vectors": "attn_cli.api", "explain": "attn_cli.api", "trace": "attn_cli.api",
+    "compare": "attn_cli.api", "cross": "attn_cli.api",
+    "Settings": "attn_cli.settings", "Vectors": "attn_cli.vectors.store",
+    "ExplainResult": "attn_cli.results", "TraceResult": "attn_cli.results", "CompareResult": "attn_cli.results",
+    "CrossResult": "attn_cli.results",
+    "AttnError": "attn_cli.errors", "SettingsError": "attn_cli.errors", "InputError": "attn_cli.errors",
+    "VectorsError": "attn_cli.errors",
+}
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from attn_cli.api import compare, cross, explain, load_vectors, trace
+    from attn_cli.errors import AttnError, InputError, SettingsError, VectorsError
+    from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
+    from attn_cli.settings import Settings
+    from attn_cli.vectors.store import Vectors
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module the first time it is used (PEP 562)."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'attn_cli' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -7,21 +7,62 @@ table of exit codes is part of the public contract (README, "Exit codes").
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
+NAME_ONLY = object()  # an Option without a value: the setting's name alone
+
+
+@dataclass(frozen=True)
+class Option:
+    """A setting named inside a message: `name=value` to Python, `--name value` on the command line."""
+
+    name: str
+    value: object = NAME_ONLY
+
+    def python(self) -> str:
+        return self.name if self.value is NAME_ONLY else f"{self.name}={self.value!r}"
+
+    def command_line(self) -> str:
+        flag = "--" + self.name.replace("_", "-")
+        return flag if self.value is NAME_ONLY or self.value is True else f"{flag} {self.value}"
+
 
 class AttnError(Exception):
-    """An expected failure: the message names the problem and the fix."""
+    """An expected failure: the message names the problem and the fix.
+
+    A message is text and `Option`s; `message` spells the options as Python
+    keywords, `spoken(Option.command_line)` as command-line options.
+    """
 
     exit_code = 1
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, *parts: str | Option) -> None:
+        self.parts = parts
+        self.message = self.spoken(Option.python)
+        super().__init__(self.message)
+
+    def spoken(self, spell: Callable[[Option], str]) -> str:
+        return "".join(part if isinstance(part, str) else spell(part) for part in self.parts)
 
 
 class UsageError(AttnError):
     """An option value or combination of options that cannot work."""
 
     exit_code = 2
+
+
+class SettingsError(UsageError, ValueError):
+    """A setting whose value (or combination with another) cannot be computed.
+
+    It names the keyword (`setting`), what is wrong (`problem`) and, where another
+    setting would make it work, that setting (`fix`, e.g. {"mode": "projected"}).
+    """
+
+    def __init__(self, setting: str, problem: str, fix: dict[str, object] | None = None) -> None:
+        self.setting, self.problem, self.fix = setting, problem, fix or {}
+        remedy = [part for name, value in self.fix.items() for part in (" ", Option(name, value))]
+        super().__init__(Option(setting), " ", problem, *(["; add", *remedy] if remedy else []))
 
 
 class InputError(AttnError):

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from attn_cli.errors import SettingsError
+
 from attn_cli.engine.attention import (
     AttentionConfig,
-    ConfigError,
     attend,
     multi_head_attention,
     output_terms,
@@ -383,5 +384,6 @@ def test_raw_mode_has_no_projections():
     ({"mode": "projected", "heads": 2, "d_k": 5}, 4),
 ])
 def test_heads_must_divide_width(kwargs, d):
-    with pytest.raises(ConfigError):
+    with pytest.raises(SettingsError, match="^heads [0-9]+ does not divide the width") as caught:
         multi_head_attention(np.ones((2, d)), None, AttentionConfig(**kwargs))
+    assert isinstance(caught.value, ValueError) and caught.value.setting == "heads"

@@ -32,7 +32,7 @@ CATALOGUE = [
     ("whitespace only", ["explain", " \t  "], None, 3, "sentence is empty"),
     ("only punctuation", ["explain", "?! ... ,;"], None, 3, "no word of the sentence"),
     ("every word out of vocabulary", ["explain", "qqqzzz jjjxxx"], None, 3, '"qqqzzz", "jjjxxx"'),
-    ("10,000 words", ["explain", TEN_THOUSAND_WORDS], None, 3, "--max-tokens 1,000"),
+    ("10,000 words", ["explain", TEN_THOUSAND_WORDS], None, 3, "--max-tokens 1000"),
     ("one 100,000-character word", ["explain", LONG_WORD], None, 3, "(100,000 characters)"),
     ("emoji only", ["explain", "🏦 💸 🌊"], None, 3, "no word of the sentence"),
     ("right-to-left text only", ["explain", "בנק כסף"], None, 3, '"בנק", "כסף"'),

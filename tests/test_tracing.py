@@ -10,7 +10,8 @@ import pytest
 
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention, softmax
 from attn_cli.errors import InputError
-from attn_cli.documents.explain import trace_reports
+from attn_cli.api import trace_tokenized
+from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import tokenize
 from attn_cli.vectors import load_vectors
 from attn_cli.vectors.default import load_default_vectors
@@ -26,7 +27,8 @@ def default_vectors():
 def traced(vectors, sentence: str, config: AttentionConfig, **options):
     """(document, engine result, embeddings) for the same sentence and settings."""
     tokenized = tokenize(sentence, vectors)
-    [report] = trace_reports([(sentence, tokenized)], vectors, config, **options)
+    [result] = trace_tokenized([(sentence, tokenized)], vectors, Settings(**vars(config)), **options)
+    report = result.to_dict()
     return report, multi_head_attention(tokenized.embeddings, config=config), tokenized.embeddings
 
 

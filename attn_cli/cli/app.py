@@ -16,18 +16,20 @@ from typing import Annotated, Callable, Optional
 import typer
 from typer.core import TyperGroup
 
-from attn_cli import __version__
+from attn_cli.version import __version__
 from attn_cli.cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.documents.fields import available_fields, parse_selection
-from attn_cli.cli.messages import fail, warn
+from attn_cli.cli.messages import as_options, fail, warn
 from attn_cli.cli.inputs import InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
                               with_batch_options, with_engine_options)
 from attn_cli.cli.outputs import Draw, ReportOutputs
-from attn_cli.documents.explain import explain_reports, trace_reports, traced_indices, with_input
+from attn_cli.api import compare_tokenized, cross_tokenized, explain_tokenized, trace_tokenized
+from attn_cli.documents.explain import traced_indices, with_input
+from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
-from attn_cli.vectors import Vectors, load_vectors
+from attn_cli.vectors.store import Vectors
 from attn_cli.cli.vectors import vectors_app
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
@@ -55,7 +57,7 @@ class OneLineErrors(TyperGroup):
                                    obj={"arguments": arguments}, **extra)
             code = outcome if isinstance(outcome, int) else 0
         except AttnError as exc:
-            fail(exc.message)
+            fail(as_options(exc))
             code = exc.exit_code
         except _ParserError as exc:
             code = self._parser_failure(exc)
@@ -132,12 +134,10 @@ def explain(
     batch: BatchOptions,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
-    config = engine.attention_config()
-    include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(ctx, "explain", sentence, engine, batch, renderer("terminal", "render_explain"),
-                lambda sentences, vectors: explain_reports(
-                    sentences, vectors, config, neighbors=neighbors, neighbor_vocab=neighbor_vocab,
-                    include=include))
+    settings = engine.settings()
+    each_report(ctx, "explain", sentence, engine, batch, settings, renderer("terminal", "render_explain"),
+                lambda sentences, vectors: [result.to_dict()
+                                            for result in explain_tokenized(sentences, vectors, settings)])
 
 
 @app.command()
@@ -156,17 +156,15 @@ def trace(
                                                                         "how much the outputs change.")] = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
-    config = engine.attention_config()
-    include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
-    each_report(ctx, "trace", sentence, engine, batch, renderer("trace", "render_trace"),
-                lambda sentences, vectors: trace_reports(
-                    sentences, vectors, config, word=word, dims=dims, shuffle_check=shuffle_check,
-                    neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include),
+    settings = engine.settings()
+    each_report(ctx, "trace", sentence, engine, batch, settings, renderer("trace", "render_trace"),
+                lambda sentences, vectors: [result.to_dict() for result in trace_tokenized(
+                    sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)],
                 check=lambda tokenized: traced_indices(tokenized, word))
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
-                render: Draw, build: Callable[[list[tuple[str, TokenizedSentence]], Vectors], list[dict]],
+                settings: Settings, render: Draw, build: Callable[[list[tuple[str, TokenizedSentence]], Vectors], list[dict]],
                 check: Callable[[TokenizedSentence], object] = lambda tokenized: None) -> None:
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups):
     tokenize and `check` each, build the documents of those that pass together, show them in order."""
@@ -179,7 +177,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
                             command_line=command_line(ctx), selection=selection)
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
-    vectors = load_vectors(engine.vectors, engine.load_options(warn))
+    vectors = engine.load_vectors(warn)
 
     def build_group(group: list[InputLine]) -> list[dict | InputError]:
         outcomes: list[int | InputError] = []  # an index into `ready`, or why the line failed
@@ -187,10 +185,10 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
         for line in group:
             try:
                 text = line.sentence()
-                tokenized = tokenize(text, vectors, engine.oov.value, engine.token_limit())
+                tokenized = tokenize(text, vectors, settings.oov, settings.max_tokens)
                 check(tokenized)
             except InputError as exc:
-                outcomes.append(exc)
+                outcomes.append(InputError(as_options(exc)))
                 continue
             warn_unknown(tokenized, line.where)
             outcomes.append(len(ready))
@@ -237,10 +235,7 @@ def compare(
     engine: EngineOptions,
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
-    from attn_cli.documents.compare import compare_report, cross_report  # only compare pays for its import
-
-    config = engine.attention_config()
-    include, neighbors, neighbor_vocab = engine.included(), engine.neighbor_count(), engine.neighbor_vocabulary()
+    settings = engine.settings()
     if cross and word:
         raise UsageError("--word chooses words to compare across sentences; leave it out with --cross, which "
                          "shows every target token")
@@ -255,27 +250,26 @@ def compare(
     outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
                             style="json" if engine.json else "tables",
                             files=engine.picture_files(), command_line=command_line(ctx))
-    vectors = load_vectors(engine.vectors, engine.load_options(warn))
-    tokenized = [tokenize_or_warn(line.text, vectors, engine, line.where or f"sentence {number}")
-                 for number, line in enumerate(lines, 1)]
-    options = dict(neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
+    vectors = engine.load_vectors(warn)
+    tokenized = [(text, tokenize_or_warn(text, vectors, settings, line.where or f"sentence {number}"))
+                 for number, (text, line) in enumerate(zip(found, lines), 1)]
     if cross:
-        report = cross_report(found[0], tokenized[0], found[1], tokenized[1], vectors, config, **options)
+        report = cross_tokenized(tokenized[0], tokenized[1], vectors, settings).to_dict()
     else:
-        report = compare_report(found, tokenized, vectors, config, words=tuple(word or ()), **options)
+        report = compare_tokenized(tokenized, vectors, settings, words=tuple(word or ())).to_dict()
         report["sentences"] = [block if line.number is None else with_input(block, line.number, line.id, line.meta)
                                for block, line in zip(report["sentences"], lines)]
     outputs.show(report)
     outputs.finish()
 
 
-def tokenize_or_warn(text: str, vectors, engine: EngineOptions, where: str = "") -> TokenizedSentence:
+def tokenize_or_warn(text: str, vectors: Vectors, settings: Settings, where: str = "") -> TokenizedSentence:
     """The sentence's tokens; a warning on stderr names the unknown words skipped (and where, if given)."""
     try:
-        tokenized = tokenize(text, vectors, engine.oov.value, engine.token_limit())
+        tokenized = tokenize(text, vectors, settings.oov, settings.max_tokens)
     except InputError as exc:
         if where:
-            raise InputError(f'{where} ("{shorten(text, 60)}"): {exc.message}') from None
+            raise InputError(f'{where} ("{shorten(text, 60)}"): {as_options(exc)}') from None
         raise
     warn_unknown(tokenized, where)
     return tokenized

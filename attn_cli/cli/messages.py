@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from attn_cli.errors import AttnError, Option
+
 
 def fail(message: str, kind: str = "error") -> None:
     """One line on stderr, prefixed with the program name: never through Rich, never wrapped."""
@@ -13,3 +15,8 @@ def fail(message: str, kind: str = "error") -> None:
 
 def warn(message: str) -> None:
     fail(message, kind="warning")
+
+
+def as_options(error: AttnError) -> str:
+    """An error's message with the library's keywords spelt as this command line's options."""
+    return error.spoken(Option.command_line)

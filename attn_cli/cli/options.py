@@ -18,10 +18,11 @@ from typing import Annotated, Callable, Optional
 
 import typer
 
-from attn_cli.engine.attention import MASKS, MODES, POSITIONS, SIMILARITIES, AttentionConfig
-from attn_cli.errors import UsageError
+from attn_cli.engine.attention import MASKS, MODES, POSITIONS, SIMILARITIES
+from attn_cli.errors import SettingsError, UsageError
+from attn_cli.settings import Settings
+from attn_cli.vectors.store import Vectors
 from attn_cli.cli.inputs import INPUT_FORMATS
-from attn_cli.documents.explain import INCLUDABLE
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.vectors.formats import FORMATS
 
@@ -73,55 +74,26 @@ class EngineOptions:
     skip_bad_lines: bool = False
     trust_pickle: bool = False
 
-    def attention_config(self) -> AttentionConfig:
-        """The validated engine configuration (a bad value raises a ConfigError, a usage error)."""
-        return AttentionConfig(
+    def settings(self) -> Settings:
+        """The library's settings these options stand for (a bad value raises SettingsError, exit 2)."""
+        if self.include and not self.json:
+            raise UsageError("--include adds matrices to the JSON output; add --json")
+        return Settings(
             mode=self.mode.value, scale=parse_scale(self.scale), temperature=self.temperature,
             similarity=self.similarity.value, heads=self.heads, d_k=self.d_k, seed=self.seed,
             mask=self.mask.value, positions=self.positions.value, output_projection=self.output_projection,
+            oov=self.oov.value, max_tokens=self.max_tokens, neighbors=self.neighbors,
+            neighbor_vocab=parse_neighbor_vocab(self.neighbor_vocab),
+            include=tuple(name.strip() for name in self.include.split(",") if name.strip()),
         )
 
-    def load_options(self, warn: Callable[[str], None]):
-        """How to read --vectors: format, limit, bad lines, pickles; progress only when not --json."""
-        from attn_cli.vectors.importer import LoadOptions
+    def load_vectors(self, warn: Callable[[str], None]) -> Vectors:
+        """The vectors --vectors names (the embedded set by default); a bar while importing, not with --json."""
+        from attn_cli.api import load_vectors
 
-        if self.limit is not None and self.limit < 1:
-            raise UsageError(f"--limit must be at least 1 (got {self.limit})")
-        return LoadOptions(file_format=self.format.value if self.format else None, limit=self.limit,
-                           skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle,
-                           show_progress=not self.json, warn=warn)
-
-    def neighbor_vocabulary(self) -> int | None:
-        """--neighbor-vocab as a word count, None for 'all'."""
-        if self.neighbor_vocab.strip().lower() == "all":
-            return None
-        try:
-            size = int(self.neighbor_vocab)
-        except ValueError:
-            size = 0
-        if size < 1:
-            raise UsageError(f"--neighbor-vocab must be a positive whole number or 'all' (got {self.neighbor_vocab!r})")
-        return size
-
-    def neighbor_count(self) -> int:
-        if self.neighbors < 0:
-            raise UsageError(f"--neighbors must be 0 (off) or more (got {self.neighbors})")
-        return self.neighbors
-
-    def token_limit(self) -> int:
-        if self.max_tokens < 1:
-            raise UsageError(f"--max-tokens must be at least 1 (got {self.max_tokens})")
-        return self.max_tokens
-
-    def included(self) -> tuple[str, ...]:
-        """--include as a tuple of known names; only meaningful with --json."""
-        names = tuple(name.strip() for name in self.include.split(",") if name.strip())
-        unknown = [name for name in names if name not in INCLUDABLE]
-        if unknown:
-            raise UsageError(f"--include got unknown {', '.join(unknown)}; choose from {', '.join(INCLUDABLE)}")
-        if names and not self.json:
-            raise UsageError("--include adds matrices to the JSON output; add --json")
-        return names
+        return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
+                            skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle,
+                            progress=not self.json, warn=warn)
 
     def picture_files(self) -> dict[str, Path]:
         """--html and --svg targets, checked before any work: the folder must exist, the two must differ."""
@@ -146,8 +118,21 @@ def parse_scale(text: str) -> str | float:
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value < 0:
-        raise UsageError(f"--scale must be none, sqrt or a finite number >= 0 (got {text!r})")
+        raise SettingsError("scale", f"must be none, sqrt or a finite number >= 0 (got {text!r})")
     return value
+
+
+def parse_neighbor_vocab(text: str) -> int | None:
+    """--neighbor-vocab N|all as the library's neighbor_vocab: a word count, or None for all words."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise SettingsError("neighbor_vocab", f"must be a positive whole number or 'all' (got {text!r})")
+    return size
 
 
 def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.OptionInfo:

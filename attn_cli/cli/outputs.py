@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError
 from attn_cli.documents.fields import Selection, select
+from attn_cli.render.files import write_text
 from attn_cli.render.json_out import write_json
 from attn_cli.render.plain import header, plain_records
 
@@ -103,20 +104,8 @@ class ReportOutputs:
 
 
 def write_file(path: Path, flag: str, text: str) -> None:
-    """Write atomically (a temporary file in the same folder, then rename): never a half-written picture."""
-    import tempfile  # only when a file is written: it costs ~8 ms of start-up (random, hashlib)
-
+    """Write a picture atomically (never a half-written file); a failure is a usage error naming the option."""
     try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes it private; give it a normal file's mode
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        write_text(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write {flag} {path}: {exc.strerror or exc}; choose a writable file") from None

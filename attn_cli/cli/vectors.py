@@ -16,7 +16,7 @@ from attn_cli.errors import VectorsError
 from attn_cli.cli.messages import warn
 from attn_cli.cli.options import VectorFormat
 from attn_cli.render.json_out import write_json
-from attn_cli.vectors import load_vectors
+from attn_cli.api import load_vectors
 from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, read_meta, CorruptCache
 from attn_cli.vectors.store import Vectors
 
@@ -38,16 +38,9 @@ def import_(
     json: Json = False,
 ) -> None:
     """Import SOURCE into the cache now (later runs map it in milliseconds) and describe it."""
-    from attn_cli.vectors.importer import LoadOptions
-
-    if limit is not None and limit < 1:
-        from attn_cli.errors import UsageError
-
-        raise UsageError(f"--limit must be at least 1 (got {limit})")
-    options = LoadOptions(file_format=file_format.value if file_format else None, limit=limit,
-                          skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, show_progress=not json,
-                          warn=warn)
-    _show(info_report(load_vectors(source, options)), json)
+    vectors = load_vectors(source, limit=limit, format=file_format.value if file_format else None,
+                           skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn)
+    _show(info_report(vectors), json)
 
 
 @vectors_app.command()
@@ -66,9 +59,7 @@ def info(
             raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); remove it with "
                                f"attn-cli vectors remove {folder.name}") from exc
     else:
-        from attn_cli.vectors.importer import LoadOptions
-
-        vectors = load_vectors(source, LoadOptions(show_progress=not json, warn=warn))
+        vectors = load_vectors(source, progress=not json, warn=warn)
     _show(info_report(vectors), json)
 
 

@@ -8,50 +8,53 @@ rectangular matrices (rows: target tokens, columns: source tokens).
 
 from __future__ import annotations
 
-from attn_cli.engine.attention import AttentionConfig, multi_head_attention
+from attn_cli.engine.analysis import Shift
+from attn_cli.engine.attention import AttentionResult
 from attn_cli.engine.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
-from attn_cli.errors import InputError
-from attn_cli.documents.explain import (analyse_shifts, attend_each, attention_blocks, document_header, explain_document, included_matrices,
-                             tokens_block)
+from attn_cli.errors import InputError, Option
+from attn_cli.documents.explain import (ReportOptions, attention_blocks, document_header, included_matrices,
+                                       tokens_block)
 from attn_cli.engine.tokenize import TokenizedSentence, shorten
 from attn_cli.vectors.store import Vectors
 
 
-def compare_report(sentences: list[str], tokenized: list[TokenizedSentence], vectors: Vectors,
-                   config: AttentionConfig, *, words: tuple[str, ...] = (), neighbors: int = 5,
-                   neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
-    """Self-attention over each sentence, then each shared word (or each of `words`) compared across them."""
-    results, all_shifts = attend_each(tokenized, vectors, config, neighbors, neighbor_vocab)
-    attended = [SentenceAttention([token.key for token in tokens.tokens], result, shifts)
-                for tokens, result, shifts in zip(tokenized, results, all_shifts)]
-    blocks = [explain_document(sentence, tokens, vectors, result, shifts, neighbors=neighbors,
-                               neighbor_vocab=neighbor_vocab, include=include)
-              for sentence, tokens, result, shifts in zip(sentences, tokenized, results, all_shifts)]
+def compared_words(sentences: list[str], tokenized: list[TokenizedSentence], vectors: Vectors,
+                   results: list[AttentionResult], shifts: list[list[Shift]],
+                   words: tuple[str, ...] = ()) -> list[WordComparison]:
+    """Each shared word (or each of `words`) compared across the sentences' self-attention."""
+    attended = [SentenceAttention([token.key for token in tokens.tokens], result, shift)
+                for tokens, result, shift in zip(tokenized, results, shifts)]
     keys = requested_words(words, sentences, attended, vectors) if words else shared_words(attended)
     if not keys:
-        raise InputError("the sentences share no word, so there is nothing to compare; pass --word W with a word "
-                         "every sentence holds, or --cross for cross-attention between two sentences")
+        raise InputError("the sentences share no word, so there is nothing to compare; pass ", Option("word", "W"),
+                         " with a word every sentence holds, or ", Option("cross", True),
+                         " for cross-attention between two sentences")
+    return [compare_word(key, attended) for key in keys]
+
+
+def compare_document(blocks: list[dict], comparisons: list[WordComparison]) -> dict:
+    """The compare document: each sentence's explain document, then each compared word."""
     return {
         **document_header("compare"),
         "cross": False,
         "sentences": blocks,
-        "words": [word_block(compare_word(key, attended), blocks) for key in keys],
+        "words": [word_block(comparison, blocks) for comparison in comparisons],
     }
 
 
 def requested_words(words: tuple[str, ...], sentences: list[str], attended: list[SentenceAttention],
                     vectors: Vectors) -> list[str]:
-    """The vocabulary keys of --word values, each of which every sentence must hold."""
+    """The vocabulary keys of the words asked for, each of which every sentence must hold."""
     keys = []
     for word in words:
         found = vectors.lookup(word)
         if found is None:
-            raise InputError(f'--word "{shorten(word)}" is not in the vocabulary of {vectors.name}; '
+            raise InputError(Option("word"), f' "{shorten(word)}" is not in the vocabulary of {vectors.name}; '
                              "pick a word of the sentences")
         key = found[0]
         missing = missing_from(key, attended)
         if missing:
-            raise InputError(f'--word "{shorten(word)}" is not in sentence {missing[0] + 1} '
+            raise InputError(Option("word"), f' "{shorten(word)}" is not in sentence {missing[0] + 1} '
                              f'("{shorten(sentences[missing[0]], 60)}"); '
                              "pick a word every sentence holds")
         if key not in keys:
@@ -98,12 +101,9 @@ def verdict(word: dict) -> str:
     return f"{word['word']}: {word['static_cosine']:.3f} -> {word['contextual_cosine']:.3f}{which}; leans to {leans}"
 
 
-def cross_report(source: str, source_tokens: TokenizedSentence, target: str, target_tokens: TokenizedSentence,
-                 vectors: Vectors, config: AttentionConfig, *, neighbors: int = 5,
-                 neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> dict:
-    """Cross-attention: the target's tokens query the source's keys and values (encoder-decoder attention)."""
-    result = multi_head_attention(target_tokens.embeddings, source_tokens.embeddings, config)
-    [shifts] = analyse_shifts([result], [target_tokens], vectors, neighbors, neighbor_vocab)
+def cross_document(source: str, source_tokens: TokenizedSentence, target: str, target_tokens: TokenizedSentence,
+                   vectors: Vectors, result: AttentionResult, shifts: list[Shift], options: ReportOptions) -> dict:
+    """Cross-attention's document: an explain document whose rows are the target's tokens, columns the source's."""
     texts = [token.text for token in target_tokens.tokens]
     key_texts = [token.text for token in source_tokens.tokens]
     report = {
@@ -111,9 +111,9 @@ def cross_report(source: str, source_tokens: TokenizedSentence, target: str, tar
         "cross": True,
         "source": {"sentence": source, **tokens_block(source_tokens)},
         "target": {"sentence": target, **tokens_block(target_tokens)},
-        **attention_blocks(result, shifts, vectors, texts, key_texts, neighbors, neighbor_vocab),
+        **attention_blocks(result, shifts, vectors, texts, key_texts, options),
     }
-    report.update(included_matrices(result, target_tokens.embeddings, include))
-    if "embeddings" in include:
+    report.update(included_matrices(result, target_tokens.embeddings, options.include))
+    if "embeddings" in options.include:
         report["source_embeddings"] = source_tokens.embeddings
     return report

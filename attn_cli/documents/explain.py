@@ -1,6 +1,6 @@
 """Build the one document every renderer draws from (the JSON contract).
 
-`explain_reports` turns tokens, an `AttentionResult` and its analysis into plain
+`explain_document` turns tokens, an `AttentionResult` and its analysis into plain
 dicts, lists, strings and floats, with matrices kept as numpy arrays (the JSON
 writer streams them row by row). `--json` writes it as is; the terminal
 renderer reads the same document, so the tables and the JSON cannot disagree.
@@ -9,55 +9,51 @@ renderer reads the same document, so the tables and the JSON cannot disagree.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from attn_cli import __version__
+from attn_cli.version import __version__
 from attn_cli.engine.analysis import NeighborSearch, Shift, advise, row_diagnostics, shift_queries, token_shifts
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
-from attn_cli.errors import InputError
+from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
 INCLUDABLE = ("embeddings", "qkv", "outputs")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a document holds beyond the attention itself: neighbours (how many, among how many of the most
+    frequent words; None for all) and the opt-in matrices of INCLUDABLE."""
+
+    neighbors: int = 5
+    neighbor_vocab: int | None = 50_000
+    include: tuple[str, ...] = ()
 PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
-def explain_reports(sentences: list[tuple[str, TokenizedSentence]], vectors: Vectors, config: AttentionConfig,
-                    *, neighbors: int = 5, neighbor_vocab: int | None = 50_000,
-                    include: tuple[str, ...] = ()) -> list[dict]:
-    """Run self-attention over each (sentence, tokens) and describe every number of it.
-
-    The sentences' neighbours are searched together: a batch's lines share one matrix product.
-    """
-    results, shifts = attend_each([tokenized for _, tokenized in sentences], vectors, config, neighbors,
-                                  neighbor_vocab)
-    return [explain_document(sentence, tokenized, vectors, result, shift, neighbors=neighbors,
-                             neighbor_vocab=neighbor_vocab, include=include)
-            for (sentence, tokenized), result, shift in zip(sentences, results, shifts)]
-
-
-def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig, neighbors: int,
-                neighbor_vocab: int | None) -> tuple[list[AttentionResult], list[list[Shift]]]:
+def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig,
+                options: ReportOptions) -> tuple[list[AttentionResult], list[list[Shift]]]:
     """Self-attention over each sentence, then the shifts of all of them (one neighbour search)."""
     results = [multi_head_attention(tokens.embeddings, config=config) for tokens in tokenized]
-    return results, analyse_shifts(results, tokenized, vectors, neighbors, neighbor_vocab)
+    return results, analyse_shifts(results, tokenized, vectors, options)
 
 
 def analyse_shifts(results: list[AttentionResult], queries: list[TokenizedSentence], vectors: Vectors,
-                   neighbors: int, neighbor_vocab: int | None) -> list[list[Shift]]:
+                   options: ReportOptions) -> list[list[Shift]]:
     """The shifts of several attention passes of one configuration, with nearest vocabulary words if asked.
 
     Their neighbour queries go to one search, which answers QUERY_BLOCK of them per matrix
     product: the [N, d] vocabulary is read from memory once per block instead of once per sentence.
     """
-    if neighbors == 0 or not results:
+    if options.neighbors == 0 or not results:
         return [token_shifts(result) for result in results]
-    search = NeighborSearch.shared(vectors, results[0], neighbor_vocab)
+    search = NeighborSearch.shared(vectors, results[0], options.neighbor_vocab)
     keys = [[token.key for token in tokenized.tokens] for tokenized in queries]
-    found = search.nearest(np.vstack([shift_queries(result) for result in results]), neighbors,
+    found = search.nearest(np.vstack([shift_queries(result) for result in results]), options.neighbors,
                            [key for sentence in keys for key in sentence + sentence])
     shifts, start = [], 0
     for result in results:
@@ -68,53 +64,46 @@ def analyse_shifts(results: list[AttentionResult], queries: list[TokenizedSenten
 
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
-                     shifts: list[Shift], *, neighbors: int, neighbor_vocab: int | None,
-                     include: tuple[str, ...]) -> dict:
+                     shifts: list[Shift], options: ReportOptions) -> dict:
     """The explain document of a self-attention result already computed (compare reuses it per sentence)."""
     texts = [token.text for token in tokenized.tokens]
     report = {
         **document_header("explain"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        **attention_blocks(result, shifts, vectors, texts, texts, neighbors, neighbor_vocab),
+        **attention_blocks(result, shifts, vectors, texts, texts, options),
     }
-    report.update(included_matrices(result, tokenized.embeddings, include))
+    report.update(included_matrices(result, tokenized.embeddings, options.include))
     return report
 
 
-def trace_reports(sentences: list[tuple[str, TokenizedSentence]], vectors: Vectors, config: AttentionConfig,
-                  *, word: str | None = None, dims: int = 3, shuffle_check: bool = False, neighbors: int = 5,
-                  neighbor_vocab: int | None = 50_000, include: tuple[str, ...] = ()) -> list[dict]:
-    """Follow one word (or each word in turn) of each sentence through self-attention, every step with its numbers."""
+def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
+                   shifts: list[Shift], options: ReportOptions, traced: list[int], *, dims: int,
+                   shuffle_check: bool) -> dict:
+    """The trace document of a self-attention result already computed: each traced token step by step."""
     from attn_cli.engine.tracing import trace_token, vector_summary  # only trace pays for its import
 
-    indices = [traced_indices(tokenized, word) for _, tokenized in sentences]
-    results, shifts = attend_each([tokenized for _, tokenized in sentences], vectors, config, neighbors,
-                                  neighbor_vocab)
-    reports = []
-    for (sentence, tokenized), result, shift, traced in zip(sentences, results, shifts, indices):
-        texts = [token.text for token in tokenized.tokens]
-        positioned = config.positions != "none"
-        report = {
-            **document_header("trace"),
-            "sentence": sentence,
-            **tokens_block(tokenized),
-            "vectors": vectors.describe(),
-            "settings": settings_block(config, result, neighbors, neighbor_vocab),
-            "dims_shown": dims,
-            "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
-            "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
-            "projections": projections_block(result, config),
-            "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
-                        "shift": shift_block(shift[i], texts, texts)} for i in traced],
-        }
-        report.update(included_matrices(result, tokenized.embeddings, include))
-        reports.append(report)
-    return reports
+    texts = [token.text for token in tokenized.tokens]
+    positioned = result.config.positions != "none"
+    report = {
+        **document_header("trace"),
+        "sentence": sentence,
+        **tokens_block(tokenized),
+        "vectors": vectors.describe(),
+        "settings": settings_block(result, options),
+        "dims_shown": dims,
+        "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
+        "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
+        "projections": projections_block(result, result.config),
+        "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
+                    "shift": shift_block(shifts[i], texts, texts)} for i in traced],
+    }
+    report.update(included_matrices(result, tokenized.embeddings, options.include))
+    return report
 
 
 def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
-    """Every token (no --word), or each occurrence of `word`, matched as typed or by vocabulary key."""
+    """Every token (no `word`), or each occurrence of `word`, matched as typed or by vocabulary key."""
     if word is None:
         return list(range(len(tokenized.tokens)))
     wanted = word.strip().casefold()
@@ -122,7 +111,7 @@ def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
              if wanted in (token.text.casefold(), (token.key or "").casefold())]
     if not found:
         words = ", ".join(dict.fromkeys(token.text for token in tokenized.tokens))
-        raise InputError(f"--word {word!r} is not among the sentence's words; choose one of: {words}")
+        raise InputError(Option("word"), f" {word!r} is not among the sentence's words; choose one of: {words}")
     return found
 
 
@@ -142,7 +131,7 @@ def projections_block(result: AttentionResult, config: AttentionConfig) -> dict 
 
 
 def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
-                     key_texts: list[str], neighbors: int, neighbor_vocab: int | None) -> dict:
+                     key_texts: list[str], options: ReportOptions) -> dict:
     """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass.
 
     `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
@@ -150,7 +139,7 @@ def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vect
     """
     return {
         "vectors": vectors.describe(),
-        "settings": settings_block(result.config, result, neighbors, neighbor_vocab),
+        "settings": settings_block(result, options),
         "heads": heads_block(result),
         "shifts": [shift_block(shift, texts, key_texts) for shift in shifts],
         "diagnostics": diagnostics_block(result, texts, key_texts),
@@ -183,15 +172,15 @@ def tokens_block(tokenized: TokenizedSentence) -> dict:
     }
 
 
-def settings_block(config: AttentionConfig, result: AttentionResult, neighbors: int,
-                   neighbor_vocab: int | None) -> dict:
-    settings = asdict(config)
+def settings_block(result: AttentionResult, options: ReportOptions) -> dict:
+    """The attention settings as given, what they came to for these inputs, and the neighbour search."""
+    settings = asdict(result.config)
     settings.update({
         "d_model": result.query_inputs.shape[1],
         "d_head": result.d_head,
         "scale_factor": result.scale_factor,
-        "neighbors": neighbors,
-        "neighbor_vocab": neighbor_vocab,
+        "neighbors": options.neighbors,
+        "neighbor_vocab": options.neighbor_vocab,
         "projection_init": None if result.projections is None else PROJECTION_INIT,
     })
     return settings

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.errors import UsageError
+from attn_cli.errors import SettingsError
 
 MODES = ("raw", "projected")
 SIMILARITIES = ("dot", "cosine")
@@ -44,22 +44,34 @@ class AttentionConfig:
     output_projection: bool = False
 
     def __post_init__(self) -> None:
-        _require(self.mode in MODES, f"mode must be one of {', '.join(MODES)}")
-        _require(self.similarity in SIMILARITIES, f"similarity must be one of {', '.join(SIMILARITIES)}")
-        _require(self.mask in MASKS, f"mask must be one of {', '.join(MASKS)}")
-        _require(self.positions in POSITIONS, f"positions must be one of {', '.join(POSITIONS)}")
+        for setting, choices in (("mode", MODES), ("similarity", SIMILARITIES), ("mask", MASKS),
+                                 ("positions", POSITIONS)):
+            value = getattr(self, setting)
+            _require(value in choices, setting, f"must be one of {', '.join(map(repr, choices))} (got {value!r})")
         if isinstance(self.scale, str):
-            _require(self.scale in SCALE_NAMES, "--scale must be none, sqrt or a number >= 0")
+            _require(self.scale in SCALE_NAMES, "scale", f"must be 'none', 'sqrt' or a number >= 0 (got {self.scale!r})")
         else:
-            _require(math.isfinite(self.scale) and self.scale >= 0, "--scale must be a finite number >= 0")
-        _require(math.isfinite(self.temperature) and self.temperature > 0, "--temperature must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter)")
-        _require(self.heads >= 1, "--heads must be at least 1")
-        _require(self.d_k is None or 1 <= self.d_k <= MAX_D_K,
-                 f"--d-k must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word "
-                 "searched for neighbours costs 4 bytes per dimension)")
-        _require(self.d_k is None or self.mode == "projected", "--d-k applies only to projected mode; add --mode projected")
-        _require(not self.output_projection or self.mode == "projected",
-                 "--output-projection applies only to projected mode; add --mode projected")
+            _require(math.isfinite(self.scale) and self.scale >= 0, "scale",
+                     f"must be a finite number >= 0 (got {self.scale!r})")
+        _require(math.isfinite(self.temperature) and self.temperature > 0, "temperature",
+                 "must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter)")
+        _require(self.heads >= 1, "heads", "must be at least 1")
+        _require(self.d_k is None or 1 <= self.d_k <= MAX_D_K, "d_k",
+                 f"must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word searched for "
+                 "neighbours costs 4 bytes per dimension)")
+        _require(self.d_k is None or self.mode == "projected", "d_k", "applies only to projected mode",
+                 fix={"mode": "projected"})
+        _require(not self.output_projection or self.mode == "projected", "output_projection",
+                 "applies only to projected mode", fix={"mode": "projected"})
+
+    def check_width(self, d_model: int) -> int:
+        """The width of Q, K and V for inputs of `d_model` dims, which the heads must split evenly."""
+        width = self.width(d_model)
+        if width % self.heads:
+            divisors = ", ".join(str(k) for k in range(1, min(width, 16) + 1) if width % k == 0)
+            raise SettingsError("heads", f"{self.heads} does not divide the width {width}; choose a divisor of "
+                                         f"{width} (e.g. {divisors})")
+        return width
 
     def width(self, d_model: int) -> int:
         """Total width of Q, K and V over all heads: d_k in projected mode, d in raw mode."""
@@ -74,17 +86,9 @@ class AttentionConfig:
         return float(self.scale)
 
 
-class ConfigError(UsageError, ValueError):
-    """A configuration that cannot be computed: a usage error of whoever chose it."""
-
-
-def _require(condition: bool, message: str) -> None:
+def _require(condition: bool, setting: str, problem: str, fix: dict[str, object] | None = None) -> None:
     if not condition:
-        raise ConfigError(message)
-
-
-def _divisors(n: int) -> str:
-    return ", ".join(str(k) for k in range(1, min(n, 16) + 1) if n % k == 0)
+        raise SettingsError(setting, problem, fix)
 
 
 @dataclass(frozen=True)
@@ -249,9 +253,7 @@ def multi_head_attention(
     x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [n_k, d]
     n_q, d_model = x_q.shape
     n_k = x_k.shape[0]
-    width = config.width(d_model)
-    _require(width % config.heads == 0,
-             f"--heads {config.heads} does not divide the width {width}; choose a divisor of {width} (e.g. {_divisors(width)})")
+    width = config.check_width(d_model)
 
     if config.positions == "sinusoidal":
         x_q = x_q + sinusoidal_positions(n_q, d_model)

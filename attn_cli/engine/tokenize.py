@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.errors import InputError
+from attn_cli.errors import InputError, Option
 from attn_cli.vectors.store import Vectors
 
 OOV_POLICIES = ("skip", "error", "zero")
@@ -67,11 +67,11 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
     pieces = [piece for word in split_words(sentence) for piece in vocabulary_parts(word, vectors)]
     words = [text for text, _ in pieces]
     if not words:
-        raise InputError("the sentence is empty; type a sentence with at least one word, "
-                         'e.g. attn-cli explain "money bank grows"')
+        raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
     if len(words) > max_tokens:
-        raise InputError(f"the sentence has {len(words):,} tokens, more than --max-tokens {max_tokens:,}; "
-                         f"shorten it or pass --max-tokens {len(words)} (memory grows with the square of the length)")
+        raise InputError(f"the sentence has {len(words):,} tokens, more than ", Option("max_tokens", max_tokens),
+                         "; shorten it or pass ", Option("max_tokens", len(words)),
+                         " (memory grows with the square of the length)")
     tokens: list[Token] = []
     dropped: list[DroppedToken] = []
     rows: list[np.ndarray] = []
@@ -97,14 +97,14 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
     unknown = [item for item in dropped if item.reason == "out of vocabulary"]
     if unknown and oov == "error":
         raise InputError(f"not in the vocabulary of {vectors.name}: {describe_unknown(unknown)}; "
-                         "fix the spelling, or pass --oov skip or --oov zero")
+                         "fix the spelling, or pass ", Option("oov", "skip"), " or ", Option("oov", "zero"))
     if tokens and oov == "zero" and vectors.subword is None and all(token.key is None for token in tokens):
         unknown = [DroppedToken(t.text, t.position, "out of vocabulary", suggest(t.text, vectors)) for t in tokens]
         tokens = []  # only zero vectors: nothing to attend, whatever --oov says
     if not tokens:
         detail = f": {describe_unknown(unknown)}" if unknown else ""
         raise InputError(f"no word of the sentence is in the vocabulary of {vectors.name}{detail}; "
-                         "use words the vector set knows or pass --vectors with a larger set")
+                         "use words the vector set knows or pass ", Option("vectors"), " with a larger set")
     return TokenizedSentence(tokens, dropped, np.vstack(rows))
 
 

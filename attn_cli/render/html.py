@@ -12,7 +12,7 @@ import html
 import re
 from importlib import resources
 
-from attn_cli import __version__
+from attn_cli.version import __version__
 from attn_cli.render.json_out import dumps
 
 _PLACEHOLDER = re.compile(r"@@(CSS|JS|DATA|TITLE|VERSION)@@")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import Option, VectorsError
 from attn_cli.vectors.default import DEFAULT_NAME, load_default_vectors
 from attn_cli.vectors.store import Vectors
 
@@ -46,4 +46,4 @@ def resolve_source(source: str) -> tuple[Path, str | None]:
     if gensim_data.looks_like_name(source):
         return gensim_data.resolve(source), source
     raise VectorsError(f"no such vector file: {source}; pass an existing GloVe, word2vec or fastText file, "
-                       "a gensim-data name, or leave out --vectors for the embedded default")
+                       "a gensim-data name, or leave out ", Option("vectors"), " for the embedded default")

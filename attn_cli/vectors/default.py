@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import Option, VectorsError
 from attn_cli.vectors.store import Vectors
 
 DEFAULT_NAME = "default"
@@ -26,7 +26,8 @@ def default_data_dir() -> Path:
         if (candidate / "default.npy").is_file():
             return candidate
     raise VectorsError("the embedded default vectors are missing from this installation; "
-                       "reinstall attn-cli (pip install --force-reinstall attn-cli) or pass --vectors PATH")
+                       "reinstall attn-cli (pip install --force-reinstall attn-cli) or pass ",
+                       Option("vectors", "PATH"))
 
 
 def load_default_vectors() -> Vectors:

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import numpy as np
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import Option, VectorsError
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
 CACHEABLE = ("glove", "word2vec", "word2vec-binary")
@@ -154,7 +154,7 @@ def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> V
     """gensim's own KeyedVectors.save() file: a pickle, so loading it can run code. Opt-in only."""
     if not trusted:
         raise VectorsError(f"{path} is a gensim pickle (.kv/.model): loading it can run any code stored in it; "
-                           "pass --trust-pickle if you trust its origin, or export it with "
+                           "pass ", Option("trust_pickle", True), " if you trust its origin, or export it with "
                            "save_word2vec_format and use that file")
     from gensim.models import KeyedVectors  # deferred: importing gensim costs ~1 s
 
@@ -184,5 +184,5 @@ def finite(path: Path, values) -> np.ndarray:
         values = np.asarray(values, dtype=np.float64)
     if not np.isfinite(values).all():
         raise VectorsError(f"{path} holds NaN or infinite values; it cannot be attended: repair or re-export the "
-                           "vectors (text files can leave such lines out with --skip-bad-lines)")
+                           "vectors (text files can leave such lines out with ", Option("skip_bad_lines", True), ")")
     return values

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import Option, VectorsError
 from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, cached_sets, load_cached,
                                     new_temporary_folder, publish, read_meta)
 from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
@@ -75,8 +75,8 @@ def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str
 def refuse_skipped_lines(meta: dict, options: LoadOptions) -> None:
     """A cache imported with --skip-bad-lines serves a run without it only if no line was skipped."""
     if meta.get("bad_lines") and not options.skip_bad_lines:
-        raise VectorsError(f"{meta['first_bad_lines'][0]}; fix the line or pass --skip-bad-lines to leave "
-                           "such lines out")
+        raise VectorsError(f"{meta['first_bad_lines'][0]}; fix the line or pass ", Option("skip_bad_lines", True),
+                           " to leave such lines out")
 
 
 def remove_stale(final: Path) -> None:
@@ -151,12 +151,13 @@ def _read(stream, path: Path, file_format: str, folder: Path, read):
         header = read_header(stream)
         if header is None:
             raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary "
-                               "(try --format glove or --format word2vec)")
+                               "(try ", Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
         writer = CacheWriter(folder, header[1], read.limit)
         return writer, read_binary(stream, path, header[0], header[1], writer, read)
     header = read_header(stream) if file_format == "word2vec" else None
     if file_format == "word2vec" and header is None:
-        raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass --format glove for GloVe text")
+        raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
+                           " for GloVe text")
     sample = stream.read(1 << 20) if header is None else b""
     dims = header[1] if header else guess_dims(sample)
     if dims < 1:

@@ -19,7 +19,7 @@ from typing import BinaryIO, Callable, Iterator, Protocol
 
 import numpy as np
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import Option, VectorsError
 from attn_cli.vectors.textparse import parse_block
 
 BLOCK_BYTES = 8 << 20
@@ -166,12 +166,14 @@ def split_records(buffer: bytes, dims: int) -> tuple[list[bytes], np.ndarray, in
 
 def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadReport, options: ReadOptions) -> None:
     if looks_binary(line):  # no line to fix, and a snippet of it would be noise: the format is wrong
-        raise VectorsError(f"{path}, line {number}: binary data, not text; leave out --format to have the format "
-                           "detected, or pass --format word2vec-binary (or fasttext-bin)")
+        raise VectorsError(f"{path}, line {number}: binary data, not text; leave out ", Option("format"),
+                           " to have the format detected, or pass ", Option("format", "word2vec-binary"),
+                           " (or fasttext-bin)")
     snippet = line[:60].decode("utf-8", "replace") + ("..." if len(line) > 60 else "")
     where = f"{path}, line {number}: {reason}: {snippet!r}"
     if not options.skip_bad_lines:
-        raise VectorsError(f"{where}; fix the line or pass --skip-bad-lines to leave such lines out")
+        raise VectorsError(f"{where}; fix the line or pass ", Option("skip_bad_lines", True),
+                           " to leave such lines out")
     report.bad_lines += 1
     report.reasons[reason] += 1
     if len(report.first_bad) < 3:

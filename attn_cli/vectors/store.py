@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
+
+from attn_cli.errors import VectorsError
 
 
 class WordIndex(Protocol):
@@ -72,6 +74,28 @@ class Vectors:
     def rows(self, rows: list[int]) -> np.ndarray:
         """The float64 vectors of the given rows: [len(rows), d]."""
         return np.asarray(self.matrix[rows], dtype=np.float64)
+
+    @classmethod
+    def from_keyedvectors(cls, keyed: Any, name: str = "KeyedVectors") -> Vectors:
+        """A gensim `KeyedVectors` already in memory, words and values as they are (no copy).
+
+        A fastText `FastTextKeyedVectors` keeps its subword vectors for words outside the vocabulary.
+        """
+        matrix = np.asarray(keyed.vectors)
+        if matrix.ndim != 2 or not np.isfinite(matrix).all():
+            raise VectorsError(f"{name} holds NaN or infinite values (or is not a matrix); it cannot be attended")
+        words = list(keyed.index_to_key)
+        subword = (lambda word: np.asarray(keyed[word], dtype=np.float64)) if getattr(keyed, "bucket", 0) else None
+        return cls(name=name, words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
+                   details={"format": type(keyed).__name__}, subword=subword)
+
+    def to_keyedvectors(self) -> Any:
+        """These vectors as a gensim `KeyedVectors` (words in order, values and dtype unchanged)."""
+        from gensim.models import KeyedVectors  # deferred: importing gensim costs about a second
+
+        keyed = KeyedVectors(vector_size=self.dims, dtype=self.matrix.dtype)
+        keyed.add_vectors(list(self.words), np.asarray(self.matrix))
+        return keyed
 
     def describe(self) -> dict:
         """The JSON block naming the vector set, so any output can be reproduced."""

@@ -1,0 +1,148 @@
+"""The public Python API: load vectors, attend, and get result objects back.
+
+    import attn_cli
+    result = attn_cli.explain("money bank grows", heads=2, mode="projected")
+    result.weights        # [heads, n, n]
+    result.to_dict()      # what `attn-cli explain ... --json` prints
+
+Every function takes the settings as keywords or as one `Settings` object and
+vectors as `Vectors`, a path or gensim-data name, a gensim `KeyedVectors`, or
+nothing (the embedded default). The `*_tokenized` functions are the batch form
+the command line uses: sentences already tokenized, attended together so their
+neighbour searches share one pass over the vocabulary.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from attn_cli.documents.compare import compared_words
+from attn_cli.documents.explain import analyse_shifts, attend_each, traced_indices
+from attn_cli.engine.attention import multi_head_attention
+from attn_cli.engine.tokenize import TokenizedSentence, tokenize
+from attn_cli.errors import InputError, SettingsError
+from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
+from attn_cli.settings import Settings
+from attn_cli.vectors import DEFAULT_NAME, load_default_vectors
+from attn_cli.vectors import load_vectors as load_source
+from attn_cli.vectors.store import Vectors
+
+VectorsLike = Any  # Vectors, a path or gensim-data name, a gensim KeyedVectors, or None for the default set
+Tokenized = tuple[str, TokenizedSentence]
+
+
+def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | None = None,
+                 format: str | None = None, skip_bad_lines: bool = False, trust_pickle: bool = False,
+                 progress: bool = False, warn: Callable[[str], None] | None = None) -> Vectors:
+    """The embedded default (`source` None), or a vector file or gensim-data name read through the cache.
+
+    `format` overrides detection ("glove", "word2vec", "word2vec-binary", "fasttext-bin", "gensim-pickle");
+    `limit` keeps the first (most frequent) words; `warn` receives what the import met (duplicates,
+    skipped lines); `progress` shows a bar on stderr while a file is imported.
+    """
+    if source is None or str(source) == DEFAULT_NAME:
+        return _default_vectors()
+    from attn_cli.vectors.importer import LoadOptions
+
+    if limit is not None and limit < 1:
+        raise SettingsError("limit", f"must be at least 1 (got {limit})")
+    options = LoadOptions(file_format=format, limit=limit, skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle,
+                          show_progress=progress, warn=warn or (lambda message: None))
+    return load_source(os.fspath(source), options)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_vectors() -> Vectors:
+    """The embedded set, mapped once per process."""
+    return load_default_vectors()
+
+
+def as_vectors(vectors: VectorsLike) -> Vectors:
+    """`Vectors` from whatever the caller passed as `vectors=`."""
+    if isinstance(vectors, Vectors):
+        return vectors
+    if hasattr(vectors, "index_to_key") and hasattr(vectors, "vectors"):
+        return Vectors.from_keyedvectors(vectors)
+    return load_vectors(vectors)
+
+
+def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | None = None,
+            **changes: Any) -> ExplainResult:
+    """Self-attention over `sentence`: scores, weights, outputs, and how each word's vector moved."""
+    chosen = Settings.resolve(settings, **changes)
+    source = as_vectors(vectors)
+    [result] = explain_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen)
+    return result
+
+
+def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_check: bool = False,
+          vectors: VectorsLike = None, settings: Settings | None = None, **changes: Any) -> TraceResult:
+    """Follow `word` (default: each word in turn) through attention step by step."""
+    chosen = Settings.resolve(settings, **changes)
+    source = as_vectors(vectors)
+    [result] = trace_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen, word=word,
+                               dims=dims, shuffle_check=shuffle_check)
+    return result
+
+
+def compare(sentences: Sequence[str], *, word: str | Sequence[str] | None = None, vectors: VectorsLike = None,
+            settings: Settings | None = None, **changes: Any) -> CompareResult:
+    """The same word across two or more sentences (default: every word they share)."""
+    if isinstance(sentences, str) or len(sentences) < 2:
+        raise InputError("compare needs a list of at least two sentences, e.g. "
+                         '["river bank flows", "money bank grows"]')
+    chosen = Settings.resolve(settings, **changes)
+    source = as_vectors(vectors)
+    words = (word,) if isinstance(word, str) else tuple(word or ())
+    tokenized = [(sentence, _tokenize(sentence, source, chosen)) for sentence in sentences]
+    return compare_tokenized(tokenized, source, chosen, words=words)
+
+
+def cross(source: str, target: str, *, vectors: VectorsLike = None, settings: Settings | None = None,
+          **changes: Any) -> CrossResult:
+    """Cross-attention: `target`'s tokens (queries) attend over `source`'s (keys and values)."""
+    chosen = Settings.resolve(settings, **changes)
+    found = as_vectors(vectors)
+    return cross_tokenized((source, _tokenize(source, found, chosen)), (target, _tokenize(target, found, chosen)),
+                           found, chosen)
+
+
+def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[ExplainResult]:
+    """`explain` for many tokenized sentences at once (one neighbour search for all of them)."""
+    results, shifts = attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.report)
+    return [ExplainResult(sentence, tokens, vectors, settings, result, shift)
+            for (sentence, tokens), result, shift in zip(items, results, shifts)]
+
+
+def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *, word: str | None = None,
+                    dims: int = 3, shuffle_check: bool = False) -> list[TraceResult]:
+    """`trace` for many tokenized sentences at once; a sentence without `word` raises InputError."""
+    traced = [traced_indices(tokens, word) for _, tokens in items]
+    results, shifts = attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.report)
+    return [TraceResult(sentence, tokens, vectors, settings, result, shift, traced=indices, dims=dims,
+                        shuffle_check=shuffle_check)
+            for (sentence, tokens), result, shift, indices in zip(items, results, shifts, traced)]
+
+
+def compare_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *,
+                      words: tuple[str, ...] = ()) -> CompareResult:
+    """`compare` for tokenized sentences; `words` names the words to compare (default: every shared word)."""
+    sentences = explain_tokenized(items, vectors, settings)
+    comparisons = compared_words([sentence for sentence, _ in items], [tokens for _, tokens in items], vectors,
+                                 [result.attention for result in sentences], [result.shifts for result in sentences],
+                                 words)
+    return CompareResult(sentences, comparisons)
+
+
+def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, settings: Settings) -> CrossResult:
+    """`cross` for tokenized sentences."""
+    result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention)
+    [shifts] = analyse_shifts([result], [target[1]], vectors, settings.report)
+    return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
+
+
+def _tokenize(sentence: str, vectors: Vectors, settings: Settings) -> TokenizedSentence:
+    return tokenize(sentence, vectors, settings.oov, settings.max_tokens)

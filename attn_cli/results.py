@@ -1,0 +1,248 @@
+"""Result objects of the public API: the numbers as numpy arrays and typed records, and every way to show them.
+
+Each result keeps what the engine computed (the `AttentionResult`, the shifts)
+and builds its document on demand with the same function `--json` uses, so
+`result.to_dict()` is exactly what the command line prints. `to_html()` is the
+`--html` report, `_repr_html_()` the same report inline in Jupyter (in an
+iframe, so several reports on one page cannot clash), and `str(result)` the
+command line's tables.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from attn_cli.documents.compare import compare_document, cross_document
+from attn_cli.documents.explain import explain_document, trace_document
+from attn_cli.engine.analysis import Advice, RowDiagnostic, Shift, advise, row_diagnostics
+from attn_cli.engine.attention import AttentionResult, Projections
+from attn_cli.engine.comparison import WordComparison
+from attn_cli.engine.tokenize import DroppedToken, Token, TokenizedSentence
+from attn_cli.settings import Settings
+from attn_cli.vectors.store import Vectors
+
+
+class Report:
+    """What every result shares: its document, and that document as JSON, HTML, tables and a notebook cell."""
+
+    _draw: tuple[str, str]  # (module of attn_cli.render, function) that draws the document as tables
+
+    def to_dict(self) -> dict:
+        """The document `attn-cli ... --json` writes for the same input and settings."""
+        raise NotImplementedError
+
+    def python_call(self) -> str:
+        """The call that makes this result, shown in the HTML report where the CLI shows its command line."""
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """The document as one line of JSON (NaN refused, masked logits as null)."""
+        from attn_cli.render.json_out import dumps
+
+        return dumps(self.to_dict())
+
+    def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The self-contained HTML report (the same page as `--html`); written atomically to `path` if given."""
+        from attn_cli.render.files import write_text
+        from attn_cli.render.html import html_page
+
+        page = html_page([self.to_dict()], self.python_call())
+        if path is not None:
+            write_text(Path(path), page)
+        return page
+
+    def _repr_html_(self) -> str:
+        """Jupyter shows the report inline: the page in a sandboxed iframe, nothing fetched from anywhere."""
+        page = html.escape(self.to_html(), quote=True)
+        return (f'<iframe srcdoc="{page}" sandbox="allow-scripts" title="attn-cli report" '
+                'style="width: 100%; height: 640px; border: 1px solid #ddd; resize: vertical;"></iframe>')
+
+    def __str__(self) -> str:
+        """The command line's tables, in colour when printed to a terminal."""
+        import importlib
+
+        from rich.console import Console
+
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=shutil.get_terminal_size().columns,
+                          force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        module, function = self._draw
+        draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
+        draw(self.to_dict(), console)
+        return buffer.getvalue()
+
+
+@dataclass(frozen=True, repr=False)
+class ExplainResult(Report):
+    """Self-attention over one sentence: every score, weight and output, and how each word moved."""
+
+    sentence: str
+    tokenized: TokenizedSentence
+    vectors: Vectors
+    settings: Settings
+    attention: AttentionResult
+    shifts: list[Shift]  # one per token: cosine, delta_norm, contributions, neighbours before and after
+    _draw = ("terminal", "render_explain")
+
+    @property
+    def tokens(self) -> list[str]:
+        """The tokens that took part, as typed."""
+        return [token.text for token in self.tokenized.tokens]
+
+    @property
+    def token_records(self) -> list[Token]:
+        return self.tokenized.tokens
+
+    @property
+    def dropped(self) -> list[DroppedToken]:
+        """Tokens left out (punctuation, unknown words), with why and spelling suggestions."""
+        return self.tokenized.dropped
+
+    @property
+    def embeddings(self) -> np.ndarray:
+        """[n, d] the static vectors of the tokens."""
+        return self.tokenized.embeddings
+
+    @property
+    def scores(self) -> np.ndarray:
+        """[heads, n, n] similarity of each query with each key, before scaling."""
+        return self.attention.scores
+
+    @property
+    def logits(self) -> np.ndarray:
+        """[heads, n, n] scaled scores, -inf where masked."""
+        return self.attention.logits
+
+    @property
+    def weights(self) -> np.ndarray:
+        """[heads, n, n] softmax weights: row i says how much token i takes from each token."""
+        return self.attention.weights
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """[n, d_out] the contextual vectors."""
+        return self.attention.outputs
+
+    @property
+    def queries(self) -> np.ndarray:
+        return self.attention.queries  # [heads, n, d_head]
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self.attention.keys  # [heads, n, d_head]
+
+    @property
+    def values(self) -> np.ndarray:
+        return self.attention.values  # [heads, n, d_head]
+
+    @property
+    def projections(self) -> Projections | None:
+        """W_Q, W_K, W_V (and W_O) in projected mode; None in raw mode."""
+        return self.attention.projections
+
+    @property
+    def diagnostics(self) -> list[list[RowDiagnostic]]:
+        """Per head, per query row: entropy in bits, the largest weight and where it goes."""
+        return [row_diagnostics(self.attention.weights[head]) for head in range(self.attention.n_heads)]
+
+    @property
+    def warnings(self) -> list[Advice]:
+        """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give)."""
+        return advise(self.attention)
+
+    def to_dict(self) -> dict:
+        return explain_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
+                                self.settings.report)
+
+    def python_call(self) -> str:
+        return call_text("explain", [self.sentence], self.settings)
+
+    def __repr__(self) -> str:
+        return (f"<ExplainResult {self.sentence!r}: {len(self.tokens)} tokens, {self.attention.n_heads} head(s), "
+                f"{self.settings.mode} mode>")
+
+
+@dataclass(frozen=True, repr=False)
+class TraceResult(ExplainResult):
+    """One word (or each in turn) followed through attention, every step with its numbers."""
+
+    traced: list[int] = field(default_factory=list)  # indices of the traced tokens
+    dims: int = 3  # coordinates shown of each vector
+    shuffle_check: bool = False
+    _draw = ("trace", "render_trace")
+
+    def to_dict(self) -> dict:
+        return trace_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
+                              self.settings.report, self.traced, dims=self.dims, shuffle_check=self.shuffle_check)
+
+    def python_call(self) -> str:
+        return call_text("trace", [self.sentence], self.settings)
+
+
+@dataclass(frozen=True, repr=False)
+class CompareResult(Report):
+    """The same word across sentences: each sentence's self-attention, and each shared word compared."""
+
+    sentences: list[ExplainResult]
+    words: list[WordComparison]  # static and contextual cosines between the occurrences, and what pulled them
+    _draw = ("compare", "render_compare")
+
+    def to_dict(self) -> dict:
+        return compare_document([sentence.to_dict() for sentence in self.sentences], self.words)
+
+    def python_call(self) -> str:
+        return call_text("compare", [[sentence.sentence for sentence in self.sentences]], self.sentences[0].settings)
+
+    def __repr__(self) -> str:
+        return f"<CompareResult {len(self.sentences)} sentences, words {[word.word for word in self.words]}>"
+
+
+@dataclass(frozen=True, repr=False)
+class CrossResult(Report):
+    """Cross-attention: the target's tokens (queries) attend over the source's (keys and values)."""
+
+    source: str
+    source_tokens: TokenizedSentence
+    target: str
+    target_tokens: TokenizedSentence
+    vectors: Vectors
+    settings: Settings
+    attention: AttentionResult  # rows: target tokens, columns: source tokens
+    shifts: list[Shift]  # one per target token
+    _draw = ("compare", "render_cross")
+
+    @property
+    def weights(self) -> np.ndarray:
+        """[heads, n_target, n_source] softmax weights."""
+        return self.attention.weights
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """[n_target, d_out] the target's contextual vectors."""
+        return self.attention.outputs
+
+    def to_dict(self) -> dict:
+        return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors,
+                              self.attention, self.shifts, self.settings.report)
+
+    def python_call(self) -> str:
+        return call_text("cross", [self.source, self.target], self.settings)
+
+    def __repr__(self) -> str:
+        return f"<CrossResult {self.target!r} over {self.source!r}>"
+
+
+def call_text(function: str, arguments: list[Any], settings: Settings) -> str:
+    """`attn_cli.explain('money bank grows', heads=4)`: the arguments and the settings that differ from the defaults."""
+    defaults = Settings()
+    changed = [f"{name}={value!r}" for name, value in vars(settings).items() if getattr(defaults, name) != value]
+    return f"attn_cli.{function}({', '.join([*map(repr, arguments), *changed])})"

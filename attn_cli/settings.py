@@ -1,0 +1,87 @@
+"""`Settings`: every choice of a run as Python keywords, validated in one place.
+
+The library takes them as keyword arguments (`attn_cli.explain(s, heads=4)`) or
+as one object (`settings=Settings(heads=4)`); the command line builds the same
+object from its options. A bad value raises `SettingsError` (a ValueError) that
+names the keyword, so the message reads as Python in Python and as options on
+the command line.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, Union
+
+from attn_cli.documents.explain import INCLUDABLE, ReportOptions
+from attn_cli.engine.attention import AttentionConfig
+from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
+from attn_cli.errors import SettingsError
+
+Scale = Union[Literal["none", "sqrt"], float]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to attend and what to report. Every field has the command line's default."""
+
+    mode: Literal["raw", "projected"] = "raw"  # raw: Q = K = V = X; projected: seeded random W_Q, W_K, W_V
+    scale: Scale = "none"  # multiply scores by 1, by 1/sqrt(d_head), or by a number >= 0
+    temperature: float = 1.0  # divide the scaled scores by this (> 0)
+    similarity: Literal["dot", "cosine"] = "dot"
+    heads: int = 1
+    d_k: int | None = None  # projected mode: total width of Q, K, V (default: the vectors' dims)
+    seed: int = 0  # projected mode: numpy.random.default_rng(seed) draws W
+    mask: Literal["none", "causal"] = "none"
+    positions: Literal["none", "sinusoidal"] = "none"
+    output_projection: bool = False  # projected mode: map the concatenated heads back with W_O
+    oov: Literal["skip", "error", "zero"] = "skip"  # unknown words: leave out, stop, or use a zero vector
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    neighbors: int = 5  # nearest vocabulary words per token before and after (0: none)
+    neighbor_vocab: int | None = 50_000  # search among this many most frequent words (None: all)
+    include: tuple[str, ...] = ()  # extra matrices in to_dict(): "embeddings", "qkv", "outputs"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "include", tuple(self.include))
+        self.attention  # noqa: B018 - building the engine's configuration validates the attention settings
+        _check(self.oov in OOV_POLICIES, "oov", f"must be one of {', '.join(map(repr, OOV_POLICIES))} "
+                                                f"(got {self.oov!r})")
+        _check(_whole(self.max_tokens) and self.max_tokens >= 1, "max_tokens", f"must be at least 1 (got {self.max_tokens!r})")
+        _check(_whole(self.neighbors) and self.neighbors >= 0, "neighbors",
+               f"must be 0 (off) or more (got {self.neighbors!r})")
+        _check(self.neighbor_vocab is None or (_whole(self.neighbor_vocab) and self.neighbor_vocab >= 1),
+               "neighbor_vocab", f"must be a positive whole number, or None for all words (got {self.neighbor_vocab!r})")
+        unknown = [name for name in self.include if name not in INCLUDABLE]
+        _check(not unknown, "include", f"got unknown {', '.join(unknown)}; choose from {', '.join(INCLUDABLE)}")
+
+    @property
+    def attention(self) -> AttentionConfig:
+        """The engine's configuration of the attention layer."""
+        return AttentionConfig(mode=self.mode, scale=self.scale, temperature=self.temperature,
+                               similarity=self.similarity, heads=self.heads, d_k=self.d_k, seed=self.seed,
+                               mask=self.mask, positions=self.positions, output_projection=self.output_projection)
+
+    @property
+    def report(self) -> ReportOptions:
+        """What the documents hold beyond the attention: neighbours and opt-in matrices."""
+        return ReportOptions(neighbors=self.neighbors, neighbor_vocab=self.neighbor_vocab, include=self.include)
+
+    @classmethod
+    def resolve(cls, settings: Settings | None = None, **changes: Any) -> Settings:
+        """`settings` (or the defaults) with keyword changes; an unknown keyword names the closest one."""
+        names = [field.name for field in fields(cls)]
+        for name in changes:
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; choose from {', '.join(names)}"
+                raise SettingsError(name, f"is not a setting{hint}")
+        return replace(settings or cls(), **changes)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check(condition: bool, setting: str, problem: str) -> None:
+    if not condition:
+        raise SettingsError(setting, problem)

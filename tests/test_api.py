@@ -1,0 +1,141 @@
+"""The public Python API: what a notebook or script gets, checked against the command line's own JSON."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import attn_cli
+from attn_cli.engine.attention import softmax
+
+SENTENCE = "money bank grows"
+
+
+def cli_json(run, *args: str) -> dict:
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def as_json(result) -> dict:
+    return json.loads(result.to_json())
+
+
+def test_explain_is_the_documented_first_call(run):
+    result = attn_cli.explain(SENTENCE)
+    assert result.tokens == ["money", "bank", "grows"]
+    assert result.weights.shape == (1, 3, 3)
+    np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(result.weights, softmax(result.logits))
+    assert as_json(result) == cli_json(run, "explain", SENTENCE)
+
+
+@pytest.mark.parametrize("settings, options", [
+    ({"mode": "projected", "heads": 4, "scale": "sqrt", "seed": 3},
+     ["--mode", "projected", "--heads", "4", "--scale", "sqrt", "--seed", "3"]),
+    ({"mask": "causal", "positions": "sinusoidal", "temperature": 0.5, "scale": 0.125, "neighbors": 2},
+     ["--mask", "causal", "--positions", "sinusoidal", "--temperature", "0.5", "--scale", "0.125",
+      "--neighbors", "2"]),
+    ({"similarity": "cosine", "include": ("embeddings", "qkv", "outputs"), "neighbor_vocab": None},
+     ["--similarity", "cosine", "--include", "embeddings,qkv,outputs", "--neighbor-vocab", "all"]),
+])
+def test_to_dict_is_the_cli_json_for_the_same_settings(run, settings, options):
+    result = attn_cli.explain(SENTENCE, **settings)
+    assert as_json(result) == cli_json(run, "explain", SENTENCE, *options)
+    assert as_json(attn_cli.explain(SENTENCE, settings=attn_cli.Settings(**settings))) == as_json(result)
+
+
+def test_trace_compare_and_cross_match_their_commands(run):
+    trace = attn_cli.trace(SENTENCE, word="bank", dims=4)
+    assert as_json(trace) == cli_json(run, "trace", SENTENCE, "--word", "bank", "--dims", "4")
+    assert trace.traced == [1]
+    compared = attn_cli.compare(["river bank flows", SENTENCE], word="bank")
+    assert as_json(compared) == cli_json(run, "compare", "river bank flows", SENTENCE, "--word", "bank")
+    assert [word.word for word in compared.words] == ["bank"]
+    crossed = attn_cli.cross("river bank flows", SENTENCE)
+    assert crossed.weights.shape == (1, 3, 3)
+    assert as_json(crossed) == cli_json(run, "compare", "river bank flows", SENTENCE, "--cross")
+
+
+def test_keyed_vectors_in_and_out_keep_words_and_values():
+    from gensim.models import KeyedVectors
+
+    rng = np.random.default_rng(0)
+    keyed = KeyedVectors(vector_size=8)
+    keyed.add_vectors(["river", "bank", "flows", "money", "grows"], rng.standard_normal((5, 8)).astype(np.float32))
+    vectors = attn_cli.Vectors.from_keyedvectors(keyed)
+    assert list(vectors.words) == keyed.index_to_key
+    assert np.array_equal(np.asarray(vectors.matrix).view(np.uint32), keyed.vectors.view(np.uint32))
+    back = vectors.to_keyedvectors()
+    assert back.index_to_key == keyed.index_to_key
+    assert np.array_equal(back.vectors.view(np.uint32), keyed.vectors.view(np.uint32))
+    direct = attn_cli.explain(SENTENCE, vectors=keyed, neighbors=2)
+    assert as_json(direct) == as_json(attn_cli.explain(SENTENCE, vectors=vectors, neighbors=2))
+    np.testing.assert_array_equal(direct.embeddings, keyed.vectors[[3, 1, 4]].astype(np.float64))
+
+
+def test_the_default_set_goes_through_keyed_vectors_unchanged():
+    default = attn_cli.load_vectors()
+    again = attn_cli.Vectors.from_keyedvectors(default.to_keyedvectors(), name=default.name)
+    first, second = as_json(attn_cli.explain(SENTENCE)), as_json(attn_cli.explain(SENTENCE, vectors=again))
+    first["vectors"], second["vectors"] = {}, {}  # provenance differs; every number must not
+    assert first == second
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"heads": 0}, "heads must be at least 1"),
+    ({"scale": "square"}, "scale must be 'none', 'sqrt' or a number >= 0 (got 'square')"),
+    ({"temperature": 0}, "temperature must be a finite number > 0"),
+    ({"d_k": 8}, "d_k applies only to projected mode; add mode='projected'"),
+    ({"heads": 5}, "heads 5 does not divide the width 128"),
+    ({"mode": "trained"}, "mode must be one of 'raw', 'projected' (got 'trained')"),
+    ({"neighbor_vocab": 0}, "neighbor_vocab must be a positive whole number"),
+    ({"include": ("gradients",)}, "include got unknown gradients"),
+    ({"head": 2}, "head is not a setting; did you mean 'heads'?"),
+])
+def test_bad_settings_raise_a_value_error_that_speaks_python(settings, message):
+    with pytest.raises(attn_cli.SettingsError) as caught:
+        attn_cli.explain(SENTENCE, **settings)
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value).startswith(message)
+    assert "--" not in str(caught.value)
+
+
+def test_errors_of_the_input_name_keywords_in_python_and_options_on_the_command_line(run):
+    with pytest.raises(attn_cli.InputError, match=r"^the sentence has 3 tokens, more than max_tokens=2; "
+                                                  r"shorten it or pass max_tokens=3 "):
+        attn_cli.explain(SENTENCE, max_tokens=2)
+    with pytest.raises(attn_cli.InputError, match=r"^word 'river' is not among"):
+        attn_cli.trace(SENTENCE, word="river")
+    result = run("explain", SENTENCE, "--max-tokens", "2")
+    assert result.exit_code == 3 and "more than --max-tokens 2; shorten it or pass --max-tokens 3" in result.stderr
+
+
+def test_the_report_renders_inline_self_contained_and_as_tables(tmp_path):
+    result = attn_cli.explain(SENTENCE)
+    cell = result._repr_html_()
+    assert cell.startswith("<iframe srcdoc=") and "<script" not in cell  # the page is escaped inside srcdoc
+    page = result.to_html()
+    assert "attn_cli.explain(&#x27;money bank grows&#x27;)" in page or "attn_cli.explain('money bank grows')" in page
+    for fetch in ("<script src", "<link", "@import", "url(http", 'src="http'):
+        assert fetch not in page
+    written = tmp_path / "report.html"
+    assert result.to_html(written) == page == written.read_text(encoding="utf-8")
+    tables = str(result)
+    assert "Weights: w = softmax(s × 1 / 1)" in tables and "money" in tables
+    assert repr(result) == "<ExplainResult 'money bank grows': 3 tokens, 1 head(s), raw mode>"
+
+
+def test_load_vectors_takes_a_file_through_the_cache(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text("money 1 0\nbank 0.5 0.5\ngrows 0 1\n", encoding="utf-8")
+    vectors = attn_cli.load_vectors(path, limit=2)
+    assert list(vectors.words) == ["money", "bank"] and vectors.details["format"] == "glove"
+    with pytest.raises(attn_cli.SettingsError, match="^limit must be at least 1"):
+        attn_cli.load_vectors(path, limit=0)
+    with pytest.raises(attn_cli.VectorsError, match="skip_bad_lines=True"):
+        bad = tmp_path / "bad.txt"
+        bad.write_text("money 1 0\nbank 0.5\n", encoding="utf-8")
+        attn_cli.load_vectors(bad)
