@@ -218,7 +218,8 @@ def json_line(text: str, number: int, source: str) -> InputLine:
         record = json.loads(text)
     except ValueError as exc:
         return InputLine(None, number, source, error=f"not a JSON object ({exc}); with --input-format jsonl "
-                                                     'write one object per line, e.g. {"id": 1, "text": "money bank grows"}')
+                                                     'write one object per line, e.g. '
+                                                     '{"id": 1, "text": "money bank grows"}')
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):
         return InputLine(None, number, source, id=record.get("id") if isinstance(record, dict) else None,
                          error='no "text" string in this JSON line; write e.g. {"id": 1, "text": "money bank grows"}')

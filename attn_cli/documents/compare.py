@@ -11,8 +11,8 @@ from __future__ import annotations
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention
 from attn_cli.engine.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError
-from attn_cli.documents.explain import (analyse_shifts, attend_each, attention_blocks, document_header, explain_document, included_matrices,
-                             tokens_block)
+from attn_cli.documents.explain import (analyse_shifts, attend_each, attention_blocks, document_header,
+                                        explain_document, included_matrices, tokens_block)
 from attn_cli.engine.tokenize import TokenizedSentence, shorten
 from attn_cli.vectors.store import Vectors
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.attention import AttentionResult, causal_mask, scaled_scores, similarity_scores, softmax, static_outputs
+from attn_cli.engine.attention import (AttentionResult, causal_mask, scaled_scores, similarity_scores, softmax,
+                                       static_outputs)
 from attn_cli.engine.attention import term_shares, unit_rows, value_space
 from attn_cli.vectors.store import Vectors
 

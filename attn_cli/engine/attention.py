@@ -52,12 +52,14 @@ class AttentionConfig:
             _require(self.scale in SCALE_NAMES, "--scale must be none, sqrt or a number >= 0")
         else:
             _require(math.isfinite(self.scale) and self.scale >= 0, "--scale must be a finite number >= 0")
-        _require(math.isfinite(self.temperature) and self.temperature > 0, "--temperature must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter)")
+        _require(math.isfinite(self.temperature) and self.temperature > 0,
+                 "--temperature must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter)")
         _require(self.heads >= 1, "--heads must be at least 1")
         _require(self.d_k is None or 1 <= self.d_k <= MAX_D_K,
                  f"--d-k must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word "
                  "searched for neighbours costs 4 bytes per dimension)")
-        _require(self.d_k is None or self.mode == "projected", "--d-k applies only to projected mode; add --mode projected")
+        _require(self.d_k is None or self.mode == "projected",
+                 "--d-k applies only to projected mode; add --mode projected")
         _require(not self.output_projection or self.mode == "projected",
                  "--output-projection applies only to projected mode; add --mode projected")
 
@@ -251,7 +253,8 @@ def multi_head_attention(
     n_k = x_k.shape[0]
     width = config.width(d_model)
     _require(width % config.heads == 0,
-             f"--heads {config.heads} does not divide the width {width}; choose a divisor of {width} (e.g. {_divisors(width)})")
+             f"--heads {config.heads} does not divide the width {width}; "
+             f"choose a divisor of {width} (e.g. {_divisors(width)})")
 
     if config.positions == "sinusoidal":
         x_q = x_q + sinusoidal_positions(n_q, d_model)

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from attn_cli.errors import VectorsError
 from attn_cli.vectors.store import Vectors
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
