@@ -31,7 +31,7 @@ from attn_cli.vectors import Vectors, load_vectors
 from attn_cli.cli.vectors import vectors_app
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
-_ParserError = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+_ParserError: type[Exception] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
 
 
 class OutputClosed(Exception):
@@ -47,7 +47,8 @@ class OneLineErrors(TyperGroup):
         except BrokenPipeError:  # raised past the parser's own handler, which would call it exit 1
             raise OutputClosed() from None
 
-    def main(self, args=None, prog_name=None, standalone_mode=True, **extra):
+    # complete_var and windows_expand_args reach click's main through **extra, by keyword as click passes them
+    def main(self, args=None, prog_name=None, standalone_mode=True, **extra):  # type: ignore[override]
         arguments = list(sys.argv[1:] if args is None else args)
         try:
             arguments = bare_fields_means_list(arguments)
@@ -246,7 +247,7 @@ def compare(
                          "shows every target token")
     lines = line_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
                       input_format.value)
-    found = [line.text for line in lines]
+    found = [line.sentence() for line in lines]
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
                          f"{COMPARE_EXAMPLE} --cross")
@@ -256,9 +257,9 @@ def compare(
                             style="json" if engine.json else "tables",
                             files=engine.picture_files(), command_line=command_line(ctx))
     vectors = load_vectors(engine.vectors, engine.load_options(warn))
-    tokenized = [tokenize_or_warn(line.text, vectors, engine, line.where or f"sentence {number}")
+    tokenized = [tokenize_or_warn(line.sentence(), vectors, engine, line.where or f"sentence {number}")
                  for number, line in enumerate(lines, 1)]
-    options = dict(neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
+    options: dict = dict(neighbors=neighbors, neighbor_vocab=neighbor_vocab, include=include)
     if cross:
         report = cross_report(found[0], tokenized[0], found[1], tokenized[1], vectors, config, **options)
     else:

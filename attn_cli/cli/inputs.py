@@ -55,6 +55,7 @@ class InputLine:
         """The line's text, or an InputError with why it cannot be read (callers say where)."""
         if self.error is not None:
             raise InputError(self.error)
+        assert self.text is not None  # a line without an error always has its text
         return self.text
 
 
