@@ -26,7 +26,11 @@ _EXPORTS = {
     "AttnError": "attn_cli.errors", "SettingsError": "attn_cli.errors", "InputError": "attn_cli.errors",
     "VectorsError": "attn_cli.errors",
 }
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "__version__", "load_vectors", "explain", "trace", "compare", "cross", "Settings", "Vectors",
+    "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
+    "AttnError", "SettingsError", "InputError", "VectorsError",
+]
 
 if TYPE_CHECKING:
     from attn_cli.api import compare, cross, explain, load_vectors, trace

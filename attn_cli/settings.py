@@ -46,11 +46,13 @@ class Settings:
         self.attention  # noqa: B018 - building the engine's configuration validates the attention settings
         _check(self.oov in OOV_POLICIES, "oov", f"must be one of {', '.join(map(repr, OOV_POLICIES))} "
                                                 f"(got {self.oov!r})")
-        _check(_whole(self.max_tokens) and self.max_tokens >= 1, "max_tokens", f"must be at least 1 (got {self.max_tokens!r})")
+        _check(_whole(self.max_tokens) and self.max_tokens >= 1, "max_tokens",
+               f"must be at least 1 (got {self.max_tokens!r})")
         _check(_whole(self.neighbors) and self.neighbors >= 0, "neighbors",
                f"must be 0 (off) or more (got {self.neighbors!r})")
         _check(self.neighbor_vocab is None or (_whole(self.neighbor_vocab) and self.neighbor_vocab >= 1),
-               "neighbor_vocab", f"must be a positive whole number, or None for all words (got {self.neighbor_vocab!r})")
+               "neighbor_vocab",
+               f"must be a positive whole number, or None for all words (got {self.neighbor_vocab!r})")
         unknown = [name for name in self.include if name not in INCLUDABLE]
         _check(not unknown, "include", f"got unknown {', '.join(unknown)}; choose from {', '.join(INCLUDABLE)}")
 

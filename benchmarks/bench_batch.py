@@ -93,9 +93,9 @@ def main() -> None:
         cases = [
             (f"explain - --json --neighbors 0 ({args.sentences:,} lines)", ["--json", "--neighbors", "0"], batch,
              args.sentences),
-            (f"explain - --json --neighbors 0 --fields tokens,shifts.cosine",
+            ("explain - --json --neighbors 0 --fields tokens,shifts.cosine",
              ["--json", "--neighbors", "0", "--fields", "tokens,shifts.cosine"], batch, args.sentences),
-            (f"explain - --plain --neighbors 0", ["--plain", "--neighbors", "0"], batch, args.sentences),
+            ("explain - --plain --neighbors 0", ["--plain", "--neighbors", "0"], batch, args.sentences),
             (f"explain - --json --neighbors 5 over 50,000 words ({args.neighbor_sentences:,} lines)",
              ["--json", "--neighbors", "5"], few, args.neighbor_sentences),
         ]
@@ -106,7 +106,8 @@ def main() -> None:
         print(f"|{'-' * 94}|-------------|------------|-------------|")
         for name, count, seconds, peak in rows:
             rate = count / seconds
-            print(f"| {name:<92} | {rate:11,.0f} | {rate * per_call:10.1f} | {'' if peak is None else f'{peak:11.0f}'} |")
+            peak_cell = "" if peak is None else f"{peak:11.0f}"
+            print(f"| {name:<92} | {rate:11,.0f} | {rate * per_call:10.1f} | {peak_cell} |")
 
         print("\nPeak memory against the number of lines (explain - --json --neighbors 0)\n")
         print("| lines | seconds | sentences/s | peak RSS MB |")

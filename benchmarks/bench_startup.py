@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     runs = parser.parse_args().runs
     samples: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    for name, command in COMMANDS.items():  # warm the file cache once
+    for command in COMMANDS.values():  # warm the file cache once
         time_once(command)
     for _ in range(runs):  # interleaved, so drift hits every command alike
         for name, command in COMMANDS.items():

@@ -39,7 +39,8 @@ def main(folder: Path) -> None:
             subprocess.run([sys.executable, "-m", "attn_cli", *command, "--html", page_file.name], check=True,
                            stdout=subprocess.DEVNULL, cwd=work)
             page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+            page.route("**/*",
+                       lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
             page.goto(page_file.as_uri())
             act(page)
             output = folder / f"{name}.png"

@@ -52,7 +52,8 @@ def test_jsonl_input_passes_id_and_other_fields_through(run, trace_schema):
                  input="\n".join(lines) + "\n")
     assert result.exit_code == 0, result.stderr
     documents = json_lines(result.stdout)
-    assert [(d["line"], d["id"], d.get("meta")) for d in documents] == [(1, "a-1", {"source": "lesson 2"}), (2, 7, None)]
+    assert [(d["line"], d["id"], d.get("meta")) for d in documents] == [(1, "a-1", {"source": "lesson 2"}),
+                                                                         (2, 7, None)]
     assert [d["traces"][0]["token"] for d in documents] == ["bank", "bank"]
     for document in documents:
         jsonschema.validate(document, trace_schema)

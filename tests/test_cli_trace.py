@@ -136,7 +136,8 @@ def test_flat_note(run):
     report = trace_json(run, *BANK, "--scale", "sqrt")
     note = next(n for n in report["traces"][0]["notes"] if n["code"] == "flat")
     flat = " ".join(run(*BANK, "--scale", "sqrt").stdout.split())
-    assert f"the softmax is nearly flat: the largest weight is {format_number(note['max_weight'])} against 1/3 = 0.333" in flat
+    assert (f"the softmax is nearly flat: the largest weight is {format_number(note['max_weight'])} "
+            "against 1/3 = 0.333") in flat
     assert f"within {note['logit_spread']:.3g} of each other" in flat
     unscaled = trace_json(run, *BANK)["traces"][0]["heads"][0]["keys"]
     assert note["alternatives"][1]["weights"] == pytest.approx([k["weight"] for k in unscaled], abs=1e-12)

@@ -7,8 +7,8 @@ import pytest
 
 from attn_cli.engine.analysis import Contribution, Shift, token_shifts
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention
-from attn_cli.engine.comparison import (MAX_PULLS, PULL_SHARE, SentenceAttention, compare_word, cosine_matrix, missing_from,
-                                 pulls, shared_words)
+from attn_cli.engine.comparison import (MAX_PULLS, PULL_SHARE, SentenceAttention, compare_word, cosine_matrix,
+                                        missing_from, pulls, shared_words)
 
 RNG = np.random.default_rng(11)  # norms near 1, like the default set, so no softmax saturates
 WORDS = {word: RNG.normal(scale=0.4, size=8) for word in ("river", "bank", "flows", "money", "grows", "the")}
@@ -23,7 +23,8 @@ def attended(words: list[str | None], config: AttentionConfig = AttentionConfig(
 def test_shared_words_are_those_in_two_or_more_sentences_in_order_of_first_appearance():
     sentences = [attended(["the", "river", "bank"]), attended(["money", "bank", "the"]), attended(["grows", None])]
     assert shared_words(sentences) == ["the", "bank"]
-    assert shared_words([attended(["river", "river"]), attended(["money"])]) == []  # twice in one sentence is not shared
+    # twice in one sentence is not shared
+    assert shared_words([attended(["river", "river"]), attended(["money"])]) == []
     assert missing_from("bank", sentences) == [2]
 
 

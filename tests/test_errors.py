@@ -49,7 +49,8 @@ CASES = [
     (["compare", "river bank", "--cross"], 3, "--cross takes exactly two sentences"),
     (["compare", "river bank", "money bank", "--cross", "--word", "bank"], 2, "leave it out with --cross"),
     (["compare", "river bank", "zzqx qqzv"], 3, 'sentence 2 ("zzqx qqzv"): no word of the sentence'),
-    (["compare", "river bank", "money bank", "--file", "/no/such/sentences.txt"], 2, "--file /no/such/sentences.txt: no such file"),
+    (["compare", "river bank", "money bank", "--file", "/no/such/sentences.txt"], 2,
+     "--file /no/such/sentences.txt: no such file"),
     (["compare", "river bank", "money bank", "--heads", "3"], 2, "choose a divisor of 128"),
 ]
 

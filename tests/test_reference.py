@@ -92,7 +92,7 @@ def reference_attention(x_q, x_k, *, mode="raw", scale="sqrt", temperature=1.0, 
                 k_j = [k_all[j][c] for c in cols]
                 logits[j] = ref_similarity(q_i, k_j, similarity) * factor / temperature
             top = max(logits.values())
-            exps = {j: math.exp(l - top) for j, l in logits.items()}
+            exps = {j: math.exp(logit - top) for j, logit in logits.items()}
             total = math.fsum(exps.values())
             row = [exps[j] / total if j in exps else 0.0 for j in range(n_k)]
             head_weights.append(row)

@@ -33,7 +33,7 @@ from attn_cli.vectors.store import Vectors
 from attn_cli.cli.vectors import vectors_app
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
-_ParserError = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+_ParserError: type[Exception] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
 
 
 class OutputClosed(Exception):
@@ -49,7 +49,8 @@ class OneLineErrors(TyperGroup):
         except BrokenPipeError:  # raised past the parser's own handler, which would call it exit 1
             raise OutputClosed() from None
 
-    def main(self, args=None, prog_name=None, standalone_mode=True, **extra):
+    # complete_var and windows_expand_args reach click's main through **extra, by keyword as click passes them
+    def main(self, args=None, prog_name=None, standalone_mode=True, **extra):  # type: ignore[override]
         arguments = list(sys.argv[1:] if args is None else args)
         try:
             arguments = bare_fields_means_list(arguments)
@@ -164,7 +165,8 @@ def trace(
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
-                settings: Settings, render: Draw, build: Callable[[list[tuple[str, TokenizedSentence]], Vectors], list[dict]],
+                settings: Settings, render: Draw,
+                build: Callable[[list[tuple[str, TokenizedSentence]], Vectors], list[dict]],
                 check: Callable[[TokenizedSentence], object] = lambda tokenized: None) -> None:
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups):
     tokenize and `check` each, build the documents of those that pass together, show them in order."""
@@ -241,7 +243,7 @@ def compare(
                          "shows every target token")
     lines = line_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
                       input_format.value)
-    found = [line.text for line in lines]
+    found = [line.sentence() for line in lines]
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
                          f"{COMPARE_EXAMPLE} --cross")

@@ -55,6 +55,7 @@ class InputLine:
         """The line's text, or an InputError with why it cannot be read (callers say where)."""
         if self.error is not None:
             raise InputError(self.error)
+        assert self.text is not None  # a line without an error always has its text
         return self.text
 
 
@@ -218,7 +219,8 @@ def json_line(text: str, number: int, source: str) -> InputLine:
         record = json.loads(text)
     except ValueError as exc:
         return InputLine(None, number, source, error=f"not a JSON object ({exc}); with --input-format jsonl "
-                                                     'write one object per line, e.g. {"id": 1, "text": "money bank grows"}')
+                                                     'write one object per line, e.g. '
+                                                     '{"id": 1, "text": "money bank grows"}')
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):
         return InputLine(None, number, source, id=record.get("id") if isinstance(record, dict) else None,
                          error='no "text" string in this JSON line; write e.g. {"id": 1, "text": "money bank grows"}')

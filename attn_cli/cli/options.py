@@ -20,7 +20,7 @@ import typer
 
 from attn_cli.engine.attention import MASKS, MODES, POSITIONS, SIMILARITIES
 from attn_cli.errors import SettingsError, UsageError
-from attn_cli.settings import Settings
+from attn_cli.settings import Scale, Settings
 from attn_cli.vectors.store import Vectors
 from attn_cli.cli.inputs import INPUT_FORMATS
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
@@ -34,16 +34,29 @@ LIST_FIELDS = "list"  # what a bare --fields stands for
 
 def _choices(name: str, values: tuple[str, ...]) -> type[Enum]:
     """A str Enum for Typer, built from the library's own tuple of accepted values."""
-    return Enum(name, {value: value for value in values}, type=str)
+    # the functional Enum API builds a class; mypy types the call as an instance when the name is not a literal
+    return Enum(name, {value: value for value in values}, type=str)  # type: ignore[return-value]
 
 
-Mode = _choices("Mode", MODES)
-Similarity = _choices("Similarity", SIMILARITIES)
-Mask = _choices("Mask", MASKS)
-Positions = _choices("Positions", POSITIONS)
-OovPolicy = _choices("OovPolicy", OOV_POLICIES)
-InputFormat = _choices("InputFormat", INPUT_FORMATS)
-VectorFormat = _choices("VectorFormat", FORMATS)
+if typing.TYPE_CHECKING:  # mypy cannot see the members of Enums built at run time: to it each is a str Enum
+    class _Choice(str, Enum):
+        pass
+
+    Mode: typing.TypeAlias = _Choice
+    Similarity: typing.TypeAlias = _Choice
+    Mask: typing.TypeAlias = _Choice
+    Positions: typing.TypeAlias = _Choice
+    OovPolicy: typing.TypeAlias = _Choice
+    InputFormat: typing.TypeAlias = _Choice
+    VectorFormat: typing.TypeAlias = _Choice
+else:
+    Mode = _choices("Mode", MODES)
+    Similarity = _choices("Similarity", SIMILARITIES)
+    Mask = _choices("Mask", MASKS)
+    Positions = _choices("Positions", POSITIONS)
+    OovPolicy = _choices("OovPolicy", OOV_POLICIES)
+    InputFormat = _choices("InputFormat", INPUT_FORMATS)
+    VectorFormat = _choices("VectorFormat", FORMATS)
 
 
 @dataclass(frozen=True)
@@ -108,11 +121,12 @@ class EngineOptions:
         return targets
 
 
-def parse_scale(text: str) -> str | float:
+def parse_scale(text: str) -> Scale:
     """'none', 'sqrt' or a finite number >= 0 (the multiplier applied to every score)."""
     word = text.strip().lower()
-    if word in ("none", "sqrt"):
-        return word
+    names: dict[str, Scale] = {"none": "none", "sqrt": "sqrt"}
+    if word in names:
+        return names[word]
     try:
         value = float(word)
     except ValueError:
@@ -201,7 +215,8 @@ def option_group(options_class: type, annotations: dict, name: str):
             group = options_class(**{parameter.name: kwargs.pop(parameter.name) for parameter in parameters})
             return command(**{name: group}, **kwargs)
 
-        wrapper.__signature__ = signature.replace(parameters=own + parameters)
+        # Typer reads __signature__ (inspect.signature honours it); functools.wraps' type does not declare it
+        wrapper.__signature__ = signature.replace(parameters=own + parameters)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {**{p.name: p.annotation for p in own}, **annotations}
         return wrapper
 

@@ -62,7 +62,8 @@ class ReportOutputs:
         plain_terminal = os.environ.get("NO_COLOR", "") != ""
         self.terminal = Console(record="--svg" in files and style == "tables",
                                 color_system=None if plain_terminal else "auto")
-        self.terminal.on_broken_pipe = stdout_closed  # Rich would exit 1, the code for a bug
+        # Rich would exit 1, the code for a bug; replacing the method on this one instance is deliberate
+        self.terminal.on_broken_pipe = stdout_closed  # type: ignore[method-assign]
         self.recorder = self.terminal if self.terminal.record else None
         if "--svg" in files and style != "tables":  # tables for the SVG only, never on stdout
             self.recorder = Console(record=True, file=io.StringIO(), width=self.terminal.width, force_terminal=True)
@@ -82,6 +83,7 @@ class ReportOutputs:
             sys.stdout.write((header() if first else "") + plain_records(report))
             sys.stdout.flush()
         else:
+            assert self.terminal is not None  # __init__ makes it whenever the style is tables
             self.draw(report, self.terminal)
         if self.recorder is not None and self.recorder is not self.terminal:
             self.draw(report, self.recorder)

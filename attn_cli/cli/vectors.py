@@ -66,13 +66,13 @@ def info(
 @vectors_app.command("list")
 def list_(json: Json = False) -> None:
     """List the cached vector sets, newest first."""
-    entries = []
+    entries: list[dict] = []
     for folder, meta in cached_sets():
         meta = meta or {}
         entries.append({"id": folder.name, "name": meta.get("name"), "format": meta.get("format"),
                         "count": meta.get("count"), "dims": meta.get("dims"), "bytes": folder_size(folder),
                         "corrupt": not meta})
-    report = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_root()),
+    report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_root()),
               "sets": entries}
     if json:
         write_json(report)
@@ -97,7 +97,7 @@ def remove(
         from attn_cli.errors import UsageError
 
         raise UsageError("name one cached set (attn-cli vectors list shows them) or pass --all")
-    folders = [folder for folder, _ in cached_sets()] if all_sets else _matching_folders(source)
+    folders = [folder for folder, _ in cached_sets()] if all_sets or source is None else _matching_folders(source)
     if not folders and not all_sets:
         raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
     for folder in folders:
@@ -118,7 +118,7 @@ def download(
     from attn_cli.vectors import gensim_data
 
     path = gensim_data.download(name, show_progress=not json)
-    report = {"schema_version": SCHEMA_VERSION, "command": "vectors download", "name": name, "path": str(path),
+    report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors download", "name": name, "path": str(path),
               "bytes": path.stat().st_size}
     if json:
         write_json(report)

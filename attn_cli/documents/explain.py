@@ -158,7 +158,7 @@ def with_input(report: dict, number: int, id: object, meta: dict) -> dict:
     return {**{key: report[key] for key in header}, **located, **report}
 
 
-def error_document(command: str, number: int, id: object, code: int, message: str) -> dict:
+def error_document(command: str, number: int | None, id: object, code: int, message: str) -> dict:
     """What a batch writes for a line that failed: where, and the one-line error with its exit code."""
     return {**document_header(command), "line": number, "id": id, "error": {"code": code, "message": message}}
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.attention import AttentionResult, causal_mask, scaled_scores, similarity_scores, softmax, static_outputs
+from attn_cli.engine.attention import (AttentionResult, causal_mask, scaled_scores, similarity_scores, softmax,
+                                       static_outputs)
 from attn_cli.engine.attention import term_shares, unit_rows, value_space
 from attn_cli.vectors.store import Vectors
 
@@ -78,6 +79,7 @@ class NeighborSearch:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
         self.words = vectors.words[:size]
         embeddings = np.asarray(vectors.matrix[:size], dtype=np.float32)  # [N, d]
+        self.inverse_norms: np.ndarray | None  # None when the rows are already unit length
         if result.projections is None and vectors.norms is not None:  # raw mode on a cached set: reuse its norms
             norms = np.asarray(vectors.norms[:size], dtype=np.float32)
             if not np.isfinite(norms).all():  # rows longer than float32 holds: their products would overflow
@@ -127,7 +129,7 @@ class NeighborSearch:
         ranked, exact = np.take_along_axis(ranked, order, axis=1), np.take_along_axis(exact, order, axis=1)
         found = []
         for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), exact.tolist(), exclude,
-                                                         (~unit_queries.any(axis=1)).tolist()):
+                                                         np.logical_not(unit_queries.any(axis=1)).tolist()):
             neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
                          if self.words[row] != word_to_skip]
             found.append([] if zero else neighbors[:k])  # a zero vector (--oov zero) has no direction
@@ -242,7 +244,7 @@ def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def row_diagnostics(weights: np.ndarray) -> list[RowDiagnostic]:
     """Entropy (bits), largest weight and its key for each row of one head: [n_q, n_k] -> n_q rows."""
-    entropies = entropy_bits(weights).tolist()
+    entropies = np.asarray(entropy_bits(weights)).tolist()  # weights is 2-D, so an array of rows
     return [RowDiagnostic(entropy, peak, argmax) for entropy, peak, argmax in
             zip(entropies, weights.max(axis=-1).tolist(), weights.argmax(axis=-1).tolist())]
 

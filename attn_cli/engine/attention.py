@@ -49,7 +49,8 @@ class AttentionConfig:
             value = getattr(self, setting)
             _require(value in choices, setting, f"must be one of {', '.join(map(repr, choices))} (got {value!r})")
         if isinstance(self.scale, str):
-            _require(self.scale in SCALE_NAMES, "scale", f"must be 'none', 'sqrt' or a number >= 0 (got {self.scale!r})")
+            _require(self.scale in SCALE_NAMES, "scale",
+                     f"must be 'none', 'sqrt' or a number >= 0 (got {self.scale!r})")
         else:
             _require(math.isfinite(self.scale) and self.scale >= 0, "scale",
                      f"must be a finite number >= 0 (got {self.scale!r})")

@@ -155,7 +155,8 @@ def suggest(word: str, vectors: Vectors, limit: int = 3) -> tuple[str, ...]:
 
 def edit_distance(a: str, b: str) -> int:
     """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps."""
-    previous2, previous = None, list(range(len(b) + 1))
+    previous2: list[int] = []  # the row before `previous`; read only from i > 1 on
+    previous = list(range(len(b) + 1))
     for i, char_a in enumerate(a, 1):
         current = [i] + [0] * len(b)
         for j, char_b in enumerate(b, 1):

@@ -153,7 +153,7 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
         output = result.head_outputs[head, index]
         inside += int(np.sum(inside_range(output, result.values[head][visible])))
         dims += output.shape[0]
-    note = {"code": "convex", "inside": inside, "dims": dims, "after_projection": None}
+    note: dict = {"code": "convex", "inside": inside, "dims": dims, "after_projection": None}
     holds = "the weights are ≥ 0 and sum to 1, so y is a convex combination of the values v_j"
     note["message"] = (f"{holds}: y lies within the values' range in {inside} of {dims} coordinates "
                        f"(checked)")
@@ -276,7 +276,7 @@ def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: lis
     The check rotates the words by one place (every word moves), reruns the engine,
     puts the outputs and weights back in the original order and measures the difference.
     """
-    note = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
+    note: dict = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
     order_blind = result.config.positions == "none" and result.config.mask == "none"
     if order_blind:
         note["message"] = ("no positional encodings and no mask: word order is invisible, so shuffling the words "

@@ -92,7 +92,9 @@ def _array_items(array: np.ndarray) -> list:
         return values.tolist()
     if np.isnan(values).any():
         raise ValueError("refusing to write NaN to JSON")
-    return np.where(finite, values, None).tolist()
+    cells = values.astype(object)
+    cells[~finite] = None
+    return cells.tolist()
 
 
 def _write_array(array: np.ndarray, stream: TextIO) -> None:

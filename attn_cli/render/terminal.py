@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -64,7 +64,7 @@ def weights_formula(settings: dict) -> str:
     return f"w = softmax(s × {settings['scale_factor']:.4g} / {settings['temperature']:g})"
 
 
-def section(console: Console, title: str, table: Table, note: str = "") -> None:
+def section(console: Console, title: str, table: RenderableType, note: str = "") -> None:
     """Title, table, note in dim text, blank line: titles and notes never wrap to the table's width."""
     console.print(Text(title, style="bold"))
     console.print(table)
@@ -185,7 +185,7 @@ def _matrix(rows, labels: list[str], columns: list[str], shown: int, row_sums: b
     for label, row in zip(labels, rows):
         finite = [value for value in row if value is not None and math.isfinite(value)]
         low, high = min(finite), max(finite)
-        line = [heat_cell(value, low, high) for value in row[:shown]]
+        line: list[Text | str] = [heat_cell(value, low, high) for value in row[:shown]]
         line += ["…"] if shown < len(columns) else []
         line += [f"{sum(finite):.3f}"] if row_sums else []
         table.add_row(label, *line)
@@ -212,7 +212,7 @@ def format_number(value: float | None) -> str:
 def heat_cell(value: float | None, low: float, high: float) -> Text:
     """The value on a background from dark (row minimum) to bright yellow (row maximum)."""
     text = format_number(value)
-    if text == "—":
+    if value is None or text == "—":
         return Text(text, style="dim")
     share = 0.0 if high == low else (value - low) / (high - low)
     red, green, blue = (int(40 + share * 215), int(40 + share * 175), int(60 - share * 30))

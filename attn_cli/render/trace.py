@@ -124,7 +124,7 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
         logit = "masked" if key["masked"] else ("±∞" if key["logit"] is None else format_number(key["logit"]))
         softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
                         format_number(key["weight"]))
-    section(console, f"Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,
+    section(console, "Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,
             f"scale {scale_words(settings)}, temperature {setting(temperature)}; exp makes every "
             "score positive and dividing by the sum Σ makes the weights add up to 1")
 

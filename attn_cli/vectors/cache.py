@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from attn_cli.errors import VectorsError
 from attn_cli.vectors.store import Vectors
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
@@ -213,6 +212,8 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
     except (OSError, ValueError) as exc:
         raise CorruptCache(str(exc)) from exc
     count, dims = meta.get("count"), meta.get("dims")
+    if not isinstance(count, int) or not isinstance(dims, int):
+        raise CorruptCache(f"{META_FILE} does not give the word count and width")
     problems = [
         (matrix.shape != (count, dims) or matrix.dtype != np.float32, f"{MATRIX_FILE} is not {count} x {dims} float32"),
         (norms.shape != (count,), f"{NORMS_FILE} does not hold {count} norms"),
@@ -233,7 +234,7 @@ def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
     layout = (root or cache_root()) / LAYOUT
     if not layout.is_dir():
         return []
-    found = []
+    found: list[tuple[float, Path, dict | None]] = []
     for folder in layout.iterdir():
         if folder.name.startswith(".tmp-"):  # another process's import, which may vanish at any moment
             continue

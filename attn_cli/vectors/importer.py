@@ -194,6 +194,7 @@ def _warn_about(path: Path, meta: dict, options: LoadOptions) -> None:
         options.warn(f"{path}: {counted(meta['invalid_utf8_words'], 'word')} not valid UTF-8; "
                      "the bad bytes became U+FFFD")
     header = meta["header_count"]
-    if header is not None and meta["limit"] is None and header != meta["count"] + meta["duplicates"] + meta["bad_lines"]:
+    if (header is not None and meta["limit"] is None
+            and header != meta["count"] + meta["duplicates"] + meta["bad_lines"]):
         options.warn(f"{path}: the header announces {header:,} words but the file holds "
                      f"{meta['count'] + meta['duplicates'] + meta['bad_lines']:,}; using what the file holds")

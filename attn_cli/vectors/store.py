@@ -19,7 +19,7 @@ from attn_cli.errors import VectorsError
 class WordIndex(Protocol):
     """Anything that maps a word to its row: a dict, or the cache's stored hash table."""
 
-    def get(self, word: str, default: int | None = None) -> int | None: ...
+    def get(self, word: str, /) -> int | None: ...
 
 
 @dataclass(frozen=True)
