@@ -143,3 +143,54 @@ def test_the_readme_is_a_short_front_door():
     assert '. .venv/bin/activate && pip install ".[test]" && pytest' in text
     for page in PAGES[1:]:
         assert f"(docs/{page.name})" in text, f"the README does not link to docs/{page.name}"
+
+
+def _readme_block(command_line: str) -> list[str]:
+    """The lines the README shows under `$ COMMAND_LINE`, up to the end of the code block."""
+    text = README.read_text(encoding="utf-8")
+    assert f"$ {command_line}\n" in text, f"the README no longer shows {command_line!r}"
+    return text.split(f"$ {command_line}\n", 1)[1].split("\n```", 1)[0].splitlines()
+
+
+def _printed(result) -> list[str]:
+    assert result.exit_code == 0, result.stderr
+    return [line.rstrip() for line in result.stdout.rstrip("\n").splitlines()]
+
+
+def test_the_readme_compare_example_is_the_real_output(run):
+    printed = _printed(run("compare", "river bank flows", "money bank grows"))
+    assert _readme_block('attn-cli compare "river bank flows" "money bank grows" | tail -4') == printed[-4:]
+
+
+def test_the_readme_trace_example_is_the_real_output(run):
+    printed = _printed(run("trace", "money bank grows", "--word", "bank"))
+    start = next(i for i, line in enumerate(printed) if line.startswith("Step 4"))
+    end = next(i for i in range(start, len(printed)) if printed[i].startswith(" Σ  "))
+    block = _readme_block("attn-cli trace \"money bank grows\" --word bank | sed -n '/Step 4/,/Σ  /p'")
+    assert block == printed[start:end + 1]
+
+
+def test_the_readme_explain_examples_are_the_real_output(run):
+    printed = _printed(run("explain", "river bank flows"))
+    start = printed.index("Shift: own value s → contextual output y")
+    assert _readme_block("attn-cli explain \"river bank flows\" | grep -A6 '^Shift'") == printed[start:start + 7]
+    printed = _printed(run("explain", "money bank grows"))
+    block = _readme_block('attn-cli explain "money bank grows"')
+    cut = block.index("...")  # the README elides the scores, then the tables after the shift
+    header, middle = block[:cut], block[cut + 1:block.index("...", cut + 1)]
+    assert header == printed[:len(header)]
+    start = printed.index(middle[0])
+    assert middle == printed[start:start + len(middle)]
+
+
+def test_the_readme_json_example_is_the_real_output(run):
+    import json
+
+    document = json.loads(run("explain", "money bank grows", "--json").stdout)
+    bank = document["shifts"][1]
+    expected = {"token": bank["token"], "cosine": bank["cosine"], "pulled_by": bank["contributions"][1]["token"],
+                "after": [neighbor["word"] for neighbor in bank["neighbors_after"]]}
+    command = ("attn-cli explain \"money bank grows\" --json | jq -c '{token: .shifts[1].token, cosine: "
+               ".shifts[1].cosine, pulled_by: .shifts[1].contributions[1].token, after: "
+               "[.shifts[1].neighbors_after[].word]}'")
+    assert json.loads(_readme_block(command)[0]) == expected
