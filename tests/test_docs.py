@@ -1,9 +1,10 @@
 """The documentation (README.md and docs/*.md) against the program it documents.
 
 Every command and option of the CLI is named somewhere in the docs, every relative
-link (and its #anchor) leads somewhere, and the README stays a short front door.
-The examples in the pages are checked where the behaviour is tested: the trace
-worked example in test_cli_trace.py, the exit codes in test_errors.py.
+link (and its #anchor) leads somewhere, the README stays a short front door, and
+its short examples are the program's real output. The examples in the pages are
+checked where the behaviour is tested: the trace worked example (docs/trace.md) in
+test_cli_trace.py, the exit code table (docs/limits.md) in test_errors.py.
 """
 
 from __future__ import annotations
