@@ -169,11 +169,11 @@ def test_shuffle_check_reports_a_tiny_difference(run):
                      r"most \d\.\d+e-1[5-9]", flat) or "differ by at most 0" in flat
 
 
-def test_the_readme_shows_the_real_output(run):
-    """The README's worked example is this command's output at 80 columns, line for line."""
+def test_the_docs_show_the_real_output(run):
+    """The worked example in docs/trace.md is this command's output at 80 columns, line for line."""
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    block = readme.split('$ attn-cli trace "money bank grows" --word bank\n', 1)[1].split("\n```", 1)[0]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "trace.md").read_text(encoding="utf-8")
+    block = page.split('$ attn-cli trace "money bank grows" --word bank\n', 1)[1].split("\n```", 1)[0]
     printed = "\n".join(line.rstrip() for line in run(*BANK).stdout.rstrip("\n").splitlines())
     assert block == printed

@@ -112,9 +112,9 @@ def test_no_arguments_show_the_help(run):
     assert "explain" in result.stdout + result.stderr
 
 
-def test_every_exit_code_is_documented_in_the_readme():
+def test_every_exit_code_is_documented_in_the_docs():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parent.parent / "docs" / "limits.md").read_text(encoding="utf-8")
     for code in EXIT_CODES:
-        assert f"| {code} |" in readme
+        assert f"| {code} |" in page
