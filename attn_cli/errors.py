@@ -2,7 +2,7 @@
 
 The CLI catches `AttnError` in one place and prints `attn-cli: error: <message>`
 as a single line on stderr, so no expected failure ever shows a traceback. The
-table of exit codes is part of the public contract (README, "Exit codes").
+table of exit codes is part of the public contract (docs/limits.md).
 """
 
 from __future__ import annotations

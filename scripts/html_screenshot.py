@@ -1,4 +1,4 @@
-"""Make the README's pictures of the HTML report (docs/*.png) from the real pages in Chromium.
+"""Make the docs' pictures of the HTML report (docs/*.png) from the real pages in Chromium.
 
     python scripts/html_screenshot.py [FOLDER]
 

@@ -139,3 +139,23 @@ def test_load_vectors_takes_a_file_through_the_cache(tmp_path):
         bad = tmp_path / "bad.txt"
         bad.write_text("money 1 0\nbank 0.5\n", encoding="utf-8")
         attn_cli.load_vectors(bad)
+
+
+def python_examples() -> list[tuple[str, str]]:
+    """(page, code) of the README and each docs page with ```python blocks, a page's blocks run in order."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    blocks = {page.name: re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S) for page in pages}
+    return [(name, "\n".join(code)) for name, code in blocks.items() if code]
+
+
+@pytest.mark.parametrize("page, code", python_examples(), ids=[page for page, _ in python_examples()])
+def test_the_python_examples_in_the_docs_run(tmp_path, monkeypatch, page, code):
+    """Each block runs as shown, in a folder holding the GloVe file it names and a KeyedVectors `kv`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "glove.6B.100d.txt").write_text("the 0.1 0.2\nmoney 0.3 0.1\nbank 0.2 0.2\ngrows 0.1 0.4\n",
+                                                encoding="utf-8")
+    exec(compile(code, page, "exec"), {"kv": attn_cli.load_vectors().to_keyedvectors()})

@@ -125,8 +125,8 @@ def test_every_relative_link_leads_somewhere(page):
         destination = (source.parent / file_part).resolve() if file_part else source
         assert destination.exists(), f"{source.relative_to(ROOT)} links to {target}: no such file"
         if anchor and destination.suffix == ".md":
-            assert anchor in _anchors(destination), (f"{source.relative_to(ROOT)} links to {target}: no heading with that "
-                                       f"anchor in {destination.relative_to(ROOT)}")
+            assert anchor in _anchors(destination), (f"{source.relative_to(ROOT)} links to {target}: "
+                                                     f"no heading with that anchor in {destination.relative_to(ROOT)}")
 
 
 def test_the_links_were_found():

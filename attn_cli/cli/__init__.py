@@ -1,6 +1,5 @@
-"""The `attn-cli` command line: a thin client of the library that turns options into settings and results into
-output."""
+"""The `attn-cli` command line: a thin client of the library, turning options into settings and results into output."""
 
-from attn_cli.cli.app import app, main
+from attn_cli.cli.app import main
 
-__all__ = ["app", "main"]
+__all__ = ["main"]

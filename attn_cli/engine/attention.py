@@ -56,7 +56,7 @@ class AttentionConfig:
                      f"must be a finite number >= 0 (got {self.scale!r})")
         _require(math.isfinite(self.temperature) and self.temperature > 0, "temperature",
                  "must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter)")
-        _require(self.heads >= 1, "heads", "must be at least 1")
+        _require(self.heads >= 1, "heads", f"must be at least 1 (got {self.heads!r})")
         _require(self.d_k is None or 1 <= self.d_k <= MAX_D_K, "d_k",
                  f"must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word searched for "
                  "neighbours costs 4 bytes per dimension)")

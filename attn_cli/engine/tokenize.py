@@ -19,7 +19,7 @@ from attn_cli.errors import InputError, Option
 from attn_cli.vectors.store import Vectors
 
 OOV_POLICIES = ("skip", "error", "zero")
-DEFAULT_MAX_TOKENS = 1000  # 1,000 tokens need ~60 MB of matrices; 5,000 about 1.5 GB (README, "Limits")
+DEFAULT_MAX_TOKENS = 1000  # 1,000 tokens need ~60 MB of matrices; 5,000 about 1.5 GB (docs/limits.md)
 _TOKEN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
 _CLITIC = re.compile(r"(\w.*?)(n['’]t|['’](?:s|re|ll|ve|d|m))", re.IGNORECASE)  # bank's, don't, we're
 _SUGGESTION_POOL = 50_000  # suggestions come from the most frequent words only
