@@ -184,4 +184,4 @@ def test_a_saturated_sentence_is_warned_about_in_the_tables(run, glove_file):
     """Real GloVe vectors without scaling saturate the softmax; compare says so, as explain does."""
     out = run("compare", "the people said", "the people say", "--vectors", glove_file).stdout
     assert "warning: head 1: every row puts >= 0.95" in out
-    assert "hint: try --scale sqrt" in out
+    assert "hint: try --scale sqrt (largest weights" in out

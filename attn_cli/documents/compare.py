@@ -11,8 +11,8 @@ from __future__ import annotations
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention
 from attn_cli.engine.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError
-from attn_cli.documents.explain import (analyse_shifts, attend_each, attention_blocks, document_header, explain_document, included_matrices,
-                             tokens_block)
+from attn_cli.documents.explain import (analyse_shifts, attend_each, attention_blocks, contribution_blocks, document_header,
+                                       explain_document, included_matrices, tokens_block)
 from attn_cli.engine.tokenize import TokenizedSentence, shorten
 from attn_cli.vectors.store import Vectors
 
@@ -41,7 +41,7 @@ def compare_report(sentences: list[str], tokenized: list[TokenizedSentence], vec
 
 def requested_words(words: tuple[str, ...], sentences: list[str], attended: list[SentenceAttention],
                     vectors: Vectors) -> list[str]:
-    """The vocabulary keys of --word values, each of which every sentence must hold."""
+    """The vocabulary keys of the requested words, each of which every sentence must hold."""
     keys = []
     for word in words:
         found = vectors.lookup(word)
@@ -69,8 +69,7 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
             "sentence": occurrence.sentence,
             "index": occurrence.index,
             "text": tokens[occurrence.index]["text"],
-            "pulled_by": [{"token": tokens[c.index]["text"], "index": c.index, "weight": c.weight, "share": c.share}
-                          for c in occurrence.pulled_by],
+            "pulled_by": contribution_blocks(occurrence.pulled_by, [token["text"] for token in tokens]),
             "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in occurrence.neighbors_after],
         })
     block = {
