@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from attn_cli.engine.attention import AttentionConfig, AttentionResult, causal_mask, scaled_scores, similarity_scores, softmax, static_outputs
-from attn_cli.engine.attention import term_shares, unit_rows, value_space
+from attn_cli.engine.attention import AttentionResult, causal_mask, scaled_scores, similarity_scores, softmax, static_outputs
+from attn_cli.engine.attention import AttentionConfig, term_shares, unit_rows, value_space
 from attn_cli.vectors.store import Vectors
 
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
