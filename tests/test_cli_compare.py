@@ -184,4 +184,28 @@ def test_a_saturated_sentence_is_warned_about_in_the_tables(run, glove_file):
     """Real GloVe vectors without scaling saturate the softmax; compare says so, as explain does."""
     out = run("compare", "the people said", "the people say", "--vectors", glove_file).stdout
     assert "warning: head 1: every row puts >= 0.95" in out
-    assert "hint: try --scale sqrt" in out
+    assert "hint: try --scale sqrt (largest weights" in out
+
+
+def test_table_verdict_and_footer_follow_one_pulled_by_rule(run):
+    """The word table lists exactly the verdict's pulling words, the ones each sentence's shift names."""
+    report = compare_json(run, RIVER, MONEY)
+    bank = word(report, "bank")
+    for occurrence in bank["occurrences"]:
+        shift = report["sentences"][occurrence["sentence"]]["shifts"][occurrence["index"]]
+        assert occurrence["pulled_by"] == shift["pulled_by"]
+        assert all(pull["share"] >= 0.05 and pull["index"] != occurrence["index"] for pull in shift["pulled_by"])
+    assert pulled(bank["occurrences"][1]) == ["money"]  # "grows" supplies 0.02 of y: named nowhere
+    out = run("compare", RIVER, MONEY).stdout
+    table = out.split("“bank” in each sentence", 1)[1].split("s = own value", 1)[0]
+    assert "money 0.28 (+0.26)" in table and "grows" not in table
+    assert "leans to: context words supplying >= 5% of its output" in out
+
+
+def test_cross_pulled_by_keeps_the_source_word_at_the_query_index(run):
+    """In cross-attention key i is a source word, not the query itself: the rule does not leave it out."""
+    report = compare_json(run, RIVER, MONEY, "--cross")
+    for shift in report["shifts"]:
+        expected = [c for c in shift["contributions"] if c["share"] >= 0.05][:3]
+        assert shift["pulled_by"] == expected
+    assert any(c["index"] == shift["index"] for shift in report["shifts"] for c in shift["pulled_by"])

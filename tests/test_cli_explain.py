@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 
 import jsonschema
 import numpy as np
@@ -119,15 +121,21 @@ def test_stdin_gives_one_document_per_line(run, explain_schema):
         jsonschema.validate(document, explain_schema)
 
 
-def test_saturated_softmax_warns_with_a_computed_hint(run, glove_file):
+def test_saturated_softmax_warns_with_computed_remedies(run, glove_file):
     """Real GloVe vectors (norms ~5) without scaling put ~1.0 of every row on the word itself."""
     report = explain_json(run, "the people said", "--vectors", glove_file)
     warnings = report["diagnostics"]["warnings"]
-    assert warnings and warnings[0]["code"] == "saturated"
-    assert "--scale sqrt (largest weights" in warnings[0]["hint"]
+    assert warnings and warnings[0]["code"] == "saturated" and not warnings[0]["larger_scale"]
+    remedies = warnings[0]["remedies"]
+    assert [r["settings"] for r in remedies] == [{"scale": "sqrt"}, {"similarity": "cosine"}, {"temperature": 10.0}]
+    assert all(0 < low <= high < 0.95 for low, high in (r["largest_weights"] for r in remedies))
     assert all(row["max_weight"] >= 0.95 for row in report["diagnostics"]["heads"][0]["rows"])
-    table = run("explain", "the people said", "--vectors", glove_file).stdout
+    table = " ".join(run("explain", "the people said", "--vectors", glove_file).stdout.split())
     assert "warning: head 1: every row puts >= 0.95" in table
+    (low, high), (cos_low, cos_high), (hot_low, hot_high) = (r["largest_weights"] for r in remedies)
+    assert (f"hint: try --scale sqrt (largest weights {low:.2f}-{high:.2f}), --similarity cosine (largest "
+            f"weights {cos_low:.2f}-{cos_high:.2f}) or --temperature 10 (largest weights {hot_low:.2f}-{hot_high:.2f})"
+            ) in table
 
 
 def test_flat_softmax_warns(run):
@@ -203,8 +211,9 @@ def test_advice_at_a_vanishing_temperature_is_finite_and_silent(run):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # an overflow would now be an internal error
         report = explain_json(run, "money bank grows", "--temperature", "1e-320")
-    hints = " ".join(w["hint"] for w in report["diagnostics"]["warnings"])
-    assert report["diagnostics"]["warnings"][0]["code"] == "saturated" and "nan" not in hints
+    weights = [w for warning in report["diagnostics"]["warnings"] for r in warning["remedies"]
+               for w in r["largest_weights"]]
+    assert report["diagnostics"]["warnings"][0]["code"] == "saturated" and all(math.isfinite(w) for w in weights)
 
 
 def test_flat_advice_at_scale_zero_suggests_a_scale_not_a_temperature(run):
@@ -213,8 +222,11 @@ def test_flat_advice_at_scale_zero_suggests_a_scale_not_a_temperature(run):
     warning = report["diagnostics"]["warnings"][0]
     low = min(row["max_weight"] for row in plain["diagnostics"]["heads"][0]["rows"])
     high = max(row["max_weight"] for row in plain["diagnostics"]["heads"][0]["rows"])
-    assert warning["code"] == "flat" and "--temperature" not in warning["hint"]
-    assert warning["hint"] == f"try --scale none (largest weights {low:.2f}-{high:.2f})"
+    assert warning["code"] == "flat" and not warning["larger_scale"]
+    [remedy] = warning["remedies"]
+    assert remedy["settings"] == {"scale": "none"} and remedy["largest_weights"] == pytest.approx([low, high])
+    table = run("explain", "money bank grows", "--scale", "0").stdout
+    assert f"hint: try --scale none (largest weights {low:.2f}-{high:.2f})\n" in table
 
 
 def test_a_zero_vector_has_no_neighbours_and_zero_vectors_alone_are_an_error(run):
@@ -247,3 +259,22 @@ def test_a_clitic_the_vocabulary_knows_is_a_token():
     assert [(t.text, t.key) for t in tokenized.tokens] == [("I", "i"), ("do", "do"), ("n't", "n't"), ("know", "know"),
                                                            ("well-known", "well-known")]
     assert tokenized.dropped == []
+
+
+@pytest.mark.parametrize("command", ["explain", "trace", "compare"])
+@pytest.mark.parametrize("case", ["saturated", "flat"])
+def test_json_advice_and_notes_name_settings_never_flags(run, glove_file, command, case):
+    """The documents speak the engine's keywords; only the terminal and HTML views spell them as flags."""
+    sentences = ["the people said", "the people say"][:2 if command == "compare" else 1]
+    args = ["--vectors", glove_file] if case == "saturated" else ["--scale", "sqrt"]
+    if case == "flat":
+        sentences = ["money bank grows", "river bank flows"][:len(sentences)]
+    result = run(command, *sentences, *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    blocks = document.get("sentences", [document])
+    advice = [block["diagnostics"]["warnings"] for block in blocks if "diagnostics" in block]
+    advice += [trace["notes"] for trace in document.get("traces", [])]
+    text = json.dumps(advice, ensure_ascii=False)
+    assert case in text and "settings" in text
+    assert not re.search(r"--[a-z]", text)

@@ -8,6 +8,7 @@ import re
 import jsonschema
 import pytest
 
+from attn_cli.render.flags import flag_text
 from attn_cli.render.terminal import format_number
 from attn_cli.render.trace import setting, tiny
 
@@ -129,7 +130,8 @@ def test_saturated_note_shows_recomputed_weights(run, glove_file):
     flat = " ".join(run(*args).stdout.split())
     assert "the softmax saturates: “people” takes 1.000 of the weight" in flat
     for option in note["alternatives"]:
-        assert f"{option['setting']} " + " ".join(format_number(w) for w in option["weights"]) in flat
+        assert f"{flag_text(option['settings'])} " + " ".join(format_number(w) for w in option["weights"]) in flat
+    assert "--scale sqrt 0." in flat and "--similarity cosine 0." in flat and "--temperature 10 0." in flat
 
 
 def test_flat_note(run):
@@ -141,8 +143,10 @@ def test_flat_note(run):
     assert f"within {note['logit_spread']:.3g} of each other" in flat
     unscaled = trace_json(run, *BANK)["traces"][0]["heads"][0]["keys"]
     assert note["alternatives"][1]["weights"] == pytest.approx([k["weight"] for k in unscaled], abs=1e-12)
+    assert [option["settings"] for option in note["alternatives"]] == [{"temperature": 0.1}, {"scale": "none"}]
     for option in note["alternatives"]:
-        assert f"{option['setting']} " + " ".join(format_number(w) for w in option["weights"]) in flat
+        assert f"{flag_text(option['settings'])} " + " ".join(format_number(w) for w in option["weights"]) in flat
+    assert "--temperature 0.1 0." in flat and "--scale none 0." in flat
 
 
 def test_causal_rows_show_masked_future_words(run):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attn_cli.engine.analysis import Contribution, Shift, token_shifts
+from attn_cli.engine.analysis import MAX_PULLS, PULL_SHARE, Contribution, Shift, pulled_by, token_shifts
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention
-from attn_cli.engine.comparison import (MAX_PULLS, PULL_SHARE, SentenceAttention, compare_word, cosine_matrix,
-                                        missing_from, pulls, shared_words)
+from attn_cli.engine.comparison import SentenceAttention, compare_word, cosine_matrix, missing_from, shared_words
 
 RNG = np.random.default_rng(11)  # norms near 1, like the default set, so no softmax saturates
 WORDS = {word: RNG.normal(scale=0.4, size=8) for word in ("river", "bank", "flows", "money", "grows", "the")}
@@ -66,11 +65,12 @@ def test_a_word_in_one_sentence_cannot_be_compared():
         compare_word("river", [attended(["river", "bank"]), attended(["money", "bank"])])
 
 
-def test_pulls_leave_out_the_token_itself_small_shares_and_all_but_the_largest():
+def test_pulled_by_leaves_out_the_token_itself_small_shares_and_all_but_the_largest():
     contributions = [Contribution(1, 0.40, 0.45), Contribution(0, 0.20, 0.30), Contribution(2, 0.15, PULL_SHARE),
                      Contribution(3, 0.10, PULL_SHARE - 1e-9), Contribution(4, 0.08, 0.10), Contribution(5, 0.07, 0.09)]
     shift = Shift(1, 0.40, 0.9, 0.1, 1.0, 1.0, contributions, [], [])
-    assert [c.index for c in pulls(shift)] == [0, 2, 4][:MAX_PULLS]
+    assert [c.index for c in pulled_by(shift, self_attention=True)] == [0, 2, 4][:MAX_PULLS]
+    assert [c.index for c in pulled_by(shift, self_attention=False)] == [1, 0, 2][:MAX_PULLS]  # key 1 is another token
 
 
 def test_cosine_matrix_is_symmetric_with_a_unit_diagonal_and_zero_for_zero_rows():

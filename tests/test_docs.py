@@ -189,9 +189,9 @@ def test_the_readme_json_example_is_the_real_output(run):
 
     document = json.loads(run("explain", "money bank grows", "--json").stdout)
     bank = document["shifts"][1]
-    expected = {"token": bank["token"], "cosine": bank["cosine"], "pulled_by": bank["contributions"][1]["token"],
+    expected = {"token": bank["token"], "cosine": bank["cosine"], "pulled_by": bank["pulled_by"][0]["token"],
                 "after": [neighbor["word"] for neighbor in bank["neighbors_after"]]}
     command = ("attn-cli explain \"money bank grows\" --json | jq -c '{token: .shifts[1].token, cosine: "
-               ".shifts[1].cosine, pulled_by: .shifts[1].contributions[1].token, after: "
+               ".shifts[1].cosine, pulled_by: .shifts[1].pulled_by[0].token, after: "
                "[.shifts[1].neighbors_after[].word]}'")
     assert json.loads(_readme_block(command)[0]) == expected

@@ -136,14 +136,14 @@ def test_saturated_row_states_the_gap_and_recomputes_the_remedies(glove_file):
     assert f"by {note['logit_gap']:.3g}" in note["message"]
     scores = result.scores[0, 1]
     unit = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
-    expected = {
-        "--scale sqrt": softmax(scores / math.sqrt(50)),
-        "--similarity cosine": softmax(unit @ unit[1]),
-        "--temperature 10": softmax(scores / 10),
-    }
-    assert [a["setting"] for a in note["alternatives"]] == list(expected)
-    for alternative in note["alternatives"]:
-        np.testing.assert_allclose(alternative["weights"], expected[alternative["setting"]], atol=1e-12)
+    expected = [
+        ({"scale": "sqrt"}, softmax(scores / math.sqrt(50))),
+        ({"similarity": "cosine"}, softmax(unit @ unit[1])),
+        ({"temperature": 10.0}, softmax(scores / 10)),
+    ]
+    assert [a["settings"] for a in note["alternatives"]] == [settings for settings, _ in expected]
+    for alternative, (_, weights) in zip(note["alternatives"], expected):
+        np.testing.assert_allclose(alternative["weights"], weights, atol=1e-12)
         assert max(alternative["weights"]) < note["max_weight"]
     assert not notes(report["traces"][0], "flat")
 
@@ -157,7 +157,7 @@ def test_flat_row_recomputes_a_sharper_temperature(default_vectors):
     assert note["max_weight"] < 0.4
     sharper = softmax(result.scores[0, 1] / math.sqrt(128) / 0.1)
     unscaled = softmax(result.scores[0, 1])
-    assert [a["setting"] for a in note["alternatives"]] == ["--temperature 0.1", "--scale none"]
+    assert [a["settings"] for a in note["alternatives"]] == [{"temperature": 0.1}, {"scale": "none"}]
     np.testing.assert_allclose(note["alternatives"][0]["weights"], sharper, atol=1e-12)
     np.testing.assert_allclose(note["alternatives"][1]["weights"], unscaled, atol=1e-12)
     assert not notes(report["traces"][0], "saturated")
@@ -192,7 +192,7 @@ def test_shuffle_check_measures_the_permutation(default_vectors):
     assert math.isclose(note["max_abs_diff"], max(np.abs(rotated.outputs[[2, 0, 1]] - result.outputs).max(),
                                                   np.abs(rotated.weights[:, [2, 0, 1]][:, :, [2, 0, 1]]
                                                          - result.weights).max()), rel_tol=1e-12)
-    assert note["max_abs_diff"] > 0.01 and "--positions sinusoidal" in note["message"]
+    assert note["max_abs_diff"] > 0.01 and "sinusoidal positions" in note["message"]
 
 
 @pytest.mark.parametrize("heads, outside", [(1, False), (2, True)])

@@ -1,1 +1,1 @@
-"""Documents: the JSON contract built from engine results, which every renderer and `--json` read."""
+"""Documents: the JSON contract built from engine results, which every renderer and the JSON output read."""

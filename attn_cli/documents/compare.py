@@ -12,8 +12,8 @@ from attn_cli.engine.analysis import Shift
 from attn_cli.engine.attention import AttentionResult
 from attn_cli.engine.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError, Option
-from attn_cli.documents.explain import (ReportOptions, attention_blocks, document_header, included_matrices,
-                                       tokens_block)
+from attn_cli.documents.explain import (ReportOptions, attention_blocks, contribution_blocks, document_header,
+                                       included_matrices, tokens_block)
 from attn_cli.engine.tokenize import TokenizedSentence, shorten
 from attn_cli.vectors.store import Vectors
 
@@ -72,8 +72,7 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
             "sentence": occurrence.sentence,
             "index": occurrence.index,
             "text": tokens[occurrence.index]["text"],
-            "pulled_by": [{"token": tokens[c.index]["text"], "index": c.index, "weight": c.weight, "share": c.share}
-                          for c in occurrence.pulled_by],
+            "pulled_by": contribution_blocks(occurrence.pulled_by, [token["text"] for token in tokens]),
             "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in occurrence.neighbors_after],
         })
     block = {

@@ -2,7 +2,7 @@
 
 `explain_document` turns tokens, an `AttentionResult` and its analysis into plain
 dicts, lists, strings and floats, with matrices kept as numpy arrays (the JSON
-writer streams them row by row). `--json` writes it as is; the terminal
+writer streams them row by row). The JSON output writes it as is; the terminal
 renderer reads the same document, so the tables and the JSON cannot disagree.
 """
 
@@ -14,13 +14,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import NeighborSearch, Shift, advise, row_diagnostics, shift_queries, token_shifts
+from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Contribution, NeighborSearch, Shift, advise, pulled_by,
+                                     row_diagnostics, shift_queries, token_shifts)
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: advice and trace alternatives as settings (keywords), not flag text
 INCLUDABLE = ("embeddings", "qkv", "outputs")
 
 
@@ -96,7 +97,7 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
         "projections": projections_block(result, result.config),
         "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
-                    "shift": shift_block(shifts[i], texts, texts)} for i in traced],
+                    "shift": shift_block(shifts[i], texts, texts, self_attention=True)} for i in traced],
     }
     report.update(included_matrices(result, tokenized.embeddings, options.include))
     return report
@@ -141,7 +142,7 @@ def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vect
         "vectors": vectors.describe(),
         "settings": settings_block(result, options),
         "heads": heads_block(result),
-        "shifts": [shift_block(shift, texts, key_texts) for shift in shifts],
+        "shifts": [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
         "diagnostics": diagnostics_block(result, texts, key_texts),
     }
 
@@ -182,6 +183,8 @@ def settings_block(result: AttentionResult, options: ReportOptions) -> dict:
         "neighbors": options.neighbors,
         "neighbor_vocab": options.neighbor_vocab,
         "projection_init": None if result.projections is None else PROJECTION_INIT,
+        "pull_share": PULL_SHARE,
+        "max_pulls": MAX_PULLS,
     })
     return settings
 
@@ -192,8 +195,8 @@ def heads_block(result: AttentionResult) -> list[dict]:
              "weights": result.weights[head]} for head in range(result.n_heads)]
 
 
-def shift_block(shift: Shift, texts: list[str], key_texts: list[str]) -> dict:
-    """One query token's shift; contributions name key tokens (the same tokens in self-attention)."""
+def shift_block(shift: Shift, texts: list[str], key_texts: list[str], self_attention: bool) -> dict:
+    """One query token's shift; contributions and pulled_by name key tokens (the same tokens in self-attention)."""
     return {
         "token": texts[shift.index],
         "index": shift.index,
@@ -202,11 +205,17 @@ def shift_block(shift: Shift, texts: list[str], key_texts: list[str]) -> dict:
         "delta_norm": shift.delta_norm,
         "static_norm": shift.static_norm,
         "contextual_norm": shift.contextual_norm,
-        "contributions": [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
-                          for c in shift.contributions],
+        "contributions": contribution_blocks(shift.contributions, key_texts),
+        "pulled_by": contribution_blocks(pulled_by(shift, self_attention), key_texts),
         "neighbors_before": [{"word": n.word, "cosine": n.cosine} for n in shift.neighbors_before],
         "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in shift.neighbors_after],
     }
+
+
+def contribution_blocks(contributions: list[Contribution], key_texts: list[str]) -> list[dict]:
+    """Contributions as the documents write them, each naming its key token."""
+    return [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
+            for c in contributions]
 
 
 def diagnostics_block(result: AttentionResult, texts: list[str], key_texts: list[str]) -> dict:

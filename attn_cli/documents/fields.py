@@ -1,4 +1,4 @@
-"""`--fields`: keep only the named parts of each JSON document, as `gh --json FIELDS` does.
+"""Field selection: keep only the named parts of each JSON document, as gh's JSON fields option does.
 
 A field is a dotted path through objects and lists of objects (`shifts.cosine`
 takes `cosine` from every shift). The valid paths are read from the command's

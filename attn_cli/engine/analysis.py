@@ -6,13 +6,13 @@ Pure numpy on top of an `AttentionResult`; nothing here knows about the CLI.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from attn_cli.engine.attention import (AttentionResult, causal_mask, scaled_scores, similarity_scores, softmax,
-                                       static_outputs)
-from attn_cli.engine.attention import term_shares, unit_rows, value_space
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, causal_mask, scaled_scores, similarity_scores,
+                                       softmax, static_outputs, term_shares, unit_rows, value_space)
 from attn_cli.vectors.store import Vectors
 
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
@@ -20,6 +20,8 @@ SAMPLE_STRIDE = 16  # top_k_rows: one column in this many sets each row's thresh
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
+PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the output
+MAX_PULLS = 3  # at most this many pulling words per token
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,22 @@ class RowDiagnostic:
 
 
 @dataclass(frozen=True)
+class Remedy:
+    """A setting to try, as AttentionConfig keywords (not flags: each front end spells them its own way)."""
+
+    settings: dict[str, Any]  # e.g. {"scale": "sqrt"}, {"similarity": "cosine"}, {"temperature": 10.0}
+    largest_weights: tuple[float, float]  # the smallest and largest row maximum of the head under these settings
+
+
+@dataclass(frozen=True)
 class Advice:
-    """A computed warning: what happened, and what a concrete setting would change."""
+    """A computed warning: what happened, and what concrete settings would change."""
 
     code: str  # "saturated" or "flat"
     head: int
     message: str
-    hint: str
+    remedies: list[Remedy]
+    larger_scale: bool  # flat at a scale factor >= 1: a larger scale multiplier (no value computed) would sharpen too
 
 
 class NeighborSearch:
@@ -132,7 +143,7 @@ class NeighborSearch:
                                                          np.logical_not(unit_queries.any(axis=1)).tolist()):
             neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
                          if self.words[row] != word_to_skip]
-            found.append([] if zero else neighbors[:k])  # a zero vector (--oov zero) has no direction
+            found.append([] if zero else neighbors[:k])  # a zero vector (an OOV word as zeros) has no direction
         return found
 
 
@@ -168,7 +179,7 @@ def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int
     """The vocabulary mapped into the outputs' space, as float32 unit rows: [N, d] -> [N, d_out].
 
     Mapped a block of rows at a time, so memory peaks at the float32 result, not at a float64
-    copy of it (at --d-k 4096 over 50,000 words: 0.8 GB instead of about 4 GB).
+    copy of it (at d_k = 4096 over 50,000 words: 0.8 GB instead of about 4 GB).
     """
     width = value_space(embeddings[:1], result).shape[1]
     rows = np.empty((len(embeddings), width), dtype=np.float32)  # [N, d_out]
@@ -276,55 +287,73 @@ def advise(result: AttentionResult) -> list[Advice]:
 
 def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
     lowest = min(row.max_weight for row in rows)
-    remedies = []
-    if result.config.scale != "sqrt":
-        sqrt_factor = 1.0 / math.sqrt(result.d_head)
-        remedies.append(("--scale sqrt", _largest_weights(result, head, result.scores[head], sqrt_factor)))
-    if result.config.similarity != "cosine":
-        cosines = similarity_scores(result.queries[head], result.keys[head], "cosine")
-        remedies.append(("--similarity cosine", _largest_weights(result, head, cosines, result.scale_factor)))
-    hotter = result.config.temperature * 10
-    remedies.append((f"--temperature {hotter:g}",
-                     _largest_weights(result, head, result.scores[head], result.scale_factor / 10)))
-    options = [f"{flag} (largest weights {low:.2f}-{high:.2f})" for flag, (low, high) in remedies]
-    hint = ", ".join(options[:-1]) + f" or {options[-1]}"
     return Advice(
         code="saturated", head=head,
         message=(f"head {head + 1}: every row puts >= {SATURATION_LEVEL:.2f} of its weight on one token "
                  f"(lowest such weight {lowest:.3f}): the scores are so far apart that the softmax is one-hot"),
-        hint=f"try {hint}",
+        remedies=head_remedies(result, head, "saturated"), larger_scale=False,
     )
 
 
 def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
-    """A sharper temperature when the scale lets the scores through at all, and --scale none when it shrinks them."""
+    """At a scale factor >= 1 no named scale is larger, so the advice can only say "a larger scale"."""
     highest = max(row.max_weight for row in rows)
-    remedies = []
-    if result.scale_factor > 0:
-        sharper = result.config.temperature / 10
-        remedies.append((f"--temperature {sharper:g}", _largest_weights(result, head, result.scores[head],
-                                                                         result.scale_factor * 10)))
-    if result.scale_factor < 1:
-        remedies.append(("--scale none", _largest_weights(result, head, result.scores[head], 1.0)))
-    options = [f"{flag} (largest weights {low:.2f}-{high:.2f})" for flag, (low, high) in remedies]
-    hint = " or ".join(options) + (" or a larger --scale" if result.scale_factor >= 1 else "")
     return Advice(
         code="flat", head=head,
         message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
                  "the scaled scores are too close together to prefer any word"),
-        hint=f"try {hint}",
+        remedies=head_remedies(result, head, "flat"), larger_scale=result.scale_factor >= 1,
     )
 
 
-def _largest_weights(result: AttentionResult, head: int, scores: np.ndarray, factor: float) -> tuple[float, float]:
-    """The smallest and largest row maximum if `scores` [n_q, n_k] were multiplied by `factor` instead.
+def remedy_settings(code: str, config: AttentionConfig, scale_factor: float) -> list[dict[str, Any]]:
+    """The settings that undo a "saturated" or "flat" softmax, as AttentionConfig keywords.
 
-    Scaled as the engine scales (an overflowing factor / temperature is the hard-max limit), so the
-    advice is never NaN.
+    The one list both the warnings and the trace notes offer. Saturated: the 1/sqrt(d_head) scale,
+    cosine similarity, a ten times higher temperature. Flat: a ten times lower temperature (unless the
+    scale is 0: no temperature sharpens zeros) and no scale (when the scale shrinks the scores).
     """
-    logits = scaled_scores(scores, factor, result.config.temperature, visible_mask(result))
+    if code == "saturated":
+        named = [{"scale": "sqrt"}] if config.scale != "sqrt" else []
+        named += [{"similarity": "cosine"}] if config.similarity != "cosine" else []
+        return named + [{"temperature": config.temperature * 10}]
+    sharper = [{"temperature": config.temperature / 10}] if scale_factor > 0 else []
+    return sharper + ([{"scale": "none"}] if scale_factor < 1 else [])
+
+
+def head_remedies(result: AttentionResult, head: int, code: str) -> list[Remedy]:
+    """Each remedy for `code` with the largest weights it would give this head."""
+    return [Remedy(settings, _largest_weights(result, head, settings))
+            for settings in remedy_settings(code, result.config, result.scale_factor)]
+
+
+def _largest_weights(result: AttentionResult, head: int, settings: dict[str, Any]) -> tuple[float, float]:
+    """The smallest and largest row maximum of `head` if it ran under `settings` instead.
+
+    Recomputed from the head's own queries and keys, scaled as the engine scales (an overflowing
+    factor / temperature is the hard-max limit), so the advice is never NaN.
+    """
+    config = result.config
+    similarity = settings.get("similarity", config.similarity)
+    scores = result.scores[head] if similarity == config.similarity else similarity_scores(
+        result.queries[head], result.keys[head], similarity)  # [n_q, n_k]
+    factor = result.scale_factor
+    if "scale" in settings:
+        factor = replace(config, scale=settings["scale"]).scale_factor(result.d_head)
+    logits = scaled_scores(scores, factor, settings.get("temperature", config.temperature), visible_mask(result))
     maxima = softmax(logits).max(axis=1)
     return float(maxima.min()), float(maxima.max())
+
+
+def pulled_by(shift: Shift, self_attention: bool) -> list[Contribution]:
+    """The context words named as pulling the token, the one rule every document and view follows.
+
+    Those that supply at least PULL_SHARE of its output, at most MAX_PULLS, largest weight first;
+    in self-attention the token itself is no context word (in cross-attention index i is another token).
+    """
+    others = [c for c in shift.contributions
+              if c.share >= PULL_SHARE and not (self_attention and c.index == shift.index)]
+    return others[:MAX_PULLS]
 
 
 def visible_mask(result: AttentionResult) -> np.ndarray:

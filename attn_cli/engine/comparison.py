@@ -14,11 +14,8 @@ from itertools import combinations
 
 import numpy as np
 
-from attn_cli.engine.analysis import Contribution, Neighbor, Shift
+from attn_cli.engine.analysis import Contribution, Neighbor, Shift, pulled_by
 from attn_cli.engine.attention import AttentionResult, static_outputs, unit_rows
-
-PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the output
-MAX_PULLS = 3  # at most this many pulling words per sentence
 
 
 @dataclass(frozen=True)
@@ -36,7 +33,7 @@ class Occurrence:
 
     sentence: int  # index among the sentences
     index: int  # token index in that sentence (its first occurrence)
-    pulled_by: list[Contribution]  # context words with share >= PULL_SHARE, largest weight first
+    pulled_by: list[Contribution]  # analysis.pulled_by of its shift
     neighbors_after: list[Neighbor]  # nearest vocabulary words of its contextual output
 
 
@@ -78,18 +75,12 @@ def compare_word(word: str, sentences: list[SentenceAttention]) -> WordCompariso
             continue
         index = sentence.keys.index(word)
         shift = sentence.shifts[index]
-        occurrences.append(Occurrence(number, index, pulls(shift), shift.neighbors_after))
+        occurrences.append(Occurrence(number, index, pulled_by(shift, self_attention=True), shift.neighbors_after))
         static.append(static_outputs(sentence.result)[index])
         contextual.append(sentence.result.outputs[index])
     if len(occurrences) < 2:
         raise ValueError(f"{word!r} is in fewer than two sentences")
     return WordComparison(word, occurrences, cosine_matrix(np.vstack(static)), cosine_matrix(np.vstack(contextual)))
-
-
-def pulls(shift: Shift) -> list[Contribution]:
-    """The context words (not the token itself) that supply at least PULL_SHARE of its output."""
-    others = [c for c in shift.contributions if c.index != shift.index and c.share >= PULL_SHARE]
-    return others[:MAX_PULLS]
 
 
 def cosine_matrix(rows: np.ndarray) -> np.ndarray:

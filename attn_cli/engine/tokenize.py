@@ -3,7 +3,7 @@
 Words keep inner hyphens and apostrophes ("well-known", "don't"); every other
 punctuation mark is a token of its own, because GloVe has vectors for "," and
 "." while the default set has none. Punctuation the vocabulary lacks is dropped
-quietly; a missing word follows the `--oov` policy: error, skip (the default,
+quietly; a missing word follows the `oov` policy: error, skip (the default,
 with a warning and suggestions) or zero (kept, with a zero vector).
 """
 
@@ -100,7 +100,7 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
                          "fix the spelling, or pass ", Option("oov", "skip"), " or ", Option("oov", "zero"))
     if tokens and oov == "zero" and vectors.subword is None and all(token.key is None for token in tokens):
         unknown = [DroppedToken(t.text, t.position, "out of vocabulary", suggest(t.text, vectors)) for t in tokens]
-        tokens = []  # only zero vectors: nothing to attend, whatever --oov says
+        tokens = []  # only zero vectors: nothing to attend, whatever the oov policy says
     if not tokens:
         detail = f": {describe_unknown(unknown)}" if unknown else ""
         raise InputError(f"no word of the sentence is in the vocabulary of {vectors.name}{detail}; "

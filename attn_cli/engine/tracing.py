@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits
+from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits, remedy_settings
 from attn_cli.engine.attention import AttentionResult, multi_head_attention, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
@@ -159,8 +159,8 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
                        f"(checked)")
     w_o = None if result.projections is None else result.projections.w_o
     if w_o is None:
-        note["message"] += ("; an output projection W_O after several heads (--mode projected --heads 2 "
-                            "--output-projection) would break this")
+        note["message"] += "; an output projection W_O after several heads would break this"
+        note["see_with"] = {"mode": "projected", "heads": 2, "output_projection": True}
         return note
     mapped = static_outputs(result)[visible]  # [n_visible, d]: each token's own value through W_O
     miss = affine_miss(result.outputs[index], mapped)
@@ -216,46 +216,34 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
     if weights[top] >= SATURATION_LEVEL:
         ranked = sorted(visible, key=lambda j: -logits[j])
         gap = float(logits[ranked[0]] - logits[ranked[1]]) if np.isfinite(logits[ranked[0]]) else math.inf
-        config = result.config
-        settings = []
-        if config.scale != "sqrt":
-            settings.append(("--scale sqrt", replace(config, scale="sqrt")))
-        if config.similarity != "cosine":
-            settings.append(("--similarity cosine", replace(config, similarity="cosine")))
-        settings.append((f"--temperature {config.temperature * 10:g}",
-                         replace(config, temperature=config.temperature * 10)))
         return [{
             "code": "saturated", "head": head, "max_weight": float(weights[top]), "argmax": top,
             "runner_up": int(ranked[1]), "logit_gap": gap if math.isfinite(gap) else None,
             "message": (f"{label}the softmax saturates: “{texts[top]}” takes {weights[top]:.3f} of the weight, "
                         f"because its scaled score beats the next (“{texts[ranked[1]]}”) by {gap:.3g}, and "
                         f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words barely count"),
-            "alternatives": alternatives(embeddings, settings, head, index),
+            "alternatives": alternatives(result, embeddings, "saturated", head, index),
         }]
     entropy = entropy_bits(weights)
     if entropy >= FLATNESS_LEVEL * math.log2(len(visible)):
         spread = float(logits[visible].max() - logits[visible].min())
-        settings = []
-        if result.scale_factor > 0:  # at --scale 0 no temperature can sharpen anything
-            sharper = replace(result.config, temperature=result.config.temperature / 10)
-            settings.append((f"--temperature {sharper.temperature:g}", sharper))
-        if result.scale_factor < 1:
-            settings.append(("--scale none", replace(result.config, scale="none")))
         return [{
             "code": "flat", "head": head, "max_weight": float(weights[top]), "entropy_bits": entropy,
             "logit_spread": spread,
             "message": (f"{label}the softmax is nearly flat: the largest weight is {weights[top]:.3f} against "
                         f"1/{len(visible)} = {1 / len(visible):.3f} for uniform, because the scaled scores lie "
                         f"within {spread:.3g} of each other"),
-            "alternatives": alternatives(embeddings, settings, head, index),
+            "alternatives": alternatives(result, embeddings, "flat", head, index),
         }]
     return []
 
 
-def alternatives(embeddings: np.ndarray, settings: list, head: int, index: int) -> list[dict]:
-    """Rerun the engine under each suggested setting and keep this row's weights."""
-    return [{"setting": flag, "weights": multi_head_attention(embeddings, config=config).weights[head, index].tolist()}
-            for flag, config in settings]
+def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
+    """Rerun the engine under each remedy for `code` (analysis.remedy_settings) and keep this row's weights."""
+    return [{"settings": settings,
+             "weights": multi_head_attention(embeddings, config=replace(result.config, **settings))
+             .weights[head, index].tolist()}
+            for settings in remedy_settings(code, result.config, result.scale_factor)]
 
 
 def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:
@@ -265,7 +253,7 @@ def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:
     names = ", ".join(f"“{texts[j]}”" for j in future)
     return {
         "code": "causal", "future": future, "largest_future_weight": max(weights),
-        "message": (f"--mask causal: “{texts[index]}” may not look ahead, so {names} get score −∞ and weight "
+        "message": (f"causal mask: “{texts[index]}” may not look ahead, so {names} get score −∞ and weight "
                     f"{max(weights):g} in every head"),
     }
 
@@ -282,11 +270,11 @@ def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: lis
         note["message"] = ("no positional encodings and no mask: word order is invisible, so shuffling the words "
                            "only shuffles the outputs")
     else:
-        reasons = [f"--positions {result.config.positions}"] * (result.config.positions != "none")
-        reasons += [f"--mask {result.config.mask}"] * (result.config.mask != "none")
+        reasons = [f"{result.config.positions} positions"] * (result.config.positions != "none")
+        reasons += [f"the {result.config.mask} mask"] * (result.config.mask != "none")
         note["message"] = f"word order matters here because of {' and '.join(reasons)}"
     if not check:
-        note["message"] += " (see it with --shuffle-check)"
+        note["see_with"] = {"shuffle_check": True}
         return note
     n = len(texts)
     order = [(i + 1) % n for i in range(n)]  # shuffled[p] = original[order[p]]

@@ -12,8 +12,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from attn_cli.engine.comparison import PULL_SHARE
-from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, render_attention, section,
+from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, pull_text, render_attention, section,
                                       settings_lines, token_labels, tokens_text, weights_formula)
 
 
@@ -39,7 +38,8 @@ def render_compare(report: dict, console: Console) -> None:
     for word in report["words"]:
         console.print(Text(word["verdict"], style="bold cyan"), soft_wrap=True)
     console.print(Text(f"word: static cosine -> cosine of its contextual outputs (least alike pair);\n"
-                       f"leans to: context words supplying >= {PULL_SHARE:.0%} of its output, per sentence",
+                       f"leans to: context words supplying >= {blocks[0]['settings']['pull_share']:.0%} of its output, "
+                       "per sentence",
                        style="dim"))
 
 
@@ -63,9 +63,8 @@ def word_table(word: dict, blocks: list[dict], labels: list[list[str]]) -> Table
     for occurrence in word["occurrences"]:
         number, index = occurrence["sentence"], occurrence["index"]
         shift, names = blocks[number]["shifts"][index], labels[number]
-        context = [c for c in shift["contributions"] if c["index"] != index][:3]
         table.add_row(str(number + 1), f"{shift['cosine']:.3f}",
-                      "\n".join(f"{names[c['index']]} {c['weight']:.2f} ({c['share']:+.2f})" for c in context) or "—",
+                      "\n".join(pull_text(c, names) for c in shift["pulled_by"]) or "—",
                       ", ".join(n["word"] for n in occurrence["neighbors_after"]) or "—")
     return table
 

@@ -24,7 +24,7 @@ def plain_records(report: dict) -> str:
     tokens = report["tokens"]
     lines = []
     for shift in shifts:
-        pulled = next((c for c in shift["contributions"] if c["index"] != shift["index"]), None)
+        pulled = (shift["pulled_by"] or [None])[0]
         cells = (
             report.get("line"), report.get("id"), shift["index"], shift["token"], tokens[shift["index"]]["key"],
             shift["cosine"], shift["delta_norm"], shift["self_weight"],

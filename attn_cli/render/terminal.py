@@ -16,6 +16,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from attn_cli.render.flags import remedies_text
+
 TOP_KEYS = 5  # keys per row shown when a matrix is too wide for the terminal
 MIN_COLUMN_WIDTH = 7  # "0.123" and its padding: the narrowest a matrix column can be
 
@@ -54,10 +56,10 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
 
 
 def print_warnings(report: dict, console: Console) -> None:
-    """The diagnostics' warnings (saturated or flat softmax), each with its computed hint."""
+    """The diagnostics' warnings (saturated or flat softmax), each with its computed remedies as a hint."""
     for warning in report["diagnostics"]["warnings"]:
         console.print(Text.assemble(("warning: ", "bold yellow"), warning["message"]))
-        console.print(Text.assemble(("   hint: ", "bold"), warning["hint"]))
+        console.print(Text.assemble(("   hint: ", "bold"), remedies_text(warning)))
 
 
 def weights_formula(settings: dict) -> str:
@@ -231,12 +233,15 @@ def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = 
         table.add_column("self w", justify="right")
     table.add_column("pulled by")
     for label, shift in zip(labels, report["shifts"]):
-        others = [c for c in shift["contributions"] if not (self_attention and c["index"] == shift["index"])][:3]
-        pulled = ", ".join(f"{(key_labels or labels)[c['index']]} {c['weight']:.2f} ({c['share']:+.2f})"
-                           for c in others)
+        pulled = ", ".join(pull_text(c, key_labels or labels) for c in shift["pulled_by"])
         own = [f"{shift['self_weight']:.2f}"] if self_attention else []
         table.add_row(label, f"{shift['cosine']:.3f}", f"{shift['delta_norm']:.3f}", *own, pulled or "—")
     return table
+
+
+def pull_text(contribution: dict, key_labels: list[str]) -> str:
+    """'money 0.28 (+0.26)': a pulling word, its weight and its share of y."""
+    return f"{key_labels[contribution['index']]} {contribution['weight']:.2f} ({contribution['share']:+.2f})"
 
 
 def neighbor_table(report: dict, labels: list[str]) -> tuple[Table, str]:

@@ -13,6 +13,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from attn_cli.render.flags import flag_text, see_with_text
 from attn_cli.render.terminal import format_number, header, section, token_labels
 
 
@@ -157,10 +158,8 @@ def comparison_step(report: dict, trace: dict, labels: list[str], console: Conso
     table.add_row(f"cos({own}, y)", f"{format_number(shift['cosine'])} (1 = same direction)")
     table.add_row(f"|y − {own}|", f"{format_number(shift['delta_norm'])} (how far it moved; |{own}| "
                   f"{format_number(shift['static_norm'])} → |y| {format_number(shift['contextual_norm'])})")
-    others = [c for c in shift["contributions"] if c["index"] != shift["index"]]
-    moved = sorted(others, key=lambda c: -abs(c["share"]))[:3]
     table.add_row("moved by", ", ".join(f"{labels[c['index']]} (w {format_number(c['weight'])}, share "
-                                        f"{format_number(c['share'])} of y)" for c in moved) or "—")
+                                        f"{format_number(c['share'])} of y)" for c in shift["pulled_by"]) or "—")
     if report["settings"]["neighbors"] > 0:
         table.add_row("near before", ", ".join(n["word"] for n in shift["neighbors_before"]))
         before = {n["word"] for n in shift["neighbors_before"]}
@@ -196,7 +195,7 @@ def notes_step(trace: dict, labels: list[str], console: Console) -> None:
         bullet = Table.grid(padding=(0, 1))
         bullet.add_column(no_wrap=True)
         bullet.add_column()
-        bullet.add_row("•", note["message"])
+        bullet.add_row("•", note["message"] + see_with_text(note))
         console.print(bullet)
         if note.get("alternatives"):
             table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -207,7 +206,7 @@ def notes_step(trace: dict, labels: list[str], console: Console) -> None:
             current = [format_number(k["weight"]) for k in trace["heads"][note["head"]]["keys"]]
             table.add_row("(as above)", *current)
             for option in note["alternatives"]:
-                table.add_row(option["setting"], *(format_number(w) for w in option["weights"]))
+                table.add_row(flag_text(option["settings"]), *(format_number(w) for w in option["weights"]))
             console.print(table)
     console.print()
 

@@ -54,6 +54,24 @@
     return Math.abs(value) < 100 ? value.toFixed(digits) : value.toPrecision(3);
   }
 
+  /** Settings as the command line spells them (flags.py's flag_text): {scale: "sqrt"} -> "--scale sqrt". */
+  function flagText(settings) {
+    return Object.entries(settings).map(([key, value]) => `--${key.replace(/_/g, "-")}`
+      + (value === true ? "" : ` ${typeof value === "number" ? +value.toPrecision(6) : value}`)).join(" ");
+  }
+
+  /** A warning's remedies as one hint (flags.py's remedies_text): "try --scale sqrt (largest weights 0.35-0.35) or ...". */
+  function remediesText(warning) {
+    const options = warning.remedies.map((r) => `${flagText(r.settings)} (largest weights ${r.largest_weights.map((w) => w.toFixed(2)).join("-")})`);
+    if (warning.larger_scale) options.push("a larger --scale");
+    return "try " + [options.slice(0, -1).join(", "), options[options.length - 1]].filter(Boolean).join(" or ");
+  }
+
+  /** " (see it with --shuffle-check)" when a note names the settings that show it (flags.py's see_with_text). */
+  function seeWithText(note) {
+    return note.see_with ? ` (see it with ${flagText(note.see_with)})` : "";
+  }
+
   /** Row and column labels; a repeated word gets its position (#n) so rows stay distinct, as in the terminal. */
   function tokenLabels(texts) {
     const counts = {};
@@ -361,7 +379,7 @@
           diag.map((row, i) => [labels[i], fmt(row.entropy_bits, 2), fmt(row.max_weight), keyLabels[row.argmax]]))),
         el("p", { class: "note" }, `0 bits = all weight on one word, ${Math.log2(keyLabels.length).toFixed(2)} = uniform over ${keyLabels.length}`),
         doc.diagnostics.warnings.map((w) => el("div", { class: "warning" }, el("b", {}, "warning: "), w.message, el("br"),
-          el("b", {}, "hint: "), w.hint)));
+          el("b", {}, "hint: "), remediesText(w))));
       lines.pin(state.focus);
     }
     draw();
@@ -381,8 +399,7 @@
     if (withNeighbors) columns.push(["nearest before: s"], ["nearest after: y"]);
     return dataTable(columns, doc.shifts.map((shift) => {
       const own = doc.cross ? null : shift.contributions.find((c) => c.index === shift.index);
-      const others = shift.contributions.filter((c) => c !== own).slice(0, 3);
-      const pulled = others.map((c) => `${keyLabels[c.index]} ${c.weight.toFixed(2)} (${c.share >= 0 ? "+" : ""}${c.share.toFixed(2)})`).join(", ") || "—";
+      const pulled = shift.pulled_by.map((c) => `${keyLabels[c.index]} ${c.weight.toFixed(2)} (${c.share >= 0 ? "+" : ""}${c.share.toFixed(2)})`).join(", ") || "—";
       const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm), own ? own.weight.toFixed(2) : "—", pulled];
       if (withNeighbors) {
         const before = new Set(shift.neighbors_before.map((n) => n.word));
@@ -555,11 +572,9 @@
   /** Step 6: the contextual vector y against the word's own vector, and the words it moved toward. */
   function changeStep(doc, trace, labels) {
     const shift = trace.shift, own = doc.settings.mode === "raw" ? "x" : "s";
-    const moved = shift.contributions.filter((c) => c.index !== shift.index)
-      .sort((a, b) => Math.abs(b.share) - Math.abs(a.share)).slice(0, 3);
     const rows = [[`cos(${own}, y)`, `${fmt(shift.cosine)} (1 = same direction)`],
       [`|y − ${own}|`, `${fmt(shift.delta_norm)} (how far it moved; |${own}| ${fmt(shift.static_norm)} → |y| ${fmt(shift.contextual_norm)})`],
-      ["moved by", moved.map((c) => `${labels[c.index]} (w ${fmt(c.weight)}, share ${fmt(c.share)} of y)`).join(", ") || "—"]];
+      ["moved by", shift.pulled_by.map((c) => `${labels[c.index]} (w ${fmt(c.weight)}, share ${fmt(c.share)} of y)`).join(", ") || "—"]];
     if (doc.settings.neighbors > 0) {
       const before = new Set(shift.neighbors_before.map((n) => n.word));
       rows.push(["nearest before", shift.neighbors_before.map((n) => n.word).join(", ")],
@@ -585,13 +600,13 @@
 
   /** The teaching notes that hold for this word, each with the weights a suggested setting would give. */
   function notesStep(trace, labels) {
-    return step("Notes", el("ul", { class: "notes" }, trace.notes.map((note) => el("li", {}, note.message,
+    return step("Notes", el("ul", { class: "notes" }, trace.notes.map((note) => el("li", {}, note.message + seeWithText(note),
       note.alternatives ? el("div", { class: "scroll" }, alternativesTable(trace.heads[note.head].keys, note.alternatives, labels)) : null))));
   }
 
   function alternativesTable(keys, alternatives, labels) {
     return dataTable([["weights if run with"], ...keys.map((k) => [labels[k.index], "num"])],
-      [["(as above)", ...keys.map((k) => fmt(k.weight))], ...alternatives.map((a) => [a.setting, ...a.weights.map((w) => fmt(w))])]);
+      [["(as above)", ...keys.map((k) => fmt(k.weight))], ...alternatives.map((a) => [flagText(a.settings), ...a.weights.map((w) => fmt(w))])]);
   }
 
   // ---- the page --------------------------------------------------------------------------------------------
