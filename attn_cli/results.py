@@ -23,7 +23,7 @@ import numpy as np
 
 from attn_cli.documents.compare import compare_document, cross_document
 from attn_cli.documents.explain import explain_document, trace_document
-from attn_cli.engine.analysis import Advice, RowDiagnostic, Shift, advise, row_diagnostics
+from attn_cli.engine.analysis import Advice, Contribution, RowDiagnostic, Shift, advise, pulled_by, row_diagnostics
 from attn_cli.engine.attention import AttentionResult, Projections
 from attn_cli.engine.comparison import WordComparison
 from attn_cli.engine.tokenize import DroppedToken, Token, TokenizedSentence
@@ -148,6 +148,11 @@ class ExplainResult(Report):
     def projections(self) -> Projections | None:
         """W_Q, W_K, W_V (and W_O) in projected mode; None in raw mode."""
         return self.attention.projections
+
+    @property
+    def pulled_by(self) -> list[list[Contribution]]:
+        """Per token, the context words that pulled it (the rule every view names): share >= 5 %, at most 3."""
+        return [pulled_by(shift, self_attention=True) for shift in self.shifts]
 
     @property
     def diagnostics(self) -> list[list[RowDiagnostic]]:

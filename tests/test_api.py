@@ -29,7 +29,10 @@ def test_explain_is_the_documented_first_call(run):
     assert result.weights.shape == (1, 3, 3)
     np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(result.weights, softmax(result.logits))
-    assert as_json(result) == cli_json(run, "explain", SENTENCE)
+    document = cli_json(run, "explain", SENTENCE)
+    assert as_json(result) == document
+    assert [[pull.index for pull in pulls] for pulls in result.pulled_by] == [
+        [pull["index"] for pull in shift["pulled_by"]] for shift in document["shifts"]]
 
 
 @pytest.mark.parametrize("settings, options", [
