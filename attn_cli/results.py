@@ -26,7 +26,7 @@ from attn_cli.documents.explain import explain_document, trace_document
 from attn_cli.engine.analysis import Advice, Contribution, RowDiagnostic, Shift, advise, pulled_by, row_diagnostics
 from attn_cli.engine.attention import AttentionResult, Projections
 from attn_cli.engine.comparison import WordComparison
-from attn_cli.engine.tokenize import DroppedToken, Token, TokenizedSentence
+from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
 
@@ -97,10 +97,6 @@ class ExplainResult(Report):
     def tokens(self) -> list[str]:
         """The tokens that took part, as typed."""
         return [token.text for token in self.tokenized.tokens]
-
-    @property
-    def token_records(self) -> list[Token]:
-        return self.tokenized.tokens
 
     @property
     def dropped(self) -> list[DroppedToken]:
