@@ -240,3 +240,19 @@ def test_trace_page_shows_each_traced_words_steps_and_switches_words(run, tmp_pa
     assert "bank → money" in tooltip and f"{report['traces'][1]['heads'][1]['keys'][0]['weight']:.3f}" in tooltip
     assert page.screenshot(path=str(tmp_path / "trace.png"), full_page=True)[:4] == b"\x89PNG"
     view.assert_clean()
+
+
+def test_a_notebook_cell_shows_the_report_inline_offline(browser, tmp_path):
+    """What Jupyter shows for a result (its _repr_html_) renders the report in Chromium, fetching nothing."""
+    import attn_cli
+
+    result = attn_cli.explain("money bank grows")
+    path = tmp_path / "cell.html"
+    path.write_text(f"<!DOCTYPE html><html><body>{result._repr_html_()}</body></html>", encoding="utf-8")
+    view = OfflinePage(browser, path)
+    frame = view.page.frame_locator("iframe")
+    frame.locator("pre.command").wait_for()
+    assert frame.locator("pre.command").inner_text() == ">>> attn_cli.explain('money bank grows')"
+    assert "0.574" in frame.locator("body").inner_text()  # bank's weight on itself, as in the CLI's table
+    assert view.errors == [] and view.requests == [view.url]
+    view.page.close()

@@ -250,7 +250,8 @@
   /** The page header: the exact command line of the run, quoted for a shell, shown once for every document. */
   function pageHeader(page) {
     return el("header", { class: "page-header" },
-      el("pre", { class: "command", title: "the command line that wrote this page" }, `$ ${page.command_line}`));
+      el("pre", { class: "command", title: "the command line (or Python call) that wrote this page" },
+         `${page.command_line.startsWith("attn_cli.") ? ">>>" : "$"} ${page.command_line}`));
   }
 
   /** One line: the vector set and the engine settings in words. */
