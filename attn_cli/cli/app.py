@@ -78,8 +78,11 @@ class OneLineErrors(TyperGroup):
     @staticmethod
     def _parser_failure(exc) -> int:
         context = getattr(exc, "ctx", None)
-        if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:
-            sys.stderr.write(context.get_help() + "\n")
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # building the exception rendered the help: Rich has printed it already (its text is then
+            # empty); plain click only returned it. Print it once either way.
+            if exc.format_message().strip():
+                sys.stdout.write(exc.format_message() + "\n")
             return exc.exit_code
         where = f" (see '{context.command_path} --help')" if context is not None else ""
         fail(f"{exc.format_message()}{where}")
