@@ -209,3 +209,13 @@ def test_cross_pulled_by_keeps_the_source_word_at_the_query_index(run):
         expected = [c for c in shift["contributions"] if c["share"] >= 0.05][:3]
         assert shift["pulled_by"] == expected
     assert any(c["index"] == shift["index"] for shift in report["shifts"] for c in shift["pulled_by"])
+
+
+@pytest.mark.parametrize("cross", [False, True])
+def test_unquoted_words_are_told_to_quote_each_sentence(run, cross):
+    """`compare river bank flows` meant one sentence: say to quote each, not to pass --cross or --word."""
+    result = run("compare", "river", "bank", "flows", *(["--cross"] if cross else []))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("attn-cli: error: ") and result.stderr.count("\n") == 1
+    assert "quote each sentence" in result.stderr
+    assert "--cross" not in result.stderr and "--word" not in result.stderr

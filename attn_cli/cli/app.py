@@ -21,7 +21,7 @@ from attn_cli.cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.documents.fields import available_fields, parse_selection
 from attn_cli.cli.messages import as_options, fail, warn
-from attn_cli.cli.inputs import InputLine, input_lines, input_may_wait, line_list, ready_groups
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
                               with_batch_options, with_engine_options)
 from attn_cli.cli.outputs import Draw, ReportOutputs
@@ -124,7 +124,14 @@ def root(
     """attn-cli: an attention inspector for static word vectors."""
 
 
-SENTENCE_HELP = ('The sentence, e.g. "money bank grows"; - reads one per line from stdin (or use --file).')
+SENTENCE_HELP = "The sentence (quoting it is optional); - reads one sentence per line from stdin."
+SENTENCE_ARGUMENT = Annotated[Optional[list[str]], typer.Argument(metavar="SENTENCE...", help=SENTENCE_HELP,
+                                                                  show_default=False)]
+
+
+def one_sentence(words: list[str] | None) -> str | None:
+    """The words of the command line as one sentence: `explain money bank grows` is `explain "money bank grows"`."""
+    return " ".join(words) if words else None
 
 
 @app.command()
@@ -132,14 +139,14 @@ SENTENCE_HELP = ('The sentence, e.g. "money bank grows"; - reads one per line fr
 @with_batch_options
 def explain(
     ctx: typer.Context,
-    sentence: Annotated[Optional[str], typer.Argument(help=SENTENCE_HELP, show_default=False)] = None,
+    sentence: SENTENCE_ARGUMENT = None,
     *,
     engine: EngineOptions,
     batch: BatchOptions,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     settings = engine.settings()
-    each_report(ctx, "explain", sentence, engine, batch, settings, renderer("terminal", "render_explain"),
+    each_report(ctx, "explain", one_sentence(sentence), engine, batch, settings, renderer("terminal", "render_explain"),
                 lambda sentences, vectors: [result.to_dict()
                                             for result in explain_tokenized(sentences, vectors, settings)])
 
@@ -149,7 +156,7 @@ def explain(
 @with_batch_options
 def trace(
     ctx: typer.Context,
-    sentence: Annotated[Optional[str], typer.Argument(help=SENTENCE_HELP, show_default=False)] = None,
+    sentence: SENTENCE_ARGUMENT = None,
     *,
     engine: EngineOptions,
     batch: BatchOptions,
@@ -161,7 +168,7 @@ def trace(
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     settings = engine.settings()
-    each_report(ctx, "trace", sentence, engine, batch, settings, renderer("trace", "render_trace"),
+    each_report(ctx, "trace", one_sentence(sentence), engine, batch, settings, renderer("trace", "render_trace"),
                 lambda sentences, vectors: [result.to_dict() for result in trace_tokenized(
                     sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)],
                 check=lambda tokenized: traced_indices(tokenized, word))
@@ -244,6 +251,7 @@ def compare(
     if cross and word:
         raise UsageError("--word chooses words to compare across sentences; leave it out with --cross, which "
                          "shows every target token")
+    unquoted(texts or [])
     lines = line_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
                       input_format.value)
     found = [line.sentence() for line in lines]
@@ -266,6 +274,13 @@ def compare(
                                for block, line in zip(report["sentences"], lines)]
     outputs.show(report)
     outputs.finish()
+
+
+def unquoted(texts: list[str]) -> None:
+    """Refuse arguments that are all single words: `compare river bank flows` meant one quoted sentence."""
+    if len(texts) >= 2 and STDIN not in texts and all(len(text.split()) == 1 for text in texts):
+        raise UsageError(f"compare takes whole sentences, one argument each, and got {len(texts)} single words "
+                         f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
 
 
 def tokenize_or_warn(text: str, vectors: Vectors, settings: Settings, where: str = "") -> TokenizedSentence:
