@@ -10,7 +10,6 @@ import importlib
 import os
 import shlex
 import sys
-from pathlib import Path
 from typing import Annotated, Callable, Optional
 
 import typer
@@ -22,8 +21,8 @@ from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.documents.fields import available_fields, parse_selection
 from attn_cli.cli.messages import as_options, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
-from attn_cli.cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
-                              with_batch_options, with_engine_options)
+from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
+                                  HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
 from attn_cli.cli.outputs import Draw, ReportOutputs
 from attn_cli.api import compare_tokenized, cross_tokenized, explain_tokenized, trace_tokenized
 from attn_cli.documents.explain import traced_indices, with_input
@@ -104,6 +103,7 @@ app = typer.Typer(
     cls=OneLineErrors,
     name="attn-cli",
     help="See self-attention at work: every score, every softmax weight, and how each word's vector moves.",
+    epilog=examples("attn-cli explain money bank grows", "attn-cli explain --help"),
     no_args_is_help=True,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -134,7 +134,10 @@ def one_sentence(words: list[str] | None) -> str | None:
     return " ".join(words) if words else None
 
 
-@app.command()
+@app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli explain money bank grows",
+    "attn-cli explain river bank flows --scale sqrt --heads 2",
+    "attn-cli explain money bank grows --json --fields tokens,shifts.cosine"))
 @with_engine_options
 @with_batch_options
 def explain(
@@ -151,7 +154,13 @@ def explain(
                                             for result in explain_tokenized(sentences, vectors, settings)])
 
 
-@app.command()
+TRACE_PANEL = "Trace"
+
+
+@app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli trace money bank grows --word bank",
+    "attn-cli trace money bank grows --word bank --mode projected --dims 5",
+    "attn-cli trace money bank grows --json --fields tokens.text,traces.word"))
 @with_engine_options
 @with_batch_options
 def trace(
@@ -160,11 +169,13 @@ def trace(
     *,
     engine: EngineOptions,
     batch: BatchOptions,
-    word: Annotated[Optional[str], typer.Option("--word", help="Trace this word only (default: each word in "
-                                                               "turn).")] = None,
-    dims: Annotated[int, typer.Option("--dims", min=1, help="Show the first N dimensions of each vector.")] = 3,
-    shuffle_check: Annotated[bool, typer.Option("--shuffle-check", help="Shuffle the words, rerun and show "
-                                                                        "how much the outputs change.")] = False,
+    word: Annotated[Optional[str], typer.Option("--word", metavar="W", rich_help_panel=TRACE_PANEL,
+                                                help="Trace this word only (default: each word in turn).")] = None,
+    dims: Annotated[int, typer.Option("--dims", min=1, metavar="N", rich_help_panel=TRACE_PANEL,
+                                      help="Show the first N dimensions of each vector.")] = 3,
+    shuffle_check: Annotated[bool, typer.Option("--shuffle-check", rich_help_panel=TRACE_PANEL,
+                                                help="Shuffle the words, rerun, show how much the outputs "
+                                                     "change.")] = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     settings = engine.settings()
@@ -228,20 +239,26 @@ def command_line(ctx: typer.Context) -> str:
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 
 
-@app.command()
+COMPARE_PANEL = "Compare"
+
+
+@app.command(cls=HelpInOrder, epilog=examples(
+    f"{COMPARE_EXAMPLE}", f"{COMPARE_EXAMPLE} --word bank --json", f"{COMPARE_EXAMPLE} --cross"))
 @with_engine_options
 def compare(
     ctx: typer.Context,
     texts: Annotated[Optional[list[str]], typer.Argument(
         metavar="SENTENCE...", show_default=False,
-        help="Two or more sentences (with --cross: SOURCE TARGET); - reads one per line from stdin.")] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH",
-                                                 help="Also read sentences from this file, one per line.")] = None,
+        help="Two or more quoted sentences (with --cross: SOURCE TARGET); - reads one per line from "
+             "stdin.")] = None,
+    file: FILE_OPTION = None,
     word: Annotated[Optional[list[str]], typer.Option("--word", metavar="W", show_default=False,
-                                                      help="Compare only this word (repeatable); default: "
-                                                           "every word in two or more sentences.")] = None,
-    cross: Annotated[bool, typer.Option("--cross", help="Cross-attention: TARGET's tokens (queries) attend over "
-                                                        "SOURCE's (keys and values).")] = False,
+                                                      rich_help_panel=COMPARE_PANEL,
+                                                      help="Compare only this word (repeatable; default: every "
+                                                           "word in two or more sentences).")] = None,
+    cross: Annotated[bool, typer.Option("--cross", rich_help_panel=COMPARE_PANEL,
+                                        help="Cross-attention: TARGET's tokens (queries) attend over SOURCE's "
+                                             "(keys and values).")] = False,
     input_format: INPUT_FORMAT_OPTION = InputFormat("text"),
     *,
     engine: EngineOptions,

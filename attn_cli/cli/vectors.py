@@ -14,24 +14,30 @@ import typer
 
 from attn_cli.errors import VectorsError
 from attn_cli.cli.messages import warn
-from attn_cli.cli.options import VectorFormat
+from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
 from attn_cli.api import load_vectors
 from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, read_meta, CorruptCache
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
-vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets (the cache).",
+vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets. Imported sets live in "
+                               "the cache: $ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli.",
+                          epilog=examples("attn-cli vectors list", "attn-cli vectors import --help"),
                           no_args_is_help=True)
 
 Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to stdout.")]
 
 
-@vectors_app.command("import")
+@vectors_app.command("import", cls=HelpInOrder, epilog=examples("attn-cli vectors import vectors.txt",
+                                                                "attn-cli vectors import vectors.txt --limit 2"))
 def import_(
-    source: Annotated[str, typer.Argument(help="Vector file or gensim-data name.")],
-    file_format: Annotated[Optional[VectorFormat], typer.Option("--format", help="Default: detected.")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="Keep the first N words.")] = None,
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="A vector file or a gensim-data name.")],
+    file_format: Annotated[Optional[VectorFormat], typer.Option(
+        "--format", metavar="FORMAT", help="glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle "
+                                           "(default: detected).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N",
+                                                 help="Keep the first (most frequent) N words.")] = None,
     skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Leave out malformed lines.")] = False,
     trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow gensim .kv/.model pickles (loading "
                                                                       "one can run code).")] = False,
@@ -43,9 +49,10 @@ def import_(
     _show(info_report(vectors), json)
 
 
-@vectors_app.command()
+@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors info vectors.txt"))
 def info(
-    source: Annotated[str, typer.Argument(help="Vector file, gensim-data name, or cache folder name.")],
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file or "
+                                                              "gensim-data name.")],
     json: Json = False,
 ) -> None:
     """Describe a cached set: words, dims, format, source fingerprint, what the import met."""
@@ -63,7 +70,7 @@ def info(
     _show(info_report(vectors), json)
 
 
-@vectors_app.command("list")
+@vectors_app.command("list", cls=HelpInOrder, epilog=examples("attn-cli vectors list --json"))
 def list_(json: Json = False) -> None:
     """List the cached vector sets, newest first."""
     entries: list[dict] = []
@@ -85,10 +92,10 @@ def list_(json: Json = False) -> None:
         print("  (empty: attn-cli vectors import FILE adds one)")
 
 
-@vectors_app.command()
+@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt"))
 def remove(
-    source: Annotated[Optional[str], typer.Argument(help="Cache id (see list), vector file or gensim-data name.")]
-    = None,
+    source: Annotated[Optional[str], typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file "
+                                                                           "or gensim-data name.")] = None,
     all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set.")] = False,
     json: Json = False,
 ) -> None:
@@ -109,9 +116,9 @@ def remove(
         print("\n".join(f"removed {folder}" for folder in folders) if folders else "the cache is empty")
 
 
-@vectors_app.command()
+@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
 def download(
-    name: Annotated[str, typer.Argument(help="A gensim-data model, e.g. glove-wiki-gigaword-100.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A gensim-data model, e.g. glove-wiki-gigaword-100.")],
     json: Json = False,
 ) -> None:
     """Fetch a gensim-data model over HTTPS, check its MD5, store it in $GENSIM_DATA_DIR (nothing is run)."""
