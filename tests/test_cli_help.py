@@ -69,3 +69,30 @@ def test_the_attention_options_come_first(run):
 
 def test_the_vectors_help_names_the_cache_folder(run):
     assert "$ATTN_CLI_CACHE" in _help(run, ("vectors",))
+
+
+def _examples(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("attn-cli ")]
+
+
+@pytest.mark.parametrize("words", [words for words, _ in COMMANDS],
+                         ids=[" ".join(words) or "attn-cli" for words, _ in COMMANDS])
+def test_every_example_in_the_help_runs(run, words, tmp_path, monkeypatch):
+    """Each `attn-cli ...` line of a help screen exits 0 as written; option help holds no other example."""
+    import shlex
+
+    from attn_cli.vectors import gensim_data
+
+    text = _help(run, words)
+    assert "e.g. --" not in " ".join(text.translate(BOX).split()), "examples belong in Examples, where they run"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "vectors.txt").write_text("money 1 0 0 1\nbank 0 1 0 1\ngrows 0 0 1 1\nriver 1 1 0 0\n")
+    fetched = tmp_path / "model.gz"
+    fetched.write_bytes(b"")
+    monkeypatch.setattr(gensim_data, "download", lambda name, show_progress=True: fetched)  # no network here
+    assert run("vectors", "import", "vectors.txt", "--json").exit_code == 0  # for info and remove
+    examples = _examples(text)
+    assert examples
+    for example in examples:
+        result = run(*shlex.split(example)[1:])
+        assert result.exit_code == 0, f"{example}: exit {result.exit_code}: {result.stderr}"

@@ -160,7 +160,7 @@ TRACE_PANEL = "Trace"
 @app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli trace money bank grows --word bank",
     "attn-cli trace money bank grows --word bank --mode projected --dims 5",
-    "attn-cli trace money bank grows --json --fields tokens.text,traces.word"))
+    "attn-cli trace money bank grows --json --fields tokens.text,traces.token"))
 @with_engine_options
 @with_batch_options
 def trace(
