@@ -6,6 +6,7 @@ builds one report document and either writes it as JSON or prints it.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 from typing import Annotated, Optional
@@ -55,18 +56,19 @@ def info(
                                                               "gensim-data name.")],
     json: Json = False,
 ) -> None:
-    """Describe a cached set: words, dims, format, source fingerprint, what the import met."""
-    folder = _cache_folder(source)
-    if folder is not None:
-        from attn_cli.vectors.cache import load_cached
+    """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
+    from attn_cli.vectors.cache import load_cached
 
-        try:
-            vectors = load_cached(folder)
-        except CorruptCache as exc:
-            raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); remove it with "
-                               f"attn-cli vectors remove {folder.name}") from exc
-    else:
-        vectors = load_vectors(source, progress=not json, warn=warn)
+    folders = _matching_folders(source)
+    if not folders:
+        raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
+                           f"attn-cli vectors import {shlex.quote(source)}")
+    folder = folders[0]  # the newest, as list shows them
+    try:
+        vectors = load_cached(folder)
+    except CorruptCache as exc:
+        raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); remove it with "
+                           f"attn-cli vectors remove {folder.name}") from exc
     _show(info_report(vectors), json)
 
 
@@ -169,12 +171,18 @@ def _cache_folder(name: str) -> Path | None:
 
 
 def _matching_folders(source: str) -> list[Path]:
-    """The cache folder named `source`, or every folder imported from the file `source` names."""
+    """The cache folder named `source`, or every folder imported from the file (or gensim-data set) `source`
+    names, newest first; none for a name that is neither (no error: the caller says what to do)."""
     folder = _cache_folder(source)
     if folder is not None:
         return [folder]
-    from attn_cli.vectors import resolve_source
+    from attn_cli.vectors import gensim_data
 
-    path, _ = resolve_source(source)
+    path = Path(source).expanduser()
+    if not path.is_file():
+        try:
+            path = gensim_data.resolve(source)
+        except VectorsError:
+            return []
     resolved = str(path.resolve())
     return [f for f, meta in cached_sets() if meta and meta.get("source", {}).get("path") == resolved]
