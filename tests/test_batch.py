@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import signal
@@ -311,3 +312,24 @@ def test_a_batch_gives_each_sentence_the_numbers_it_gets_alone(run, tmp_path):
         for document in batch:
             alone = json.loads(run("explain", document["sentence"], "--json", *options).stdout)
             assert document["shifts"] == alone["shifts"]
+
+
+class _Terminal(io.TextIOWrapper):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_reading_a_terminal_says_how_to_end_the_input(monkeypatch, capsys, terminal):
+    """`explain -` typed at a terminal says how to end; piped input stays silent."""
+    from attn_cli.cli.inputs import input_lines
+
+    kind = _Terminal if terminal else io.TextIOWrapper
+    monkeypatch.setattr(sys, "stdin", kind(io.BytesIO(b"money bank grows\n")))
+    assert [line.text for line in input_lines("-", None)] == ["money bank grows"]
+    note = capsys.readouterr().err
+    if terminal:
+        assert note == ("attn-cli: note: reading sentences from the terminal, one per line; end with Ctrl-D "
+                        "(Ctrl-Z Enter on Windows)\n")
+    else:
+        assert note == ""

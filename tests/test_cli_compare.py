@@ -209,3 +209,25 @@ def test_cross_pulled_by_keeps_the_source_word_at_the_query_index(run):
         expected = [c for c in shift["contributions"] if c["share"] >= 0.05][:3]
         assert shift["pulled_by"] == expected
     assert any(c["index"] == shift["index"] for shift in report["shifts"] for c in shift["pulled_by"])
+
+
+@pytest.mark.parametrize("cross", [False, True])
+def test_unquoted_words_are_told_to_quote_each_sentence(run, cross):
+    """`compare river bank flows` meant one sentence: say to quote each, not to pass --cross or --word."""
+    result = run("compare", "river", "bank", "flows", *(["--cross"] if cross else []))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("attn-cli: error: ") and result.stderr.count("\n") == 1
+    assert "quote each sentence" in result.stderr
+    assert "--cross" not in result.stderr and "--word" not in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--plain", "--fields", "--strict"])
+def test_the_batch_options_compare_lacks_are_refused_as_the_docs_say(run, option):
+    """docs/compare.md names the explain options compare does not take; each is a usage error (exit 2)."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "compare.md").read_text(encoding="utf-8")
+    section = page.split("## Options of compare", 1)[1]
+    assert f"`{option}`" in section.split("|", 1)[0], f"docs/compare.md should say compare has no {option}"
+    result = run("compare", RIVER, MONEY, option, *(["tokens"] if option == "--fields" else []))
+    assert result.exit_code == 2 and option in result.stderr

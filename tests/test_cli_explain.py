@@ -278,3 +278,12 @@ def test_json_advice_and_notes_name_settings_never_flags(run, glove_file, comman
     text = json.dumps(advice, ensure_ascii=False)
     assert case in text and "settings" in text
     assert not re.search(r"--[a-z]", text)
+
+
+@pytest.mark.parametrize("command", ["explain", "trace"])
+def test_unquoted_words_are_one_sentence(run, command):
+    """`explain money bank grows` is `explain "money bank grows"`, options after the words included."""
+    loose = run(command, "money", "bank", "grows", "--json")
+    quoted = run(command, "money bank grows", "--json")
+    assert loose.exit_code == 0, loose.stderr
+    assert loose.stdout == quoted.stdout

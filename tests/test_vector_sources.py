@@ -433,3 +433,18 @@ def test_a_row_longer_than_float32_holds_is_read_without_warnings(tmp_path, run)
     shifts = json.loads(result.stdout)["shifts"]
     assert all(np.isfinite(n["cosine"]) for s in shifts for n in s["neighbors_after"] + s["neighbors_before"])
     assert [n["word"] for n in shifts[1]["neighbors_before"]] == ["grows", "money"]  # money last, at cosine 0
+
+
+def test_vectors_info_describes_cached_sets_only(run, glove_file, private_cache):
+    """info never imports: a file not cached is one line saying how to import it (exit 4), with no --vectors."""
+    result = run("vectors", "info", glove_file)
+    assert result.exit_code == 4 and result.stdout == ""
+    assert result.stderr == (f"attn-cli: error: {glove_file} is not cached (attn-cli vectors list shows what is); "
+                             f"import it first: attn-cli vectors import {glove_file}\n")
+    assert not list(private_cache.rglob("*.npy"))  # nothing was imported
+    missing = run("vectors", "info", "no-such-file.txt")
+    assert missing.exit_code == 4 and "--vectors" not in missing.stderr
+    assert "attn-cli vectors import no-such-file.txt" in missing.stderr
+    assert run("vectors", "import", glove_file).exit_code == 0
+    described = run("vectors", "info", glove_file, "--json")
+    assert described.exit_code == 0 and json.loads(described.stdout)["count"] == 76

@@ -10,7 +10,6 @@ import importlib
 import os
 import shlex
 import sys
-from pathlib import Path
 from typing import Annotated, Callable, Optional
 
 import typer
@@ -21,9 +20,9 @@ from attn_cli.cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.documents.fields import available_fields, parse_selection
 from attn_cli.cli.messages import as_options, fail, warn
-from attn_cli.cli.inputs import InputLine, input_lines, input_may_wait, line_list, ready_groups
-from attn_cli.cli.options import (INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions, InputFormat,
-                              with_batch_options, with_engine_options)
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
+from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
+                                  HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
 from attn_cli.cli.outputs import Draw, ReportOutputs
 from attn_cli.api import compare_tokenized, cross_tokenized, explain_tokenized, trace_tokenized
 from attn_cli.documents.explain import traced_indices, with_input
@@ -78,8 +77,11 @@ class OneLineErrors(TyperGroup):
     @staticmethod
     def _parser_failure(exc) -> int:
         context = getattr(exc, "ctx", None)
-        if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:
-            sys.stderr.write(context.get_help() + "\n")
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # building the exception rendered the help: Rich has printed it already (its text is then
+            # empty); plain click only returned it. Print it once either way.
+            if exc.format_message().strip():
+                sys.stdout.write(exc.format_message() + "\n")
             return exc.exit_code
         where = f" (see '{context.command_path} --help')" if context is not None else ""
         fail(f"{exc.format_message()}{where}")
@@ -101,6 +103,7 @@ app = typer.Typer(
     cls=OneLineErrors,
     name="attn-cli",
     help="See self-attention at work: every score, every softmax weight, and how each word's vector moves.",
+    epilog=examples("attn-cli explain money bank grows", "attn-cli explain --help"),
     no_args_is_help=True,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -121,44 +124,62 @@ def root(
     """attn-cli: an attention inspector for static word vectors."""
 
 
-SENTENCE_HELP = ('The sentence, e.g. "money bank grows"; - reads one per line from stdin (or use --file).')
+SENTENCE_HELP = "The sentence (quoting it is optional); - reads one sentence per line from stdin."
+SENTENCE_ARGUMENT = Annotated[Optional[list[str]], typer.Argument(metavar="SENTENCE...", help=SENTENCE_HELP,
+                                                                  show_default=False)]
 
 
-@app.command()
+def one_sentence(words: list[str] | None) -> str | None:
+    """The words of the command line as one sentence: `explain money bank grows` is `explain "money bank grows"`."""
+    return " ".join(words) if words else None
+
+
+@app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli explain money bank grows",
+    "attn-cli explain river bank flows --scale sqrt --heads 2",
+    "attn-cli explain money bank grows --json --fields tokens,shifts.cosine"))
 @with_engine_options
 @with_batch_options
 def explain(
     ctx: typer.Context,
-    sentence: Annotated[Optional[str], typer.Argument(help=SENTENCE_HELP, show_default=False)] = None,
+    sentence: SENTENCE_ARGUMENT = None,
     *,
     engine: EngineOptions,
     batch: BatchOptions,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     settings = engine.settings()
-    each_report(ctx, "explain", sentence, engine, batch, settings, renderer("terminal", "render_explain"),
+    each_report(ctx, "explain", one_sentence(sentence), engine, batch, settings, renderer("terminal", "render_explain"),
                 lambda sentences, vectors: [result.to_dict()
                                             for result in explain_tokenized(sentences, vectors, settings)])
 
 
-@app.command()
+TRACE_PANEL = "Trace"
+
+
+@app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli trace money bank grows --word bank",
+    "attn-cli trace money bank grows --word bank --mode projected --dims 5",
+    "attn-cli trace money bank grows --json --fields tokens.text,traces.token"))
 @with_engine_options
 @with_batch_options
 def trace(
     ctx: typer.Context,
-    sentence: Annotated[Optional[str], typer.Argument(help=SENTENCE_HELP, show_default=False)] = None,
+    sentence: SENTENCE_ARGUMENT = None,
     *,
     engine: EngineOptions,
     batch: BatchOptions,
-    word: Annotated[Optional[str], typer.Option("--word", help="Trace this word only (default: each word in "
-                                                               "turn).")] = None,
-    dims: Annotated[int, typer.Option("--dims", min=1, help="Show the first N dimensions of each vector.")] = 3,
-    shuffle_check: Annotated[bool, typer.Option("--shuffle-check", help="Shuffle the words, rerun and show "
-                                                                        "how much the outputs change.")] = False,
+    word: Annotated[Optional[str], typer.Option("--word", metavar="W", rich_help_panel=TRACE_PANEL,
+                                                help="Trace this word only (default: each word in turn).")] = None,
+    dims: Annotated[int, typer.Option("--dims", min=1, metavar="N", rich_help_panel=TRACE_PANEL,
+                                      help="Show the first N dimensions of each vector.")] = 3,
+    shuffle_check: Annotated[bool, typer.Option("--shuffle-check", rich_help_panel=TRACE_PANEL,
+                                                help="Shuffle the words, rerun, show how much the outputs "
+                                                     "change.")] = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     settings = engine.settings()
-    each_report(ctx, "trace", sentence, engine, batch, settings, renderer("trace", "render_trace"),
+    each_report(ctx, "trace", one_sentence(sentence), engine, batch, settings, renderer("trace", "render_trace"),
                 lambda sentences, vectors: [result.to_dict() for result in trace_tokenized(
                     sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)],
                 check=lambda tokenized: traced_indices(tokenized, word))
@@ -218,20 +239,26 @@ def command_line(ctx: typer.Context) -> str:
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 
 
-@app.command()
+COMPARE_PANEL = "Compare"
+
+
+@app.command(cls=HelpInOrder, epilog=examples(
+    f"{COMPARE_EXAMPLE}", f"{COMPARE_EXAMPLE} --word bank --json", f"{COMPARE_EXAMPLE} --cross"))
 @with_engine_options
 def compare(
     ctx: typer.Context,
     texts: Annotated[Optional[list[str]], typer.Argument(
         metavar="SENTENCE...", show_default=False,
-        help="Two or more sentences (with --cross: SOURCE TARGET); - reads one per line from stdin.")] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", metavar="PATH",
-                                                 help="Also read sentences from this file, one per line.")] = None,
+        help="Two or more quoted sentences (with --cross: SOURCE TARGET); - reads one per line from "
+             "stdin.")] = None,
+    file: FILE_OPTION = None,
     word: Annotated[Optional[list[str]], typer.Option("--word", metavar="W", show_default=False,
-                                                      help="Compare only this word (repeatable); default: "
-                                                           "every word in two or more sentences.")] = None,
-    cross: Annotated[bool, typer.Option("--cross", help="Cross-attention: TARGET's tokens (queries) attend over "
-                                                        "SOURCE's (keys and values).")] = False,
+                                                      rich_help_panel=COMPARE_PANEL,
+                                                      help="Compare only this word (repeatable; default: every "
+                                                           "word in two or more sentences).")] = None,
+    cross: Annotated[bool, typer.Option("--cross", rich_help_panel=COMPARE_PANEL,
+                                        help="Cross-attention: TARGET's tokens (queries) attend over SOURCE's "
+                                             "(keys and values).")] = False,
     input_format: INPUT_FORMAT_OPTION = InputFormat("text"),
     *,
     engine: EngineOptions,
@@ -241,6 +268,7 @@ def compare(
     if cross and word:
         raise UsageError("--word chooses words to compare across sentences; leave it out with --cross, which "
                          "shows every target token")
+    unquoted(texts or [])
     lines = line_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
                       input_format.value)
     found = [line.sentence() for line in lines]
@@ -263,6 +291,13 @@ def compare(
                                for block, line in zip(report["sentences"], lines)]
     outputs.show(report)
     outputs.finish()
+
+
+def unquoted(texts: list[str]) -> None:
+    """Refuse arguments that are all single words: `compare river bank flows` meant one quoted sentence."""
+    if len(texts) >= 2 and STDIN not in texts and all(len(text.split()) == 1 for text in texts):
+        raise UsageError(f"compare takes whole sentences, one argument each, and got {len(texts)} single words "
+                         f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
 
 
 def tokenize_or_warn(text: str, vectors: Vectors, settings: Settings, where: str = "") -> TokenizedSentence:

@@ -29,6 +29,7 @@ STDIN = "-"
 INPUT_FORMATS = ("text", "jsonl")
 GROUP_LINES = 16  # lines computed together at most: their 2 x 16 x ~12 neighbour queries fill a product
 _CHUNK = 1 << 16
+TERMINAL_NOTE = "reading sentences from the terminal, one per line; end with Ctrl-D (Ctrl-Z Enter on Windows)"
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,9 @@ def line_list(arguments: list[str], file: Path | None, example: str, input_forma
 
 def _stream_lines(file: Path | None, input_format: str) -> Iterator[InputLine]:
     if file is None:
+        if _stdin_is_a_terminal():  # else a person sees a run that waits without a word
+            sys.stderr.write(f"attn-cli: note: {TERMINAL_NOTE}\n")
+            sys.stderr.flush()
         yield from parse_lines(stdin_lines(), "stdin", input_format)
         return
     descriptor = open_input(file)
@@ -104,6 +108,13 @@ def _stream_lines(file: Path | None, input_format: str) -> Iterator[InputLine]:
         yield from parse_lines(raw_lines(descriptor), str(file), input_format)
     finally:
         os.close(descriptor)
+
+
+def _stdin_is_a_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed or replaced by something without isatty
+        return False
 
 
 def input_may_wait(argument: str | None, file: Path | None) -> bool:

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import math
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, Callable, Optional
 
 import typer
+from typer.core import TyperCommand
 
 from attn_cli.engine.attention import MASKS, MODES, POSITIONS, SIMILARITIES
 from attn_cli.errors import SettingsError, UsageError
@@ -29,7 +31,41 @@ from attn_cli.vectors.formats import FORMATS
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
 BATCH_PANEL = "Batches and pipes"
+HELP_PANEL = "Help"
 LIST_FIELDS = "list"  # what a bare --fields stands for
+
+
+def examples(*lines: str) -> str:
+    """A help screen's epilog: its examples, one a line (tests/test_cli_help.py runs each)."""
+    return "\n\n".join(["Examples:", *lines])
+
+
+def _no_metavar(*args, **kwargs) -> str:
+    return ""
+
+
+class HelpInOrder(TyperCommand):
+    """A command whose help shows its arguments, the attention options, its own, the rest, then --help.
+
+    The arguments show their metavar only (SENTENCE...), one placeholder style with the options'."""
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        for param in params:  # an argument shows its metavar only (SENTENCE...), not also its type (<str>)
+            if param.param_type_name == "argument" and vars(param.type).get("get_metavar") is not _no_metavar:
+                param.type = copy.copy(param.type)  # the type may be shared (click's STRING): change a copy
+                param.type.get_metavar = _no_metavar  # type: ignore[method-assign]
+        help_option = self.get_help_option(ctx)
+        if help_option is not None and any(getattr(param, "rich_help_panel", None) for param in params):
+            help_option.rich_help_panel = HELP_PANEL
+        order = {ENGINE_PANEL: 1, OUTPUT_PANEL: 3, BATCH_PANEL: 4, HELP_PANEL: 5}  # a command's own panel: 2
+
+        def rank(param) -> int:
+            if param.param_type_name == "argument":
+                return 0
+            return order.get(getattr(param, "rich_help_panel", None) or "", 2)
+
+        return sorted(params, key=rank)
 
 
 def _choices(name: str, values: tuple[str, ...]) -> type[Enum]:
@@ -63,7 +99,6 @@ else:
 class EngineOptions:
     """What the user asked for, before validation turns it into an AttentionConfig."""
 
-    vectors: Optional[str] = None
     mode: Mode = Mode("raw")
     scale: str = "none"
     temperature: float = 1.0
@@ -74,18 +109,19 @@ class EngineOptions:
     mask: Mask = Mask("none")
     positions: Positions = Positions("none")
     output_projection: bool = False
-    oov: OovPolicy = OovPolicy("skip")
-    neighbors: int = 5
-    neighbor_vocab: str = "50000"
-    json: bool = False
-    include: str = ""
-    html: Optional[Path] = None
-    svg: Optional[Path] = None
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    vectors: Optional[str] = None
     format: Optional[VectorFormat] = None
     limit: Optional[int] = None
     skip_bad_lines: bool = False
     trust_pickle: bool = False
+    oov: OovPolicy = OovPolicy("skip")
+    neighbors: int = 5
+    neighbor_vocab: str = "50000"
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    json: bool = False
+    include: str = ""
+    html: Optional[Path] = None
+    svg: Optional[Path] = None
 
     def settings(self) -> Settings:
         """The library's settings these options stand for (a bad value raises SettingsError, exit 2)."""
@@ -154,47 +190,56 @@ def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.Op
 
 
 _ANNOTATIONS = {
+    # declared in the order the help shows them: the attention first, then the vectors and the output
+    "mode": Annotated[Mode, _option("--mode", metavar="raw|projected",
+                                    help="raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V.")],
+    "scale": Annotated[str, _option("--scale", metavar="none|sqrt|X",
+                                    help="Multiply scores by 1, by 1/sqrt(d_head) or by X >= 0.")],
+    "temperature": Annotated[float, _option("--temperature", metavar="T",
+                                            help="Divide the scaled scores by T (above 0).")],
+    "similarity": Annotated[Similarity, _option("--similarity", metavar="dot|cosine",
+                                                help="Score q.k (dot) or cos(q, k) (cosine).")],
+    "heads": Annotated[int, _option("--heads", metavar="H", help="Number of heads; each gets width / H dimensions.")],
+    "d_k": Annotated[Optional[int], _option("--d-k", metavar="N",
+                                            help="With --mode projected: total width of Q, K, V (default: d).")],
+    "seed": Annotated[int, _option("--seed", metavar="N",
+                                   help="With --mode projected: seed of the random W_Q, W_K, W_V.")],
+    "mask": Annotated[Mask, _option("--mask", metavar="none|causal", help="causal: query i sees keys j <= i only.")],
+    "positions": Annotated[Positions, _option("--positions", metavar="none|sinusoidal",
+                                              help="Add sinusoidal position encodings to X.")],
+    "output_projection": Annotated[bool, _option("--output-projection",
+                                                 help="With --mode projected: map the heads back to d with W_O.")],
     "vectors": Annotated[Optional[str], _option(
-        "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="PATH|NAME",
-        help="Vector file (GloVe, word2vec text/binary, fastText .vec/.bin, optionally .gz/.bz2) or a gensim-data "
-             "name; imported into the cache on first use. Default: the embedded set.")],
-    "mode": Annotated[Mode, _option("--mode", help="raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V.")],
-    "scale": Annotated[str, _option("--scale", metavar="none|sqrt|NUMBER",
-                                    help="Multiply scores by 1, by 1/sqrt(d_head), or by NUMBER >= 0.")],
-    "temperature": Annotated[float, _option("--temperature", help="Divide the scaled scores by this (> 0).")],
-    "similarity": Annotated[Similarity, _option("--similarity", help="Score q.k (dot) or cos(q, k) (cosine).")],
-    "heads": Annotated[int, _option("--heads", help="Number of heads; each attends over width / heads dimensions.")],
-    "d_k": Annotated[Optional[int], _option("--d-k", help="Projected mode: total width of Q, K, V (default: d).")],
-    "seed": Annotated[int, _option("--seed", help="Projected mode: seed of numpy.random.default_rng for W.")],
-    "mask": Annotated[Mask, _option("--mask", help="causal: query i sees keys j <= i only.")],
-    "positions": Annotated[Positions, _option("--positions", help="Add sinusoidal position encodings to X.")],
-    "output_projection": Annotated[bool, _option("--output-projection/--no-output-projection",
-                                                 help="Projected mode: map concatenated heads back to d with W_O.")],
-    "oov": Annotated[OovPolicy, _option("--oov", panel=OUTPUT_PANEL,
-                                        help="Unknown words: skip them (warn), stop with an error, or use zeros.")],
-    "neighbors": Annotated[int, _option("--neighbors", panel=OUTPUT_PANEL,
-                                        help="Nearest vocabulary words to show per token (0 = off).")],
-    "neighbor_vocab": Annotated[str, _option("--neighbor-vocab", panel=OUTPUT_PANEL, metavar="N|all",
-                                             help="Search neighbours among the N most frequent words.")],
-    "json": Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write one JSON document to stdout.")],
-    "max_tokens": Annotated[int, _option("--max-tokens", panel=OUTPUT_PANEL,
-                                         help="Refuse longer sentences: memory grows with the square of the length.")],
-    "include": Annotated[str, _option("--include", panel=OUTPUT_PANEL, metavar="embeddings,qkv,outputs",
-                                      help="With --json: add these matrices so every number can be recomputed.")],
-    "html": Annotated[Optional[Path], _option("--html", panel=OUTPUT_PANEL, metavar="FILE",
-                                              help="Also write an interactive, self-contained HTML report.")],
-    "svg": Annotated[Optional[Path], _option("--svg", panel=OUTPUT_PANEL, metavar="FILE",
-                                             help="Also write the terminal tables as SVG (at the console width).")],
-    "format": Annotated[Optional[VectorFormat], _option("--format", panel=OUTPUT_PANEL,
-                                                        help="Read --vectors as this format (default: detected).")],
+        "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="FILE|NAME",
+        help="A vector file (GloVe, word2vec, fastText; .gz, .bz2) or a gensim-data name, cached on first use. "
+             "Default: the embedded set.")],
+    "format": Annotated[Optional[VectorFormat], _option(
+        "--format", panel=OUTPUT_PANEL, metavar="FORMAT",
+        help="Read --vectors as glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle (default: detected).")],
     "limit": Annotated[Optional[int], _option("--limit", panel=OUTPUT_PANEL, metavar="N",
-                                              help="Keep only the first (most frequent) N words of --vectors.")],
+                                              help="Keep the first (most frequent) N words of --vectors.")],
     "skip_bad_lines": Annotated[bool, _option("--skip-bad-lines", panel=OUTPUT_PANEL,
-                                              help="Leave out malformed lines of --vectors (counted) instead of "
-                                                   "stopping.")],
+                                              help="Leave out malformed lines of --vectors (counted).")],
     "trust_pickle": Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,
                                             help="Allow gensim .kv/.model pickles (loading one can run code).")],
+    "oov": Annotated[OovPolicy, _option("--oov", panel=OUTPUT_PANEL, metavar="skip|error|zero",
+                                        help="Unknown words: skip them (warn), stop, or use zero vectors.")],
+    "neighbors": Annotated[int, _option("--neighbors", panel=OUTPUT_PANEL, metavar="N",
+                                        help="Nearest vocabulary words shown per token (0: none).")],
+    "neighbor_vocab": Annotated[str, _option("--neighbor-vocab", panel=OUTPUT_PANEL, metavar="N|all",
+                                             help="Search neighbours among the N most frequent words.")],
+    "max_tokens": Annotated[int, _option("--max-tokens", panel=OUTPUT_PANEL, metavar="N",
+                                         help="Refuse longer sentences (memory grows with N squared).")],
+    "json": Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write JSON to stdout.")],
+    "include": Annotated[str, _option("--include", panel=OUTPUT_PANEL, metavar="LIST",
+                                      help="With --json: add these matrices: embeddings, qkv, outputs.")],
+    "html": Annotated[Optional[Path], _option("--html", panel=OUTPUT_PANEL, metavar="FILE",
+                                              help="Also write an interactive HTML report.")],
+    "svg": Annotated[Optional[Path], _option("--svg", panel=OUTPUT_PANEL, metavar="FILE",
+                                             help="Also write the tables as an SVG picture.")],
 }
+
+
 def option_group(options_class: type, annotations: dict, name: str):
     """A decorator giving `command(..., <name>: options_class)` each field of the dataclass as a CLI flag.
 
@@ -259,19 +304,19 @@ class BatchOptions:
 
 
 INPUT_FORMAT_OPTION = Annotated[InputFormat, _option(
-    "--input-format", panel=BATCH_PANEL,
-    help='Lines of stdin or --file: plain sentences (text) or JSON objects with a "text" field (jsonl).')]
+    "--input-format", panel=BATCH_PANEL, metavar="text|jsonl",
+    help='Input lines are sentences (text) or JSON objects with a "text" field (jsonl).')]
+FILE_OPTION = Annotated[Optional[Path], _option("--file", panel=BATCH_PANEL, metavar="FILE",
+                                                help="Read sentences from FILE, one per line (as - reads stdin).")]
 _BATCH_ANNOTATIONS = {
-    "file": Annotated[Optional[Path], _option("--file", panel=BATCH_PANEL, metavar="PATH",
-                                              help="Read sentences from this file, one per line (like - for stdin).")],
+    "file": FILE_OPTION,
     "input_format": INPUT_FORMAT_OPTION,
     "fields": Annotated[Optional[str], _option(
-        "--fields", panel=BATCH_PANEL, metavar="a,b.c",
-        help="With --json: keep only these fields (dotted paths, e.g. tokens,shifts.cosine); alone or 'list': "
-             "list them.")],
+        "--fields", panel=BATCH_PANEL, metavar="LIST",
+        help="With --json: keep only these fields (dotted paths, comma-separated); alone: list them.")],
     "plain": Annotated[bool, _option("--plain", panel=BATCH_PANEL,
                                      help="Tab-separated records, one per token, for grep, cut and awk.")],
     "strict": Annotated[bool, _option("--strict", panel=BATCH_PANEL,
-                                      help="Stop at the first line that fails instead of reporting it and going on.")],
+                                      help="Stop at the first line that fails (default: report it, go on).")],
 }
 with_batch_options = option_group(BatchOptions, _BATCH_ANNOTATIONS, "batch")

@@ -6,6 +6,7 @@ builds one report document and either writes it as JSON or prints it.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 from typing import Annotated, Optional
@@ -14,24 +15,30 @@ import typer
 
 from attn_cli.errors import VectorsError
 from attn_cli.cli.messages import warn
-from attn_cli.cli.options import VectorFormat
+from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
 from attn_cli.api import load_vectors
 from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, read_meta, CorruptCache
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
-vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets (the cache).",
+vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets. Imported sets live in "
+                               "the cache: $ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli.",
+                          epilog=examples("attn-cli vectors list", "attn-cli vectors import --help"),
                           no_args_is_help=True)
 
 Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to stdout.")]
 
 
-@vectors_app.command("import")
+@vectors_app.command("import", cls=HelpInOrder, epilog=examples("attn-cli vectors import vectors.txt",
+                                                                "attn-cli vectors import vectors.txt --limit 2"))
 def import_(
-    source: Annotated[str, typer.Argument(help="Vector file or gensim-data name.")],
-    file_format: Annotated[Optional[VectorFormat], typer.Option("--format", help="Default: detected.")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="Keep the first N words.")] = None,
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="A vector file or a gensim-data name.")],
+    file_format: Annotated[Optional[VectorFormat], typer.Option(
+        "--format", metavar="FORMAT", help="glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle "
+                                           "(default: detected).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N",
+                                                 help="Keep the first (most frequent) N words.")] = None,
     skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Leave out malformed lines.")] = False,
     trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow gensim .kv/.model pickles (loading "
                                                                       "one can run code).")] = False,
@@ -43,27 +50,29 @@ def import_(
     _show(info_report(vectors), json)
 
 
-@vectors_app.command()
+@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors info vectors.txt"))
 def info(
-    source: Annotated[str, typer.Argument(help="Vector file, gensim-data name, or cache folder name.")],
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file or "
+                                                              "gensim-data name.")],
     json: Json = False,
 ) -> None:
-    """Describe a cached set: words, dims, format, source fingerprint, what the import met."""
-    folder = _cache_folder(source)
-    if folder is not None:
-        from attn_cli.vectors.cache import load_cached
+    """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
+    from attn_cli.vectors.cache import load_cached
 
-        try:
-            vectors = load_cached(folder)
-        except CorruptCache as exc:
-            raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); remove it with "
-                               f"attn-cli vectors remove {folder.name}") from exc
-    else:
-        vectors = load_vectors(source, progress=not json, warn=warn)
+    folders = _matching_folders(source)
+    if not folders:
+        raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
+                           f"attn-cli vectors import {shlex.quote(source)}")
+    folder = folders[0]  # the newest, as list shows them
+    try:
+        vectors = load_cached(folder)
+    except CorruptCache as exc:
+        raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); remove it with "
+                           f"attn-cli vectors remove {folder.name}") from exc
     _show(info_report(vectors), json)
 
 
-@vectors_app.command("list")
+@vectors_app.command("list", cls=HelpInOrder, epilog=examples("attn-cli vectors list --json"))
 def list_(json: Json = False) -> None:
     """List the cached vector sets, newest first."""
     entries: list[dict] = []
@@ -85,10 +94,10 @@ def list_(json: Json = False) -> None:
         print("  (empty: attn-cli vectors import FILE adds one)")
 
 
-@vectors_app.command()
+@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt"))
 def remove(
-    source: Annotated[Optional[str], typer.Argument(help="Cache id (see list), vector file or gensim-data name.")]
-    = None,
+    source: Annotated[Optional[str], typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file "
+                                                                           "or gensim-data name.")] = None,
     all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set.")] = False,
     json: Json = False,
 ) -> None:
@@ -109,9 +118,9 @@ def remove(
         print("\n".join(f"removed {folder}" for folder in folders) if folders else "the cache is empty")
 
 
-@vectors_app.command()
+@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
 def download(
-    name: Annotated[str, typer.Argument(help="A gensim-data model, e.g. glove-wiki-gigaword-100.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A gensim-data model, e.g. glove-wiki-gigaword-100.")],
     json: Json = False,
 ) -> None:
     """Fetch a gensim-data model over HTTPS, check its MD5, store it in $GENSIM_DATA_DIR (nothing is run)."""
@@ -162,12 +171,18 @@ def _cache_folder(name: str) -> Path | None:
 
 
 def _matching_folders(source: str) -> list[Path]:
-    """The cache folder named `source`, or every folder imported from the file `source` names."""
+    """The cache folder named `source`, or every folder imported from the file (or gensim-data set) `source`
+    names, newest first; none for a name that is neither (no error: the caller says what to do)."""
     folder = _cache_folder(source)
     if folder is not None:
         return [folder]
-    from attn_cli.vectors import resolve_source
+    from attn_cli.vectors import gensim_data
 
-    path, _ = resolve_source(source)
+    path = Path(source).expanduser()
+    if not path.is_file():
+        try:
+            path = gensim_data.resolve(source)
+        except VectorsError:
+            return []
     resolved = str(path.resolve())
     return [f for f, meta in cached_sets() if meta and meta.get("source", {}).get("path") == resolved]

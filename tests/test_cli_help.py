@@ -1,0 +1,98 @@
+"""The help screens: printed once, readable at 80 columns, and every example in them runs."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize("words", [(), ("vectors",)], ids=["attn-cli", "vectors"])
+def test_a_bare_command_prints_its_help_once(run, words):
+    bare, asked = run(*words), run(*words, "--help")
+    assert bare.stdout.count("Usage:") == 1 and not bare.stderr.strip()
+    assert bare.stdout.rstrip() == asked.stdout.rstrip()
+
+
+def _commands():
+    """(words, click command) for attn-cli and every command and sub-command under it."""
+    import typer
+
+    from attn_cli.cli.app import app
+
+    todo = [((), typer.main.get_command(app))]
+    while todo:
+        words, command = todo.pop(0)
+        yield words, command
+        for name, sub in sorted((getattr(command, "commands", None) or {}).items()):
+            todo.append(((*words, name), sub))
+
+
+COMMANDS = list(_commands())
+BOX = str.maketrans({character: " " for character in "│╭╮╰╯─"})
+
+
+def _help(run, words) -> str:
+    result = run(*words, "--help")
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("words, command", COMMANDS, ids=[" ".join(words) or "attn-cli" for words, _ in COMMANDS])
+def test_every_help_screen_is_readable_at_80_columns(run, words, command):
+    """No cut word: no ellipsis, and every option name, placeholder and help word stands whole on a line."""
+    text = _help(run, words)
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    shown = set(text.translate(BOX).split())
+    for param in command.params:
+        names = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]
+        assert not any(name.startswith("--no-") for name in names), f"{names}: a flag that defaults off needs no twin"
+        whole = [name for name in names if name.startswith("--")]
+        if param.param_type_name == "option" and not getattr(param, "is_flag", False):
+            assert param.metavar and "<" not in param.metavar, f"{names}: give a placeholder in the one style"
+            whole.append(param.metavar)
+        if param.param_type_name == "argument":
+            whole.append(param.metavar or param.name.upper())
+        whole += (param.help or "").split()
+        cut = [word for word in whole if word not in shown]
+        assert not cut, f"attn-cli {' '.join(words)} --help: cut or missing at 80 columns: {cut}"
+    for word in (command.help or "").split():
+        assert word in shown, f"attn-cli {' '.join(words)} --help: the description's {word!r} is cut"
+    assert "\n Examples:" in text, "every help screen shows an example"
+
+
+def test_the_attention_options_come_first(run):
+    for command in ("explain", "trace", "compare"):
+        panels = [line.split("─ ")[1].split(" ─")[0] for line in _help(run, (command,)).splitlines()
+                  if line.startswith("╭─ ")]
+        assert panels[:2] == ["Arguments", "Attention"] and panels[-1] == "Help", panels
+
+
+def test_the_vectors_help_names_the_cache_folder(run):
+    assert "$ATTN_CLI_CACHE" in _help(run, ("vectors",))
+
+
+def _examples(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("attn-cli ")]
+
+
+@pytest.mark.parametrize("words", [words for words, _ in COMMANDS],
+                         ids=[" ".join(words) or "attn-cli" for words, _ in COMMANDS])
+def test_every_example_in_the_help_runs(run, words, tmp_path, monkeypatch):
+    """Each `attn-cli ...` line of a help screen exits 0 as written; option help holds no other example."""
+    import shlex
+
+    from attn_cli.vectors import gensim_data
+
+    text = _help(run, words)
+    assert "e.g. --" not in " ".join(text.translate(BOX).split()), "examples belong in Examples, where they run"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "vectors.txt").write_text("money 1 0 0 1\nbank 0 1 0 1\ngrows 0 0 1 1\nriver 1 1 0 0\n")
+    fetched = tmp_path / "model.gz"
+    fetched.write_bytes(b"")
+    monkeypatch.setattr(gensim_data, "download", lambda name, show_progress=True: fetched)  # no network here
+    assert run("vectors", "import", "vectors.txt", "--json").exit_code == 0  # for info and remove
+    examples = _examples(text)
+    assert examples
+    for example in examples:
+        result = run(*shlex.split(example)[1:])
+        assert result.exit_code == 0, f"{example}: exit {result.exit_code}: {result.stderr}"
