@@ -21,13 +21,14 @@ from typing import Any, Callable
 
 from attn_cli.documents.compare import compared_words
 from attn_cli.documents.explain import analyse_shifts, attend_each, traced_indices
-from attn_cli.engine.attention import multi_head_attention
+from attn_cli.engine.attention import is_whole, multi_head_attention
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
 from attn_cli.errors import InputError, SettingsError
 from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
 from attn_cli.settings import Settings
 from attn_cli.vectors import DEFAULT_NAME, load_default_vectors
 from attn_cli.vectors import load_vectors as load_source
+from attn_cli.vectors.formats import FORMATS
 from attn_cli.vectors.store import Vectors
 
 VectorsLike = Any  # Vectors, a path or gensim-data name, a gensim KeyedVectors, or None for the default set
@@ -43,12 +44,14 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
     `limit` keeps the first (most frequent) words; `warn` receives what the import met (duplicates,
     skipped lines); `progress` shows a bar on stderr while a file is imported.
     """
+    if limit is not None and not (is_whole(limit) and limit >= 1):
+        raise SettingsError("limit", f"must be at least 1 (got {limit!r})")
+    if format is not None and format not in FORMATS:
+        raise SettingsError("format", f"must be one of {', '.join(FORMATS)} (got {format!r})")
     if source is None or str(source) == DEFAULT_NAME:
-        return _default_vectors()
+        return _default_vectors() if limit is None else _default_vectors().first(limit)
     from attn_cli.vectors.importer import LoadOptions
 
-    if limit is not None and limit < 1:
-        raise SettingsError("limit", f"must be at least 1 (got {limit})")
     options = LoadOptions(file_format=format, limit=limit, skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle,
                           show_progress=progress, warn=warn or (lambda message: None))
     return load_source(os.fspath(source), options)
@@ -72,6 +75,7 @@ def as_vectors(vectors: VectorsLike) -> Vectors:
 def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | None = None,
             **changes: Any) -> ExplainResult:
     """Self-attention over `sentence`: scores, weights, outputs, and how each word's vector moved."""
+    _require_text(sentence=sentence)
     chosen = Settings.resolve(settings, **changes)
     source = as_vectors(vectors)
     [result] = explain_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen)
@@ -81,6 +85,9 @@ def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | 
 def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_check: bool = False,
           vectors: VectorsLike = None, settings: Settings | None = None, **changes: Any) -> TraceResult:
     """Follow `word` (default: each word in turn) through attention step by step."""
+    _require_text(sentence=sentence, **({} if word is None else {"word": word}))
+    if not (is_whole(dims) and dims >= 1):
+        raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
     chosen = Settings.resolve(settings, **changes)
     source = as_vectors(vectors)
     [result] = trace_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen, word=word,
@@ -94,6 +101,7 @@ def compare(sentences: Sequence[str], *, word: str | Sequence[str] | None = None
     if isinstance(sentences, str) or len(sentences) < 2:
         raise InputError("compare needs a list of at least two sentences, e.g. "
                          '["river bank flows", "money bank grows"]')
+    _require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
     chosen = Settings.resolve(settings, **changes)
     source = as_vectors(vectors)
     words = (word,) if isinstance(word, str) else tuple(word or ())
@@ -104,6 +112,7 @@ def compare(sentences: Sequence[str], *, word: str | Sequence[str] | None = None
 def cross(source: str, target: str, *, vectors: VectorsLike = None, settings: Settings | None = None,
           **changes: Any) -> CrossResult:
     """Cross-attention: `target`'s tokens (queries) attend over `source`'s (keys and values)."""
+    _require_text(source=source, target=target)
     chosen = Settings.resolve(settings, **changes)
     found = as_vectors(vectors)
     return cross_tokenized((source, _tokenize(source, found, chosen)), (target, _tokenize(target, found, chosen)),
@@ -142,6 +151,13 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
     result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention)
     [shifts] = analyse_shifts([result], [target[1]], vectors, settings.report)
     return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
+
+
+def _require_text(**arguments: object) -> None:
+    """Sentences and words are str: anything else is a TypeError naming the argument, as Python's own are."""
+    for name, value in arguments.items():
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
 
 
 def _tokenize(sentence: str, vectors: Vectors, settings: Settings) -> TokenizedSentence:

@@ -19,8 +19,11 @@ class Option:
 
     name: str
     value: object = NAME_ONLY
+    python_text: str = ""  # how Python says it, when that is not a keyword argument (another function, say)
 
     def python(self) -> str:
+        if self.python_text:
+            return self.python_text
         return self.name if self.value is NAME_ONLY else f"{self.name}={self.value!r}"
 
     def command_line(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import os
 import shutil
 import sys
@@ -27,6 +28,7 @@ from attn_cli.engine.analysis import Advice, Contribution, RowDiagnostic, Shift,
 from attn_cli.engine.attention import AttentionResult, Projections
 from attn_cli.engine.comparison import WordComparison
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence
+from attn_cli.render.flags import SPELLING
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
 
@@ -36,9 +38,13 @@ class Report:
 
     _draw: tuple[str, str]  # (module of attn_cli.render, function) that draws the document as tables
 
-    def to_dict(self) -> dict:
-        """The document `attn-cli ... --json` writes for the same input and settings."""
+    def document(self) -> dict:
+        """The document as the renderers take it: matrices as numpy arrays (-inf where masked)."""
         raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        """The document `attn-cli ... --json` writes for the same input and settings, as plain Python values."""
+        return json.loads(self.to_json())
 
     def python_call(self) -> str:
         """The call that makes this result, shown in the HTML report where the CLI shows its command line."""
@@ -48,14 +54,14 @@ class Report:
         """The document as one line of JSON (NaN refused, masked logits as null)."""
         from attn_cli.render.json_out import dumps
 
-        return dumps(self.to_dict())
+        return dumps(self.document())
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The self-contained HTML report (the same page as `--html`); written atomically to `path` if given."""
         from attn_cli.render.files import write_text
         from attn_cli.render.html import html_page
 
-        page = html_page([self.to_dict()], self.python_call())
+        page = html_page([self.document()], self.python_call(), spelling="keywords")
         if path is not None:
             write_text(Path(path), page)
         return page
@@ -77,7 +83,11 @@ class Report:
                           force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         module, function = self._draw
         draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
-        draw(self.to_dict(), console)
+        spelling = SPELLING.set("keywords")  # remedies and notes name settings as keyword arguments
+        try:
+            draw(self.document(), console)
+        finally:
+            SPELLING.reset(spelling)
         return buffer.getvalue()
 
 
@@ -160,7 +170,7 @@ class ExplainResult(Report):
         """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give)."""
         return advise(self.attention)
 
-    def to_dict(self) -> dict:
+    def document(self) -> dict:
         return explain_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
                                 self.settings.report)
 
@@ -168,8 +178,8 @@ class ExplainResult(Report):
         return call_text("explain", [self.sentence], self.settings)
 
     def __repr__(self) -> str:
-        return (f"<ExplainResult {self.sentence!r}: {len(self.tokens)} tokens, {self.attention.n_heads} head(s), "
-                f"{self.settings.mode} mode>")
+        return (f"<{type(self).__name__} {self.sentence!r}: {len(self.tokens)} tokens, "
+                f"{self.attention.n_heads} head(s), {self.settings.mode} mode>")
 
 
 @dataclass(frozen=True, repr=False)
@@ -181,7 +191,7 @@ class TraceResult(ExplainResult):
     shuffle_check: bool = False
     _draw = ("trace", "render_trace")
 
-    def to_dict(self) -> dict:
+    def document(self) -> dict:
         return trace_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
                               self.settings.report, self.traced, dims=self.dims, shuffle_check=self.shuffle_check)
 
@@ -197,8 +207,8 @@ class CompareResult(Report):
     words: list[WordComparison]  # static and contextual cosines between the occurrences, and what pulled them
     _draw = ("compare", "render_compare")
 
-    def to_dict(self) -> dict:
-        return compare_document([sentence.to_dict() for sentence in self.sentences], self.words)
+    def document(self) -> dict:
+        return compare_document([sentence.document() for sentence in self.sentences], self.words)
 
     def python_call(self) -> str:
         return call_text("compare", [[sentence.sentence for sentence in self.sentences]], self.sentences[0].settings)
@@ -231,7 +241,7 @@ class CrossResult(Report):
         """[n_target, d_out] the target's contextual vectors."""
         return self.attention.outputs
 
-    def to_dict(self) -> dict:
+    def document(self) -> dict:
         return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors,
                               self.attention, self.shifts, self.settings.report)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, Union
 
 from attn_cli.documents.explain import INCLUDABLE, ReportOptions
-from attn_cli.engine.attention import AttentionConfig
+from attn_cli.engine.attention import AttentionConfig, is_whole
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError
 
@@ -42,15 +42,17 @@ class Settings:
     include: tuple[str, ...] = ()  # extra matrices in to_dict(): "embeddings", "qkv", "outputs"
 
     def __post_init__(self) -> None:
+        if isinstance(self.include, str):  # "qkv" or "embeddings,qkv", as --include takes them
+            object.__setattr__(self, "include", tuple(name.strip() for name in self.include.split(",") if name.strip()))
         object.__setattr__(self, "include", tuple(self.include))
         self.attention  # noqa: B018 - building the engine's configuration validates the attention settings
         _check(self.oov in OOV_POLICIES, "oov", f"must be one of {', '.join(map(repr, OOV_POLICIES))} "
                                                 f"(got {self.oov!r})")
-        _check(_whole(self.max_tokens) and self.max_tokens >= 1, "max_tokens",
+        _check(is_whole(self.max_tokens) and self.max_tokens >= 1, "max_tokens",
                f"must be at least 1 (got {self.max_tokens!r})")
-        _check(_whole(self.neighbors) and self.neighbors >= 0, "neighbors",
+        _check(is_whole(self.neighbors) and self.neighbors >= 0, "neighbors",
                f"must be 0 (off) or more (got {self.neighbors!r})")
-        _check(self.neighbor_vocab is None or (_whole(self.neighbor_vocab) and self.neighbor_vocab >= 1),
+        _check(self.neighbor_vocab is None or (is_whole(self.neighbor_vocab) and self.neighbor_vocab >= 1),
                "neighbor_vocab",
                f"must be a positive whole number, or None for all words (got {self.neighbor_vocab!r})")
         unknown = [name for name in self.include if name not in INCLUDABLE]
@@ -78,10 +80,6 @@ class Settings:
                 hint = f"; did you mean {close[0]!r}?" if close else f"; choose from {', '.join(names)}"
                 raise SettingsError(name, f"is not a setting{hint}")
         return replace(settings or cls(), **changes)
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check(condition: bool, setting: str, problem: str) -> None:

@@ -30,7 +30,7 @@ def test_explain_is_the_documented_first_call(run):
     np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(result.weights, softmax(result.logits))
     document = cli_json(run, "explain", SENTENCE)
-    assert as_json(result) == document
+    assert result.to_dict() == document  # plain Python values, exactly the JSON
     assert [[pull.index for pull in pulls] for pulls in result.pulled_by] == [
         [pull["index"] for pull in shift["pulled_by"]] for shift in document["shifts"]]
 
@@ -162,3 +162,50 @@ def test_the_python_examples_in_the_docs_run(tmp_path, monkeypatch, page, code):
     (tmp_path / "glove.6B.100d.txt").write_text("the 0.1 0.2\nmoney 0.3 0.1\nbank 0.2 0.2\ngrows 0.1 0.4\n",
                                                 encoding="utf-8")
     exec(compile(code, page, "exec"), {"kv": attn_cli.load_vectors().to_keyedvectors()})
+
+
+def test_a_keyed_vectors_gives_what_the_same_file_gives(tmp_path, run):
+    """gensim's reading of a GloVe file, passed in memory, gives the CLI's numbers for that file, neighbours too."""
+    from gensim.models import KeyedVectors
+
+    rng = np.random.default_rng(1)
+    words = ["money", "bank", "grows", "river", "flows", "cash", "water", "loan"]
+    path = tmp_path / "glove.txt"
+    path.write_text("".join(f"{word} " + " ".join(f"{x:.6f}" for x in rng.standard_normal(16)) + "\n"
+                            for word in words), encoding="utf-8")
+    keyed = KeyedVectors.load_word2vec_format(str(path), no_header=True)
+    ours = attn_cli.explain(SENTENCE, vectors=keyed).to_dict()
+    document = cli_json(run, "explain", SENTENCE, "--vectors", str(path))
+    ours["vectors"], document["vectors"] = {}, {}
+    assert ours == document
+
+
+def test_badly_typed_settings_are_setting_errors_too():
+    for settings in ({"heads": "4"}, {"heads": 2.0}, {"heads": True}, {"temperature": "1"}, {"seed": -1},
+                     {"scale": True}, {"d_k": 8.0, "mode": "projected"}, {"output_projection": 1}):
+        with pytest.raises(attn_cli.SettingsError):
+            attn_cli.explain(SENTENCE, **settings)
+    assert attn_cli.explain(SENTENCE, include="qkv,embeddings").settings.include == ("qkv", "embeddings")
+    assert attn_cli.explain(SENTENCE, neighbors=np.int64(2)).to_dict()["settings"]["neighbors"] == 2
+    with pytest.raises(attn_cli.SettingsError, match="^dims must be at least 1"):
+        attn_cli.trace(SENTENCE, dims=0)
+    with pytest.raises(TypeError, match="^sentence must be a str, not NoneType"):
+        attn_cli.explain(None)  # type: ignore[arg-type]
+    with pytest.raises(attn_cli.SettingsError, match="^format must be one of glove, .*gensim-pickle"):
+        attn_cli.load_vectors("vectors.txt", format="foo")
+
+
+def test_the_python_api_names_remedies_as_keyword_arguments():
+    """The tables and the report of a result made in Python spell settings as keywords, the CLI as options."""
+    result = attn_cli.explain(SENTENCE, scale="sqrt", temperature=0.01)
+    assert "hint: try similarity='cosine'" in str(result) and "--" not in str(result).split("hint:")[1]
+    assert '"spelling":"keywords"' in result.to_html().replace(" ", "")
+    compared = pytest.raises(attn_cli.InputError, attn_cli.compare, ["river flows", "money grows"])
+    assert "attn_cli.cross(source, target)" in str(compared.value) and "cross=True" not in str(compared.value)
+
+
+def test_a_limit_applies_to_the_default_set_and_reprs_are_short():
+    vectors = attn_cli.load_vectors(limit=10)
+    assert vectors.count == 10 and repr(vectors) == "<Vectors 'default (minilm-l6-128d)': 10 words x 128 dims>"
+    assert repr(attn_cli.trace(SENTENCE, word="bank")).startswith("<TraceResult 'money bank grows'")
+    assert attn_cli.load_vectors().to_keyedvectors().vectors.dtype == np.float32

@@ -14,7 +14,7 @@ import time
 import jsonschema
 import pytest
 
-from attn_cli.documents.fields import available_fields
+from attn_cli.cli.fields import available_fields
 
 CLI = [sys.executable, "-m", "attn_cli"]
 ANSI = "\x1b["

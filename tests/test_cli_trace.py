@@ -8,7 +8,7 @@ import re
 import jsonschema
 import pytest
 
-from attn_cli.render.flags import flag_text
+from attn_cli.render.flags import settings_text
 from attn_cli.render.terminal import format_number
 from attn_cli.render.trace import setting, tiny
 
@@ -130,7 +130,7 @@ def test_saturated_note_shows_recomputed_weights(run, glove_file):
     flat = " ".join(run(*args).stdout.split())
     assert "the softmax saturates: “people” takes 1.000 of the weight" in flat
     for option in note["alternatives"]:
-        assert f"{flag_text(option['settings'])} " + " ".join(format_number(w) for w in option["weights"]) in flat
+        assert f"{settings_text(option['settings'])} " + " ".join(format_number(w) for w in option["weights"]) in flat
     assert "--scale sqrt 0." in flat and "--similarity cosine 0." in flat and "--temperature 10 0." in flat
 
 
@@ -145,7 +145,7 @@ def test_flat_note(run):
     assert note["alternatives"][1]["weights"] == pytest.approx([k["weight"] for k in unscaled], abs=1e-12)
     assert [option["settings"] for option in note["alternatives"]] == [{"temperature": 0.1}, {"scale": "none"}]
     for option in note["alternatives"]:
-        assert f"{flag_text(option['settings'])} " + " ".join(format_number(w) for w in option["weights"]) in flat
+        assert f"{settings_text(option['settings'])} " + " ".join(format_number(w) for w in option["weights"]) in flat
     assert "--temperature 0.1 0." in flat and "--scale none 0." in flat
 
 

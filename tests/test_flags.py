@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from attn_cli.render.flags import flag_text, remedies_text, see_with_text
+from attn_cli.render.flags import SPELLING, remedies_text, see_with_text, settings_text
 
 
 def test_flag_text_spells_keywords_as_flags():
-    assert flag_text({"scale": "sqrt"}) == "--scale sqrt"
-    assert flag_text({"temperature": 10.0}) == "--temperature 10"
-    assert flag_text({"temperature": 0.1}) == "--temperature 0.1"
-    assert flag_text({"mode": "projected", "heads": 2, "output_projection": True}) == (
+    assert settings_text({"scale": "sqrt"}) == "--scale sqrt"
+    assert settings_text({"temperature": 10.0}) == "--temperature 10"
+    assert settings_text({"temperature": 0.1}) == "--temperature 0.1"
+    assert settings_text({"mode": "projected", "heads": 2, "output_projection": True}) == (
         "--mode projected --heads 2 --output-projection")
 
 
@@ -29,3 +29,17 @@ def test_remedies_read_as_one_hint():
 def test_see_with_is_empty_unless_a_note_names_settings():
     assert see_with_text({"see_with": {"shuffle_check": True}}) == " (see it with --shuffle-check)"
     assert see_with_text({"message": "x"}) == ""
+
+
+def test_the_python_api_spells_the_same_settings_as_keywords():
+    token = SPELLING.set("keywords")
+    try:
+        assert settings_text({"mode": "projected", "heads": 2, "output_projection": True}) == (
+            "mode='projected', heads=2, output_projection=True")
+        warning = {"remedies": [{"settings": {"temperature": 0.1}, "largest_weights": [0.3, 0.456]}],
+                   "larger_scale": True}
+        assert remedies_text(warning) == "try temperature=0.1 (largest weights 0.30-0.46) or a larger scale"
+        assert see_with_text({"see_with": {"shuffle_check": True}}) == " (see it with shuffle_check=True)"
+    finally:
+        SPELLING.reset(token)
+    assert settings_text({"scale": "sqrt"}) == "--scale sqrt"

@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 from attn_cli.version import __version__
 from attn_cli.cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
-from attn_cli.documents.fields import available_fields, parse_selection
+from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.messages import as_options, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
@@ -150,7 +150,7 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     settings = engine.settings()
     each_report(ctx, "explain", one_sentence(sentence), engine, batch, settings, renderer("terminal", "render_explain"),
-                lambda sentences, vectors: [result.to_dict()
+                lambda sentences, vectors: [result.document()
                                             for result in explain_tokenized(sentences, vectors, settings)])
 
 
@@ -180,7 +180,7 @@ def trace(
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     settings = engine.settings()
     each_report(ctx, "trace", one_sentence(sentence), engine, batch, settings, renderer("trace", "render_trace"),
-                lambda sentences, vectors: [result.to_dict() for result in trace_tokenized(
+                lambda sentences, vectors: [result.document() for result in trace_tokenized(
                     sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)],
                 check=lambda tokenized: traced_indices(tokenized, word))
 
@@ -284,9 +284,9 @@ def compare(
     tokenized = [(text, tokenize_or_warn(text, vectors, settings, line.where or f"sentence {number}"))
                  for number, (text, line) in enumerate(zip(found, lines), 1)]
     if cross:
-        report = cross_tokenized(tokenized[0], tokenized[1], vectors, settings).to_dict()
+        report = cross_tokenized(tokenized[0], tokenized[1], vectors, settings).document()
     else:
-        report = compare_tokenized(tokenized, vectors, settings, words=tuple(word or ())).to_dict()
+        report = compare_tokenized(tokenized, vectors, settings, words=tuple(word or ())).document()
         report["sentences"] = [block if line.number is None else with_input(block, line.number, line.id, line.meta)
                                for block, line in zip(report["sentences"], lines)]
     outputs.show(report)

@@ -217,7 +217,7 @@ _ANNOTATIONS = {
         "--format", panel=OUTPUT_PANEL, metavar="FORMAT",
         help="Read --vectors as glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle (default: detected).")],
     "limit": Annotated[Optional[int], _option("--limit", panel=OUTPUT_PANEL, metavar="N",
-                                              help="Keep the first (most frequent) N words of --vectors.")],
+                                              help="Keep the first (most frequent) N words of the vectors.")],
     "skip_bad_lines": Annotated[bool, _option("--skip-bad-lines", panel=OUTPUT_PANEL,
                                               help="Leave out malformed lines of --vectors (counted).")],
     "trust_pickle": Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,

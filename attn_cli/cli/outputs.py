@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError
-from attn_cli.documents.fields import Selection, select
+from attn_cli.cli.fields import Selection, select
 from attn_cli.render.files import write_text
 from attn_cli.render.json_out import write_json
 from attn_cli.render.plain import header, plain_records

@@ -27,7 +27,8 @@ def compared_words(sentences: list[str], tokenized: list[TokenizedSentence], vec
     keys = requested_words(words, sentences, attended, vectors) if words else shared_words(attended)
     if not keys:
         raise InputError("the sentences share no word, so there is nothing to compare; pass ", Option("word", "W"),
-                         " with a word every sentence holds, or ", Option("cross", True),
+                         " with a word every sentence holds, or ",
+                         Option("cross", True, python_text="attn_cli.cross(source, target)"),
                          " for cross-attention between two sentences")
     return [compare_word(key, attended) for key in keys]
 

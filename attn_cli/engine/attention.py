@@ -14,6 +14,7 @@ Conventions (the same letters as the reading):
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,14 +53,18 @@ class AttentionConfig:
             _require(self.scale in SCALE_NAMES, "scale",
                      f"must be 'none', 'sqrt' or a number >= 0 (got {self.scale!r})")
         else:
-            _require(math.isfinite(self.scale) and self.scale >= 0, "scale",
-                     f"must be a finite number >= 0 (got {self.scale!r})")
-        _require(math.isfinite(self.temperature) and self.temperature > 0, "temperature",
-                 "must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter)")
-        _require(self.heads >= 1, "heads", f"must be at least 1 (got {self.heads!r})")
-        _require(self.d_k is None or 1 <= self.d_k <= MAX_D_K, "d_k",
+            _require(is_real(self.scale) and math.isfinite(self.scale) and self.scale >= 0, "scale",
+                     f"must be 'none', 'sqrt' or a finite number >= 0 (got {self.scale!r})")
+        _require(is_real(self.temperature) and math.isfinite(self.temperature) and self.temperature > 0,
+                 "temperature", f"must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter) "
+                                f"(got {self.temperature!r})")
+        _require(is_whole(self.heads) and self.heads >= 1, "heads", f"must be at least 1 (got {self.heads!r})")
+        _require(self.d_k is None or (is_whole(self.d_k) and 1 <= self.d_k <= MAX_D_K), "d_k",
                  f"must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word searched for "
                  "neighbours costs 4 bytes per dimension)")
+        _require(is_whole(self.seed) and self.seed >= 0, "seed", f"must be a whole number >= 0 (got {self.seed!r})")
+        _require(isinstance(self.output_projection, bool), "output_projection",
+                 f"must be True or False (got {self.output_projection!r})")
         _require(self.d_k is None or self.mode == "projected", "d_k", "applies only to projected mode",
                  fix={"mode": "projected"})
         _require(not self.output_projection or self.mode == "projected", "output_projection",
@@ -85,6 +90,16 @@ class AttentionConfig:
         if self.scale == "sqrt":
             return 1.0 / math.sqrt(d_head)
         return float(self.scale)
+
+
+def is_whole(value: object) -> bool:
+    """An integer (numpy's too) and not a bool: what counts, widths and seeds must be."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value: object) -> bool:
+    """A real number (numpy's too) and not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _require(condition: bool, setting: str, problem: str, fix: dict[str, object] | None = None) -> None:

@@ -18,13 +18,14 @@ from attn_cli.render.json_out import dumps
 _PLACEHOLDER = re.compile(r"@@(CSS|JS|DATA|TITLE|VERSION)@@")
 
 
-def html_page(documents: list[dict], command_line: str) -> str:
-    """The whole page for these report documents, written by `command_line`."""
+def html_page(documents: list[dict], command_line: str, spelling: str = "options") -> str:
+    """The whole page for these report documents, written by `command_line` (a shell command, or a Python call
+    with `spelling` "keywords": settings in the page are then spelt as keyword arguments)."""
     page = resources.files("attn_cli.render") / "page"
     parts = {
         "CSS": (page / "report.css").read_text(encoding="utf-8"),
         "JS": (page / "report.js").read_text(encoding="utf-8"),
-        "DATA": embedded_json({"command_line": command_line, "documents": documents}),
+        "DATA": embedded_json({"command_line": command_line, "spelling": spelling, "documents": documents}),
         "TITLE": html.escape(page_title(documents)),
         "VERSION": __version__,
     }

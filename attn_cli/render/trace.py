@@ -13,7 +13,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from attn_cli.render.flags import flag_text, see_with_text
+from attn_cli.render.flags import settings_text, see_with_text
 from attn_cli.render.terminal import format_number, header, section, token_labels
 
 
@@ -206,7 +206,7 @@ def notes_step(trace: dict, labels: list[str], console: Console) -> None:
             current = [format_number(k["weight"]) for k in trace["heads"][note["head"]]["keys"]]
             table.add_row("(as above)", *current)
             for option in note["alternatives"]:
-                table.add_row(flag_text(option["settings"]), *(format_number(w) for w in option["weights"]))
+                table.add_row(settings_text(option["settings"]), *(format_number(w) for w in option["weights"]))
             console.print(table)
     console.print()
 

@@ -19,7 +19,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     """
     if source in (None, "", DEFAULT_NAME):
         return load_default_vectors()
-    from attn_cli.vectors.formats import CACHEABLE, detect_format, read_fasttext_bin, read_gensim_pickle
+    from attn_cli.vectors.formats import CACHEABLE, FORMATS, detect_format, read_fasttext_bin, read_gensim_pickle
     from attn_cli.vectors.importer import LoadOptions, cached_vectors
 
     options = options or LoadOptions()
@@ -30,7 +30,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     if file_format == "gensim-pickle":
         return read_gensim_pickle(path, options.trust_pickle, options.limit)
     if file_format not in CACHEABLE:
-        raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(CACHEABLE)}")
+        raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(FORMATS)}")
     return cached_vectors(path, file_format, options, name)
 
 

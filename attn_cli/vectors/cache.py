@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attn_cli.vectors.store import Vectors
+from attn_cli.vectors.store import Vectors, row_norms
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
 LAYOUT = "v1"
@@ -108,9 +108,7 @@ class CacheWriter:
             rows = rows[np.asarray(keep, dtype=bool)]
         rows = np.ascontiguousarray(rows, dtype="<f4")
         self._matrix.write(rows.tobytes())
-        with np.errstate(over="ignore"):  # a row longer than float32 holds (values near 3e38) stores inf:
-            lengths = np.linalg.norm(rows.astype(np.float64), axis=1).astype(np.float32)  # never a neighbour
-        self.norms.append(lengths)
+        self.norms.append(row_norms(rows))  # a row longer than float32 holds stores inf: never a neighbour
         return len(self.words)
 
     def _valid_utf8(self, words: list[bytes]) -> list[bytes]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.store import Vectors
+from attn_cli.vectors.store import Vectors, row_norms
 
 DEFAULT_NAME = "default"
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -38,4 +38,5 @@ def load_default_vectors() -> Vectors:
     words = (folder / "default.vocab.txt").read_text(encoding="utf-8").splitlines()
     details = {"source": metadata.get("source", ""), "licence": metadata.get("licence", "")}
     return Vectors(name=f"{DEFAULT_NAME} ({metadata.get('name', 'embedded')})", words=words, matrix=matrix,
-                   lowercase=bool(metadata.get("lowercase", True)), details=details)
+                   lowercase=bool(metadata.get("lowercase", True)), details=details,
+                   norms=row_norms(matrix))  # [N]: as a cache or a KeyedVectors gets them, so neighbours agree

@@ -22,7 +22,7 @@ class WordIndex(Protocol):
     def get(self, word: str, /) -> int | None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Vectors:
     """Words in file order (most frequent first) and their vectors [N, d]."""
 
@@ -86,16 +86,28 @@ class Vectors:
             raise VectorsError(f"{name} holds NaN or infinite values (or is not a matrix); it cannot be attended")
         words = list(keyed.index_to_key)
         subword = (lambda word: np.asarray(keyed[word], dtype=np.float64)) if getattr(keyed, "bucket", 0) else None
+        norms = np.concatenate([row_norms(matrix[start:start + 65_536]) for start in range(0, len(matrix), 65_536)]
+                               or [np.zeros(0, np.float32)])  # as the cache stores them: the same neighbours
         return cls(name=name, words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
-                   details={"format": type(keyed).__name__}, subword=subword)
+                   details={"format": type(keyed).__name__}, subword=subword, norms=norms)
 
     def to_keyedvectors(self) -> Any:
-        """These vectors as a gensim `KeyedVectors` (words in order, values and dtype unchanged)."""
+        """These vectors as a gensim `KeyedVectors` (words in order; float32 values, widened exactly from float16)."""
         from gensim.models import KeyedVectors  # deferred: importing gensim costs about a second
 
-        keyed = KeyedVectors(vector_size=self.dims, dtype=self.matrix.dtype)
-        keyed.add_vectors(list(self.words), np.asarray(self.matrix))
+        keyed = KeyedVectors(vector_size=self.dims, dtype=np.float32)
+        keyed.add_vectors(list(self.words), np.asarray(self.matrix, dtype=np.float32))
         return keyed
+
+    def first(self, count: int) -> Vectors:
+        """The first `count` words (the most frequent, in frequency-ordered files) and their rows."""
+        norms = None if self.norms is None else self.norms[:count]
+        return Vectors(name=self.name, words=list(self.words[:count]), matrix=self.matrix[:count],
+                       lowercase=self.lowercase, details={**self.details, "limit": count}, norms=norms,
+                       subword=self.subword)
+
+    def __repr__(self) -> str:
+        return f"<Vectors {self.name!r}: {self.count:,} words x {self.dims} dims>"
 
     def describe(self) -> dict:
         """The JSON block naming the vector set, so any output can be reproduced."""
@@ -112,3 +124,9 @@ def is_lowercase_vocabulary(words: Sequence[str], sample: int = 50_000) -> bool:
     head = words[:sample]
     cased = sum(1 for word in head if word != word.lower())
     return cased <= 0.005 * max(len(head), 1)
+
+
+def row_norms(rows: np.ndarray) -> np.ndarray:
+    """|row| of each row, summed in float64 and stored as float32 (inf for a row longer than float32 holds)."""
+    with np.errstate(over="ignore"):
+        return np.linalg.norm(np.asarray(rows, dtype=np.float64), axis=1).astype(np.float32)

@@ -54,16 +54,29 @@
     return Math.abs(value) < 100 ? value.toFixed(digits) : value.toPrecision(3);
   }
 
-  /** Settings as the command line spells them (flags.py's flag_text): {scale: "sqrt"} -> "--scale sqrt". */
+  /** Settings as the reader types them (flags.py's settings_text): {scale: "sqrt"} -> "--scale sqrt" on the
+   * command line, "scale='sqrt'" in a report made from Python (the page's spelling is "keywords"). */
+  let spelling = "options";
+  function settingName(key) {
+    return spelling === "keywords" ? key : `--${key.replace(/_/g, "-")}`;
+  }
   function flagText(settings) {
-    return Object.entries(settings).map(([key, value]) => `--${key.replace(/_/g, "-")}`
+    if (spelling === "keywords") {
+      return Object.entries(settings).map(([key, value]) => `${key}=${pythonValue(value)}`).join(", ");
+    }
+    return Object.entries(settings).map(([key, value]) => settingName(key)
       + (value === true ? "" : ` ${typeof value === "number" ? +value.toPrecision(6) : value}`)).join(" ");
+  }
+  function pythonValue(value) {
+    if (value === true || value === false) return value ? "True" : "False";
+    if (typeof value === "number") return String(+value.toPrecision(6));
+    return `'${value}'`;
   }
 
   /** A warning's remedies as one hint (flags.py's remedies_text): "try --scale sqrt (largest weights 0.35-0.35) or ...". */
   function remediesText(warning) {
     const options = warning.remedies.map((r) => `${flagText(r.settings)} (largest weights ${r.largest_weights.map((w) => w.toFixed(2)).join("-")})`);
-    if (warning.larger_scale) options.push("a larger --scale");
+    if (warning.larger_scale) options.push(`a larger ${settingName("scale")}`);
     return "try " + [options.slice(0, -1).join(", "), options[options.length - 1]].filter(Boolean).join(" or ");
   }
 
@@ -614,6 +627,7 @@
 
   function main() {
     const page = JSON.parse(document.getElementById("attn-data").textContent);
+    spelling = page.spelling || "options";
     const root = document.getElementById("attn-report");
     root.replaceChildren();
     root.append(pageHeader(page));
