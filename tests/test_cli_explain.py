@@ -278,3 +278,27 @@ def test_json_advice_and_notes_name_settings_never_flags(run, glove_file, comman
     text = json.dumps(advice, ensure_ascii=False)
     assert case in text and "settings" in text
     assert not re.search(r"--[a-z]", text)
+
+
+def test_saturation_is_warned_about_when_only_some_rows_saturate(run, large_norm_file, explain_schema):
+    """Issue 13: two copies of "the" split their weight 0.5/0.5, so not every row saturates; the other
+    four rows still put ~1.0 on themselves, and the warning counts them, with its remedies."""
+    report = explain_json(run, "put my money near the the", "--vectors", large_norm_file)
+    jsonschema.validate(report, explain_schema)
+    rows = report["diagnostics"]["heads"][0]["rows"]
+    assert [round(row["max_weight"], 2) for row in rows[4:]] == [0.5, 0.5]
+    (warning,) = report["diagnostics"]["warnings"]
+    assert warning["code"] == "saturated" and warning["rows"] == [0, 1, 2, 3] and warning["eligible_rows"] == 6
+    assert warning["message"].startswith("head 1: 4 of 6 rows put >= 0.95 of their weight on themselves")
+    assert [r["settings"] for r in warning["remedies"]] == [{"scale": "sqrt"}, {"similarity": "cosine"},
+                                                           {"temperature": 10.0}]
+    table = " ".join(run("explain", "put my money near the the", "--vectors", large_norm_file).stdout.split())
+    assert "warning: head 1: 4 of 6 rows put >= 0.95 of their weight on themselves" in table
+    assert "hint: try --scale sqrt (largest weights" in table
+
+
+def test_a_row_without_a_choice_is_no_saturation(run, large_norm_file):
+    """A one-word sentence, or the first row under the causal mask, sees one key: its weight 1 is no warning."""
+    assert explain_json(run, "money", "--vectors", large_norm_file)["diagnostics"]["warnings"] == []
+    report = explain_json(run, "the the", "--vectors", large_norm_file, "--mask", "causal")
+    assert report["diagnostics"]["warnings"] == []  # row 2 splits 0.5/0.5, row 1 has no choice

@@ -6,7 +6,7 @@ Pure numpy on top of an `AttentionResult`; nothing here knows about the CLI.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -76,6 +76,8 @@ class Advice:
     message: str
     remedies: list[Remedy]
     larger_scale: bool  # flat at a scale factor >= 1: a larger scale multiplier (no value computed) would sharpen too
+    rows: list[int] = field(default_factory=list)  # the query rows it concerns (every row with a choice when flat)
+    eligible_rows: int = 0  # the rows that could spread their weight at all (at least two visible keys)
 
 
 class NeighborSearch:
@@ -269,29 +271,44 @@ def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
 
 
 def advise(result: AttentionResult) -> list[Advice]:
-    """A warning for each head whose every row saturates or is flat, with a computed remedy."""
+    """A warning for each head with saturated rows (even one), or whose every row is flat, with computed remedies.
+
+    Only rows that see at least two keys count: a row with one visible key (the first under the
+    causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
+    """
     advice = []
     visible = visible_mask(result).sum(axis=1)  # [n_q]: keys each query may see
     for head in range(result.n_heads):
         weights = result.weights[head]
         rows = row_diagnostics(weights)
-        if all(row.max_weight >= SATURATION_LEVEL for row in rows):
-            advice.append(_saturation_advice(result, head, rows))
-        elif weights.shape[1] > 1 and all(
-            count > 1 and row.entropy_bits >= FLATNESS_LEVEL * math.log2(count)
-            for row, count in zip(rows, visible)
+        eligible = [i for i, count in enumerate(visible.tolist()) if count > 1]
+        saturated = [i for i in eligible if rows[i].max_weight >= SATURATION_LEVEL]
+        if saturated:
+            advice.append(_saturation_advice(result, head, rows, saturated, len(eligible)))
+        elif eligible and len(eligible) == len(rows) and all(
+            rows[i].entropy_bits >= FLATNESS_LEVEL * math.log2(visible[i]) for i in eligible
         ):
             advice.append(_flatness_advice(result, head, rows))
     return advice
 
 
-def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
-    lowest = min(row.max_weight for row in rows)
+def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic], saturated: list[int],
+                       eligible: int) -> Advice:
+    """Saturated rows of one head: all of them ("every row") or a count ("7 of 10 rows"), on themselves or not."""
+    lowest = min(rows[i].max_weight for i in saturated)
+    on_self = result.self_attention and all(rows[i].argmax == i for i in saturated)
+    if len(saturated) == eligible:
+        what, whose, target, where = "every row puts", "its", "itself" if on_self else "one token", ""
+    else:
+        what, whose, where = f"{len(saturated)} of {eligible} rows put", "their", " in those rows"
+        target = "themselves" if on_self else "one token"
     return Advice(
         code="saturated", head=head,
-        message=(f"head {head + 1}: every row puts >= {SATURATION_LEVEL:.2f} of its weight on one token "
-                 f"(lowest such weight {lowest:.3f}): the scores are so far apart that the softmax is one-hot"),
+        message=(f"head {head + 1}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on {target} "
+                 f"(lowest such weight {lowest:.3f}): the scores{where} are so far apart that the softmax is "
+                 "one-hot"),
         remedies=head_remedies(result, head, "saturated"), larger_scale=False,
+        rows=saturated, eligible_rows=eligible,
     )
 
 
@@ -303,6 +320,7 @@ def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnosti
         message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
                  "the scaled scores are too close together to prefer any word"),
         remedies=head_remedies(result, head, "flat"), larger_scale=result.scale_factor >= 1,
+        rows=list(range(len(rows))), eligible_rows=len(rows),
     )
 
 
