@@ -19,6 +19,7 @@ from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError
 
 Scale = Union[Literal["none", "sqrt"], float]
+PositionScale = Union[Literal["auto"], float]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Settings:
     seed: int = 0  # projected mode: numpy.random.default_rng(seed) draws W
     mask: Literal["none", "causal"] = "none"
     positions: Literal["none", "sinusoidal"] = "none"
+    position_scale: PositionScale = "auto"  # codes as long as each word ("auto") or times a number >= 0
     output_projection: bool = False  # projected mode: map the concatenated heads back with W_O
     oov: Literal["skip", "error", "zero"] = "skip"  # unknown words: leave out, stop, or use a zero vector
     max_tokens: int = DEFAULT_MAX_TOKENS
@@ -61,7 +63,8 @@ class Settings:
         """The engine's configuration of the attention layer."""
         return AttentionConfig(mode=self.mode, scale=self.scale, temperature=self.temperature,
                                similarity=self.similarity, heads=self.heads, d_k=self.d_k, seed=self.seed,
-                               mask=self.mask, positions=self.positions, output_projection=self.output_projection)
+                               mask=self.mask, positions=self.positions, position_scale=self.position_scale,
+                               output_projection=self.output_projection)
 
     @property
     def report(self) -> ReportOptions:

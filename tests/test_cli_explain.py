@@ -302,3 +302,41 @@ def test_a_row_without_a_choice_is_no_saturation(run, large_norm_file):
     assert explain_json(run, "money", "--vectors", large_norm_file)["diagnostics"]["warnings"] == []
     report = explain_json(run, "the the", "--vectors", large_norm_file, "--mask", "causal")
     assert report["diagnostics"]["warnings"] == []  # row 2 splits 0.5/0.5, row 1 has no choice
+
+
+def test_position_codes_are_scaled_to_the_words_by_default(run, explain_schema):
+    """Issue 13: raw sinusoidal codes have norm sqrt(d/2) = 8 at d = 128, eight times the embedded words;
+    --position-scale auto (the default) makes each code as long as its word, and the header says so."""
+    report = explain_json(run, "money bank grows", "--positions", "sinusoidal")
+    jsonschema.validate(report, explain_schema)
+    settings = report["settings"]
+    assert settings["position_scale"] == "auto"
+    assert settings["position_norms"]["codes"] == pytest.approx(settings["position_norms"]["words"], rel=1e-12)
+    assert not [w for w in report["diagnostics"]["warnings"] if w["code"] == "positions"]
+    table = run("explain", "money bank grows", "--positions", "sinusoidal").stdout
+    norm = f"{settings['position_norms']['words']:.3f}"
+    assert f"position scale auto: codes' mean norm {norm}, words' {norm}" in table
+    assert explain_json(run, "money bank grows")["settings"]["position_norms"] is None
+
+
+def test_position_codes_that_swamp_the_words_are_warned_about(run, explain_schema):
+    """--position-scale 1 (the unscaled codes) puts codes of norm 8 on words of norm ~1: a warning with the
+    weights --position-scale auto would give."""
+    report = explain_json(run, "money bank grows", "--positions", "sinusoidal", "--position-scale", "1")
+    jsonschema.validate(report, explain_schema)
+    assert report["settings"]["position_norms"]["codes"] == pytest.approx(8.0)
+    (warning,) = [w for w in report["diagnostics"]["warnings"] if w["code"] == "positions"]
+    assert warning["head"] is None and [r["settings"] for r in warning["remedies"]] == [{"position_scale": "auto"}]
+    auto = explain_json(run, "money bank grows", "--positions", "sinusoidal")
+    maxima = np.max(auto["heads"][0]["weights"], axis=1)
+    assert warning["remedies"][0]["largest_weights"] == pytest.approx([maxima.min(), maxima.max()], abs=1e-12)
+    table = " ".join(run("explain", "money bank grows", "--positions", "sinusoidal", "--position-scale", "1")
+                     .stdout.split())
+    assert "word order swamps the words' meaning" in table and "try --position-scale auto (largest weights" in table
+
+
+def test_position_scale_needs_positions_and_a_number(run):
+    for args, expected in ((["--position-scale", "2"], "--position-scale applies only with position encodings"),
+                           (["--positions", "sinusoidal", "--position-scale", "big"], "--position-scale must be")):
+        result = run("explain", "money bank grows", *args)
+        assert result.exit_code == 2 and expected in " ".join(result.stderr.split()), result.stderr

@@ -20,7 +20,7 @@ import typer
 
 from attn_cli.engine.attention import MASKS, MODES, POSITIONS, SIMILARITIES
 from attn_cli.errors import SettingsError, UsageError
-from attn_cli.settings import Scale, Settings
+from attn_cli.settings import PositionScale, Scale, Settings
 from attn_cli.vectors.store import Vectors
 from attn_cli.cli.inputs import INPUT_FORMATS
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
@@ -73,6 +73,7 @@ class EngineOptions:
     seed: int = 0
     mask: Mask = Mask("none")
     positions: Positions = Positions("none")
+    position_scale: str = "auto"
     output_projection: bool = False
     oov: OovPolicy = OovPolicy("skip")
     neighbors: int = 5
@@ -94,7 +95,8 @@ class EngineOptions:
         return Settings(
             mode=self.mode.value, scale=parse_scale(self.scale), temperature=self.temperature,
             similarity=self.similarity.value, heads=self.heads, d_k=self.d_k, seed=self.seed,
-            mask=self.mask.value, positions=self.positions.value, output_projection=self.output_projection,
+            mask=self.mask.value, positions=self.positions.value,
+            position_scale=parse_position_scale(self.position_scale), output_projection=self.output_projection,
             oov=self.oov.value, max_tokens=self.max_tokens, neighbors=self.neighbors,
             neighbor_vocab=parse_neighbor_vocab(self.neighbor_vocab),
             include=tuple(name.strip() for name in self.include.split(",") if name.strip()),
@@ -136,6 +138,20 @@ def parse_scale(text: str) -> Scale:
     return value
 
 
+def parse_position_scale(text: str) -> PositionScale:
+    """'auto' or a finite number >= 0 (the multiplier of the position codes)."""
+    word = text.strip().lower()
+    if word == "auto":
+        return "auto"
+    try:
+        value = float(word)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise SettingsError("position_scale", f"must be auto or a finite number >= 0 (got {text!r})")
+    return value
+
+
 def parse_neighbor_vocab(text: str) -> int | None:
     """--neighbor-vocab N|all as the library's neighbor_vocab: a word count, or None for all words."""
     if text.strip().lower() == "all":
@@ -168,6 +184,9 @@ _ANNOTATIONS = {
     "seed": Annotated[int, _option("--seed", help="Projected mode: seed of numpy.random.default_rng for W.")],
     "mask": Annotated[Mask, _option("--mask", help="causal: query i sees keys j <= i only.")],
     "positions": Annotated[Positions, _option("--positions", help="Add sinusoidal position encodings to X.")],
+    "position_scale": Annotated[str, _option(
+        "--position-scale", metavar="auto|NUMBER",
+        help="With --positions: make each code as long as its word (auto), or multiply the codes by NUMBER >= 0.")],
     "output_projection": Annotated[bool, _option("--output-projection/--no-output-projection",
                                                  help="Projected mode: map concatenated heads back to d with W_O.")],
     "oov": Annotated[OovPolicy, _option("--oov", panel=OUTPUT_PANEL,

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from attn_cli.engine.attention import (AttentionConfig, AttentionResult, causal_mask, scaled_scores, similarity_scores,
-                                       softmax, static_outputs, term_shares, unit_rows, value_space)
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, causal_mask, multi_head_attention, row_norms,
+                                       scaled_scores, similarity_scores, softmax, static_outputs, term_shares,
+                                       unit_rows, value_space)
 from attn_cli.vectors.store import Vectors
 
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
@@ -20,6 +21,7 @@ SAMPLE_STRIDE = 16  # top_k_rows: one column in this many sets each row's thresh
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
+POSITION_DOMINANCE = 2.0  # warn when the position codes are this many times as long as the words (mean norms)
 PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the output
 MAX_PULLS = 3  # at most this many pulling words per token
 
@@ -71,8 +73,8 @@ class Remedy:
 class Advice:
     """A computed warning: what happened, and what concrete settings would change."""
 
-    code: str  # "saturated" or "flat"
-    head: int
+    code: str  # "saturated", "flat" or "positions"
+    head: int | None  # None: the whole layer (positions)
     message: str
     remedies: list[Remedy]
     larger_scale: bool  # flat at a scale factor >= 1: a larger scale multiplier (no value computed) would sharpen too
@@ -289,7 +291,39 @@ def advise(result: AttentionResult) -> list[Advice]:
             rows[i].entropy_bits >= FLATNESS_LEVEL * math.log2(visible[i]) for i in eligible
         ):
             advice.append(_flatness_advice(result, head, rows))
-    return advice
+    return _positions_advice(result) + advice
+
+
+def position_norms(result: AttentionResult) -> tuple[float, float] | None:
+    """(mean |word|, mean |code|) over the rows that entered the layer (queries, then other keys); None without
+    positions."""
+    if result.query_codes is None or result.context_codes is None:
+        return None
+    codes = [result.query_codes] + ([] if result.self_attention else [result.context_codes])
+    inputs = [result.query_inputs] + ([] if result.self_attention else [result.context_inputs])
+    words = np.concatenate([row_norms(x - c) for x, c in zip(inputs, codes)])
+    return float(words.mean()), float(np.concatenate([row_norms(c) for c in codes]).mean())
+
+
+def _positions_advice(result: AttentionResult) -> list[Advice]:
+    """A warning when the position codes are more than POSITION_DOMINANCE times as long as the words."""
+    norms = position_norms(result)
+    if norms is None or not norms[1] > POSITION_DOMINANCE * norms[0]:
+        return []
+    words, codes = norms
+    embeddings = [result.query_inputs - result.query_codes,
+                  None if result.self_attention else result.context_inputs - result.context_codes]
+    rerun = multi_head_attention(embeddings[0], embeddings[1], replace(result.config, position_scale="auto"))
+    maxima = rerun.weights.max(axis=2)  # [H, n_q]
+    ratio = f"{codes / words:.3g} times" if words > 0 else "infinitely"
+    return [Advice(
+        code="positions", head=None,
+        message=(f"the position codes (mean norm {codes:.3g}) are {ratio} as long as the word vectors (mean norm "
+                 f"{words:.3g}): word order swamps the words' meaning"),
+        remedies=[Remedy({"position_scale": "auto"}, (float(maxima.min()), float(maxima.max())))],
+        larger_scale=False,
+        rows=[], eligible_rows=0,
+    )]
 
 
 def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic], saturated: list[int],

@@ -96,7 +96,19 @@ def settings_lines(report: dict) -> list[Text]:
         Text(f"attention {settings['mode']} mode{seed}, {settings['similarity']} similarity, "
              f"scale {scale} (×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
         Text(f"          {heads}, mask {settings['mask']}, positions {settings['positions']}"),
+        *positions_lines(settings),
     ]
+
+
+def positions_lines(settings: dict) -> list[Text]:
+    """With positions, how long their codes came out: 'position scale auto: codes' mean norm 1.058, words' 1.058'."""
+    norms = settings.get("position_norms")
+    if norms is None:
+        return []
+    scale = settings["position_scale"]
+    scale = scale if isinstance(scale, str) else f"{scale:g}"
+    return [Text(f"          position scale {scale}: codes' mean norm {format_number(norms['codes'])}, "
+                 f"words' {format_number(norms['words'])}")]
 
 
 def dropped_lines(dropped: list[dict], where: str = "") -> list[Text]:
