@@ -340,3 +340,29 @@ def test_position_scale_needs_positions_and_a_number(run):
                            (["--positions", "sinusoidal", "--position-scale", "big"], "--position-scale must be")):
         result = run("explain", "money bank grows", *args)
         assert result.exit_code == 2 and expected in " ".join(result.stderr.split()), result.stderr
+
+
+def test_random_projections_say_they_are_random_and_untrained(run):
+    """Issue 13: projected mode's W are random draws, not learnt; the header and the flat warning say so."""
+    args = ("money bank grows fast", "--mode", "projected", "--scale", "sqrt", "--seed", "3")
+    table = " ".join(run("explain", *args).stdout.split())
+    assert "attention random, untrained projections (seed 3)," in table and "projected mode" not in table
+    (warning,) = explain_json(run, *args)["diagnostics"]["warnings"]
+    assert warning["code"] == "flat"
+    assert warning["message"].endswith("the projections are random and untrained: random W_Q and W_K give scores "
+                                       "close together (nearly uniform weights), and training, not a setting, is "
+                                       "what sharpens them")
+    raw = explain_json(run, "money bank grows fast", "--scale", "sqrt")["diagnostics"]["warnings"]
+    assert raw and "untrained" not in raw[0]["message"]
+    compare = " ".join(run("compare", "money bank grows", "river bank flows", "--mode", "projected").stdout.split())
+    assert "random, untrained projections (seed 0)" in compare
+
+
+def test_the_trace_flat_note_says_training_sharpens_random_projections(run):
+    result = run("trace", "money bank grows fast", "--mode", "projected", "--scale", "sqrt", "--word", "bank",
+                 "--json")
+    notes = json.loads(result.stdout)["traces"][0]["notes"]
+    (flat,) = [note for note in notes if note["code"] == "flat"]
+    assert "training, not a setting, is what sharpens them" in flat["message"]
+    table = " ".join(run("trace", "money bank grows fast", "--mode", "projected", "--word", "bank").stdout.split())
+    assert "random, untrained projections (seed 0)" in table

@@ -22,6 +22,8 @@ MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are i
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
 POSITION_DOMINANCE = 2.0  # warn when the position codes are this many times as long as the words (mean norms)
+UNTRAINED_NOTE = ("; the projections are random and untrained: random W_Q and W_K give scores close together "
+                  "(nearly uniform weights), and training, not a setting, is what sharpens them")
 PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the output
 MAX_PULLS = 3  # at most this many pulling words per token
 
@@ -349,10 +351,11 @@ def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnos
 def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
     """At a scale factor >= 1 no named scale is larger, so the advice can only say "a larger scale"."""
     highest = max(row.max_weight for row in rows)
+    projected = result.config.mode == "projected"
     return Advice(
         code="flat", head=head,
         message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
-                 "the scaled scores are too close together to prefer any word"),
+                 "the scaled scores are too close together to prefer any word" + UNTRAINED_NOTE * projected),
         remedies=head_remedies(result, head, "flat"), larger_scale=result.scale_factor >= 1,
         rows=list(range(len(rows))), eligible_rows=len(rows),
     )

@@ -90,14 +90,18 @@ def settings_lines(report: dict) -> list[Text]:
     vectors, settings = report["vectors"], report["settings"]
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
-    seed = f", seed {settings['seed']}" if settings["mode"] == "projected" else ""
     return [
         Text(f"vectors   {vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
-        Text(f"attention {settings['mode']} mode{seed}, {settings['similarity']} similarity, "
+        Text(f"attention {mode_text(settings)}, {settings['similarity']} similarity, "
              f"scale {scale} (×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
         Text(f"          {heads}, mask {settings['mask']}, positions {settings['positions']}"),
         *positions_lines(settings),
     ]
+
+
+def mode_text(settings: dict) -> str:
+    """'raw mode', or 'random, untrained projections (seed 0)': projected mode's W are random draws, not learnt."""
+    return f"random, untrained projections (seed {settings['seed']})" if settings["mode"] == "projected" else "raw mode"
 
 
 def positions_lines(settings: dict) -> list[Text]:
