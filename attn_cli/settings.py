@@ -41,7 +41,7 @@ class Settings:
     max_tokens: int = DEFAULT_MAX_TOKENS
     neighbors: int = 5  # nearest vocabulary words per token before and after (0: none)
     neighbor_vocab: int | None = 50_000  # search among this many most frequent words (None: all)
-    include: tuple[str, ...] = ()  # extra matrices in to_dict(): "embeddings", "qkv", "outputs"
+    include: tuple[str, ...] = ()  # extra matrices in to_dict(): documents.explain.INCLUDABLE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "include", tuple(self.include))

@@ -366,3 +366,51 @@ def test_the_trace_flat_note_says_training_sharpens_random_projections(run):
     assert "training, not a setting, is what sharpens them" in flat["message"]
     table = " ".join(run("trace", "money bank grows fast", "--mode", "projected", "--word", "bank").stdout.split())
     assert "random, untrained projections (seed 0)" in table
+
+
+def test_the_json_alone_recomputes_the_projected_layer(run, explain_schema):
+    """Issue 13: --include inputs,projections holds everything needed to redo a projected layer in numpy."""
+    report = explain_json(run, "money bank grows fast", "--mode", "projected", "--heads", "2", "--d-k", "16",
+                          "--output-projection", "--positions", "sinusoidal", "--mask", "causal",
+                          "--scale", "sqrt", "--temperature", "0.7", "--include", "inputs,projections")
+    jsonschema.validate(report, explain_schema)
+    x = np.array(report["input_vectors"])
+    w = {name: np.array(matrix) for name, matrix in report["projection_weights"].items()}
+    settings = report["settings"]
+    q, k, v = x @ w["w_q"], x @ w["w_k"], x @ w["w_v"]
+    n, d_head = len(x), settings["d_head"]
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)
+    heads = []
+    for h in range(settings["heads"]):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        logits = q[:, cols] @ k[:, cols].T * settings["scale_factor"] / settings["temperature"]
+        logits[future] = -np.inf
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        weights /= weights.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(weights, report["heads"][h]["weights"], atol=1e-12)
+        heads.append(weights @ v[:, cols])
+    outputs = np.hstack(heads) @ w["w_o"]
+    np.testing.assert_allclose(outputs, explain_json(run, "money bank grows fast", "--mode", "projected", "--heads",
+                                                     "2", "--d-k", "16", "--output-projection", "--positions",
+                                                     "sinusoidal", "--mask", "causal", "--scale", "sqrt",
+                                                     "--temperature", "0.7", "--include", "outputs")["outputs"],
+                               atol=1e-12)
+    codes = np.zeros((n, x.shape[1]))  # the documented layout: sin/cos interleaved, positions from 0
+    angles = np.arange(n)[:, None] / 10000.0 ** (np.arange(0, x.shape[1], 2) / x.shape[1])
+    codes[:, 0::2], codes[:, 1::2] = np.sin(angles), np.cos(angles)
+    static = np.array(explain_json(run, "money bank grows fast", "--include", "embeddings")["embeddings"])
+    scaled = codes * (np.linalg.norm(static, axis=1) / np.linalg.norm(codes, axis=1))[:, None]
+    np.testing.assert_allclose(x, static + scaled, atol=1e-12)
+    raw = explain_json(run, "money bank", "--include", "projections,inputs")
+    assert raw["projection_weights"] is None and len(raw["input_vectors"]) == 2
+
+
+def test_trace_and_cross_documents_carry_inputs_and_projections(run, trace_schema, compare_validator):
+    trace = json.loads(run("trace", "money bank grows", "--mode", "projected", "--word", "bank", "--json",
+                           "--include", "inputs,projections").stdout)
+    jsonschema.validate(trace, trace_schema)
+    assert np.shape(trace["projection_weights"]["w_q"]) == (128, 128) and np.shape(trace["input_vectors"]) == (3, 128)
+    cross = json.loads(run("compare", "river bank flows", "money bank grows fast", "--cross", "--json",
+                           "--positions", "sinusoidal", "--include", "inputs,projections").stdout)
+    compare_validator.validate(cross)
+    assert np.shape(cross["input_vectors"]) == (4, 128) and np.shape(cross["source_input_vectors"]) == (3, 128)

@@ -122,4 +122,6 @@ def cross_document(source: str, source_tokens: TokenizedSentence, target: str, t
     report.update(included_matrices(result, target_tokens.embeddings, options.include))
     if "embeddings" in options.include:
         report["source_embeddings"] = source_tokens.embeddings
+    if "inputs" in options.include:
+        report["source_input_vectors"] = result.context_inputs
     return report

@@ -22,7 +22,7 @@ from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 2  # 2: advice and trace alternatives as settings (keywords), not flag text
-INCLUDABLE = ("embeddings", "qkv", "outputs")
+INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs")
 
 
 @dataclass(frozen=True)
@@ -233,11 +233,16 @@ def diagnostics_block(result: AttentionResult, texts: list[str], key_texts: list
 
 def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...]) -> dict:
     """The opt-in matrices that let anyone recompute every number elsewhere."""
-    extra = {}
+    extra: dict[str, object] = {}
     if "embeddings" in include:
         extra["embeddings"] = embeddings
     if "qkv" in include:
         extra.update(queries=result.queries, keys=result.keys, values=result.values)
     if "outputs" in include:
         extra.update(outputs=result.outputs, head_outputs=merge_heads(result.head_outputs))
+    if "projections" in include:
+        p = result.projections
+        extra["projection_weights"] = None if p is None else {"w_q": p.w_q, "w_k": p.w_k, "w_v": p.w_v, "w_o": p.w_o}
+    if "inputs" in include:
+        extra["input_vectors"] = result.query_inputs
     return extra
