@@ -19,6 +19,7 @@ from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError
 
 Scale = Union[Literal["none", "sqrt"], float]
+PositionScale = Union[Literal["auto"], float]
 
 
 @dataclass(frozen=True)
@@ -34,12 +35,13 @@ class Settings:
     seed: int = 0  # projected mode: numpy.random.default_rng(seed) draws W
     mask: Literal["none", "causal"] = "none"
     positions: Literal["none", "sinusoidal"] = "none"
+    position_scale: PositionScale = "auto"  # codes as long as each word ("auto") or times a number >= 0
     output_projection: bool = False  # projected mode: map the concatenated heads back with W_O
     oov: Literal["skip", "error", "zero"] = "skip"  # unknown words: leave out, stop, or use a zero vector
     max_tokens: int = DEFAULT_MAX_TOKENS
     neighbors: int = 5  # nearest vocabulary words per token before and after (0: none)
     neighbor_vocab: int | None = 50_000  # search among this many most frequent words (None: all)
-    include: tuple[str, ...] = ()  # extra matrices in to_dict(): "embeddings", "qkv", "outputs"
+    include: tuple[str, ...] = ()  # extra matrices in to_dict(): documents.explain.INCLUDABLE
 
     def __post_init__(self) -> None:
         if isinstance(self.include, str):  # "qkv" or "embeddings,qkv", as --include takes them
@@ -63,7 +65,8 @@ class Settings:
         """The engine's configuration of the attention layer."""
         return AttentionConfig(mode=self.mode, scale=self.scale, temperature=self.temperature,
                                similarity=self.similarity, heads=self.heads, d_k=self.d_k, seed=self.seed,
-                               mask=self.mask, positions=self.positions, output_projection=self.output_projection)
+                               mask=self.mask, positions=self.positions, position_scale=self.position_scale,
+                               output_projection=self.output_projection)
 
     @property
     def report(self) -> ReportOptions:

@@ -25,12 +25,17 @@ How
 4. Centre the kept rows on their mean, run an SVD and project onto the top
    128 principal components. The sign of each component is fixed (largest
    absolute loading positive), so re-runs give identical bytes.
-5. Write ``default.npy`` (float16, [n, 128]), ``default.vocab.txt`` (one word
+5. Order the rows by English word frequency, most frequent first (wordfreq's
+   ``zipf_frequency(word, "en")``, ties in vocabulary order), so that "the N
+   most frequent words" (``--neighbor-vocab N``, ``--limit N``) are the first N
+   rows, as in GloVe and word2vec files. The order is applied after the PCA, so
+   it changes no vector.
+6. Write ``default.npy`` (float16, [n, 128]), ``default.vocab.txt`` (one word
    per line) and ``default.json`` (metadata and checksums).
 
 Usage::
 
-    pip install numpy safetensors          # build-time only
+    pip install numpy safetensors wordfreq==3.1.1   # build-time only
     python scripts/build_default_vectors.py [--wheel PATH] [--evaluate]
 
 ``--evaluate`` also reports Spearman correlations on WordSim-353 and
@@ -63,6 +68,7 @@ DIMS = 128
 NAME = "minilm-l6-128d"
 DEFAULT_OUT_DIR = Path(__file__).resolve().parent.parent / "data"
 WORD_RE = re.compile(r"[a-z]+")
+WORDFREQ_VERSION = "3.1.1"  # the frequency list that orders the rows (pinned: another version may reorder them)
 
 
 # --------------------------------------------------------------------------
@@ -135,6 +141,20 @@ def select_words(vocab: list[str]) -> list[int]:
     return [i for i, token in enumerate(vocab) if is_word(token)]
 
 
+def frequency_order(words: list[str]) -> list[int]:
+    """Row order, most frequent English word first (wordfreq zipf_frequency), ties in the given order."""
+    from importlib.metadata import version
+
+    from wordfreq import zipf_frequency
+
+    found = version("wordfreq")
+    if found != WORDFREQ_VERSION:
+        sys.exit(f"wordfreq {WORDFREQ_VERSION} orders the rows; found {found}: "
+                 f"pip install wordfreq=={WORDFREQ_VERSION}")
+    frequencies = [zipf_frequency(word, "en") for word in words]
+    return sorted(range(len(words)), key=lambda i: -frequencies[i])  # sorted() is stable: ties keep their order
+
+
 def pca(x: np.ndarray, dims: int) -> tuple[np.ndarray, float]:
     """Project ``x`` onto its top ``dims`` principal components.
 
@@ -185,6 +205,8 @@ def write_outputs(out_dir: Path, vectors: np.ndarray, words: list[str],
         "lowercase": True,
         "dtype": "float16",
         "pca_explained_variance": round(explained, 4),
+        "order": (f"most frequent first: wordfreq {WORDFREQ_VERSION} zipf_frequency(word, 'en'), "
+                  "ties in vocabulary order"),
         "sha256_npy": sha256_file(paths["npy"]),
         "sha256_vocab": sha256_file(paths["vocab"]),
     }
@@ -266,7 +288,8 @@ def main(argv: list[str] | None = None) -> None:
     keep = select_words(vocab)
     words = [vocab[i] for i in keep]
     reduced, explained = pca(weights[keep].astype(np.float64), DIMS)
-    paths = write_outputs(args.out_dir, reduced, words, version, explained)
+    order = frequency_order(words)
+    paths = write_outputs(args.out_dir, reduced[order], [words[i] for i in order], version, explained)
     print_summary(args.out_dir, paths, explained)
     if args.evaluate:
         evaluate(args.out_dir)

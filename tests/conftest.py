@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -88,4 +89,23 @@ def word2vec_binary_file(tmp_path, word2vec_text_file) -> str:
     keyed = KeyedVectors.load_word2vec_format(word2vec_text_file)
     path = tmp_path / "vectors.bin"
     keyed.save_word2vec_format(str(path), binary=True)
+    return str(path)
+
+
+LARGE_NORM_WORDS = ("the", "money", "bank", "river", "near", "put", "in", "my")
+
+
+@pytest.fixture
+def large_norm_file(tmp_path) -> str:
+    """GloVe-like text vectors with GloVe 6B's norms (6) in 16 dims: unscaled dot scores saturate the softmax.
+
+    Eight words with random directions, so a word's score with itself (36) beats its score with any
+    other word by far more than 3; a word that occurs twice splits its weight between its two copies.
+    """
+    rng = np.random.default_rng(13)
+    directions = rng.normal(size=(len(LARGE_NORM_WORDS), 16))
+    rows = 6.0 * directions / np.linalg.norm(directions, axis=1, keepdims=True)
+    path = tmp_path / "large-norms.txt"
+    path.write_text("".join(f"{word} {' '.join(f'{x:.6f}' for x in row)}\n"
+                            for word, row in zip(LARGE_NORM_WORDS, rows)), encoding="utf-8")
     return str(path)

@@ -231,3 +231,29 @@ def test_the_batch_options_compare_lacks_are_refused_as_the_docs_say(run, option
     assert f"`{option}`" in section.split("|", 1)[0], f"docs/compare.md should say compare has no {option}"
     result = run("compare", RIVER, MONEY, option, *(["tokens"] if option == "--fields" else []))
     assert result.exit_code == 2 and option in result.stderr
+
+
+def test_partial_saturation_is_warned_per_sentence_and_the_verdict_says_why(run, large_norm_file,
+                                                                          compare_validator):
+    """Issue 13: a sentence whose rows saturate only in part still gets its warning, and a word that leans
+    to itself because its softmax saturated says so in the verdict."""
+    report = compare_json(run, "put my money near the the", "my bank near the river", "--vectors", large_norm_file)
+    compare_validator.validate(report)
+    first, second = (sentence["diagnostics"]["warnings"] for sentence in report["sentences"])
+    assert first[0]["message"].startswith("head 1: 4 of 6 rows put >= 0.95 of their weight on themselves")
+    assert second[0]["message"].startswith("head 1: every row puts >= 0.95 of its weight on itself")
+    near = word(report, "near")
+    assert all(occurrence["self_weight"] >= 0.95 for occurrence in near["occurrences"])
+    assert near["verdict"].endswith("leans to itself (saturated) (1) vs itself (saturated) (2)")
+    out = " ".join(run("compare", "put my money near the the", "my bank near the river",
+                       "--vectors", large_norm_file).stdout.split())
+    assert "warning: head 1: 4 of 6 rows put >= 0.95" in out and "itself (saturated) (1)" in out
+
+
+def test_a_word_that_keeps_its_weight_without_saturating_leans_to_plain_itself():
+    """Below 0.95 the verdict says 'itself' alone: nothing pulls it, but its softmax did not saturate."""
+    from attn_cli.documents.compare import leaning
+
+    assert leaning({"pulled_by": [], "self_weight": 0.9}) == "itself"
+    assert leaning({"pulled_by": [], "self_weight": 0.97}) == "itself (saturated)"
+    assert leaning({"pulled_by": [{"token": "river"}], "self_weight": 0.97}) == "river"

@@ -287,3 +287,139 @@ def test_unquoted_words_are_one_sentence(run, command):
     quoted = run(command, "money bank grows", "--json")
     assert loose.exit_code == 0, loose.stderr
     assert loose.stdout == quoted.stdout
+
+
+def test_saturation_is_warned_about_when_only_some_rows_saturate(run, large_norm_file, explain_schema):
+    """Issue 13: two copies of "the" split their weight 0.5/0.5, so not every row saturates; the other
+    four rows still put ~1.0 on themselves, and the warning counts them, with its remedies."""
+    report = explain_json(run, "put my money near the the", "--vectors", large_norm_file)
+    jsonschema.validate(report, explain_schema)
+    rows = report["diagnostics"]["heads"][0]["rows"]
+    assert [round(row["max_weight"], 2) for row in rows[4:]] == [0.5, 0.5]
+    (warning,) = report["diagnostics"]["warnings"]
+    assert warning["code"] == "saturated" and warning["rows"] == [0, 1, 2, 3] and warning["eligible_rows"] == 6
+    assert warning["message"].startswith("head 1: 4 of 6 rows put >= 0.95 of their weight on themselves")
+    assert [r["settings"] for r in warning["remedies"]] == [{"scale": "sqrt"}, {"similarity": "cosine"},
+                                                           {"temperature": 10.0}]
+    table = " ".join(run("explain", "put my money near the the", "--vectors", large_norm_file).stdout.split())
+    assert "warning: head 1: 4 of 6 rows put >= 0.95 of their weight on themselves" in table
+    assert "hint: try --scale sqrt (largest weights" in table
+
+
+def test_a_row_without_a_choice_is_no_saturation(run, large_norm_file):
+    """A one-word sentence, or the first row under the causal mask, sees one key: its weight 1 is no warning."""
+    assert explain_json(run, "money", "--vectors", large_norm_file)["diagnostics"]["warnings"] == []
+    report = explain_json(run, "the the", "--vectors", large_norm_file, "--mask", "causal")
+    assert report["diagnostics"]["warnings"] == []  # row 2 splits 0.5/0.5, row 1 has no choice
+
+
+def test_position_codes_are_scaled_to_the_words_by_default(run, explain_schema):
+    """Issue 13: raw sinusoidal codes have norm sqrt(d/2) = 8 at d = 128, eight times the embedded words;
+    --position-scale auto (the default) makes each code as long as its word, and the header says so."""
+    report = explain_json(run, "money bank grows", "--positions", "sinusoidal")
+    jsonschema.validate(report, explain_schema)
+    settings = report["settings"]
+    assert settings["position_scale"] == "auto"
+    assert settings["position_norms"]["codes"] == pytest.approx(settings["position_norms"]["words"], rel=1e-12)
+    assert not [w for w in report["diagnostics"]["warnings"] if w["code"] == "positions"]
+    table = run("explain", "money bank grows", "--positions", "sinusoidal").stdout
+    norm = f"{settings['position_norms']['words']:.3f}"
+    assert f"position scale auto: codes' mean norm {norm}, words' {norm}" in table
+    assert explain_json(run, "money bank grows")["settings"]["position_norms"] is None
+
+
+def test_position_codes_that_swamp_the_words_are_warned_about(run, explain_schema):
+    """--position-scale 1 (the unscaled codes) puts codes of norm 8 on words of norm ~1: a warning with the
+    weights --position-scale auto would give."""
+    report = explain_json(run, "money bank grows", "--positions", "sinusoidal", "--position-scale", "1")
+    jsonschema.validate(report, explain_schema)
+    assert report["settings"]["position_norms"]["codes"] == pytest.approx(8.0)
+    (warning,) = [w for w in report["diagnostics"]["warnings"] if w["code"] == "positions"]
+    assert warning["head"] is None and [r["settings"] for r in warning["remedies"]] == [{"position_scale": "auto"}]
+    auto = explain_json(run, "money bank grows", "--positions", "sinusoidal")
+    maxima = np.max(auto["heads"][0]["weights"], axis=1)
+    assert warning["remedies"][0]["largest_weights"] == pytest.approx([maxima.min(), maxima.max()], abs=1e-12)
+    table = " ".join(run("explain", "money bank grows", "--positions", "sinusoidal", "--position-scale", "1")
+                     .stdout.split())
+    assert "word order swamps the words' meaning" in table and "try --position-scale auto (largest weights" in table
+
+
+def test_position_scale_needs_positions_and_a_number(run):
+    for args, expected in ((["--position-scale", "2"], "--position-scale applies only with position encodings"),
+                           (["--positions", "sinusoidal", "--position-scale", "big"], "--position-scale must be")):
+        result = run("explain", "money bank grows", *args)
+        assert result.exit_code == 2 and expected in " ".join(result.stderr.split()), result.stderr
+
+
+def test_random_projections_say_they_are_random_and_untrained(run):
+    """Issue 13: projected mode's W are random draws, not learnt; the header and the flat warning say so."""
+    args = ("money bank grows fast", "--mode", "projected", "--scale", "sqrt", "--seed", "3")
+    table = " ".join(run("explain", *args).stdout.split())
+    assert "attention random, untrained projections (seed 3)," in table and "projected mode" not in table
+    (warning,) = explain_json(run, *args)["diagnostics"]["warnings"]
+    assert warning["code"] == "flat"
+    assert warning["message"].endswith("the projections are random and untrained: random W_Q and W_K give scores "
+                                       "close together (nearly uniform weights), and training, not a setting, is "
+                                       "what sharpens them")
+    raw = explain_json(run, "money bank grows fast", "--scale", "sqrt")["diagnostics"]["warnings"]
+    assert raw and "untrained" not in raw[0]["message"]
+    compare = " ".join(run("compare", "money bank grows", "river bank flows", "--mode", "projected").stdout.split())
+    assert "random, untrained projections (seed 0)" in compare
+
+
+def test_the_trace_flat_note_says_training_sharpens_random_projections(run):
+    result = run("trace", "money bank grows fast", "--mode", "projected", "--scale", "sqrt", "--word", "bank",
+                 "--json")
+    notes = json.loads(result.stdout)["traces"][0]["notes"]
+    (flat,) = [note for note in notes if note["code"] == "flat"]
+    assert "training, not a setting, is what sharpens them" in flat["message"]
+    table = " ".join(run("trace", "money bank grows fast", "--mode", "projected", "--word", "bank").stdout.split())
+    assert "random, untrained projections (seed 0)" in table
+
+
+def test_the_json_alone_recomputes_the_projected_layer(run, explain_schema):
+    """Issue 13: --include inputs,projections holds everything needed to redo a projected layer in numpy."""
+    report = explain_json(run, "money bank grows fast", "--mode", "projected", "--heads", "2", "--d-k", "16",
+                          "--output-projection", "--positions", "sinusoidal", "--mask", "causal",
+                          "--scale", "sqrt", "--temperature", "0.7", "--include", "inputs,projections")
+    jsonschema.validate(report, explain_schema)
+    x = np.array(report["input_vectors"])
+    w = {name: np.array(matrix) for name, matrix in report["projection_weights"].items()}
+    settings = report["settings"]
+    q, k, v = x @ w["w_q"], x @ w["w_k"], x @ w["w_v"]
+    n, d_head = len(x), settings["d_head"]
+    future = np.triu(np.ones((n, n), dtype=bool), k=1)
+    heads = []
+    for h in range(settings["heads"]):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        logits = q[:, cols] @ k[:, cols].T * settings["scale_factor"] / settings["temperature"]
+        logits[future] = -np.inf
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        weights /= weights.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(weights, report["heads"][h]["weights"], atol=1e-12)
+        heads.append(weights @ v[:, cols])
+    outputs = np.hstack(heads) @ w["w_o"]
+    np.testing.assert_allclose(outputs, explain_json(run, "money bank grows fast", "--mode", "projected", "--heads",
+                                                     "2", "--d-k", "16", "--output-projection", "--positions",
+                                                     "sinusoidal", "--mask", "causal", "--scale", "sqrt",
+                                                     "--temperature", "0.7", "--include", "outputs")["outputs"],
+                               atol=1e-12)
+    codes = np.zeros((n, x.shape[1]))  # the documented layout: sin/cos interleaved, positions from 0
+    angles = np.arange(n)[:, None] / 10000.0 ** (np.arange(0, x.shape[1], 2) / x.shape[1])
+    codes[:, 0::2], codes[:, 1::2] = np.sin(angles), np.cos(angles)
+    static = np.array(explain_json(run, "money bank grows fast", "--include", "embeddings")["embeddings"])
+    scaled = codes * (np.linalg.norm(static, axis=1) / np.linalg.norm(codes, axis=1))[:, None]
+    np.testing.assert_allclose(x, static + scaled, atol=1e-12)
+    raw = explain_json(run, "money bank", "--include", "projections,inputs")
+    assert raw["projection_weights"] is None and len(raw["input_vectors"]) == 2
+
+
+def test_trace_and_cross_documents_carry_inputs_and_projections(run, trace_schema, compare_validator):
+    trace = json.loads(run("trace", "money bank grows", "--mode", "projected", "--word", "bank", "--json",
+                           "--include", "inputs,projections").stdout)
+    jsonschema.validate(trace, trace_schema)
+    assert np.shape(trace["projection_weights"]["w_q"]) == (128, 128) and np.shape(trace["input_vectors"]) == (3, 128)
+    cross = json.loads(run("compare", "river bank flows", "money bank grows fast", "--cross", "--json",
+                           "--positions", "sinusoidal", "--include", "inputs,projections").stdout)
+    compare_validator.validate(cross)
+    assert np.shape(cross["input_vectors"]) == (4, 128) and np.shape(cross["source_input_vectors"]) == (3, 128)

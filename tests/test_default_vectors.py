@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -51,3 +52,15 @@ def test_explain_on_the_default_set_never_imports_gensim():
 def test_python_dash_m_runs_the_cli():
     finished = subprocess.run([sys.executable, "-m", "attn_cli", "--version"], capture_output=True, text=True)
     assert finished.returncode == 0 and finished.stdout.startswith("attn-cli ")
+
+
+def test_default_set_lists_the_most_frequent_words_first(default_vectors, run):
+    """Issue 13: --neighbor-vocab N promises the N most frequent words, so the rows go by frequency
+    (scripts/build_default_vectors.py orders them with wordfreq), not in the tokenizer's a, b, c order."""
+    assert default_vectors.words[:10] == ["the", "to", "and", "of", "a", "in", "i", "is", "for", "that"]
+    top = set(default_vectors.words[:2000])
+    assert {"money", "river", "bank", "water", "house", "people"} <= top
+    assert not {"aardvark", "zygote"} & top
+    result = run("explain", "money bank grows", "--neighbor-vocab", "2000", "--json")
+    neighbours = {n["word"] for shift in json.loads(result.stdout)["shifts"] for n in shift["neighbors_after"]}
+    assert neighbours and neighbours <= top

@@ -55,16 +55,23 @@ def ref_similarity(q: list[float], k: list[float], similarity: str) -> float:
 
 
 def reference_attention(x_q, x_k, *, mode="raw", scale="sqrt", temperature=1.0, similarity="dot",
-                        heads=1, d_k=None, mask="none", positions="none", w_q=None, w_k=None, w_v=None,
-                        w_o=None):
+                        heads=1, d_k=None, mask="none", positions="none", position_scale="auto", w_q=None,
+                        w_k=None, w_v=None, w_o=None):
     """Returns (weights [H][n_q][n_k], outputs [n_q][d_out]) as nested lists."""
     x_q = [[float(v) for v in row] for row in x_q]
     x_k = x_q if x_k is None else [[float(v) for v in row] for row in x_k]
     n_q, n_k, d = len(x_q), len(x_k), len(x_q[0])
     if positions == "sinusoidal":
         pe_q, pe_k = ref_positions(n_q, d), ref_positions(n_k, d)
-        x_q = [[x + p for x, p in zip(row, pe)] for row, pe in zip(x_q, pe_q)]
-        x_k = [[x + p for x, p in zip(row, pe)] for row, pe in zip(x_k, pe_k)]
+
+        def factor(row, pe):  # auto: each code as long as its own word
+            if position_scale != "auto":
+                return float(position_scale)
+            return math.hypot(*row) / math.hypot(*pe) if math.hypot(*pe) else 0.0
+
+        same = x_k is x_q
+        x_q = [[x + factor(row, pe) * p for x, p in zip(row, pe)] for row, pe in zip(x_q, pe_q)]
+        x_k = x_q if same else [[x + factor(row, pe) * p for x, p in zip(row, pe)] for row, pe in zip(x_k, pe_k)]
     if mode == "projected":
         q_all, k_all, v_all = ref_matmul(x_q, w_q), ref_matmul(x_k, w_k), ref_matmul(x_k, w_v)
     else:
@@ -110,6 +117,7 @@ def check_against_reference(x_q, x_k, config: AttentionConfig):
         x_q.tolist(), None if x_k is None else x_k.tolist(),
         mode=config.mode, scale=config.scale, temperature=config.temperature, similarity=config.similarity,
         heads=config.heads, d_k=config.d_k, mask=config.mask, positions=config.positions,
+        position_scale=config.position_scale,
         w_q=None if p is None else p.w_q.tolist(), w_k=None if p is None else p.w_k.tolist(),
         w_v=None if p is None else p.w_v.tolist(),
         w_o=None if p is None or p.w_o is None else p.w_o.tolist(),
@@ -131,6 +139,7 @@ SCENARIOS = {
     "cosine": dict(similarity="cosine"),
     "float-scale-temperature": dict(scale="float", temperature="not-one"),
     "positions": dict(positions="sinusoidal"),
+    "positions-scaled": dict(positions="sinusoidal", position_scale="float"),
     "output-projection": dict(mode="projected", output_projection=True, d_k="any"),
     "cross-attention": dict(cross=True),
 }
@@ -165,13 +174,16 @@ def scenario_cases(draw, scenario: dict):
     temperature = 1.0
     if scenario.get("temperature") == "not-one" or any_:
         temperature = draw(st.floats(0.25, 4.0).filter(lambda t: t != 1.0))
+    positions = scenario.get("positions") or (draw(st.sampled_from(["none", "sinusoidal"])) if any_ else "none")
+    position_scale: str | float = "auto"
+    if positions != "none" and (scenario.get("position_scale") == "float" or (any_ and draw(st.booleans()))):
+        position_scale = draw(st.floats(0.0, 3.0))
     config = AttentionConfig(
-        mode=mode, scale=scale, temperature=temperature,
+        mode=mode, scale=scale, temperature=temperature, position_scale=position_scale,
         similarity=scenario.get("similarity") or (draw(st.sampled_from(["dot", "cosine"])) if any_ else "dot"),
         heads=heads, d_k=d_k, seed=draw(st.integers(0, 2**32 - 1)),
         mask=scenario.get("mask") or (draw(st.sampled_from(["none", "causal"])) if any_ else "none"),
-        positions=scenario.get("positions") or (
-            draw(st.sampled_from(["none", "sinusoidal"])) if any_ else "none"),
+        positions=positions,
         output_projection=scenario.get("output_projection", draw(st.booleans()) if any_ else False)
         and mode == "projected",
     )
@@ -295,3 +307,16 @@ def test_glove_like_embeddings_saturate_and_agree(config):
         # self-score ~36 against cross-scores ~N(0, 5^2): each token attends almost only to itself
         assert np.all(np.diag(result.weights[0]) > 0.99)
         assert result.weights.min() < 1e-8
+
+
+def test_auto_position_codes_are_as_long_as_their_words():
+    """position_scale="auto": |PE_p| scaled to |x_p| for each row; a zero word gets no code."""
+    from attn_cli.engine.attention import scaled_positions
+
+    x = np.array([[3.0, 4.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.1, 0.0, 0.0, 0.2]])
+    codes = scaled_positions(AttentionConfig(positions="sinusoidal"), x)
+    np.testing.assert_allclose(np.linalg.norm(codes, axis=1), np.linalg.norm(x, axis=1), rtol=1e-15)
+    raw = np.array(ref_positions(3, 4))
+    np.testing.assert_allclose(codes[2] / np.linalg.norm(codes[2]), raw[2] / np.linalg.norm(raw[2]), rtol=1e-14)
+    np.testing.assert_allclose(scaled_positions(AttentionConfig(positions="sinusoidal", position_scale=2.5), x),
+                               2.5 * raw, rtol=1e-15)

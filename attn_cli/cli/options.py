@@ -22,7 +22,7 @@ from typer.core import TyperCommand
 
 from attn_cli.engine.attention import MASKS, MODES, POSITIONS, SIMILARITIES
 from attn_cli.errors import SettingsError, UsageError
-from attn_cli.settings import Scale, Settings
+from attn_cli.settings import PositionScale, Scale, Settings
 from attn_cli.vectors.store import Vectors
 from attn_cli.cli.inputs import INPUT_FORMATS
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
@@ -108,6 +108,7 @@ class EngineOptions:
     seed: int = 0
     mask: Mask = Mask("none")
     positions: Positions = Positions("none")
+    position_scale: str = "auto"
     output_projection: bool = False
     vectors: Optional[str] = None
     format: Optional[VectorFormat] = None
@@ -130,7 +131,8 @@ class EngineOptions:
         return Settings(
             mode=self.mode.value, scale=parse_scale(self.scale), temperature=self.temperature,
             similarity=self.similarity.value, heads=self.heads, d_k=self.d_k, seed=self.seed,
-            mask=self.mask.value, positions=self.positions.value, output_projection=self.output_projection,
+            mask=self.mask.value, positions=self.positions.value,
+            position_scale=parse_position_scale(self.position_scale), output_projection=self.output_projection,
             oov=self.oov.value, max_tokens=self.max_tokens, neighbors=self.neighbors,
             neighbor_vocab=parse_neighbor_vocab(self.neighbor_vocab),
             include=tuple(name.strip() for name in self.include.split(",") if name.strip()),
@@ -172,6 +174,20 @@ def parse_scale(text: str) -> Scale:
     return value
 
 
+def parse_position_scale(text: str) -> PositionScale:
+    """'auto' or a finite number >= 0 (the multiplier of the position codes)."""
+    word = text.strip().lower()
+    if word == "auto":
+        return "auto"
+    try:
+        value = float(word)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise SettingsError("position_scale", f"must be auto or a finite number >= 0 (got {text!r})")
+    return value
+
+
 def parse_neighbor_vocab(text: str) -> int | None:
     """--neighbor-vocab N|all as the library's neighbor_vocab: a word count, or None for all words."""
     if text.strip().lower() == "all":
@@ -207,6 +223,8 @@ _ANNOTATIONS = {
     "mask": Annotated[Mask, _option("--mask", metavar="none|causal", help="causal: query i sees keys j <= i only.")],
     "positions": Annotated[Positions, _option("--positions", metavar="none|sinusoidal",
                                               help="Add sinusoidal position encodings to X.")],
+    "position_scale": Annotated[str, _option("--position-scale", metavar="auto|X",
+                                             help="With --positions: codes as long as their words (auto), or x X.")],
     "output_projection": Annotated[bool, _option("--output-projection",
                                                  help="With --mode projected: map the heads back to d with W_O.")],
     "vectors": Annotated[Optional[str], _option(
@@ -232,7 +250,7 @@ _ANNOTATIONS = {
                                          help="Refuse longer sentences (memory grows with N squared).")],
     "json": Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write JSON to stdout.")],
     "include": Annotated[str, _option("--include", panel=OUTPUT_PANEL, metavar="LIST",
-                                      help="With --json: add these matrices: embeddings, qkv, outputs.")],
+                                      help="With --json: add embeddings, qkv, outputs, projections, inputs.")],
     "html": Annotated[Optional[Path], _option("--html", panel=OUTPUT_PANEL, metavar="FILE",
                                               help="Also write an interactive HTML report.")],
     "svg": Annotated[Optional[Path], _option("--svg", panel=OUTPUT_PANEL, metavar="FILE",

@@ -8,7 +8,7 @@ rectangular matrices (rows: target tokens, columns: source tokens).
 
 from __future__ import annotations
 
-from attn_cli.engine.analysis import Shift
+from attn_cli.engine.analysis import SATURATION_LEVEL, Shift
 from attn_cli.engine.attention import AttentionResult
 from attn_cli.engine.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError, Option
@@ -73,6 +73,7 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
             "sentence": occurrence.sentence,
             "index": occurrence.index,
             "text": tokens[occurrence.index]["text"],
+            "self_weight": blocks[occurrence.sentence]["shifts"][occurrence.index]["self_weight"],
             "pulled_by": contribution_blocks(occurrence.pulled_by, [token["text"] for token in tokens]),
             "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in occurrence.neighbors_after],
         })
@@ -91,14 +92,20 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
 
 def verdict(word: dict) -> str:
     """'bank: 1.000 -> 0.710; leans to river, flows (1) vs money (2)': static -> contextual cosine of the
-    least alike pair, then the pulling words per sentence (numbered from 1)."""
+    least alike pair, then the pulling words per sentence (numbered from 1). A word no context word pulls
+    leans to itself, and says why when its softmax saturated: 'itself (saturated) (2)'."""
     first, second = (number + 1 for number in word["pair"])
     which = f" (least alike: {first} vs {second})" if len(word["occurrences"]) > 2 else ""
-    leans = " vs ".join(
-        f"{', '.join(pull['token'] for pull in occurrence['pulled_by']) or 'itself'} ({occurrence['sentence'] + 1})"
-        for occurrence in word["occurrences"]
-    )
+    leans = " vs ".join(f"{leaning(occurrence)} ({occurrence['sentence'] + 1})" for occurrence in word["occurrences"])
     return f"{word['word']}: {word['static_cosine']:.3f} -> {word['contextual_cosine']:.3f}{which}; leans to {leans}"
+
+
+def leaning(occurrence: dict) -> str:
+    """The words that pull an occurrence, or 'itself', with '(saturated)' when it kept >= 0.95 of its weight."""
+    if occurrence["pulled_by"]:
+        return ", ".join(pull["token"] for pull in occurrence["pulled_by"])
+    saturated = (occurrence["self_weight"] or 0.0) >= SATURATION_LEVEL
+    return "itself (saturated)" if saturated else "itself"
 
 
 def cross_document(source: str, source_tokens: TokenizedSentence, target: str, target_tokens: TokenizedSentence,
@@ -116,4 +123,6 @@ def cross_document(source: str, source_tokens: TokenizedSentence, target: str, t
     report.update(included_matrices(result, target_tokens.embeddings, options.include))
     if "embeddings" in options.include:
         report["source_embeddings"] = source_tokens.embeddings
+    if "inputs" in options.include:
+        report["source_input_vectors"] = result.context_inputs
     return report

@@ -14,15 +14,15 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Contribution, NeighborSearch, Shift, advise, pulled_by,
-                                     row_diagnostics, shift_queries, token_shifts)
+from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Contribution, NeighborSearch, Shift, advise,
+                                     position_norms, pulled_by, row_diagnostics, shift_queries, token_shifts)
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 2  # 2: advice and trace alternatives as settings (keywords), not flag text
-INCLUDABLE = ("embeddings", "qkv", "outputs")
+INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs")
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,7 @@ def tokens_block(tokenized: TokenizedSentence) -> dict:
 def settings_block(result: AttentionResult, options: ReportOptions) -> dict:
     """The attention settings as given, what they came to for these inputs, and the neighbour search."""
     settings = asdict(result.config)
+    norms = position_norms(result)
     settings.update({
         "d_model": result.query_inputs.shape[1],
         "d_head": result.d_head,
@@ -183,6 +184,7 @@ def settings_block(result: AttentionResult, options: ReportOptions) -> dict:
         "neighbors": options.neighbors,
         "neighbor_vocab": options.neighbor_vocab,
         "projection_init": None if result.projections is None else PROJECTION_INIT,
+        "position_norms": None if norms is None else {"words": norms[0], "codes": norms[1]},
         "pull_share": PULL_SHARE,
         "max_pulls": MAX_PULLS,
     })
@@ -231,11 +233,16 @@ def diagnostics_block(result: AttentionResult, texts: list[str], key_texts: list
 
 def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...]) -> dict:
     """The opt-in matrices that let anyone recompute every number elsewhere."""
-    extra = {}
+    extra: dict[str, object] = {}
     if "embeddings" in include:
         extra["embeddings"] = embeddings
     if "qkv" in include:
         extra.update(queries=result.queries, keys=result.keys, values=result.values)
     if "outputs" in include:
         extra.update(outputs=result.outputs, head_outputs=merge_heads(result.head_outputs))
+    if "projections" in include:
+        p = result.projections
+        extra["projection_weights"] = None if p is None else {"w_q": p.w_q, "w_k": p.w_k, "w_v": p.w_v, "w_o": p.w_o}
+    if "inputs" in include:
+        extra["input_vectors"] = result.query_inputs
     return extra

@@ -6,13 +6,14 @@ Pure numpy on top of an `AttentionResult`; nothing here knows about the CLI.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from attn_cli.engine.attention import (AttentionConfig, AttentionResult, causal_mask, scaled_scores, similarity_scores,
-                                       softmax, static_outputs, term_shares, unit_rows, value_space)
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, causal_mask, multi_head_attention, row_norms,
+                                       scaled_scores, similarity_scores, softmax, static_outputs, term_shares,
+                                       unit_rows, value_space)
 from attn_cli.vectors.store import Vectors
 
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
@@ -20,6 +21,9 @@ SAMPLE_STRIDE = 16  # top_k_rows: one column in this many sets each row's thresh
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
+POSITION_DOMINANCE = 2.0  # warn when the position codes are this many times as long as the words (mean norms)
+UNTRAINED_NOTE = ("; the projections are random and untrained: random W_Q and W_K give scores close together "
+                  "(nearly uniform weights), and training, not a setting, is what sharpens them")
 PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the output
 MAX_PULLS = 3  # at most this many pulling words per token
 
@@ -71,11 +75,13 @@ class Remedy:
 class Advice:
     """A computed warning: what happened, and what concrete settings would change."""
 
-    code: str  # "saturated" or "flat"
-    head: int
+    code: str  # "saturated", "flat" or "positions"
+    head: int | None  # None: the whole layer (positions)
     message: str
     remedies: list[Remedy]
     larger_scale: bool  # flat at a scale factor >= 1: a larger scale multiplier (no value computed) would sharpen too
+    rows: list[int] = field(default_factory=list)  # the query rows it concerns (every row with a choice when flat)
+    eligible_rows: int = 0  # the rows that could spread their weight at all (at least two visible keys)
 
 
 class NeighborSearch:
@@ -269,40 +275,89 @@ def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
 
 
 def advise(result: AttentionResult) -> list[Advice]:
-    """A warning for each head whose every row saturates or is flat, with a computed remedy."""
+    """A warning for each head with saturated rows (even one), or whose every row is flat, with computed remedies.
+
+    Only rows that see at least two keys count: a row with one visible key (the first under the
+    causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
+    """
     advice = []
     visible = visible_mask(result).sum(axis=1)  # [n_q]: keys each query may see
     for head in range(result.n_heads):
         weights = result.weights[head]
         rows = row_diagnostics(weights)
-        if all(row.max_weight >= SATURATION_LEVEL for row in rows):
-            advice.append(_saturation_advice(result, head, rows))
-        elif weights.shape[1] > 1 and all(
-            count > 1 and row.entropy_bits >= FLATNESS_LEVEL * math.log2(count)
-            for row, count in zip(rows, visible)
+        eligible = [i for i, count in enumerate(visible.tolist()) if count > 1]
+        saturated = [i for i in eligible if rows[i].max_weight >= SATURATION_LEVEL]
+        if saturated:
+            advice.append(_saturation_advice(result, head, rows, saturated, len(eligible)))
+        elif eligible and len(eligible) == len(rows) and all(
+            rows[i].entropy_bits >= FLATNESS_LEVEL * math.log2(visible[i]) for i in eligible
         ):
             advice.append(_flatness_advice(result, head, rows))
-    return advice
+    return _positions_advice(result) + advice
 
 
-def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
-    lowest = min(row.max_weight for row in rows)
+def position_norms(result: AttentionResult) -> tuple[float, float] | None:
+    """(mean |word|, mean |code|) over the rows that entered the layer (queries, then other keys); None without
+    positions."""
+    if result.query_codes is None or result.context_codes is None:
+        return None
+    codes = [result.query_codes] + ([] if result.self_attention else [result.context_codes])
+    inputs = [result.query_inputs] + ([] if result.self_attention else [result.context_inputs])
+    words = np.concatenate([row_norms(x - c) for x, c in zip(inputs, codes)])
+    return float(words.mean()), float(np.concatenate([row_norms(c) for c in codes]).mean())
+
+
+def _positions_advice(result: AttentionResult) -> list[Advice]:
+    """A warning when the position codes are more than POSITION_DOMINANCE times as long as the words."""
+    norms = position_norms(result)
+    if norms is None or not norms[1] > POSITION_DOMINANCE * norms[0]:
+        return []
+    words, codes = norms
+    embeddings = [result.query_inputs - result.query_codes,
+                  None if result.self_attention else result.context_inputs - result.context_codes]
+    rerun = multi_head_attention(embeddings[0], embeddings[1], replace(result.config, position_scale="auto"))
+    maxima = rerun.weights.max(axis=2)  # [H, n_q]
+    ratio = f"{codes / words:.3g} times" if words > 0 else "infinitely"
+    return [Advice(
+        code="positions", head=None,
+        message=(f"the position codes (mean norm {codes:.3g}) are {ratio} as long as the word vectors (mean norm "
+                 f"{words:.3g}): word order swamps the words' meaning"),
+        remedies=[Remedy({"position_scale": "auto"}, (float(maxima.min()), float(maxima.max())))],
+        larger_scale=False,
+        rows=[], eligible_rows=0,
+    )]
+
+
+def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic], saturated: list[int],
+                       eligible: int) -> Advice:
+    """Saturated rows of one head: all of them ("every row") or a count ("7 of 10 rows"), on themselves or not."""
+    lowest = min(rows[i].max_weight for i in saturated)
+    on_self = result.self_attention and all(rows[i].argmax == i for i in saturated)
+    if len(saturated) == eligible:
+        what, whose, target, where = "every row puts", "its", "itself" if on_self else "one token", ""
+    else:
+        what, whose, where = f"{len(saturated)} of {eligible} rows put", "their", " in those rows"
+        target = "themselves" if on_self else "one token"
     return Advice(
         code="saturated", head=head,
-        message=(f"head {head + 1}: every row puts >= {SATURATION_LEVEL:.2f} of its weight on one token "
-                 f"(lowest such weight {lowest:.3f}): the scores are so far apart that the softmax is one-hot"),
+        message=(f"head {head + 1}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on {target} "
+                 f"(lowest such weight {lowest:.3f}): the scores{where} are so far apart that the softmax is "
+                 "one-hot"),
         remedies=head_remedies(result, head, "saturated"), larger_scale=False,
+        rows=saturated, eligible_rows=eligible,
     )
 
 
 def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
     """At a scale factor >= 1 no named scale is larger, so the advice can only say "a larger scale"."""
     highest = max(row.max_weight for row in rows)
+    projected = result.config.mode == "projected"
     return Advice(
         code="flat", head=head,
         message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
-                 "the scaled scores are too close together to prefer any word"),
+                 "the scaled scores are too close together to prefer any word" + UNTRAINED_NOTE * projected),
         remedies=head_remedies(result, head, "flat"), larger_scale=result.scale_factor >= 1,
+        rows=list(range(len(rows))), eligible_rows=len(rows),
     )
 
 

@@ -42,6 +42,7 @@ class AttentionConfig:
     seed: int = 0
     mask: str = "none"
     positions: str = "none"
+    position_scale: str | float = "auto"  # "auto" (codes as long as the words, on average) or a multiplier >= 0
     output_projection: bool = False
 
     def __post_init__(self) -> None:
@@ -55,6 +56,14 @@ class AttentionConfig:
         else:
             _require(is_real(self.scale) and math.isfinite(self.scale) and self.scale >= 0, "scale",
                      f"must be 'none', 'sqrt' or a finite number >= 0 (got {self.scale!r})")
+        if isinstance(self.position_scale, str):
+            _require(self.position_scale == "auto", "position_scale",
+                     f"must be 'auto' or a number >= 0 (got {self.position_scale!r})")
+        else:
+            _require(is_real(self.position_scale) and math.isfinite(self.position_scale) and self.position_scale >= 0,
+                     "position_scale", f"must be 'auto' or a finite number >= 0 (got {self.position_scale!r})")
+            _require(self.positions != "none", "position_scale", "applies only with position encodings",
+                     fix={"positions": "sinusoidal"})
         _require(is_real(self.temperature) and math.isfinite(self.temperature) and self.temperature > 0,
                  "temperature", f"must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter) "
                                 f"(got {self.temperature!r})")
@@ -135,6 +144,8 @@ class AttentionResult:
     scale_factor: float
     projections: Projections | None
     self_attention: bool  # keys are the queries' own tokens (no separate context was given)
+    query_codes: np.ndarray | None = None  # [n_q, d] the position codes added to the queries' inputs (None: none)
+    context_codes: np.ndarray | None = None  # [n_k, d] those added to the keys' and values' inputs
 
     @property
     def n_heads(self) -> int:
@@ -196,6 +207,33 @@ def sinusoidal_positions(n: int, d: int) -> np.ndarray:
     encoding[:, 0::2] = np.sin(angles)
     encoding[:, 1::2] = np.cos(angles[:, : d // 2])
     return encoding
+
+
+def scaled_positions(config: AttentionConfig, x: np.ndarray) -> np.ndarray:
+    """The position codes added to the rows of x [n, d]: the sinusoids times position_scale, or for "auto"
+    each code scaled to the length of its own word, |code_p| = |x_p|.
+
+    "auto" keeps word order from swamping the words: the raw codes have norm sqrt(d/2) (8.9 at d = 160)
+    while the embedded set's words have norm ~1. Matching each word (so the codes' mean norm equals the
+    words' mean norm) needs no other word: a causal row still ignores the future, and a word's code does
+    not change with the sentence around it. The Transformer multiplies the embeddings by sqrt(d_model)
+    instead, to the same end, but that multiplies every dot score by d_model and saturates the softmax.
+    A zero vector (an unknown word kept as zeros) gets no code under "auto".
+    """
+    codes = sinusoidal_positions(*x.shape)  # [n, d]
+    if not isinstance(config.position_scale, str):
+        return float(config.position_scale) * codes
+    code_norms = row_norms(codes)  # [n]
+    ratios = np.divide(row_norms(x), code_norms, out=np.zeros_like(code_norms), where=code_norms > 0)
+    return codes * ratios[:, None]
+
+
+def row_norms(x: np.ndarray) -> np.ndarray:
+    """|x_i| of each row [n, d] -> [n], without overflow or underflow (each row divided by its peak first)."""
+    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [n]
+    scaled = np.divide(x, peak[:, None], out=np.zeros(x.shape), where=peak[:, None] > 0)
+    with np.errstate(over="ignore"):
+        return peak * np.linalg.norm(scaled, axis=-1)
 
 
 def draw_projections(d_model: int, config: AttentionConfig) -> Projections:
@@ -271,9 +309,11 @@ def multi_head_attention(
     n_k = x_k.shape[0]
     width = config.check_width(d_model)
 
+    codes_q = codes_k = None
     if config.positions == "sinusoidal":
-        x_q = x_q + sinusoidal_positions(n_q, d_model)
-        x_k = x_k + sinusoidal_positions(n_k, d_model)
+        codes_q = scaled_positions(config, x_q)  # [n_q, d]
+        codes_k = codes_q if context_embeddings is None else scaled_positions(config, x_k)  # [n_k, d]
+        x_q, x_k = x_q + codes_q, x_k + codes_k
 
     projections = draw_projections(d_model, config) if config.mode == "projected" else None
     if projections is None:
@@ -299,6 +339,7 @@ def multi_head_attention(
         scores=scores, logits=logits, weights=weights,
         head_outputs=head_outputs, outputs=outputs,
         scale_factor=scale, projections=projections, self_attention=context_embeddings is None,
+        query_codes=codes_q, context_codes=codes_k,
     )
 
 

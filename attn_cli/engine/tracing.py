@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, entropy_bits, remedy_settings
+from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits, remedy_settings
 from attn_cli.engine.attention import AttentionResult, multi_head_attention, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
@@ -232,7 +232,7 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
             "logit_spread": spread,
             "message": (f"{label}the softmax is nearly flat: the largest weight is {weights[top]:.3f} against "
                         f"1/{len(visible)} = {1 / len(visible):.3f} for uniform, because the scaled scores lie "
-                        f"within {spread:.3g} of each other"),
+                        f"within {spread:.3g} of each other" + UNTRAINED_NOTE * (result.config.mode == "projected")),
             "alternatives": alternatives(result, embeddings, "flat", head, index),
         }]
     return []

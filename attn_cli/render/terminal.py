@@ -90,13 +90,29 @@ def settings_lines(report: dict) -> list[Text]:
     vectors, settings = report["vectors"], report["settings"]
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
-    seed = f", seed {settings['seed']}" if settings["mode"] == "projected" else ""
     return [
         Text(f"vectors   {vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
-        Text(f"attention {settings['mode']} mode{seed}, {settings['similarity']} similarity, "
+        Text(f"attention {mode_text(settings)}, {settings['similarity']} similarity, "
              f"scale {scale} (×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
         Text(f"          {heads}, mask {settings['mask']}, positions {settings['positions']}"),
+        *positions_lines(settings),
     ]
+
+
+def mode_text(settings: dict) -> str:
+    """'raw mode', or 'random, untrained projections (seed 0)': projected mode's W are random draws, not learnt."""
+    return f"random, untrained projections (seed {settings['seed']})" if settings["mode"] == "projected" else "raw mode"
+
+
+def positions_lines(settings: dict) -> list[Text]:
+    """With positions, how long their codes came out: 'position scale auto: codes' mean norm 1.058, words' 1.058'."""
+    norms = settings.get("position_norms")
+    if norms is None:
+        return []
+    scale = settings["position_scale"]
+    scale = scale if isinstance(scale, str) else f"{scale:g}"
+    return [Text(f"          position scale {scale}: codes' mean norm {format_number(norms['codes'])}, "
+                 f"words' {format_number(norms['words'])}")]
 
 
 def dropped_lines(dropped: list[dict], where: str = "") -> list[Text]:

@@ -271,9 +271,10 @@
   function engineSummary(doc) {
     const settings = doc.settings;
     return el("p", { class: "note" }, `${doc.vectors.name}: ${doc.vectors.count.toLocaleString("en")} words × ${doc.vectors.dims} dims · `,
-      `${settings.mode} mode, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
+      `${settings.mode === "projected" ? `random, untrained projections (seed ${settings.seed})` : "raw mode"}, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
       `temperature ${settings.temperature}, ${settings.heads} head${settings.heads > 1 ? "s" : ""} of ${settings.d_head} dims, `,
-      `mask ${settings.mask}, positions ${settings.positions}`);
+      `mask ${settings.mask}, positions ${settings.positions}`,
+      settings.position_norms ? ` (scale ${settings.position_scale}: codes' mean norm ${fmt(settings.position_norms.codes)}, words' ${fmt(settings.position_norms.words)})` : "");
   }
 
   /** The words left out of the sentence, with spelling suggestions. */
