@@ -49,6 +49,10 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
     if format is not None and format not in FORMATS:
         raise SettingsError("format", f"must be one of {', '.join(FORMATS)} (got {format!r})")
     if source is None or str(source) == DEFAULT_NAME:
+        for name, given in (("format", format is not None), ("skip_bad_lines", skip_bad_lines),
+                            ("trust_pickle", trust_pickle)):
+            if given:  # what only reading a file can use is an error without one, never silently ignored
+                raise SettingsError(name, "applies only to a vector file", fix={"vectors": "FILE"})
         return _default_vectors() if limit is None else _default_vectors().first(limit)
     from attn_cli.vectors.importer import LoadOptions
 

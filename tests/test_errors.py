@@ -23,6 +23,13 @@ CASES = [
     (["explain", "money bank", "--d-k", "100000", "--mode", "projected"], 2, "--d-k must be from 1 to 4,096"),
     (["explain", "money bank", "--d-k", "16"], 2, "add --mode projected"),
     (["explain", "money bank", "--output-projection"], 2, "add --mode projected"),
+    # issue 13.10: an option that does not apply is always an error naming what it needs, never ignored
+    (["explain", "money bank", "--seed", "3"], 2, "--seed applies only to projected mode; add --mode projected"),
+    (["trace", "money bank", "--seed", "3"], 2, "--seed applies only to projected mode; add --mode projected"),
+    (["explain", "money bank", "--format", "glove"], 2, "--format applies only to a vector file; add --vectors FILE"),
+    (["explain", "money bank", "--skip-bad-lines"], 2, "--skip-bad-lines applies only to a vector file"),
+    (["compare", "river bank", "money bank", "--trust-pickle"], 2, "--trust-pickle applies only to a vector file"),
+    (["explain", "money bank", "--position-scale", "2"], 2, "--position-scale applies only with position encodings"),
     (["explain", "money bank", "--scale", "nan"], 2, "--scale must be"),
     (["explain", "money bank", "--scale", "inf"], 2, "--scale must be"),
     (["explain", "money bank", "--scale", "-1"], 2, "--scale must be"),

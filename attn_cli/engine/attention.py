@@ -72,6 +72,8 @@ class AttentionConfig:
                  f"must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word searched for "
                  "neighbours costs 4 bytes per dimension)")
         _require(is_whole(self.seed) and self.seed >= 0, "seed", f"must be a whole number >= 0 (got {self.seed!r})")
+        _require(self.seed == 0 or self.mode == "projected", "seed", "applies only to projected mode",
+                 fix={"mode": "projected"})
         _require(isinstance(self.output_projection, bool), "output_projection",
                  f"must be True or False (got {self.output_projection!r})")
         _require(self.d_k is None or self.mode == "projected", "d_k", "applies only to projected mode",
