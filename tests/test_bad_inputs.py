@@ -36,7 +36,7 @@ CATALOGUE = [
     ("one 100,000-character word", ["explain", LONG_WORD], None, 3, "(100,000 characters)"),
     ("emoji only", ["explain", "🏦 💸 🌊"], None, 3, "no word of the sentence"),
     ("right-to-left text only", ["explain", "בנק כסף"], None, 3, '"בנק", "כסף"'),
-    ("mixed scripts, nothing known", ["explain", "банк 銀行 bänk"], None, 3, "no word of the sentence"),
+    ("mixed scripts, nothing known", ["explain", "банк 銀行 bänkzq"], None, 3, "no word of the sentence"),
     ("empty stdin", ["explain", "-"], "", 3, "no sentence on stdin"),
     ("blank stdin", ["explain", "-"], "\n \n\t\n", 3, "no sentence on stdin"),
     ("invalid UTF-8 on stdin", ["explain", "-"], b"\xff\xfe bank\n", 3, "line 1 of stdin: not valid UTF-8"),

@@ -69,3 +69,28 @@ def test_neighbours_are_the_closest_words_by_cosine(config, stored_norms):
         assert [n.word for n in neighbours] == expected
         np.testing.assert_allclose([n.cosine for n in neighbours], [row[words.index(w)] for w in expected],
                                    atol=1e-5)
+
+
+def test_single_letters_are_neighbours_only_of_single_letters():
+    """Issue 13.5: s, d, t (fragments of it's, I'd, don't) crowded real neighbour lists; now only a one-letter
+    token, which asks for them, lists one-letter words."""
+    from attn_cli.vectors.store import Vectors
+
+    words = ["bank", "banks", "s", "t", "money", "a"]
+    matrix = np.array([[1, 0], [0.9, 0.1], [0.99, 0.01], [0.98, 0.02], [0, 1], [0.97, 0.03]], dtype=np.float32)
+    vectors = Vectors(name="letters", words=words, matrix=matrix, lowercase=True)
+    result = multi_head_attention(matrix[[0, 5]].astype(np.float64), config=AttentionConfig())
+    search = NeighborSearch(vectors, result, None)
+    [bank, a] = search.nearest(np.array([[1.0, 0.0], [1.0, 0.0]]), 3, ["bank", "a"])
+    assert [n.word for n in bank] == ["banks", "money"]
+    assert [n.word for n in a][:2] == ["bank", "s"]
+
+
+def test_accented_words_find_their_plain_spelling():
+    """Issue 13.5: "café" finds "cafe" in a set without accents; an exact accented entry still wins."""
+    from attn_cli.vectors.store import Vectors
+
+    plain = Vectors(name="plain", words=["cafe", "naive"], matrix=np.eye(2, dtype=np.float32), lowercase=True)
+    assert plain.lookup("Café") == ("cafe", 0) and plain.lookup("naïve") == ("naive", 1)
+    accented = Vectors(name="accented", words=["cafe", "café"], matrix=np.eye(2, dtype=np.float32), lowercase=True)
+    assert accented.lookup("café") == ("café", 1)

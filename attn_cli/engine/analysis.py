@@ -105,6 +105,7 @@ class NeighborSearch:
                                                                   where=np.isfinite(norms) & (norms > 0))  # [N]
         else:
             self.rows, self.inverse_norms = mapped_unit_rows(embeddings, result), None
+        self.letters = np.flatnonzero([is_letter(word) for word in self.words])  # columns of one-letter words
 
     @classmethod
     def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
@@ -138,19 +139,27 @@ class NeighborSearch:
         cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
-        ranked, _ = top_k_rows(cosines, min(k + 1, len(self.words)))  # [b, k + 1]
+        asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
+        cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
+        ranked, ranked_cosines = top_k_rows(cosines, min(k + 1, len(self.words)))  # [b, k + 1]
         exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[ranked].astype(np.float64))  # [b, k + 1]
         if self.inverse_norms is not None:
             exact *= self.inverse_norms[ranked]
+        exact[np.isneginf(ranked_cosines)] = -np.inf  # left out above (single letters): dropped below
         order = np.argsort(-exact, axis=1, kind="stable")
         ranked, exact = np.take_along_axis(ranked, order, axis=1), np.take_along_axis(exact, order, axis=1)
         found = []
         for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), exact.tolist(), exclude,
                                                          np.logical_not(unit_queries.any(axis=1)).tolist()):
             neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
-                         if self.words[row] != word_to_skip]
+                         if self.words[row] != word_to_skip and value != -np.inf]
             found.append([] if zero else neighbors[:k])  # a zero vector (an OOV word as zeros) has no direction
         return found
+
+
+def is_letter(word: str | None) -> bool:
+    """A one-letter word (a, i, s, t...): listed as a neighbour only of a one-letter token."""
+    return word is not None and len(word) == 1 and word.isalpha()
 
 
 def top_k_rows(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

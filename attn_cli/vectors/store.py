@@ -6,6 +6,8 @@ ends up as one of these, so the rest of the tool never knows about formats.
 
 from __future__ import annotations
 
+import unicodedata
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -66,10 +68,10 @@ class Vectors:
         return None
 
     def candidate_keys(self, text: str) -> list[str]:
-        """Spellings to try, in order: lower-case only for a lower-case vocabulary."""
-        if self.lowercase:
-            return [text.lower()]
-        return list(dict.fromkeys([text, text.lower(), text.capitalize()]))
+        """Spellings to try, in order: lower-case only for a lower-case vocabulary; then without accents, so
+        "café" finds "cafe" in a set that has no accented spelling of it."""
+        spellings = [text.lower()] if self.lowercase else [text, text.lower(), text.capitalize()]
+        return list(dict.fromkeys(spellings + [without_accents(spelling) for spelling in spellings]))
 
     def rows(self, rows: list[int]) -> np.ndarray:
         """The float64 vectors of the given rows: [len(rows), d]."""
@@ -130,3 +132,8 @@ def row_norms(rows: np.ndarray) -> np.ndarray:
     """|row| of each row, summed in float64 and stored as float32 (inf for a row longer than float32 holds)."""
     with np.errstate(over="ignore"):
         return np.linalg.norm(np.asarray(rows, dtype=np.float64), axis=1).astype(np.float32)
+
+
+def without_accents(text: str) -> str:
+    """The text with combining marks removed after canonical decomposition: café -> cafe, Übung -> Ubung."""
+    return "".join(char for char in unicodedata.normalize("NFD", text) if not unicodedata.combining(char))
