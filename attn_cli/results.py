@@ -33,6 +33,19 @@ from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
 
 
+class AttentionArray:
+    """A result's read-only view of one array of its `AttentionResult` (same name), with its shape documented."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, result: Any, owner: type | None = None) -> np.ndarray:
+        return getattr(result.attention, self.name)
+
+
 class Report:
     """What every result shares: its document, and that document as JSON, HTML, tables and a notebook cell."""
 
@@ -118,37 +131,13 @@ class ExplainResult(Report):
         """[n, d] the static vectors of the tokens."""
         return self.tokenized.embeddings
 
-    @property
-    def scores(self) -> np.ndarray:
-        """[heads, n, n] similarity of each query with each key, before scaling."""
-        return self.attention.scores
-
-    @property
-    def logits(self) -> np.ndarray:
-        """[heads, n, n] scaled scores, -inf where masked."""
-        return self.attention.logits
-
-    @property
-    def weights(self) -> np.ndarray:
-        """[heads, n, n] softmax weights: row i says how much token i takes from each token."""
-        return self.attention.weights
-
-    @property
-    def outputs(self) -> np.ndarray:
-        """[n, d_out] the contextual vectors."""
-        return self.attention.outputs
-
-    @property
-    def queries(self) -> np.ndarray:
-        return self.attention.queries  # [heads, n, d_head]
-
-    @property
-    def keys(self) -> np.ndarray:
-        return self.attention.keys  # [heads, n, d_head]
-
-    @property
-    def values(self) -> np.ndarray:
-        return self.attention.values  # [heads, n, d_head]
+    scores = AttentionArray("[heads, n, n] similarity of each query with each key, before scaling")
+    logits = AttentionArray("[heads, n, n] scaled scores, -inf where masked")
+    weights = AttentionArray("[heads, n, n] softmax weights: row i says how much token i takes from each token")
+    outputs = AttentionArray("[n, d_out] the contextual vectors")
+    queries = AttentionArray("[heads, n, d_head] Q")
+    keys = AttentionArray("[heads, n, d_head] K")
+    values = AttentionArray("[heads, n, d_head] V")
 
     @property
     def projections(self) -> Projections | None:
@@ -231,15 +220,8 @@ class CrossResult(Report):
     shifts: list[Shift]  # one per target token
     _draw = ("compare", "render_cross")
 
-    @property
-    def weights(self) -> np.ndarray:
-        """[heads, n_target, n_source] softmax weights."""
-        return self.attention.weights
-
-    @property
-    def outputs(self) -> np.ndarray:
-        """[n_target, d_out] the target's contextual vectors."""
-        return self.attention.outputs
+    weights = AttentionArray("[heads, n_target, n_source] softmax weights")
+    outputs = AttentionArray("[n_target, d_out] the target's contextual vectors")
 
     def document(self) -> dict:
         return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors,

@@ -15,7 +15,7 @@ import typing
 from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import Annotated, Callable, Optional, cast
 
 import typer
 from typer.core import TyperCommand
@@ -160,31 +160,26 @@ class EngineOptions:
 
 
 def parse_scale(text: str) -> Scale:
-    """'none', 'sqrt' or a finite number >= 0 (the multiplier applied to every score)."""
-    word = text.strip().lower()
-    names: dict[str, Scale] = {"none": "none", "sqrt": "sqrt"}
-    if word in names:
-        return names[word]
-    try:
-        value = float(word)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise SettingsError("scale", f"must be none, sqrt or a finite number >= 0 (got {text!r})")
-    return value
+    """--scale: 'none', 'sqrt' or a finite number >= 0 (the multiplier applied to every score)."""
+    return cast(Scale, name_or_number(text, "scale", ("none", "sqrt")))
 
 
 def parse_position_scale(text: str) -> PositionScale:
-    """'auto' or a finite number >= 0 (the multiplier of the position codes)."""
+    """--position-scale: 'auto' or a finite number >= 0 (the multiplier of the position codes)."""
+    return cast(PositionScale, name_or_number(text, "position_scale", ("auto",)))
+
+
+def name_or_number(text: str, setting: str, names: tuple[str, ...]) -> str | float:
+    """One of `names` or a finite number >= 0, as typed after an option."""
     word = text.strip().lower()
-    if word == "auto":
-        return "auto"
+    if word in names:
+        return word
     try:
         value = float(word)
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value < 0:
-        raise SettingsError("position_scale", f"must be auto or a finite number >= 0 (got {text!r})")
+        raise SettingsError(setting, f"must be {', '.join(names)} or a finite number >= 0 (got {text!r})")
     return value
 
 
