@@ -144,7 +144,9 @@ SCENARIOS = {
     "cross-attention": dict(cross=True),
 }
 
-ELEMENTS = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
+# subnormal entries (5e-324) carry a few bits at most: the cosine of two such rows is noise in any
+# implementation, so two of them cannot agree to 1e-10 (hypothesis found [5e-324, 5e-324] in projected mode)
+ELEMENTS = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
 @st.composite

@@ -432,7 +432,21 @@ def test_a_row_longer_than_float32_holds_is_read_without_warnings(tmp_path, run)
     assert result.exit_code == 0, result.stderr
     shifts = json.loads(result.stdout)["shifts"]
     assert all(np.isfinite(n["cosine"]) for s in shifts for n in s["neighbors_after"] + s["neighbors_before"])
-    assert [n["word"] for n in shifts[1]["neighbors_before"]] == ["grows", "money"]  # money last, at cosine 0
+    assert [n["word"] for n in shifts[1]["neighbors_before"]] == ["grows"]  # money is never a neighbour
+
+
+def test_a_row_shorter_than_float32_resolves_is_never_a_neighbour_and_never_a_crash(tmp_path, run):
+    """Issue 14.9: a value of 1e-45 (a subnormal) made 1 / norm overflow: every --json run exited 1."""
+    import warnings
+
+    path = write(tmp_path, "money 1e-45 0\nbank 0.5 0.5\ngrows 0.1 0.9\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = run("explain", "money bank grows", "--vectors", path, "--json")
+    assert result.exit_code == 0, result.stderr
+    shifts = json.loads(result.stdout)["shifts"]
+    assert all(n["word"] != "money" for s in shifts for n in s["neighbors_after"] + s["neighbors_before"])
+    assert [n["word"] for n in shifts[0]["neighbors_after"]] == ["grows", "bank"]  # its own search still works
 
 
 def test_vectors_info_describes_cached_sets_only(run, glove_file, private_cache):

@@ -97,12 +97,17 @@ class NeighborSearch:
         self.words = vectors.words[:size]
         embeddings = np.asarray(vectors.matrix[:size], dtype=np.float32)  # [N, d]
         self.inverse_norms: np.ndarray | None  # None when the rows are already unit length
+        self.unusable = np.zeros(0, dtype=np.int64)  # columns that are never neighbours
         if result.projections is None and vectors.norms is not None:  # raw mode on a cached set: reuse its norms
             norms = np.asarray(vectors.norms[:size], dtype=np.float32)
-            if not np.isfinite(norms).all():  # rows longer than float32 holds: their products would overflow
-                embeddings = np.where(np.isfinite(norms)[:, None], embeddings, np.float32(0))  # never neighbours
+            # rows longer than float32 holds would overflow their products, rows shorter than its smallest normal
+            # number (1e-45, say) their 1 / norm: neither is ever a neighbour
+            usable = np.isfinite(norms) & (norms >= np.finfo(np.float32).tiny)  # [N]
+            if not usable.all():
+                embeddings = np.where(usable[:, None], embeddings, np.float32(0))
+                self.unusable = np.flatnonzero(~usable)
             self.rows, self.inverse_norms = embeddings, np.divide(1.0, norms, out=np.zeros_like(norms),
-                                                                  where=np.isfinite(norms) & (norms > 0))  # [N]
+                                                                  where=usable)  # [N]
         else:
             self.rows, self.inverse_norms = mapped_unit_rows(embeddings, result), None
         self.letters = np.flatnonzero([is_letter(word) for word in self.words])  # columns of one-letter words
@@ -141,6 +146,7 @@ class NeighborSearch:
             cosines *= self.inverse_norms[None, :]
         asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
+        cosines[:, self.unusable] = -np.inf
         ranked, ranked_cosines = top_k_rows(cosines, min(k + 1, len(self.words)))  # [b, k + 1]
         exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[ranked].astype(np.float64))  # [b, k + 1]
         if self.inverse_norms is not None:
