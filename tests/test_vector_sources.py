@@ -462,3 +462,18 @@ def test_vectors_info_describes_cached_sets_only(run, glove_file, private_cache)
     assert run("vectors", "import", glove_file).exit_code == 0
     described = run("vectors", "info", glove_file, "--json")
     assert described.exit_code == 0 and json.loads(described.stdout)["count"] == 76
+
+
+@pytest.mark.parametrize("content, line", [
+    (b"money 1 2\nbank 3 4\n" + b"x" * (3 << 20) + b" 1 2\n", 3),  # GloVe: in the sample read ahead
+    (b"3 2\nmoney 1 2\nbank 3 4\n" + b"y" * (3 << 20) + b" 1 2\n", 4),  # word2vec: inside one block
+    (b"money 1 2\n" * 1000 + b"z" * (20 << 20) + b" 1 2\n", 1001),  # across several reads
+])
+def test_a_line_longer_than_the_cap_is_one_clear_error(tmp_path, run, content, line):
+    """Issue 14.6: one huge line was re-joined at every read (quadratic); now it is read once, up to 1 MiB."""
+    path = tmp_path / "long.txt"
+    path.write_bytes(content)
+    result = run("explain", "money bank", "--vectors", str(path))
+    assert result.exit_code == 4 and result.stdout == ""
+    assert result.stderr == (f"attn-cli: error: {path}, line {line:,}: longer than 1 MiB, which no vector line is; "
+                             "this is not a vector file, or it is damaged\n")

@@ -20,7 +20,7 @@ from typing import BinaryIO, Callable, Iterator, Protocol
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.textparse import parse_block
+from attn_cli.vectors.textparse import MAX_LINE_BYTES, LineTooLong, parse_block
 
 BLOCK_BYTES = 8 << 20
 PARSERS = 2  # text blocks parsed at once, one per core of the machines we measure on
@@ -83,12 +83,18 @@ def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: Read
     with ThreadPoolExecutor(PARSERS) as pool:
         parsing: deque = deque()
         while True:
-            for chunk, done in islice(blocks, PARSERS + 1 - len(parsing)):  # keep every parser busy
-                parsing.append((pool.submit(parse_block, chunk, dims), chunk.count(b"\n"), done))
+            try:
+                for chunk, done in islice(blocks, PARSERS + 1 - len(parsing)):  # keep every parser busy
+                    parsing.append((pool.submit(parse_block, chunk, dims), chunk.count(b"\n"), done))
+            except LineTooLong:  # the line after every line read so far
+                raise too_long(path, line_number + sum(lines for _, lines, _ in parsing)) from None
             if not parsing:
                 break
             future, lines, done = parsing.popleft()
-            parsed = future.result()
+            try:
+                parsed = future.result()
+            except LineTooLong as exc:
+                raise too_long(path, line_number + exc.lines_before) from None
             for index, reason, line in parsed.bad:
                 _bad_line(path, line_number + index, reason, line, report, options)
             held = sink.add(parsed.words, parsed.rows)
@@ -101,21 +107,39 @@ def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: Read
     return report
 
 
+def too_long(path: Path, number: int) -> VectorsError:
+    return VectorsError(f"{path}, line {number:,}: longer than {MAX_LINE_BYTES >> 20} MiB, which no vector line "
+                        "is; this is not a vector file, or it is damaged")
+
+
 def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, int]]:
-    """Blocks of whole lines (each ending in a newline, the last one completed) and the bytes read so far."""
-    pending, done = prefix, 0
+    """Blocks of whole lines (each ending in a newline, the last one completed) and the bytes read so far.
+
+    A line that spans reads is kept as a list of pieces and joined once, when its newline arrives, so a
+    long line costs time and memory in proportion to its length (re-joining it at every read did not).
+    """
+    cut = prefix.rfind(b"\n") + 1
+    if cut:  # the whole lines of what was read ahead (a sample) come first
+        yield prefix[:cut], 0
+    pending, pending_bytes, done = [prefix[cut:]], len(prefix) - cut, 0
     while True:
         data = stream.read(BLOCK_BYTES)
         done += len(data)
-        block = pending + data
+        cut = data.rfind(b"\n") + 1
         if not data:
+            block = b"".join(pending)
             if block:
                 yield (block if block.endswith(b"\n") else block + b"\n"), done
             return
-        cut = block.rfind(b"\n") + 1
-        block, pending = block[:cut], block[cut:]
-        if block:
-            yield block, done
+        if cut == 0:  # no line ends in this read: the pending line grows
+            pending.append(data)
+            pending_bytes += len(data)
+            if pending_bytes > MAX_LINE_BYTES:
+                raise LineTooLong(0)
+            continue
+        block = b"".join([*pending, data[:cut]]) if pending_bytes else data[:cut]  # parse_block checks its lines
+        pending, pending_bytes = [data[cut:]], len(data) - cut
+        yield block, done
 
 
 def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink, options: ReadOptions) -> ReadReport:

@@ -26,7 +26,16 @@ _MAX_WIDTH = 24  # widest number the fast path evaluates; longer ones take the s
 _MAX_DIGITS = 15  # every integer of up to 15 digits is exact in float64
 _POWERS = 10.0 ** np.arange(_MAX_WIDTH + 1)
 _SPACE, _NEWLINE, _MINUS, _DOT = 32, 10, 45, 46
+MAX_LINE_BYTES = 1 << 20  # 1 MiB: a 4,096-dim line of 20-character numbers is 82 KB
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # a larger value is a bad line: the cache stores float32
+
+
+class LineTooLong(Exception):
+    """A line longer than MAX_LINE_BYTES, after `lines_before` complete lines of its block."""
+
+    def __init__(self, lines_before: int) -> None:
+        super().__init__(lines_before)
+        self.lines_before = lines_before
 
 
 class BadLine(ValueError):
@@ -90,6 +99,9 @@ def parse_block(chunk: bytes, dims: int) -> Block:
         buffer[(buffer == 13) | (buffer == 9)] = _SPACE
     ends = np.flatnonzero(buffer == _NEWLINE)  # [n_lines] position of each line's newline
     starts = np.concatenate(([0], ends[:-1] + 1))
+    too_long = np.flatnonzero(ends - starts > MAX_LINE_BYTES)
+    if len(too_long):
+        raise LineTooLong(int(too_long[0]))
     spaces = np.flatnonzero(buffer == _SPACE)
     first = np.searchsorted(spaces, starts)  # index in `spaces` of each line's first space
     counts = np.searchsorted(spaces, ends) - first
