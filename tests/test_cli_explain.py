@@ -423,3 +423,13 @@ def test_trace_and_cross_documents_carry_inputs_and_projections(run, trace_schem
                            "--positions", "sinusoidal", "--include", "inputs,projections").stdout)
     compare_validator.validate(cross)
     assert np.shape(cross["input_vectors"]) == (4, 128) and np.shape(cross["source_input_vectors"]) == (3, 128)
+
+
+def test_symbols_are_not_punctuation_and_dropped_marks_take_one_line_per_reason(run, explain_schema):
+    """Issue 13.19: an emoji was dropped as "punctuation", and "Money, Bank... GROWS!!!" printed seven lines."""
+    report = explain_json(run, "Money, Bank... GROWS!!! 🙂 £")
+    jsonschema.validate(report, explain_schema)
+    assert [(d["text"], d["reason"]) for d in report["dropped_tokens"]][-2:] == [("🙂", "symbol"), ("£", "symbol")]
+    table = run("explain", "Money, Bank... GROWS!!! 🙂 £", "--neighbors", "0").stdout.splitlines()
+    dropped = [line.rstrip() for line in table if line.startswith("dropped")]
+    assert dropped == ["dropped   “,” “.” “.” “.” “!” “!” “!”: punctuation", "dropped   “🙂” “£”: symbol"]

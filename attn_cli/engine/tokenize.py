@@ -45,7 +45,7 @@ class DroppedToken:
 
     text: str
     position: int
-    reason: str  # "out of vocabulary", "punctuation" or "clitic" (the 's of bank's, unknown to the set)
+    reason: str  # "out of vocabulary", "punctuation", "symbol" (emoji, £, +) or "clitic" (the 's of bank's)
     suggestions: tuple[str, ...] = ()
 
 
@@ -82,7 +82,7 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
             tokens.append(Token(word, key, position))
             rows.append(vectors.rows([row])[0])
         elif not any(char.isalnum() for char in word):
-            dropped.append(DroppedToken(word, position, "punctuation"))
+            dropped.append(DroppedToken(word, position, "symbol" if is_symbol(word) else "punctuation"))
         elif clitic:
             dropped.append(DroppedToken(word, position, "clitic"))  # the 's of bank's, when the set has no 's
         elif vectors.subword is not None:  # fastText .bin: a vector built from the word's character n-grams
@@ -106,6 +106,11 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
         raise InputError(f"no word of the sentence is in the vocabulary of {vectors.name}{detail}; "
                          "use words the vector set knows or pass ", Option("vectors"), " with a larger set")
     return TokenizedSentence(tokens, dropped, np.vstack(rows))
+
+
+def is_symbol(text: str) -> bool:
+    """Emoji, currency and maths signs (Unicode's S categories), which are not punctuation."""
+    return all(unicodedata.category(char).startswith("S") for char in text)
 
 
 def vocabulary_parts(word: str, vectors: Vectors) -> list[tuple[str, bool]]:

@@ -116,11 +116,16 @@ def positions_lines(settings: dict) -> list[Text]:
 
 
 def dropped_lines(dropped: list[dict], where: str = "") -> list[Text]:
-    """One yellow line per token left out, with spelling suggestions."""
+    """Yellow lines for the tokens left out: one per unknown word (with spelling suggestions), one per other
+    reason listing its tokens ("“,” “.” “!”: punctuation")."""
     lines = []
     for item in dropped:
-        hint = f" (did you mean {', '.join(item['suggestions'])}?)" if item["suggestions"] else ""
-        lines.append(Text(f"dropped   “{item['text']}”{where}: {item['reason']}{hint}", style="yellow"))
+        if item["reason"] == "out of vocabulary":
+            hint = f" (did you mean {', '.join(item['suggestions'])}?)" if item["suggestions"] else ""
+            lines.append(Text(f"dropped   “{item['text']}”{where}: {item['reason']}{hint}", style="yellow"))
+    for reason in dict.fromkeys(item["reason"] for item in dropped if item["reason"] != "out of vocabulary"):
+        texts = " ".join(f"“{item['text']}”" for item in dropped if item["reason"] == reason)
+        lines.append(Text(f"dropped   {texts}{where}: {reason}", style="yellow"))
     return lines
 
 

@@ -278,9 +278,16 @@
   }
 
   /** The words left out of the sentence, with spelling suggestions. */
+  /** One note per unknown word (with suggestions), one per other reason listing its tokens (terminal.py's dropped_lines). */
   function droppedNotes(dropped) {
-    return dropped.map((d) => el("p", { class: "note dropped" }, `dropped “${d.text}”: ${d.reason}`,
-      d.suggestions.length ? ` (did you mean ${d.suggestions.join(", ")}?)` : ""));
+    const unknown = dropped.filter((d) => d.reason === "out of vocabulary");
+    const reasons = [...new Set(dropped.filter((d) => d.reason !== "out of vocabulary").map((d) => d.reason))];
+    return [
+      ...unknown.map((d) => el("p", { class: "note dropped" }, `dropped “${d.text}”: ${d.reason}`,
+        d.suggestions.length ? ` (did you mean ${d.suggestions.join(", ")}?)` : "")),
+      ...reasons.map((reason) => el("p", { class: "note dropped" },
+        `dropped ${dropped.filter((d) => d.reason === reason).map((d) => `“${d.text}”`).join(" ")}: ${reason}`)),
+    ];
   }
 
   /**
