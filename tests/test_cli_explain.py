@@ -433,3 +433,17 @@ def test_symbols_are_not_punctuation_and_dropped_marks_take_one_line_per_reason(
     table = run("explain", "Money, Bank... GROWS!!! 🙂 £", "--neighbors", "0").stdout.splitlines()
     dropped = [line.rstrip() for line in table if line.startswith("dropped")]
     assert dropped == ["dropped   “,” “.” “.” “.” “!” “!” “!”: punctuation", "dropped   “🙂” “£”: symbol"]
+
+
+def test_masked_cells_show_as_masked_and_never_pull(run):
+    """Issue 13.14: with --mask causal the future's scores printed as numbers, its weights as 0.000, and masked
+    words were listed as pulling (bank 0.00 (+0.00))."""
+    table = run("explain", "money bank grows", "--mask", "causal", "--neighbors", "0").stdout
+    scores, weights = table.split("Weights")[0], table.split("Weights")[1].split("Shift")[0]
+    assert [line.split()[1:] for line in scores.splitlines() if line.startswith(" money")] == [["1.152", "·", "·"]]
+    assert [line.split()[1:] for line in weights.splitlines() if line.startswith(" money")] == [
+        ["1.000", "·", "·", "1.000"]]
+    assert "· masked: the query may not see that key" in " ".join(table.split())
+    shift = [line for line in table.split("Shift")[1].splitlines() if line.strip().startswith("money")][0]
+    assert shift.split()[-1] == "—"  # nothing pulls the first word: it sees only itself
+    assert "masked" not in run("explain", "money bank grows", "--neighbors", "0").stdout  # no mask, no legend

@@ -41,11 +41,13 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
                     f"the {TOP_KEYS} largest of each row: all {len(columns)} columns do not fit {console.width} "
                     "columns; widen the terminal or use --json for the full matrices")
             continue
+        masked = masked_cells(head)
+        legend = MASK_LEGEND if masked.any() else ""
         section(console, f"Scores{suffix}: s = q·k ({axes})",
-                *matrix_table(head["scores"], labels, console, columns=columns))
+                *matrix_table(head["scores"], labels, console, columns=columns, masked=masked, note=legend))
         section(console, f"Weights{suffix}: {weights_formula(settings)}",
-                *matrix_table(head["weights"], labels, console, columns=columns, row_sums=True,
-                              note="each row sums to 1 (Σ column)"))
+                *matrix_table(head["weights"], labels, console, columns=columns, row_sums=True, masked=masked,
+                              note="; ".join(filter(None, ["each row sums to 1 (Σ column)", legend]))))
     context = "context" if key_labels is None else "source"
     section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
             f"pulled by: {context} words, weight w (share of y they supply)")
@@ -149,8 +151,14 @@ def token_labels(texts: list[str]) -> list[str]:
     return [f"{label[:5]}#{i + 1}" if label in repeated else label for i, label in enumerate(shortened)]
 
 
+def masked_cells(head: dict) -> np.ndarray:
+    """[n_q, n_k] True where the mask hides the key from the query (logit -inf; null once written as JSON)."""
+    logits = np.array(head["logits"], dtype=float)  # None -> nan
+    return np.isneginf(logits) | np.isnan(logits)
+
+
 def matrix_table(rows, labels: list[str], console: Console, *, columns: list[str] | None = None,
-                 row_sums: bool = False, note: str = "") -> tuple[Table, str]:
+                 row_sums: bool = False, note: str = "", masked: np.ndarray | None = None) -> tuple[Table, str]:
     """A query x key matrix with heat-coloured cells, cut to the most columns that fit, and its note.
 
     `labels` name the rows and, unless `columns` is given (a rectangular matrix), the columns too.
@@ -160,7 +168,7 @@ def matrix_table(rows, labels: list[str], console: Console, *, columns: list[str
     if shown < len(columns):
         note = "; ".join(filter(None, [note, f"{len(columns) - shown} of {len(columns)} key columns not shown: "
                                              "widen the terminal or use --json"]))
-    return _matrix(rows, labels, columns, shown, row_sums), note
+    return _matrix(rows, labels, columns, shown, row_sums, masked), note
 
 
 def fitting_columns(rows, labels: list[str], columns: list[str], console: Console, row_sums: bool) -> int:
@@ -202,17 +210,25 @@ def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
     return table
 
 
-def _matrix(rows, labels: list[str], columns: list[str], shown: int, row_sums: bool) -> Table:
-    """The heat-coloured rows under the frame of the first `shown` columns."""
+def _matrix(rows, labels: list[str], columns: list[str], shown: int, row_sums: bool,
+            masked: np.ndarray | None = None) -> Table:
+    """The heat-coloured rows under the frame of the first `shown` columns; masked cells show as MASKED."""
     table = _frame(columns, shown, row_sums)
-    for label, row in zip(labels, rows):
+    for number, (label, row) in enumerate(zip(labels, rows)):
+        hidden = [False] * len(row) if masked is None else masked[number].tolist()
         finite = [value for value in row if value is not None and math.isfinite(value)]
-        low, high = min(finite), max(finite)
-        line: list[Text | str] = [heat_cell(value, low, high) for value in row[:shown]]
+        seen = [value for value, off in zip(row, hidden) if not off and value is not None and math.isfinite(value)]
+        low, high = min(seen or finite), max(seen or finite)
+        line: list[Text | str] = [Text(MASKED, style="dim") if off else heat_cell(value, low, high)
+                                  for value, off in zip(row[:shown], hidden)]
         line += ["…"] if shown < len(columns) else []
         line += [f"{sum(finite):.3f}"] if row_sums else []
         table.add_row(label, *line)
     return table
+
+
+MASKED = "·"
+MASK_LEGEND = "· masked: the query may not see that key (weight exactly 0)"
 
 
 def top_keys_table(weights, labels: list[str], columns: list[str], k: int) -> Table:
