@@ -182,9 +182,9 @@ def test_cross_tables_label_rows_and_columns_and_fit_80_columns(run):
 
 def test_a_saturated_sentence_is_warned_about_in_the_tables(run, glove_file):
     """Real GloVe vectors without scaling saturate the softmax; compare says so, as explain does."""
-    out = run("compare", "the people said", "the people say", "--vectors", glove_file).stdout
-    assert "warning: head 1: every row puts >= 0.95" in out
-    assert "hint: try --scale sqrt (largest weights" in out
+    out = " ".join(run("compare", "the people said", "the people say", "--vectors", glove_file).stdout.split())
+    assert "Warnings in sentence 1 warning head 1: every row puts >= 0.95" in out
+    assert "hint try --scale sqrt (largest weights" in out
 
 
 def test_table_verdict_and_footer_follow_one_pulled_by_rule(run):
@@ -198,7 +198,7 @@ def test_table_verdict_and_footer_follow_one_pulled_by_rule(run):
     assert pulled(bank["occurrences"][1]) == ["money"]  # "grows" supplies 0.02 of y: named nowhere
     out = run("compare", RIVER, MONEY).stdout
     table = out.split("“bank” in each sentence", 1)[1].split("s = own value", 1)[0]
-    assert "money 0.28 (+0.26)" in table and "grows" not in table
+    assert "money 0.281 (+0.26)" in table and "grows" not in table
     assert "leans to: context words supplying >= 5% of its output" in out
 
 
@@ -247,13 +247,13 @@ def test_partial_saturation_is_warned_per_sentence_and_the_verdict_says_why(run,
     assert near["verdict"].endswith("leans to itself (saturated) (1) vs itself (saturated) (2)")
     out = " ".join(run("compare", "put my money near the the", "my bank near the river",
                        "--vectors", large_norm_file).stdout.split())
-    assert "warning: head 1: 4 of 6 rows put >= 0.95" in out and "itself (saturated) (1)" in out
+    assert "warning head 1: 4 of 6 rows put >= 0.95" in out and "itself (saturated) (1)" in out
 
 
 def test_a_word_that_keeps_its_weight_without_saturating_leans_to_plain_itself():
     """Below 0.95 the verdict says 'itself' alone: nothing pulls it, but its softmax did not saturate."""
     from attn_cli.documents.compare import leaning
 
-    assert leaning({"pulled_by": [], "self_weight": 0.9}) == "itself"
-    assert leaning({"pulled_by": [], "self_weight": 0.97}) == "itself (saturated)"
-    assert leaning({"pulled_by": [{"token": "river"}], "self_weight": 0.97}) == "river"
+    assert leaning({"pulled_by": [], "self_weight": 0.9}, ["bank"]) == "itself"
+    assert leaning({"pulled_by": [], "self_weight": 0.97}, ["bank"]) == "itself (saturated)"
+    assert leaning({"pulled_by": [{"token": "river", "index": 0}], "self_weight": 0.97}, ["river#1"]) == "river#1"

@@ -131,9 +131,9 @@ def test_saturated_softmax_warns_with_computed_remedies(run, glove_file):
     assert all(0 < low <= high < 0.95 for low, high in (r["largest_weights"] for r in remedies))
     assert all(row["max_weight"] >= 0.95 for row in report["diagnostics"]["heads"][0]["rows"])
     table = " ".join(run("explain", "the people said", "--vectors", glove_file).stdout.split())
-    assert "warning: head 1: every row puts >= 0.95" in table
+    assert "warning head 1: every row puts >= 0.95" in table
     (low, high), (cos_low, cos_high), (hot_low, hot_high) = (r["largest_weights"] for r in remedies)
-    assert (f"hint: try --scale sqrt (largest weights {low:.2f}-{high:.2f}), --similarity cosine (largest "
+    assert (f"hint try --scale sqrt (largest weights {low:.2f}-{high:.2f}), --similarity cosine (largest "
             f"weights {cos_low:.2f}-{cos_high:.2f}) or --temperature 10 (largest weights {hot_low:.2f}-{hot_high:.2f})"
             ) in table
 
@@ -202,7 +202,7 @@ def test_diagnostics_stay_readable_with_many_heads(run, heads):
     cells = " ".join(diagnostics.split())
     for head in report["diagnostics"]["heads"]:
         for row in head["rows"]:
-            assert f"{row['entropy_bits']:.2f} {row['max_weight']:.3f} → {row['argmax_token']}" in cells
+            assert f"{row['entropy_bits']:.2f} {row['max_weight']:.3f} {row['argmax_token']}" in cells
 
 
 def test_advice_at_a_vanishing_temperature_is_finite_and_silent(run):
@@ -225,8 +225,8 @@ def test_flat_advice_at_scale_zero_suggests_a_scale_not_a_temperature(run):
     assert warning["code"] == "flat" and not warning["larger_scale"]
     [remedy] = warning["remedies"]
     assert remedy["settings"] == {"scale": "none"} and remedy["largest_weights"] == pytest.approx([low, high])
-    table = run("explain", "money bank grows", "--scale", "0").stdout
-    assert f"hint: try --scale none (largest weights {low:.2f}-{high:.2f})\n" in table
+    table = " ".join(run("explain", "money bank grows", "--scale", "0").stdout.split())
+    assert f"hint try --scale none (largest weights {low:.2f}-{high:.2f})" in table
 
 
 def test_a_zero_vector_has_no_neighbours_and_zero_vectors_alone_are_an_error(run):
@@ -302,8 +302,8 @@ def test_saturation_is_warned_about_when_only_some_rows_saturate(run, large_norm
     assert [r["settings"] for r in warning["remedies"]] == [{"scale": "sqrt"}, {"similarity": "cosine"},
                                                            {"temperature": 10.0}]
     table = " ".join(run("explain", "put my money near the the", "--vectors", large_norm_file).stdout.split())
-    assert "warning: head 1: 4 of 6 rows put >= 0.95 of their weight on themselves" in table
-    assert "hint: try --scale sqrt (largest weights" in table
+    assert "warning head 1: 4 of 6 rows put >= 0.95 of their weight on themselves" in table
+    assert "hint try --scale sqrt (largest weights" in table
 
 
 def test_a_row_without_a_choice_is_no_saturation(run, large_norm_file):

@@ -10,6 +10,7 @@ test_cli_trace.py, the exit code table (docs/limits.md) in test_errors.py.
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -146,52 +147,64 @@ def test_the_readme_is_a_short_front_door():
         assert f"(docs/{page.name})" in text, f"the README does not link to docs/{page.name}"
 
 
-def _readme_block(command_line: str) -> list[str]:
-    """The lines the README shows under `$ COMMAND_LINE`, up to the end of the code block."""
-    text = README.read_text(encoding="utf-8")
-    assert f"$ {command_line}\n" in text, f"the README no longer shows {command_line!r}"
-    return text.split(f"$ {command_line}\n", 1)[1].split("\n```", 1)[0].splitlines()
+SELF_CONTAINED = re.compile(r"--file|--vectors|vectors (import|list)")  # these need files the docs have
 
 
-def _printed(result) -> list[str]:
-    assert result.exit_code == 0, result.stderr
-    return [line.rstrip() for line in result.stdout.rstrip("\n").splitlines()]
+def console_examples() -> list[tuple[str, str, list[str]]]:
+    """(page, command, the lines shown under it) for each `$ attn-cli ...` in a console block of the docs
+    that runs on the embedded vectors alone."""
+    examples = []
+    for page in PAGES:
+        for block in re.findall(r"```console\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for command, shown in re.findall(r"^\$ (attn-cli .*)\n((?:(?!\$ ).*\n)*)", block, re.M):
+                if not SELF_CONTAINED.search(command):
+                    examples.append((page.name, command, shown.rstrip("\n").splitlines()))
+    return examples
 
 
-def test_the_readme_compare_example_is_the_real_output(run):
-    printed = _printed(run("compare", "river bank flows", "money bank grows"))
-    assert _readme_block('attn-cli compare "river bank flows" "money bank grows" | tail -4') == printed[-4:]
-
-
-def test_the_readme_trace_example_is_the_real_output(run):
-    printed = _printed(run("trace", "money bank grows", "--word", "bank"))
-    start = next(i for i, line in enumerate(printed) if line.startswith("Step 4"))
-    end = next(i for i in range(start, len(printed)) if printed[i].startswith(" Σ  "))
-    block = _readme_block("attn-cli trace \"money bank grows\" --word bank | sed -n '/Step 4/,/Σ  /p'")
-    assert block == printed[start:end + 1]
-
-
-def test_the_readme_explain_examples_are_the_real_output(run):
-    printed = _printed(run("explain", "river bank flows"))
-    start = printed.index("Shift: own value s → contextual output y")
-    assert _readme_block("attn-cli explain \"river bank flows\" | grep -A6 '^Shift'") == printed[start:start + 7]
-    printed = _printed(run("explain", "money bank grows"))
-    block = _readme_block('attn-cli explain "money bank grows"')
-    cut = block.index("...")  # the README elides the scores, then the tables after the shift
-    header, middle = block[:cut], block[cut + 1:block.index("...", cut + 1)]
-    assert header == printed[:len(header)]
-    start = printed.index(middle[0])
-    assert middle == printed[start:start + len(middle)]
-
-
-def test_the_readme_json_example_is_the_real_output(run):
+def _same_line(shown: str, printed: str) -> bool:
+    """Equal text; a JSON line (jq's output) as equal values, floats to 12 digits (jq rounds its own way)."""
     import json
 
-    document = json.loads(run("explain", "money bank grows", "--json").stdout)
-    bank = document["shifts"][1]
-    expected = {"token": bank["token"], "cosine": bank["cosine"], "pulled_by": bank["pulled_by"][0]["token"],
-                "after": [neighbor["word"] for neighbor in bank["neighbors_after"]]}
-    command = ("attn-cli explain \"money bank grows\" --json | jq -c '{token: .shifts[1].token, cosine: "
-               ".shifts[1].cosine, pulled_by: .shifts[1].pulled_by[0].token, after: "
-               "[.shifts[1].neighbors_after[].word]}'")
-    assert json.loads(_readme_block(command)[0]) == expected
+    def rounded(value):
+        if isinstance(value, float):
+            return round(value, 12)
+        if isinstance(value, list):
+            return [rounded(item) for item in value]
+        return {key: rounded(item) for key, item in value.items()} if isinstance(value, dict) else value
+
+    if shown.startswith("{") or shown.startswith("["):
+        return rounded(json.loads(shown)) == rounded(json.loads(printed))
+    return shown == printed
+
+
+@pytest.mark.parametrize(("page", "command", "shown"), console_examples(), ids=lambda x: str(x)[:60])
+def test_every_console_example_is_the_real_output(page, command, shown, tmp_path):
+    """Each example's lines are what the command prints (stdout, then stderr): whole, or the parts between
+    `...` in order, the first part at the start and the last at the end unless `...` stands there."""
+    import subprocess
+    import sys
+
+    shell = f'attn-cli() {{ "{sys.executable}" -m attn_cli "$@"; }}; {command}'
+    result = subprocess.run(["bash", "-c", shell], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, timeout=60,
+                            env={**os.environ, "COLUMNS": "80", "ATTN_CLI_CACHE": str(tmp_path / "cache")})
+    printed = result.stdout.rstrip("\n").splitlines()
+    parts: list[list[str]] = [[]]
+    for line in shown:
+        parts.append([]) if line == "..." else parts[-1].append(line)
+
+    def matches(lines: list[str], start: int) -> bool:
+        return 0 <= start <= len(printed) - len(lines) and all(
+            _same_line(a, b) for a, b in zip(lines, printed[start:start + len(lines)]))
+
+    position = 0
+    for number, lines in enumerate(parts):
+        if not lines:
+            continue
+        found = next((i for i in range(position, len(printed)) if matches(lines, i)), None)
+        assert found is not None, f"{page}: `{command}` no longer prints:\n" + "\n".join(lines)
+        assert number > 0 or found == 0, f"{page}: `{command}` prints more before:\n{lines[0]}"
+        last = number == len(parts) - 1
+        assert not last or matches(lines, len(printed) - len(lines)), f"{page}: `{command}` prints more after"
+        position = found + len(lines)

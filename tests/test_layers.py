@@ -1,6 +1,6 @@
 """The package's layers, read from the source: data flows one way and nothing imports upward or in a circle.
 
-base (errors, version) <- vectors <- engine <- documents <- render <- (settings, results, api) <- cli
+base (errors, version, labels) <- vectors <- engine <- documents <- render <- (settings, results, api) <- cli
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def layer(module: str) -> str | None:
     parts = module.split(".")
     if len(parts) == 1:
         return None
-    return {"errors": "base", "version": "base", "settings": "library", "results": "library",
+    return {"errors": "base", "version": "base", "labels": "base", "settings": "library", "results": "library",
             "api": "library"}.get(parts[1], parts[1])
 
 

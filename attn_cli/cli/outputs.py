@@ -25,6 +25,7 @@ from attn_cli.cli.fields import Selection, select
 from attn_cli.render.files import write_text
 from attn_cli.render.json_out import write_json
 from attn_cli.render.plain import header, plain_records
+from attn_cli.render.trimmed import trimmed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 Draw = Callable[[dict, "Console"], None]
 # Rich's SVG asks a CDN for its Fira Code font; keep only the local() sources so opening it fetches nothing.
 _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
+
+
 
 
 def stdout_closed() -> None:
@@ -60,7 +63,7 @@ class ReportOutputs:
         # NO_COLOR: Rich alone would drop colours but keep bold and dim; a reader who asks for no colour
         # wants no escape codes at all, even on a terminal
         plain_terminal = os.environ.get("NO_COLOR", "") != ""
-        self.terminal = Console(record="--svg" in files and style == "tables",
+        self.terminal = Console(record="--svg" in files and style == "tables", file=trimmed(sys.stdout),
                                 color_system=None if plain_terminal else "auto")
         # Rich would exit 1, the code for a bug; replacing the method on this one instance is deliberate
         self.terminal.on_broken_pipe = stdout_closed  # type: ignore[method-assign]

@@ -12,6 +12,7 @@ from attn_cli.engine.analysis import SATURATION_LEVEL, Shift
 from attn_cli.engine.attention import AttentionResult
 from attn_cli.engine.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError, Option
+from attn_cli.labels import token_labels
 from attn_cli.documents.explain import (ReportOptions, attention_blocks, contribution_blocks, document_header,
                                        included_matrices, tokens_block)
 from attn_cli.engine.tokenize import TokenizedSentence, shorten
@@ -86,24 +87,28 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
         "static_cosines": comparison.static_cosines,
         "contextual_cosines": comparison.contextual_cosines,
     }
-    block["verdict"] = verdict(block)
+    labels = {o["sentence"]: token_labels([token["text"] for token in blocks[o["sentence"]]["tokens"]])
+              for o in occurrences}
+    block["verdict"] = verdict(block, labels)
     return block
 
 
-def verdict(word: dict) -> str:
+def verdict(word: dict, labels: dict[int, list[str]]) -> str:
     """'bank: 1.000 -> 0.710; leans to river, flows (1) vs money (2)': static -> contextual cosine of the
-    least alike pair, then the pulling words per sentence (numbered from 1). A word no context word pulls
-    leans to itself, and says why when its softmax saturated: 'itself (saturated) (2)'."""
+    least alike pair, then the pulling words per sentence (numbered from 1), named as the tables name them
+    (`labels`, per sentence: a repeated word keeps its `#8`). A word no context word pulls leans to itself,
+    and says why when its softmax saturated: 'itself (saturated) (2)'."""
     first, second = (number + 1 for number in word["pair"])
     which = f" (least alike: {first} vs {second})" if len(word["occurrences"]) > 2 else ""
-    leans = " vs ".join(f"{leaning(occurrence)} ({occurrence['sentence'] + 1})" for occurrence in word["occurrences"])
+    leans = " vs ".join(f"{leaning(occurrence, labels[occurrence['sentence']])} ({occurrence['sentence'] + 1})"
+                        for occurrence in word["occurrences"])
     return f"{word['word']}: {word['static_cosine']:.3f} -> {word['contextual_cosine']:.3f}{which}; leans to {leans}"
 
 
-def leaning(occurrence: dict) -> str:
+def leaning(occurrence: dict, labels: list[str]) -> str:
     """The words that pull an occurrence, or 'itself', with '(saturated)' when it kept >= 0.95 of its weight."""
     if occurrence["pulled_by"]:
-        return ", ".join(pull["token"] for pull in occurrence["pulled_by"])
+        return ", ".join(labels[pull["index"]] for pull in occurrence["pulled_by"])
     saturated = (occurrence["self_weight"] or 0.0) >= SATURATION_LEVEL
     return "itself (saturated)" if saturated else "itself"
 

@@ -8,12 +8,13 @@ tables with target tokens as rows and source tokens as columns.
 from __future__ import annotations
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, pull_text, render_attention, section,
-                                      settings_lines, token_labels, tokens_text, weights_formula)
+from attn_cli.labels import token_labels
+from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, pull_text, render_attention,
+                                      repeated_lines, section, settings_lines, tokens_text, weights_formula)
 
 
 def render_compare(report: dict, console: Console) -> None:
@@ -26,7 +27,7 @@ def render_compare(report: dict, console: Console) -> None:
             suffix = f", head {head['index'] + 1} of {len(block['heads'])}" if len(block["heads"]) > 1 else ""
             section(console, f"Weights in sentence {number}{suffix}: {weights_formula(block['settings'])}",
                     *matrix_table(head["weights"], names, console, row_sums=True))
-        print_warnings(block, console)
+        print_warnings(block, console, f" in sentence {number}")
     for word in report["words"]:
         section(console, f"“{word['word']}” in each sentence", word_table(word, blocks, labels),
                 "s = own value, y = contextual output; context words: weight w (share of y)")
@@ -45,11 +46,12 @@ def render_compare(report: dict, console: Console) -> None:
 
 def compare_header(report: dict) -> Group:
     blocks = report["sentences"]
-    lines = [Text(f"Compare words across {len(blocks)} sentences (self-attention over each)", style="bold"),
-             *settings_lines(blocks[0])]
+    title = Text(f"Compare words across {len(blocks)} sentences (self-attention over each)", style="bold")
+    lines: list[RenderableType] = [title, *settings_lines(blocks[0])]
     for number, block in enumerate(blocks, 1):
         lines.append(Text(f"sentence {number}  ") + tokens_text(block["tokens"], block["vectors"]))
         lines += dropped_lines(block["dropped_tokens"], f" in sentence {number}")
+        lines += repeated_lines(block["tokens"], block["settings"], f" in sentence {number}")
     return Group(*lines, Text())
 
 

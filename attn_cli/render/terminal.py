@@ -16,7 +16,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from attn_cli.render.flags import remedies_text
+from attn_cli.labels import repeated_words, token_labels
+from attn_cli.render.flags import remedies_text, settings_text
 
 TOP_KEYS = 5  # keys per row shown when a matrix is too wide for the terminal
 MIN_COLUMN_WIDTH = 7  # "0.123" and its padding: the narrowest a matrix column can be
@@ -52,16 +53,35 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
     section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
             f"pulled by: {context} words, weight w (share of y they supply)")
     if settings["neighbors"] > 0:
-        section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels))
+        section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels, console))
     section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns, console))
     print_warnings(report, console)
 
 
-def print_warnings(report: dict, console: Console) -> None:
-    """The diagnostics' warnings (saturated or flat softmax), each with its computed remedies as a hint."""
-    for warning in report["diagnostics"]["warnings"]:
-        console.print(Text.assemble(("warning: ", "bold yellow"), warning["message"]))
-        console.print(Text.assemble(("   hint: ", "bold"), remedies_text(warning)))
+def print_warnings(report: dict, console: Console, where: str = "") -> None:
+    """The diagnostics' warnings (saturated or flat softmax), each with its computed remedies as a hint.
+
+    They are part of the report, not messages about the run: they describe these
+    weights, and --json carries them in `diagnostics.warnings`. So they are printed
+    with the tables on stdout, as a titled section whose wrapped lines stay
+    indented under their label (run messages go to stderr as `attn-cli: warning:`).
+    """
+    warnings = report["diagnostics"]["warnings"]
+    if warnings:
+        rows = [row for warning in warnings for row in (("warning", warning["message"]),
+                                                         ("hint", remedies_text(warning)))]
+        section(console, f"Warnings{where}", labelled_lines(rows, label_style="bold yellow"))
+
+
+def labelled_lines(rows: list[tuple[str, str]], label_style: str = "", text_style: str = "",
+                   label_width: int | None = None) -> Table:
+    """Label, then text whose wrapped lines stay indented under the text, never back at column 0."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style=label_style, no_wrap=True, min_width=label_width)
+    grid.add_column(style=text_style)
+    for label, text in rows:
+        grid.add_row(Text(label), Text(text))
+    return grid
 
 
 def weights_formula(settings: dict) -> str:
@@ -77,14 +97,30 @@ def section(console: Console, title: str, table: RenderableType, note: str = "")
     console.print()
 
 
+HEADER_LABEL_WIDTH = 10  # "vectors   ", "tokens    ": the header's text starts in column 11
+
+
 def header(report: dict, title: str = "Self-attention over ") -> Group:
     lines = [
         Text.assemble((title, "bold"), (f"“{report['sentence']}”", "bold cyan")),
         *settings_lines(report),
         Text("tokens    ") + tokens_text(report["tokens"], report["vectors"]),
         *dropped_lines(report["dropped_tokens"]),
+        *repeated_lines(report["tokens"], report["settings"]),
     ]
     return Group(*lines, Text())
+
+
+def repeated_lines(tokens: list[dict], settings: dict, where: str = "") -> list[RenderableType]:
+    """A note when a word occurs twice without positions: its copies have one vector, so every row and shift
+    of one is the other's, which looks like a bug unless said."""
+    repeated = repeated_words([token["text"] for token in tokens])
+    if not repeated or settings["positions"] != "none":
+        return []
+    copies = "; ".join(f"“{word}” at {', '.join(str(i + 1) for i in found)}" for word, found in repeated.items())
+    why = (f"{copies}{where}: without positions every copy of a word has the same vector, so the copies attend "
+           f"and shift alike; {settings_text({'positions': 'sinusoidal'})} tells them apart")
+    return [labelled_lines([("repeated", why)], text_style="dim", label_width=HEADER_LABEL_WIDTH - 1)]
 
 
 def settings_lines(report: dict) -> list[Text]:
@@ -142,13 +178,6 @@ def token_text(token: dict, vectors: dict) -> Text:
         stand_in = "subword vector" if vectors.get("format") == "fasttext-bin" else "zero vector"
         return Text(f"{token['text']} (oov: {stand_in})", style="yellow")
     return Text(token["text"])
-
-
-def token_labels(texts: list[str]) -> list[str]:
-    """Short row/column labels; a repeated word gets its position so rows stay distinct."""
-    shortened = [text if len(text) <= 8 else text[:7] + "…" for text in texts]
-    repeated = {label for label in shortened if shortened.count(label) > 1}
-    return [f"{label[:5]}#{i + 1}" if label in repeated else label for i, label in enumerate(shortened)]
 
 
 def masked_cells(head: dict) -> np.ndarray:
@@ -271,29 +300,48 @@ def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = 
     table.add_column("pulled by")
     for label, shift in zip(labels, report["shifts"]):
         pulled = ", ".join(pull_text(c, key_labels or labels) for c in shift["pulled_by"])
-        own = [f"{shift['self_weight']:.2f}"] if self_attention else []
+        own = [f"{shift['self_weight']:.3f}"] if self_attention else []
         table.add_row(label, f"{shift['cosine']:.3f}", f"{shift['delta_norm']:.3f}", *own, pulled or "—")
     return table
 
 
 def pull_text(contribution: dict, key_labels: list[str]) -> str:
-    """'money 0.28 (+0.26)': a pulling word, its weight and its share of y."""
-    return f"{key_labels[contribution['index']]} {contribution['weight']:.2f} ({contribution['share']:+.2f})"
+    """'money 0.281 (+0.26)': a pulling word, its weight (3 decimals, as in the weights table) and its share of y."""
+    return f"{key_labels[contribution['index']]} {contribution['weight']:.3f} ({signed(contribution['share'])})"
 
 
-def neighbor_table(report: dict, labels: list[str]) -> tuple[Table, str]:
+def signed(value: float) -> str:
+    """'+0.26', '-0.12', and '0.00' for a share that rounds to zero (never '-0.00')."""
+    text = f"{value:+.2f}"
+    return "0.00" if float(text) == 0 else text
+
+
+NEW = "+"  # marks a neighbour new after attention: plain text keeps it where colour is dropped
+
+
+def neighbor_table(report: dict, labels: list[str], console: Console) -> tuple[Table, str]:
     size = report["settings"]["neighbor_vocab"]
     among = "all words" if size is None else f"the {min(size, report['vectors']['count']):,} most frequent words"
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("token", style="bold", no_wrap=True)
-    table.add_column("before: s")
-    table.add_column("after: y")
+    table.add_column("before: s", overflow="fold")  # a line breaks between words; a word too long folds, whole
+    table.add_column("after: y", overflow="fold")
     for label, shift in zip(labels, report["shifts"]):
-        before = {n["word"] for n in shift["neighbors_before"]}
-        after = Text(", ").join(Text(n["word"], style="" if n["word"] in before else "bold green")
-                                for n in shift["neighbors_after"])
-        table.add_row(label, ", ".join(n["word"] for n in shift["neighbors_before"]), after)
-    return table, f"searched among {among}; new words after attention in bold green"
+        table.add_row(label, *neighbor_lists(shift))
+    return table, f"searched {among}; {new_words_legend(console)}"
+
+
+def neighbor_lists(shift: dict) -> tuple[Text, Text]:
+    """A shift's neighbours before and after attention; a word new after attention is marked +word."""
+    before = {n["word"] for n in shift["neighbors_before"]}
+    after = Text(", ").join(Text(n["word"]) if n["word"] in before else Text(NEW + n["word"], style="bold green")
+                            for n in shift["neighbors_after"])
+    return Text(", ".join(n["word"] for n in shift["neighbors_before"])), after
+
+
+def new_words_legend(console: Console) -> str:
+    """'+word: new after attention', naming the colour only where there is one."""
+    return f"{NEW}word{' (green)' if console.color_system else ''}: new after attention"
 
 
 def diagnostics_table(report: dict, labels: list[str], key_labels: list[str],
@@ -315,6 +363,7 @@ def _diagnostics_by_column(heads: list[dict], labels: list[str], key_labels: lis
         suffix = f" h{head['index'] + 1}" if len(heads) > 1 else ""
         table.add_column(f"entropy{suffix}", justify="right", no_wrap=True)
         table.add_column(f"largest w{suffix}", justify="right", no_wrap=True)
+        table.add_column("on", no_wrap=True)
     for i, label in enumerate(labels):
         table.add_row(label, *(cell for head in heads for cell in _diagnostic_cells(head["rows"][i], key_labels)))
     return table
@@ -323,8 +372,8 @@ def _diagnostics_by_column(heads: list[dict], labels: list[str], key_labels: lis
 def _diagnostics_by_row(heads: list[dict], labels: list[str], key_labels: list[str]) -> Table:
     """One line per token and head, the token named once: as readable with 16 heads as with 2."""
     table = Table(box=box.SIMPLE_HEAD)
-    for name in ("token", "head", "entropy", "largest w"):
-        table.add_column(name, justify="left" if name == "token" else "right", no_wrap=True,
+    for name in ("token", "head", "entropy", "largest w", "on"):
+        table.add_column(name, justify="left" if name in ("token", "on") else "right", no_wrap=True,
                          style="bold" if name == "token" else "")
     for i, label in enumerate(labels):
         for head in heads:
@@ -333,8 +382,9 @@ def _diagnostics_by_row(heads: list[dict], labels: list[str], key_labels: list[s
     return table
 
 
-def _diagnostic_cells(row: dict, key_labels: list[str]) -> list[str]:
-    return [f"{row['entropy_bits']:.2f}", f"{row['max_weight']:.3f} → {key_labels[row['argmax']]}"]
+def _diagnostic_cells(row: dict, key_labels: list[str]) -> list[str | Text]:
+    """Entropy, the largest weight and the key it falls on: numbers right-aligned, the word in its own column."""
+    return [f"{row['entropy_bits']:.2f}", f"{row['max_weight']:.3f}", Text(key_labels[row["argmax"]])]
 
 
 def fits_width(table: Table, console: Console) -> bool:

@@ -14,7 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attn_cli.render.flags import settings_text, see_with_text
-from attn_cli.render.terminal import format_number, header, section, token_labels
+from attn_cli.labels import token_labels
+from attn_cli.render.terminal import format_number, header, neighbor_lists, new_words_legend, section
 
 
 def render_trace(report: dict, console: Console) -> None:
@@ -161,12 +162,12 @@ def comparison_step(report: dict, trace: dict, labels: list[str], console: Conso
     table.add_row("moved by", ", ".join(f"{labels[c['index']]} (w {format_number(c['weight'])}, share "
                                         f"{format_number(c['share'])} of y)" for c in shift["pulled_by"]) or "—")
     if report["settings"]["neighbors"] > 0:
-        table.add_row("near before", ", ".join(n["word"] for n in shift["neighbors_before"]))
-        before = {n["word"] for n in shift["neighbors_before"]}
-        table.add_row("near after", Text(", ").join(Text(n["word"], style="" if n["word"] in before else "bold green")
-                                                    for n in shift["neighbors_after"]))
+        before, after = neighbor_lists(shift)
+        table.add_row("near before", before)
+        table.add_row("near after", after)
     where = "its static vector x" if own == "x" else "its own value s (what y would be if it attended only to itself)"
-    section(console, f"Step 6 · What changed: y against {where}", table)
+    legend = new_words_legend(console) if report["settings"]["neighbors"] > 0 else ""
+    section(console, f"Step 6 · What changed: y against {where}", table, legend)
 
 
 def matrix_step(report: dict, trace: dict, word: str, console: Console) -> None:

@@ -19,12 +19,28 @@ def progress_bar(description: str, total_bytes: int | None, enabled: bool = True
         yield lambda done, count: None
         return
     from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
-                               TransferSpeedColumn)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+    console = Console(stderr=True)
     counter = () if unit is None else (TextColumn(f"{{task.fields[count]:,}} {unit}"),)
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-               *counter, TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(description, total=total_bytes, count=0)
+    columns = (TextColumn("{task.description}"), BarColumn(bar_width=BAR_WIDTH), DownloadColumn(), *counter,
+               TimeRemainingColumn())
+    shown = shortened(description, console.width - FIXED_COLUMNS - (0 if unit is None else COUNT_WIDTH))
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(shown, total=total_bytes, count=0)
         yield lambda done, count: progress.update(task, completed=done, count=count)
+
+
+BAR_WIDTH = 12
+FIXED_COLUMNS = BAR_WIDTH + len(" 456.7/456.7 MB 0:00:00 ")  # what the bar's other columns take
+COUNT_WIDTH = len("4,000,000 words ")
+
+
+def shortened(description: str, width: int) -> str:
+    """The description in `width` columns, its middle elided ("importing glove.6B.1…head.txt"): a bar one line
+    long on an 80-column terminal instead of every column squeezed and wrapped."""
+    width = max(width, 12)
+    if len(description) <= width:
+        return description
+    keep = width - 1
+    return description[:keep - keep // 2] + "…" + description[len(description) - keep // 2:]

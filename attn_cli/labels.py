@@ -1,0 +1,24 @@
+"""How a token is named in tables and verdicts: one rule for every renderer and document.
+
+A token is named by its text, whole: a cut label such as `deposit…` would read as
+another word. A word that occurs more than once gets its position (`bank#8`,
+counting from 1), so each row, column and verdict names one token.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+
+def token_labels(texts: list[str]) -> list[str]:
+    """['the', 'bank', 'of', 'the'] -> ['the#1', 'bank', 'of', 'the#4']."""
+    counts = Counter(texts)
+    return [f"{text}#{i + 1}" if counts[text] > 1 else text for i, text in enumerate(texts)]
+
+
+def repeated_words(texts: list[str]) -> dict[str, list[int]]:
+    """Each word that occurs more than once and its positions (from 0): {'the': [0, 3]}."""
+    positions: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        positions.setdefault(text, []).append(i)
+    return {text: found for text, found in positions.items() if len(found) > 1}

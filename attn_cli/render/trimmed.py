@@ -1,0 +1,40 @@
+"""Text output without the spaces Rich pads each table line with: piped tables end where their text ends."""
+
+from __future__ import annotations
+
+import re
+from typing import TextIO, cast
+
+_PADDING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)  # spaces, then only style codes, at a line's end
+
+
+class TrimmedLines:
+    """A stream whose lines lose their trailing spaces on the way through.
+
+    Whole lines are trimmed as they come (a line's end may be followed by the escape
+    codes that close its styles); a partial line waits for the rest. Everything
+    else (isatty, fileno, encoding) is the wrapped stream's, so Rich sees the real
+    terminal or pipe.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream, self.pending = stream, ""
+
+    def write(self, text: str) -> int:
+        lines, newline, self.pending = (self.pending + text).rpartition("\n")
+        if newline:
+            self.stream.write(_PADDING.sub(r"\1", lines + "\n"))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.write(_PADDING.sub(r"\1", self.pending))
+        self.pending = ""
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def trimmed(stream: TextIO) -> TextIO:
+    """`stream` as Rich's Console takes it, its lines trimmed."""
+    return cast(TextIO, TrimmedLines(stream))
