@@ -256,3 +256,63 @@ def test_a_notebook_cell_shows_the_report_inline_offline(browser, tmp_path):
     assert "0.574" in frame.locator("body").inner_text()  # bank's weight on itself, as in the CLI's table
     assert view.errors == [] and view.requests == [view.url]
     view.page.close()
+
+
+BRIGHTEST = "rgb(255, 215, 30)"  # heat(1): the top of the colour scale
+
+
+def test_the_colour_scale_is_the_whole_matrix_or_each_row_and_the_legend_says_which(run, tmp_path, browser):
+    """Over the whole matrix a flat row stays dim; per row every row's peak is as bright as any other."""
+    path, [report] = write_report(run, tmp_path, "money bank grows of the")
+    weights = report["heads"][0]["weights"]
+    peaks = [max(row) for row in weights]
+    flat = peaks.index(min(peaks))
+    assert min(peaks) < max(peaks) - 0.1
+    view = OfflinePage(browser, path)
+    page = view.page
+
+    def peak_colours() -> list[str]:
+        return [page.locator(f"table.heatmap td[data-row='{i}'][data-col='{row.index(max(row))}']")
+                .evaluate("n => getComputedStyle(n).backgroundColor") for i, row in enumerate(weights)]
+
+    note = page.locator(".panel.matrix .note")
+    assert f"colour over the whole matrix: dark = its smallest value ({min(map(min, weights)):.3f}), yellow = its " \
+           f"largest ({max(peaks):.3f})" in note.inner_text()
+    colours = peak_colours()
+    assert colours[peaks.index(max(peaks))] == BRIGHTEST and colours[flat] != BRIGHTEST
+    page.check("input[name='scale-0'][value='row']")
+    assert note.inner_text().startswith("colour per row: dark = the row's smallest value, yellow = its largest")
+    assert peak_colours() == [BRIGHTEST] * len(weights)
+    view.assert_clean()
+
+
+def test_token_lines_of_a_long_sentence_show_each_querys_strongest_keys(run, tmp_path, browser):
+    """22 words: each query's 3 heaviest lines by default (66, not 484); focusing a word shows all of its row;
+    'all' brings every line back."""
+    sentence = " ".join(LONG_SENTENCE.split()[:22])
+    path, [report] = write_report(run, tmp_path, sentence)
+    weights = report["heads"][0]["weights"]
+    view = OfflinePage(browser, path)
+    page = view.page
+    shown = "ns => ns.filter(n => getComputedStyle(n).display !== 'none').map(n => [+n.dataset.q, +n.dataset.k])"
+    visible = page.locator("svg.lines line").evaluate_all(shown)
+    strongest = {(i, j) for i, row in enumerate(weights) for j in sorted(range(22), key=lambda j: -row[j])[:3]}
+    assert len(visible) == 66 and {tuple(pair) for pair in visible} == strongest
+    assert "each query's 3 strongest keys" in page.locator(".panel.lines .note").inner_text()
+    page.hover("svg.lines text.token[data-side=query][data-index='5']")
+    assert sum(1 for q, _ in page.locator("svg.lines line").evaluate_all(shown) if q == 5) == 22
+    page.check("input[name='lines-0'][value='all']")
+    page.hover("h1")
+    assert len(page.locator("svg.lines line").evaluate_all(shown)) == sum(w > 0 for row in weights for w in row)
+    view.assert_clean()
+
+
+def test_a_three_sentence_comparison_fits_a_1280_pixel_window(run, tmp_path, browser):
+    path = tmp_path / "compare.html"
+    assert run("compare", "river bank flows", "money bank grows", "the bank is closed",
+               "--html", str(path)).exit_code == 0
+    view = OfflinePage(browser, path, width=1280)
+    overflowing = view.page.evaluate("() => [...document.querySelectorAll('.scroll'), document.documentElement]"
+                                     ".filter(n => n.scrollWidth > n.clientWidth).map(n => n.className)")
+    assert overflowing == []
+    view.assert_clean()

@@ -54,6 +54,12 @@
     return Math.abs(value) < 100 ? value.toFixed(digits) : value.toPrecision(3);
   }
 
+  /** A share as the terminal writes it: "+0.26", "-0.12", and "0.00" when it rounds to zero (never "-0.00"). */
+  function signed(value) {
+    const text = value.toFixed(2);
+    return +text === 0 ? "0.00" : (value > 0 ? "+" : "") + text;
+  }
+
   /** Settings as the reader types them (flags.py's settings_text): {scale: "sqrt"} -> "--scale sqrt" on the
    * command line, "scale='sqrt'" in a report made from Python (the page's spelling is "keywords"). */
   let spelling = "options";
@@ -122,8 +128,10 @@
 
   /**
    * A heatmap of any n_rows x n_cols matrix (self-attention is square; cross-attention is rectangular).
-   * spec: {rowLabels, colLabels, values, masked(i, j) -> bool, tooltip(i, j) -> [title, rows], onRow(i), corner}
-   * Cells are coloured per row over the cells not masked; masked cells are hatched. Beyond 16 columns the
+   * spec: {rowLabels, colLabels, values, masked(i, j) -> bool, tooltip(i, j) -> [title, rows], onRow(i), corner,
+   * scale: "matrix" | "row"}
+   * Cells are coloured over the cells not masked, from the smallest to the largest value of the whole matrix
+   * (a flat row stays dim) or of each row (every row's peak is bright); masked cells are hatched. Beyond 16 columns the
    * numbers move to the tooltip so the matrix stays compact; the labels are sticky so a long sentence
    * scrolls inside its box.
    */
@@ -133,9 +141,11 @@
     const head = el("tr", {}, el("th", { class: "corner" }, spec.corner || ""),
       spec.colLabels.map((label, j) => el("th", { scope: "col", "data-col": j, title: label },
         el("span", { class: "col-label" }, shorten(label, 16)))));
+    const open = spec.values.map((row, i) => row.filter((v, j) => !masked(i, j)));
+    const range = (values) => [Math.min(...values), Math.max(...values)];
+    const whole = range(open.flat());
     const body = spec.values.map((row, i) => {
-      const open = row.filter((v, j) => !masked(i, j));
-      const low = Math.min(...open), high = Math.max(...open);
+      const [low, high] = spec.scale === "row" ? range(open[i]) : whole;
       return el("tr", { "data-row": i },
         el("th", { scope: "row", title: spec.rowLabels[i] }, shorten(spec.rowLabels[i], 16)),
         row.map((value, j) => {
@@ -164,6 +174,9 @@
     });
     return {
       node: el("div", { class: "scroll" }, table),
+      /** The legend of the colours: which scale, and the values at its two ends. */
+      legend: spec.scale === "row" ? "colour per row: dark = the row's smallest value, yellow = its largest"
+        : `colour over the whole matrix: dark = its smallest value (${fmt(whole[0])}), yellow = its largest (${fmt(whole[1])})`,
       /** Mark row i (or none) as the selected query. */
       select(i) {
         table.querySelectorAll("tbody tr").forEach((tr) => tr.classList.toggle("selected", +tr.dataset.row === i));
@@ -173,7 +186,9 @@
 
   /**
    * Token lines: queries on the left, keys on the right, one line per pair, thickness = weight.
-   * spec: {queryLabels, keyLabels, weights (n_q x n_k), onFocus(focus | null)} where focus = {side, index}.
+   * spec: {queryLabels, keyLabels, weights (n_q x n_k), top (k, or null for every line), onFocus(focus | null)}
+   * where focus = {side, index}. With `top`, only each query's k heaviest lines are drawn until a token is
+   * focused, when all of its lines show: 22 words give 66 lines instead of a hairball of 484.
    * Hovering a token shows its row (a query) or column (a key) alone, with the weights written next to the
    * other side's tokens; a click pins it, a second click releases it. One token per 22-pixel row: no overlap.
    */
@@ -183,19 +198,23 @@
     const x1 = labelWidth + valueWidth, x2 = x1 + span, width = x2 + valueWidth + labelWidth;
     const rows = Math.max(nq, nk);
     const ys = (n, i) => top + (rows - n) * rowHeight / 2 + i * rowHeight + rowHeight / 2;
-    const svg = svgEl("svg", { class: "lines", width, height: top + rows * rowHeight + 8,
+    const svg = svgEl("svg", { class: spec.top ? "lines top" : "lines", width, height: top + rows * rowHeight + 8,
       viewBox: `0 0 ${width} ${top + rows * rowHeight + 8}`, role: "img",
       "aria-label": "attention lines: queries on the left, keys on the right, thickness = weight" });
     svg.append(svgEl("text", { class: "heading", x: labelWidth, y: 14, "text-anchor": "end" }, "queries"),
       svgEl("text", { class: "heading", x: x2 + valueWidth, y: 14 }, "keys"));
     const lines = [];
-    spec.weights.forEach((row, i) => row.forEach((w, j) => {
-      if (w <= 0) return;
-      const line = svgEl("line", { x1, y1: ys(nq, i), x2, y2: ys(nk, j), "stroke-width": Math.max(w * thickest, 0.3),
-        "data-q": i, "data-k": j, "data-weight": w });
-      lines.push(line);
-      svg.append(line);
-    }));
+    spec.weights.forEach((row, i) => {
+      const strongest = new Set(row.map((w, j) => [w, j]).sort((a, b) => b[0] - a[0]).slice(0, spec.top || row.length)
+        .map(([, j]) => j));
+      row.forEach((w, j) => {
+        if (w <= 0) return;
+        const line = svgEl("line", { x1, y1: ys(nq, i), x2, y2: ys(nk, j), "stroke-width": Math.max(w * thickest, 0.3),
+          "data-q": i, "data-k": j, "data-weight": w, class: strongest.has(j) ? null : "minor" });
+        lines.push(line);
+        svg.append(line);
+      });
+    });
     const token = (side, i, label, x, y, anchor) => {
       const node = svgEl("text", { class: "token", x, y: y + 4, "text-anchor": anchor, tabindex: 0,
         "data-side": side, "data-index": i }, shorten(label, 18));
@@ -319,6 +338,8 @@
   // ---- explain, and compare --cross (the same keys, with a target over a source) --------------------------
 
   const LAYERS = [["weights", "weights w"], ["scores", "scores s"], ["logits", "scaled scores l"]];
+  const SCALES = [["matrix", "whole matrix"], ["row", "each row"]];
+  const TOP_LINES = 3, TOP_LINES_FROM = 8;  // beyond 8 keys, each query's 3 strongest lines are drawn by default
 
   /**
    * Any document with heads, shifts and diagnostics: self-attention (explain) or cross-attention.
@@ -333,7 +354,7 @@
     const keyLabels = tokenLabels(keys.tokens.map((t) => t.text));
     const dropped = cross ? [...doc.source.dropped_tokens, ...doc.target.dropped_tokens] : doc.dropped_tokens;
     const settings = doc.settings, heads = doc.heads;
-    const state = { head: 0, layer: "weights", focus: null };
+    const state = { head: 0, layer: "weights", focus: null, scale: "matrix", lines: keyLabels.length > TOP_LINES_FROM ? "top" : "all" };
     const id = section.dataset.document;
     add(section,
       cross ? el("h1", {}, "Cross-attention: ", el("q", {}, doc.target.sentence), " (queries) over ",
@@ -347,7 +368,10 @@
       controls.append(choice("head", `head-${id}`, heads.map((h) => [String(h.index), `head ${h.index + 1}`]), "0",
         (value) => { state.head = +value; draw(); }));
     }
-    controls.append(choice("matrix shows", `layer-${id}`, LAYERS, state.layer, (value) => { state.layer = value; draw(); }));
+    controls.append(choice("matrix shows", `layer-${id}`, LAYERS, state.layer, (value) => { state.layer = value; draw(); }),
+      choice("colour scale", `scale-${id}`, SCALES, state.scale, (value) => { state.scale = value; draw(); }),
+      choice("lines", `lines-${id}`, [["top", `${TOP_LINES} strongest per query`], ["all", "all"]], state.lines,
+        (value) => { state.lines = value; draw(); }));
     const panels = el("div", { class: "panels" });
     const after = el("div", {});
     add(section, controls, panels, after, options.nested ? null : settingsList(doc));
@@ -367,7 +391,7 @@
       const head = heads[state.head];
       const diag = doc.diagnostics.heads[state.head].rows;
       const matrix = heatmap({
-        rowLabels: labels, colLabels: keyLabels, values: head[state.layer], corner: "query \\ key",
+        rowLabels: labels, colLabels: keyLabels, values: head[state.layer], corner: "query \\ key", scale: state.scale,
         masked: (i, j) => head.logits[i][j] === null,
         tooltip: (i, j) => [`${labels[i]} → ${keyLabels[j]}`, [["query", labels[i]], ["key", keyLabels[j]],
           ["raw score s", fmt(head.scores[i][j])], ["scaled score l", fmt(head.logits[i][j])],
@@ -375,7 +399,7 @@
         onRow: (i) => lines.pin(state.focus && state.focus.side === "query" && state.focus.index === i ? null : { side: "query", index: i }),
       });
       lines = tokenLines({
-        queryLabels: labels, keyLabels, weights: head.weights,
+        queryLabels: labels, keyLabels, weights: head.weights, top: state.lines === "top" ? TOP_LINES : null,
         onFocus: (focus) => {
           state.focus = focus;
           matrix.select(focus && focus.side === "query" ? focus.index : null);
@@ -384,10 +408,12 @@
       });
       panels.replaceChildren(
         el("div", { class: "panel matrix" }, el("h2", {}, caption()), matrix.node,
-          el("p", { class: "note" }, "colour per row: dark = the row's smallest value, yellow = its largest; hover a cell for its numbers",
+          el("p", { class: "note" }, matrix.legend, "; hover a cell for its numbers",
             heads[0].logits.some((row) => row.includes(null)) ? "; hatched = masked" : "")),
         el("div", { class: "panel lines" }, el("h2", {}, `Who attends to whom${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
-          lines.node, el("p", { class: "note" }, "line thickness = weight; hover or click a word to see its row (query) or column (key)")));
+          lines.node, el("p", { class: "note" }, "line thickness = weight",
+            state.lines === "top" ? `; each query's ${TOP_LINES} strongest keys` : "",
+            "; hover or click a word to see all of its row (query) or column (key)")));
 
       const shiftTable = shifts(doc, labels, keyLabels);
       const shiftRows = [...shiftTable.querySelectorAll("tbody tr")];
@@ -421,8 +447,10 @@
     if (withNeighbors) columns.push(["nearest before: s"], ["nearest after: y"]);
     return dataTable(columns, doc.shifts.map((shift) => {
       const own = doc.cross ? null : shift.contributions.find((c) => c.index === shift.index);
-      const pulled = shift.pulled_by.map((c) => `${keyLabels[c.index]} ${c.weight.toFixed(2)} (${c.share >= 0 ? "+" : ""}${c.share.toFixed(2)})`).join(", ") || "—";
-      const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm), own ? own.weight.toFixed(2) : "—", pulled];
+      const pulled = shift.pulled_by.map((c, k) => [k ? el("br") : null,  // a pair per line, never broken
+        `${keyLabels[c.index]}\u00a0${fmt(c.weight)}\u00a0(${signed(c.share)})`]).flat();
+      const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm), own ? fmt(own.weight) : "—",
+        pulled.length ? pulled : "—"];
       if (withNeighbors) {
         const before = new Set(shift.neighbors_before.map((n) => n.word));
         cells.push(shift.neighbors_before.map((n) => n.word).join(", "),
