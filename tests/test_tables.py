@@ -145,3 +145,17 @@ def test_the_import_progress_bar_fits_80_columns(monkeypatch):
              if line.strip()]
     assert lines and all(len(line.rstrip()) <= 80 and "words" in line for line in lines), lines
     assert "importing glov" in lines[-1] and "name.txt" in lines[-1] and "…" in lines[-1]
+
+
+def test_vectors_list_and_info_columns_line_up(run, tmp_path, glove_file, word2vec_text_file):
+    """Sets of different sizes and names: every column starts in the same place on every line."""
+    env = {"ATTN_CLI_CACHE": str(tmp_path / "cache")}
+    for args in ([glove_file, "--limit", "5"], [word2vec_text_file], [glove_file]):
+        assert run("vectors", "import", *args, env=env).exit_code == 0
+    lines = table(run, "vectors", "list", env=env).splitlines()[1:]
+    assert len(lines) == 3 and all(line == line.rstrip() for line in lines)
+    for marker in (" x ", " MB"):
+        assert len({line.index(marker) for line in lines}) == 1, lines
+    assert len({line.index(" /") for line in lines}) == 1, lines  # the source paths
+    info = table(run, "vectors", "info", glove_file, env=env).splitlines()
+    assert len({len(re.match(r"\S+( \S+)?\s+", line).group()) for line in info}) == 1, info

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 import shutil
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Optional, Sequence
 
 import typer
 
@@ -87,11 +87,10 @@ def list_(json: Json = False) -> None:
         write_json(report)
         return
     print(f"cache: {report['cache']}")
-    for entry in entries:
-        shape = "corrupt" if entry["corrupt"] else f"{entry['count']:,} x {entry['dims']} {entry['format']}"
-        print(f"  {entry['id']}  {shape}  {entry['bytes'] / 1e6:,.1f} MB  {entry['name'] or ''}")
-    if not entries:
-        print("  (empty: attn-cli vectors import FILE adds one)")
+    rows = [(entry["id"], "corrupt" if entry["corrupt"] else f"{entry['count']:,} x {entry['dims']}",
+             "" if entry["corrupt"] else entry["format"], f"{entry['bytes'] / 1e6:,.1f} MB", entry["name"] or "")
+            for entry in entries]
+    print("\n".join(aligned(rows, right=(1, 3))) if rows else "  (empty: attn-cli vectors import FILE adds one)")
 
 
 @vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt"))
@@ -156,13 +155,19 @@ def _show(report: dict, json: bool) -> None:
     if json:
         write_json(report)
         return
-    for key, value in report.items():
-        if key in ("schema_version", "command") or value in (None, 0, {}):
-            continue
-        for label, item in (value.items() if isinstance(value, dict) else [("", value)]):
-            name = f"{key} {label}".strip()
-            print(f"{name:<19} {item:,}" if isinstance(item, int) and not isinstance(item, bool)
-                  else f"{name:<19} {item}")
+    rows = [(f"{key} {label}".strip(), f"{item:,}" if isinstance(item, int) and not isinstance(item, bool) else
+             str(item))
+            for key, value in report.items() if key not in ("schema_version", "command") and value not in (None, 0, {})
+            for label, item in (value.items() if isinstance(value, dict) else [("", value)])]
+    print("\n".join(aligned(rows, indent="")))
+
+
+def aligned(rows: Sequence[Sequence[str]], right: tuple[int, ...] = (), indent: str = "  ") -> list[str]:
+    """Rows as lines of columns two spaces apart, each column as wide as its widest cell (numbers in the
+    `right` columns right-aligned), with no trailing spaces."""
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    return [(indent + "  ".join(cell.rjust(width) if k in right else cell.ljust(width)
+                                for k, (cell, width) in enumerate(zip(row, widths)))).rstrip() for row in rows]
 
 
 def _cache_folder(name: str) -> Path | None:
