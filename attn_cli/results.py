@@ -29,7 +29,8 @@ from attn_cli.engine.attention import AttentionResult, Projections
 from attn_cli.engine.comparison import WordComparison
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence
 from attn_cli.render.flags import SPELLING
-from attn_cli.render.trimmed import trimmed
+from attn_cli.render.consoles import report_console, trimmed
+from attn_cli.literal import literal_document
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
 
@@ -93,13 +94,13 @@ class Report:
         from rich.console import Console
 
         buffer = io.StringIO()
-        console = Console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
+        console = report_console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
                           force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         module, function = self._draw
         draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
         spelling = SPELLING.set("keywords")  # remedies and notes name settings as keyword arguments
         try:
-            draw(self.document(), console)
+            draw(literal_document(self.document()), console)
             console.file.flush()
         finally:
             SPELLING.reset(spelling)

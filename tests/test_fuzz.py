@@ -173,3 +173,25 @@ def test_any_vector_file_loads_or_is_one_vectors_error(tmp_path_factory, content
     assert vectors.count >= 1 and vectors.dims >= 1
     assert np.isfinite(np.asarray(vectors.matrix, dtype=np.float32)).all()
     assert path.read_bytes() == content  # the user's file is never touched
+
+
+@FUZZ_SLOW
+@given(words=st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=6, unique=True))
+def test_any_vocabulary_word_reaches_the_tables_literally(words):
+    """Words of a vector set, as neighbours and in the sentence, never put a control or bidi character into
+    the tables (literal.py): the terminal sanitiser's target."""
+    import re
+
+    import attn_cli
+    from attn_cli.vectors.store import Vectors
+
+    vocabulary = ["money", "bank", *words]
+    matrix = np.random.default_rng(len(words)).normal(size=(len(vocabulary), 4)).astype(np.float32)
+    vectors = Vectors("fuzz\x1b[2J", vocabulary, matrix, lowercase=False)
+    try:
+        result = attn_cli.explain(" ".join(vocabulary), vectors=vectors, neighbors=len(vocabulary))
+    except InputError:
+        return
+    shown = re.sub(r"\x1b\[[0-9;]*m|\n", "", str(result))
+    assert not re.search("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+                         "\ud800-\udfff]", shown)

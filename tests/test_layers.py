@@ -1,6 +1,6 @@
 """The package's layers, read from the source: data flows one way and nothing imports upward or in a circle.
 
-base (errors, version, labels) <- vectors <- engine <- documents <- render <- (settings, results, api) <- cli
+base (errors, version, labels, literal) <- vectors <- engine <- documents <- render <- (settings, results, api) <- cli
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def layer(module: str) -> str | None:
     parts = module.split(".")
     if len(parts) == 1:
         return None
-    return {"errors": "base", "version": "base", "labels": "base", "settings": "library", "results": "library",
-            "api": "library"}.get(parts[1], parts[1])
+    return {"errors": "base", "version": "base", "labels": "base", "literal": "base", "settings": "library",
+            "results": "library", "api": "library"}.get(parts[1], parts[1])
 
 
 def imports(path: Path) -> set[str]:

@@ -25,7 +25,8 @@ from attn_cli.cli.fields import Selection, select
 from attn_cli.render.files import write_text
 from attn_cli.render.json_out import write_json
 from attn_cli.render.plain import header, plain_records
-from attn_cli.render.trimmed import trimmed
+from attn_cli.render.consoles import report_console, trimmed
+from attn_cli.literal import literal_document
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,18 +59,17 @@ class ReportOutputs:
         self.terminal = self.recorder = None
         if style != "tables" and "--svg" not in files:
             return  # JSON or plain only: Rich is never imported (~50 ms of start-up saved)
-        from rich.console import Console
-
         # NO_COLOR: Rich alone would drop colours but keep bold and dim; a reader who asks for no colour
         # wants no escape codes at all, even on a terminal
         plain_terminal = os.environ.get("NO_COLOR", "") != ""
-        self.terminal = Console(record="--svg" in files and style == "tables", file=trimmed(sys.stdout),
+        self.terminal = report_console(record="--svg" in files and style == "tables", file=trimmed(sys.stdout),
                                 color_system=None if plain_terminal else "auto")
         # Rich would exit 1, the code for a bug; replacing the method on this one instance is deliberate
         self.terminal.on_broken_pipe = stdout_closed  # type: ignore[method-assign]
         self.recorder = self.terminal if self.terminal.record else None
         if "--svg" in files and style != "tables":  # tables for the SVG only, never on stdout
-            self.recorder = Console(record=True, file=io.StringIO(), width=self.terminal.width, force_terminal=True)
+            self.recorder = report_console(record=True, file=io.StringIO(), width=self.terminal.width,
+                                           force_terminal=True)
 
     @property
     def json(self) -> bool:
@@ -85,11 +85,12 @@ class ReportOutputs:
         elif self.style == "plain":
             sys.stdout.write((header() if first else "") + plain_records(report))
             sys.stdout.flush()
-        else:
+        readable = literal_document(report) if self.terminal is not None else report  # words shown literally
+        if self.style == "tables":
             assert self.terminal is not None  # __init__ makes it whenever the style is tables
-            self.draw(report, self.terminal)
+            self.draw(readable, self.terminal)
         if self.recorder is not None and self.recorder is not self.terminal:
-            self.draw(report, self.recorder)
+            self.draw(readable, self.recorder)
 
     def show_error(self, document: dict) -> None:
         """A line that failed: its error document on stdout with --json (the caller tells stderr otherwise)."""

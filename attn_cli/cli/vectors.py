@@ -14,6 +14,7 @@ from typing import Annotated, Optional, Sequence
 import typer
 
 from attn_cli.errors import VectorsError
+from attn_cli.literal import literal
 from attn_cli.cli.messages import warn
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
@@ -86,7 +87,7 @@ def list_(json: Json = False) -> None:
     if json:
         write_json(report)
         return
-    print(f"cache: {report['cache']}")
+    print(literal(f"cache: {report['cache']}"))
     rows = [(entry["id"], "corrupt" if entry["corrupt"] else f"{entry['count']:,} x {entry['dims']}",
              "" if entry["corrupt"] else entry["format"], f"{entry['bytes'] / 1e6:,.1f} MB", entry["name"] or "")
             for entry in entries]
@@ -114,7 +115,7 @@ def remove(
     if json:
         write_json(report)
     else:
-        print("\n".join(f"removed {folder}" for folder in folders) if folders else "the cache is empty")
+        print("\n".join(literal(f"removed {folder}") for folder in folders) if folders else "the cache is empty")
 
 
 @vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
@@ -131,7 +132,7 @@ def download(
     if json:
         write_json(report)
     else:
-        print(f"{name}: {path} ({report['bytes'] / 1e6:,.1f} MB); use it with --vectors {name}")
+        print(literal(f"{name}: {path} ({report['bytes'] / 1e6:,.1f} MB); use it with --vectors {name}"))
 
 
 def info_report(vectors: Vectors) -> dict:
@@ -164,7 +165,8 @@ def _show(report: dict, json: bool) -> None:
 
 def aligned(rows: Sequence[Sequence[str]], right: tuple[int, ...] = (), indent: str = "  ") -> list[str]:
     """Rows as lines of columns two spaces apart, each column as wide as its widest cell (numbers in the
-    `right` columns right-aligned), with no trailing spaces."""
+    `right` columns right-aligned), with no trailing spaces; cells from input (names, paths) shown literally."""
+    rows = [[literal(cell) for cell in row] for row in rows]
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     return [(indent + "  ".join(cell.rjust(width) if k in right else cell.ljust(width)
                                 for k, (cell, width) in enumerate(zip(row, widths)))).rstrip() for row in rows]

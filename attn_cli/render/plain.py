@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from attn_cli.literal import literal
+
 COLUMNS = ("line", "id", "index", "token", "key", "cosine", "delta_norm", "self_weight",
            "pulled_by", "pulled_weight", "pulled_share", "neighbors_after")
 
@@ -36,11 +38,12 @@ def plain_records(report: dict) -> str:
 
 
 def cell_text(value) -> str:
-    """A cell as text: '' for none, tabs and line breaks in free text turned into spaces."""
+    """A cell as text: '' for none, tabs and line breaks in free text turned into spaces, other control and
+    bidi characters into their escapes (literal.py)."""
     if value is None:
         return ""
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, (dict, list, bool)):  # a jsonl id may be any JSON value: write it as JSON
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
-    return " ".join(str(value).split()) if isinstance(value, str) else str(value)
+        return literal(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    return literal(" ".join(value.split())) if isinstance(value, str) else str(value)

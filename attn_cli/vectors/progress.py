@@ -10,6 +10,8 @@ import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from attn_cli.literal import literal
+
 
 @contextmanager
 def progress_bar(description: str, total_bytes: int | None, enabled: bool = True,
@@ -23,9 +25,9 @@ def progress_bar(description: str, total_bytes: int | None, enabled: bool = True
 
     console = Console(stderr=True)
     counter = () if unit is None else (TextColumn(f"{{task.fields[count]:,}} {unit}"),)
-    columns = (TextColumn("{task.description}"), BarColumn(bar_width=BAR_WIDTH), DownloadColumn(), *counter,
-               TimeRemainingColumn())
-    shown = shortened(description, console.width - FIXED_COLUMNS - (0 if unit is None else COUNT_WIDTH))
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(bar_width=BAR_WIDTH), DownloadColumn(),
+               *counter, TimeRemainingColumn())
+    shown = shortened(literal(description), console.width - FIXED_COLUMNS - (0 if unit is None else COUNT_WIDTH))
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task(shown, total=total_bytes, count=0)
         yield lambda done, count: progress.update(task, completed=done, count=count)

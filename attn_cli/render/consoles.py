@@ -1,9 +1,18 @@
-"""Text output without the spaces Rich pads each table line with: piped tables end where their text ends."""
+"""The Rich consoles the tables are drawn on: no markup, no trailing spaces.
+
+Rich would read `[link=...]` in a word as markup (a hidden link; `[/oops]` is an
+error) and `:bank:` as an emoji code; the tables are built from Text objects, so
+every console here reads no markup, no emoji codes and highlights nothing. And a
+piped table ends where its text ends, without the spaces Rich pads lines with.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _PADDING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)  # spaces, then only style codes, at a line's end
 
@@ -38,3 +47,10 @@ class TrimmedLines:
 def trimmed(stream: TextIO) -> TextIO:
     """`stream` as Rich's Console takes it, its lines trimmed."""
     return cast(TextIO, TrimmedLines(stream))
+
+
+def report_console(**options: Any) -> Console:
+    """A Rich Console for report tables: Console(**options) with markup, emoji codes and highlighting off."""
+    from rich.console import Console
+
+    return Console(markup=False, emoji=False, highlight=False, **options)
