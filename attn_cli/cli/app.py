@@ -196,7 +196,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
         return
     names = batch.field_names(engine)
     selection = None if names is None else parse_selection(names, command)
-    outputs = ReportOutputs(render, style=batch.output_style(engine), files=engine.picture_files(),
+    outputs = ReportOutputs(render, style=batch.output_style(engine), files=engine.picture_files(batch.file),
                             command_line=command_line(ctx), selection=selection)
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
@@ -279,7 +279,7 @@ def compare(
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
     outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
                             style="json" if engine.json else "tables",
-                            files=engine.picture_files(), command_line=command_line(ctx))
+                            files=engine.picture_files(file), command_line=command_line(ctx))
     vectors = engine.load_vectors(warn)
     tokenized = [(text, tokenize_or_warn(text, vectors, settings, line.where or f"sentence {number}"))
                  for number, (text, line) in enumerate(zip(found, lines), 1)]

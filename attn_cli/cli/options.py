@@ -11,6 +11,7 @@ import copy
 import functools
 import inspect
 import math
+import os
 import typing
 from dataclasses import dataclass, fields
 from enum import Enum
@@ -146,17 +147,32 @@ class EngineOptions:
                             skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle,
                             progress=not self.json, warn=warn)
 
-    def picture_files(self) -> dict[str, Path]:
-        """--html and --svg targets, checked before any work: the folder must exist, the two must differ."""
+    def picture_files(self, file: Path | None = None) -> dict[str, Path]:
+        """--html and --svg targets, checked before any work: the folder must exist, the two must differ, and
+        neither may be an input (the --file sentences or the --vectors file, however it is reached)."""
         targets = {flag: path for flag, path in (("--html", self.html), ("--svg", self.svg)) if path is not None}
+        inputs = {flag: Path(path) for flag, path in (("--file", file), ("--vectors", self.vectors)) if path}
         for flag, path in targets.items():
             if path.is_dir():
                 raise UsageError(f"{flag} {path} is a directory; give a file name, e.g. {flag} report.{flag[2:]}")
             if not path.parent.is_dir():
                 raise UsageError(f"{flag} {path}: folder {path.parent} does not exist; create it or pick another")
+            for source, input_path in inputs.items():
+                if same_regular_file(path, input_path):
+                    raise UsageError(f"{flag} {path} is the {source} input; writing it would replace it, so give "
+                                     f"{flag} another file name")
         if len(targets) == 2 and targets["--html"].resolve() == targets["--svg"].resolve():
             raise UsageError("--html and --svg name the same file; give each its own")
         return targets
+
+
+def same_regular_file(one: Path, other: Path) -> bool:
+    """Whether two paths reach one existing regular file (through links too); a device such as /dev/stdout
+    may be both read and written."""
+    try:
+        return one.is_file() and other.is_file() and os.path.samefile(one, other)
+    except OSError:
+        return False
 
 
 def parse_scale(text: str) -> Scale:

@@ -1,23 +1,45 @@
-"""Writing a report file atomically: a temporary file in the same folder, then a rename."""
+"""Writing a report file atomically: a temporary file in the same folder, then a rename.
+
+Only a regular file is replaced that way. A symbolic link is followed (the file it
+names is replaced, the link stays), and a device or FIFO (`/dev/stdout`,
+`/dev/null`, a named pipe) is written into directly: a rename would put a regular
+file where the device node was.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 
 def write_text(path: Path, text: str) -> None:
     """Write `text` to `path` so that a reader never sees half a file; an OSError says why it could not."""
+    try:
+        mode = os.stat(path).st_mode  # follows links
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        return
+    _replace(Path(os.path.realpath(path)), text, None if mode is None else stat.S_IMODE(mode))
+
+
+def _replace(target: Path, text: str, mode: int | None) -> None:
+    """A temporary file beside `target`, renamed over it; it keeps `mode` (the old file's), else a new file's."""
     import tempfile  # only when a file is written: it costs ~8 ms of start-up (random, hashlib)
 
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes it private; give it a normal file's mode
-        os.replace(temporary, path)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)  # mkstemp makes it private
+        os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)
         raise

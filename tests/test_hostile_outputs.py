@@ -1,0 +1,77 @@
+"""--html and --svg never replace what they should not (issue 14.4): an input, a device, a FIFO, a link.
+
+Each case ends with its documented exit code and leaves the user's files as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+SENTENCES = "money bank grows\nriver bank flows\n"
+
+
+@pytest.fixture
+def sentences(tmp_path) -> Path:
+    path = tmp_path / "sentences.txt"
+    path.write_text(SENTENCES, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("flag", ["--html", "--svg"])
+def test_a_picture_pointed_at_the_file_input_is_refused(run, sentences, flag):
+    result = run("explain", "--file", str(sentences), flag, str(sentences))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (f"attn-cli: error: {flag} {sentences} is the --file input; writing it would replace "
+                             f"it, so give {flag} another file name\n")
+    assert sentences.read_text(encoding="utf-8") == SENTENCES
+
+
+def test_a_picture_pointed_at_the_vectors_file_through_a_link_is_refused(run, tmp_path, glove_file):
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_bytes(Path(glove_file).read_bytes())
+    link = tmp_path / "report.svg"
+    link.symlink_to(vectors)
+    result = run("compare", "the people said", "the people say", "--vectors", str(vectors), "--svg", str(link),
+                 env={"ATTN_CLI_CACHE": str(tmp_path / "cache")})
+    assert result.exit_code == 2 and "is the --vectors input" in result.stderr
+    assert vectors.read_bytes() == Path(glove_file).read_bytes() and link.is_symlink()
+
+
+def test_a_linked_output_replaces_the_file_it_names_and_the_link_stays(run, tmp_path):
+    target = tmp_path / "pictures" / "report.html"
+    target.parent.mkdir()
+    target.write_text("old", encoding="utf-8")
+    os.chmod(target, 0o640)
+    link = tmp_path / "latest.html"
+    link.symlink_to(target)
+    assert run("explain", "money bank grows", "--html", str(link)).exit_code == 0
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # the file keeps its permissions
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_a_device_is_written_into_never_replaced(run, tmp_path):
+    """A private copy of /dev/null: the old rename would have put a regular file in its place."""
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    assert run("explain", "money bank grows", "--svg", str(null), "--html", str(tmp_path / "r.html")).exit_code == 0
+    assert stat.S_ISCHR(null.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+def test_a_fifo_receives_the_page_and_stays_a_fifo(run, tmp_path):
+    fifo = tmp_path / "page.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = run("explain", "money bank grows", "--html", str(fifo))
+    reader.join(timeout=10)
+    assert result.exit_code == 0 and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert received and received[0].startswith(b"<!DOCTYPE html>")
