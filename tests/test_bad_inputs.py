@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import signal
 import subprocess
@@ -301,3 +302,29 @@ def test_ctrl_c_during_an_import_exits_130_and_leaves_nothing_behind(tmp_path, p
     assert process.returncode == 130, stderr
     assert stdout == "" and "Traceback" not in stderr
     assert list((private_cache / "v1").iterdir()) == []  # neither a cache nor a temporary folder
+
+
+@pytest.mark.parametrize("mode", ["raw", "projected"])
+@pytest.mark.parametrize("temperature", ["1", "1e-300"])
+def test_huge_values_at_a_vanishing_temperature_give_the_hard_max(run, tmp_path, mode, temperature):
+    """Values near 1e30 make scores near 1e60; at T = 1e-300 every logit overflows. The weights take the
+    limit (all weight on each row's top visible score, never a tie of infinities or NaN) and the logits are
+    finite numbers, clipped to float64's largest, so no JSON null reads as masked."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "huge.txt"
+    path.write_text("".join(f"{word} {' '.join(f'{x:.3e}' for x in rng.normal(size=8) * 1e30)}\n"
+                            for word in ["money", "bank", "grows", "river", "flows"]), encoding="utf-8")
+    env = {"ATTN_CLI_CACHE": str(tmp_path / "cache")}
+    for seed in range(4 if mode == "projected" else 1):
+        args = ["explain", "money bank grows river flows", "--vectors", str(path), "--mode", mode,
+                "--temperature", temperature, "--mask", "causal", *(["--seed", str(seed)] if seed else [])]
+        result = run(*args, "--json", env=env)
+        assert result.exit_code == 0, result.stderr
+        head = json.loads(result.stdout)["heads"][0]
+        for i, (scores, logits, weights) in enumerate(zip(head["scores"], head["logits"], head["weights"])):
+            assert all(logit is not None for logit in logits[:i + 1]) and logits[i + 1:] == [None] * (4 - i)
+            assert math.isclose(sum(weights), 1.0) and all(math.isfinite(w) for w in weights)
+            top = max(scores[:i + 1])
+            if temperature != "1":
+                assert weights == [1.0 if j <= i and s == top else 0.0 for j, s in enumerate(scores)]
+        assert run(*args, env=env).exit_code == 0

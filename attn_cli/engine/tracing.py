@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits, remedy_settings
-from attn_cli.engine.attention import AttentionResult, multi_head_attention, static_outputs
+from attn_cli.engine.attention import LARGEST, AttentionResult, multi_head_attention, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
 
@@ -103,10 +103,11 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
 def displayed_exps(logits: np.ndarray) -> tuple[np.ndarray, float | None]:
     """exp of each logit (0 where masked) and the amount subtracted first (0 unless exp would overflow).
 
-    A +inf logit (the temperature -> 0 limit) counts as exp = 1 against 0 for the rest (shift None).
+    A logit at float64's largest value (scores x scale / T overflowed: the T -> 0 limit) counts as exp = 1
+    against 0 for the rest (shift None), as the weights take it.
     """
-    if np.isposinf(logits).any():
-        return np.where(np.isposinf(logits), 1.0, 0.0), None
+    if np.max(logits) >= LARGEST:
+        return np.where(logits >= LARGEST, 1.0, 0.0), None
     peak = float(np.max(logits))
     shift = peak if peak > EXP_LIMIT else 0.0
     return np.exp(logits - shift), shift  # exp(-inf) = 0 for masked keys
@@ -215,7 +216,7 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
     label = f"head {head + 1}: " if result.n_heads > 1 else ""
     if weights[top] >= SATURATION_LEVEL:
         ranked = sorted(visible, key=lambda j: -logits[j])
-        gap = float(logits[ranked[0]] - logits[ranked[1]]) if np.isfinite(logits[ranked[0]]) else math.inf
+        gap = float(logits[ranked[0]]) - float(logits[ranked[1]]) if logits[ranked[0]] < LARGEST else math.inf
         return [{
             "code": "saturated", "head": head, "max_weight": float(weights[top]), "argmax": top,
             "runner_up": int(ranked[1]), "logit_gap": gap if math.isfinite(gap) else None,
