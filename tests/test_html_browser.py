@@ -316,3 +316,24 @@ def test_a_three_sentence_comparison_fits_a_1280_pixel_window(run, tmp_path, bro
                                      ".filter(n => n.scrollWidth > n.clientWidth).map(n => n.className)")
     assert overflowing == []
     view.assert_clean()
+
+
+def test_the_content_security_policy_runs_only_the_pages_own_script(run, tmp_path, browser):
+    """Were escaping ever to fail, an injected handler or script would still not run: the policy names the
+    report's script and style sheet by hash, and allows nothing inline besides."""
+    path, _ = write_report(run, tmp_path, "money bank grows")
+    page_text = path.read_text(encoding="utf-8")
+    csp = page_text.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"', 1)[0]
+    assert "unsafe-inline" not in csp and "script-src 'sha256-" in csp and "style-src 'sha256-" in csp
+    injected = ('<img src="data:," onerror="document.title = \'pwned\'">'
+                '<script>document.title = "pwned too"</script><div style="color: red" id="styled">x</div>')
+    path.write_text(page_text.replace("<body>", "<body>" + injected, 1), encoding="utf-8")
+    view = OfflinePage(browser, path)
+    page = view.page
+    assert page.title().startswith("attn-cli explain")  # neither injection ran
+    assert page.locator("#styled").evaluate("n => getComputedStyle(n).color") != "rgb(255, 0, 0)"
+    assert page.locator("table.heatmap td").count() == 9  # the report's own script did
+    cell = page.locator("table.heatmap td").first.evaluate("n => getComputedStyle(n).backgroundColor")
+    assert cell.startswith("rgb(") and cell != "rgba(0, 0, 0, 0)"  # colours set through the CSSOM still apply
+    assert view.errors and all("Content Security Policy" in error for error in view.errors)
+    assert view.requests == [view.url]

@@ -43,6 +43,7 @@
     for (const [name, value] of Object.entries(attrs || {})) {
       if (value === null || value === undefined || value === false) continue;
       if (name === "class") node.setAttribute("class", value);
+      else if (name === "style") node.style.cssText = value;  // CSSOM: allowed by a CSP without 'unsafe-inline'
       else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
       else node.setAttribute(name, value === true ? "" : String(value));
     }
