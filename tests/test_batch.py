@@ -333,3 +333,54 @@ def test_reading_a_terminal_says_how_to_end_the_input(monkeypatch, capsys, termi
                         "(Ctrl-Z Enter on Windows)\n")
     else:
         assert note == ""
+
+
+HOSTILE_JSONL = [
+    "[" * 1000 + '{"text": "money"}' + "]" * 1000,  # nested 1,000 deep
+    '{"id": NaN, "text": "money bank"}',
+    '{"id": Infinity, "text": "money bank"}',
+    '{"id": -Infinity, "text": "money bank"}',
+    '{"id": 1e400, "text": "money bank"}',
+    '{"id": "\\ud800", "text": "money bank"}',
+    '{"id": 1, "text": "money \\udfff bank"}',
+]
+
+
+@pytest.mark.parametrize("line", HOSTILE_JSONL, ids=["nested", "nan", "inf", "-inf", "1e400", "surrogate-id",
+                                                      "surrogate-text"])
+def test_each_hostile_jsonl_line_is_an_error_object_and_the_run_goes_on(run, line):
+    """Each would end the whole batch before (RecursionError before line 1; exit 1 writing the id)."""
+    result = run("explain", "-", "--input-format", "jsonl", "--json", input=f"{line}\n" + '{"id": 2, "text": "money"}\n')
+    assert result.exit_code == 3, result.stderr
+    first, second = json_lines(result.stdout)
+    assert first["line"] == 1 and first["error"]["code"] == 3
+    assert first["error"]["message"].startswith("not a JSON object (")
+    assert second["id"] == 2 and [shift["token"] for shift in second["shifts"]] == ["money"]
+    assert result.stderr.startswith("attn-cli: error: 1 of 2 input lines failed")
+
+
+def test_a_bug_while_writing_a_document_fails_that_line_alone_and_never_cuts_it(run, monkeypatch):
+    """An internal error in the middle of a large (streamed) document: stdout holds whole JSON lines only,
+    the line that failed has an error object with code 1, the lines after it are written."""
+    import numpy as np
+
+    import attn_cli.cli.batch as batch
+    import attn_cli.render.json_out as json_out
+
+    real = batch.with_input
+
+    def broken_second_line(document, number, id, meta):
+        document = real(document, number, id, meta)
+        if number == 2:  # a large array that ends in NaN: the writer refuses it half way through
+            document["broken"] = np.append(np.ones(json_out.STREAM_ABOVE * 2), np.nan).reshape(1, -1)
+        return document
+
+    monkeypatch.setattr(batch, "with_input", broken_second_line)
+    monkeypatch.setattr(json_out, "BUFFER_NUMBERS", 1000)  # encode through the temporary file
+    result = run("explain", "-", "--json", input="money bank grows\nriver bank flows\nthe bank\n")
+    assert result.exit_code == 3
+    lines = json_lines(result.stdout)
+    assert [line["line"] for line in lines] == [1, 2, 3]
+    assert "shifts" in lines[0] and "shifts" in lines[2]
+    assert lines[1]["error"]["code"] == 1 and "refusing to write NaN" in lines[1]["error"]["message"]
+    assert "this is a bug" in lines[1]["error"]["message"]

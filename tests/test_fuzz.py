@@ -102,6 +102,39 @@ def test_any_command_line_gives_json_or_one_documented_error(run, arguments):
         assert len(errors) == 1, result.stderr
 
 
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+              st.text(max_size=8)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=8)
+jsonl_lines = st.one_of(
+    st.builds(lambda text, id, extra: json.dumps({"text": text, "id": id, **extra}), sentences, json_values,
+              st.dictionaries(st.sampled_from(["lesson", "tag"]), json_values, max_size=2)),
+    st.builds(lambda depth, text: "[" * depth + json.dumps({"text": text}) + "]" * depth, st.integers(0, 3000),
+              sentences),
+    st.sampled_from(['{"id": NaN, "text": "bank"}', '{"id": Infinity, "text": "bank"}', '{"id": 1e999, "text": "x"}',
+                     '{"id": "\\ud800", "text": "bank"}', '{"text": "bank \\udc00"}', '{"text": 5}', "[]", "{",
+                     '{"text": "money bank"}{"text": "x"}']),
+    st.text(max_size=30),
+)
+
+
+@FUZZ_SLOW
+@given(lines=st.lists(jsonl_lines, min_size=1, max_size=5))
+def test_any_jsonl_input_gives_whole_json_lines_one_per_input_line(run, lines):
+    """Whatever the lines hold, every input line gets one whole JSON line: its document or its error object."""
+    text = "".join(line.replace("\n", " ").replace("\r", " ") + "\n" for line in lines)
+    result = run("explain", "-", "--input-format", "jsonl", "--json", "--neighbors", "0", input=text)
+    assert result.exit_code in (0, 3), result.stderr
+    written = [json.loads(line) for line in result.stdout.splitlines()]
+    expected = [number for number, line in enumerate(text.split("\n")[:-1], 1) if line.strip()]
+    if len(expected) == 1 and result.exit_code == 3:  # a single line fails as a sentence argument would
+        assert written == [] and result.stderr.count("attn-cli: error: ") == 1
+        return
+    assert [document["line"] for document in written] == expected
+    assert all(("error" in document) != ("shifts" in document) for document in written)
+
+
 # --- vector files ----------------------------------------------------------------------------
 
 number_texts = st.one_of(

@@ -11,6 +11,7 @@ back until a second line shows that this is a batch).
 
 from __future__ import annotations
 
+import os
 from typing import Callable, Iterable
 
 from attn_cli.errors import InputError
@@ -42,7 +43,10 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
                     report_failure(line, outcome.message, outputs, command, tell)
                     failed += 1
                 continue
-            outputs.show(outcome if line.number is None else with_input(outcome, line.number, line.id, line.meta))
+            if line.number is None:
+                outputs.show(outcome)
+            elif not shown(line, outcome, outputs, command, tell):
+                failed += 1
     if held is not None:  # the only line: fail as a sentence argument would
         raise InputError(held[0].located(held[1]))
     outputs.finish()
@@ -52,9 +56,27 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
                          "fix or remove them, or pass --strict to stop at the first")
 
 
+def shown(line: InputLine, document: dict, outputs: ReportOutputs, command: str,
+          tell: Callable[[str], None]) -> bool:
+    """Show one line's document; a bug met while writing it fails that line alone (an error object with
+    code 1, never a cut document: write_json encodes a document whole before writing it)."""
+    assert line.number is not None  # a line of stdin or --file
+    try:
+        outputs.show(with_input(document, line.number, line.id, line.meta))
+    except (OSError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if os.environ.get("ATTN_CLI_DEBUG"):
+            raise
+        report_failure(line, f"internal error: {type(exc).__name__}: {exc}; this is a bug: rerun with "
+                             "ATTN_CLI_DEBUG=1 and report the traceback", outputs, command, tell, code=1)
+        return False
+    return True
+
+
 def report_failure(line: InputLine, message: str, outputs: ReportOutputs, command: str,
-                   tell: Callable[[str], None]) -> None:
+                   tell: Callable[[str], None], code: int = InputError.exit_code) -> None:
     if outputs.json:
-        outputs.show_error(error_document(command, line.number, line.id, InputError.exit_code, message))
+        outputs.show_error(error_document(command, line.number, line.id, code, message))
     else:
         tell(line.located(message))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import queue
 import stat
@@ -224,12 +225,29 @@ def parse_lines(stream: Iterable[bytes], source: str, input_format: str) -> Iter
         yield json_line(text, number, source) if input_format == "jsonl" else InputLine(text, number, source)
 
 
+def _no_constant(name: str) -> float:
+    """NaN, Infinity and -Infinity are Python's extensions, not JSON: refused, as the output refuses them."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number; one too large for a float (1e400) is refused rather than read as infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is beyond the range of a float")
+    return value
+
+
 def json_line(text: str, number: int, source: str) -> InputLine:
     """A JSON Lines record: {"text": "...", "id": ..., anything else}; "id" and the rest are passed through."""
     try:
-        record = json.loads(text)
-    except ValueError as exc:
-        return InputLine(None, number, source, error=f"not a JSON object ({exc}); with --input-format jsonl "
+        record = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        json.dumps(record, ensure_ascii=False).encode("utf-8")  # a lone surrogate (\\ud800) fails here
+    except (ValueError, RecursionError) as exc:
+        why = ("nested too deeply" if isinstance(exc, RecursionError) else
+               f"a lone surrogate {exc.object[exc.start]!r} is not text" if isinstance(exc, UnicodeEncodeError)
+               else exc)
+        return InputLine(None, number, source, error=f"not a JSON object ({why}); with --input-format jsonl "
                                                      'write one object per line, e.g. '
                                                      '{"id": 1, "text": "money bank grows"}')
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):

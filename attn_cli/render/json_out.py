@@ -1,9 +1,9 @@
-"""JSON output: streamed straight to stdout, never through Rich, never with NaN.
+"""JSON output: written straight to stdout, never through Rich, never with NaN, never half a document.
 
 Rich would read "[...]" as markup and wrap long lines. Report documents hold
-their matrices as numpy arrays, written here one row at a time, so a
+their matrices as numpy arrays, encoded here one row at a time, so a
 5,000-token sentence (three 25-million-number matrices per head) never exists
-as one Python list or one string. Infinite entries (masked logits, -inf) are
+as one Python list or one string (it is spooled through a temporary file). Infinite entries (masked logits, -inf) are
 written as null; a NaN is a bug and raises ValueError instead of invalid JSON.
 Small values (every array in them together under STREAM_ABOVE numbers) are
 turned into plain lists first and encoded by one call of the C encoder: a
@@ -26,11 +26,39 @@ STREAM_ABOVE = 65_536  # numbers in one value's arrays beyond which it is stream
 
 
 def write_json(document: dict, stream: TextIO | None = None) -> None:
-    """One JSON document and a newline, flushed so a pipe sees it at once."""
+    """One JSON document and a newline, written whole or not at all, flushed so a pipe sees it at once.
+
+    It is encoded first, so a failure while encoding (a NaN, a bug) leaves no cut document
+    behind: in memory up to BUFFER_NUMBERS numbers, beyond that in an anonymous
+    temporary file (gone with the process, however it ends), then copied out.
+    """
     stream = stream or sys.stdout
-    _write(document, stream)
-    stream.write("\n")
+    if _count_numbers(document) <= BUFFER_NUMBERS:
+        stream.write(dumps(document) + "\n")
+    else:
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+            _write(document, spool)
+            spool.write("\n")
+            spool.seek(0)
+            shutil.copyfileobj(spool, stream, 1 << 20)
     stream.flush()
+
+
+BUFFER_NUMBERS = 4_000_000  # ~80 MB of JSON: larger documents are encoded into a temporary file first
+
+
+def _count_numbers(value: Any) -> int:
+    """How many numbers a document's arrays hold (its lists of plain numbers are small: not counted)."""
+    if isinstance(value, np.ndarray):
+        return value.size
+    if isinstance(value, dict):
+        return sum(_count_numbers(item) for item in value.values())
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], (dict, list, tuple, np.ndarray)):
+        return sum(_count_numbers(item) for item in value)
+    return 0
 
 
 def dumps(document: dict) -> str:
