@@ -350,7 +350,8 @@ HOSTILE_JSONL = [
                                                       "surrogate-text"])
 def test_each_hostile_jsonl_line_is_an_error_object_and_the_run_goes_on(run, line):
     """Each would end the whole batch before (RecursionError before line 1; exit 1 writing the id)."""
-    result = run("explain", "-", "--input-format", "jsonl", "--json", input=f"{line}\n" + '{"id": 2, "text": "money"}\n')
+    result = run("explain", "-", "--input-format", "jsonl", "--json",
+                 input=f"{line}\n" + '{"id": 2, "text": "money"}\n')
     assert result.exit_code == 3, result.stderr
     first, second = json_lines(result.stdout)
     assert first["line"] == 1 and first["error"]["code"] == 3
