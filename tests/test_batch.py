@@ -377,7 +377,7 @@ def test_a_bug_while_writing_a_document_fails_that_line_alone_and_never_cuts_it(
         return document
 
     monkeypatch.setattr(batch, "with_input", broken_second_line)
-    monkeypatch.setattr(json_out, "BUFFER_NUMBERS", 1000)  # encode through the temporary file
+    monkeypatch.setattr(json_out, "BUFFER_BYTES", 1000)  # spool through the temporary file
     result = run("explain", "-", "--json", input="money bank grows\nriver bank flows\nthe bank\n")
     assert result.exit_code == 3
     lines = json_lines(result.stdout)

@@ -28,37 +28,28 @@ STREAM_ABOVE = 65_536  # numbers in one value's arrays beyond which it is stream
 def write_json(document: dict, stream: TextIO | None = None) -> None:
     """One JSON document and a newline, written whole or not at all, flushed so a pipe sees it at once.
 
-    It is encoded first, so a failure while encoding (a NaN, a bug) leaves no cut document
-    behind: in memory up to BUFFER_NUMBERS numbers, beyond that in an anonymous
-    temporary file (gone with the process, however it ends), then copied out.
+    It is encoded first, so a failure while encoding (a NaN, a bug) leaves no cut
+    document behind: a small one by one call of the C encoder, a large one (more than
+    STREAM_ABOVE numbers) row by row into a spool that stays in memory up to
+    BUFFER_BYTES and beyond that moves to an anonymous temporary file (gone with the
+    process, however it ends), then copied out.
     """
     stream = stream or sys.stdout
-    if _count_numbers(document) <= BUFFER_NUMBERS:
-        stream.write(dumps(document) + "\n")
-    else:
+    try:
+        stream.write(json.dumps(document, allow_nan=False, default=_encodable([STREAM_ABOVE])) + "\n")
+    except _TooLarge:
         import shutil
         import tempfile
 
-        with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-            _write(document, spool)
+        with tempfile.SpooledTemporaryFile(BUFFER_BYTES, "w+", encoding="utf-8") as spool:
+            _write(document, spool)  # type: ignore[arg-type]  # a text spool is a TextIO
             spool.write("\n")
             spool.seek(0)
             shutil.copyfileobj(spool, stream, 1 << 20)
     stream.flush()
 
 
-BUFFER_NUMBERS = 4_000_000  # ~80 MB of JSON: larger documents are encoded into a temporary file first
-
-
-def _count_numbers(value: Any) -> int:
-    """How many numbers a document's arrays hold (its lists of plain numbers are small: not counted)."""
-    if isinstance(value, np.ndarray):
-        return value.size
-    if isinstance(value, dict):
-        return sum(_count_numbers(item) for item in value.values())
-    if isinstance(value, (list, tuple)) and value and isinstance(value[0], (dict, list, tuple, np.ndarray)):
-        return sum(_count_numbers(item) for item in value)
-    return 0
+BUFFER_BYTES = 64 << 20  # a large document's JSON is held in memory up to 64 MiB, then in a temporary file
 
 
 def dumps(document: dict) -> str:
