@@ -228,3 +228,71 @@ def test_any_vocabulary_word_reaches_the_tables_literally(words):
     shown = re.sub(r"\x1b\[[0-9;]*m|\n", "", str(result))
     assert not re.search("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
                          "\ud800-\udfff]", shown)
+
+
+CACHE_FILES = ["meta.json", "index.npy", "offsets.npy", "vocab.txt", "norms.npy", "matrix.npy"]
+meta_values = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63), st.floats(), st.text(max_size=6),
+                        st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
+                                                                                 max_size=2))
+
+
+@st.composite
+def cache_damage(draw):
+    """A change to one file of a cached set: a metadata field set to any JSON value, or bytes overwritten."""
+    name = draw(st.sampled_from(CACHE_FILES))
+    if name == "meta.json" and draw(st.booleans()):
+        return name, ("field", draw(st.sampled_from(["count", "dims", "format", "source", "limit", "lowercase",
+                                                     "name", "layout", "words_bytes", "bogus"])), draw(meta_values))
+    return name, ("bytes", draw(st.integers(0, 4096)), draw(st.binary(min_size=1, max_size=64)))
+
+
+@FUZZ_SLOW
+@given(damage=cache_damage())
+def test_any_damaged_cache_is_rebuilt_or_one_vectors_error(tmp_path_factory, damage):
+    """Whatever one file of a cached set holds, the next load gives one VectorsError or a set whose lookups
+    end in range and whose rows are finite: never a hang or another exception; a damaged metadata field is
+    caught and the set rebuilt exactly (the cache metadata's target). Bytes changed inside the word list
+    itself are not detected: that would cost a hash of the whole list on every warm run."""
+    from attn_cli.vectors.importer import LoadOptions
+
+    root = tmp_path_factory.mktemp("cache")
+    source = root / "vectors.txt"
+    rng = np.random.default_rng(0)
+    words = ["money", "bank", "grows", "river", "flows", "the"]
+    source.write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in rng.normal(size=4))}\n" for w in words))
+    old = os.environ.get("ATTN_CLI_CACHE")
+    os.environ["ATTN_CLI_CACHE"] = str(root / "cache")
+    try:
+        expected = np.asarray(load_vectors(str(source), LoadOptions()).matrix, dtype=np.float32).copy()
+        [folder] = (root / "cache" / "v1").iterdir()
+        name, (kind, where, value) = damage
+        path = folder / name
+        if kind == "field":
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            meta[where] = value
+            path.write_text(json.dumps(meta), encoding="utf-8")
+        else:
+            data = bytearray(path.read_bytes())
+            data[where:where + len(value)] = value
+            path.write_bytes(bytes(data))
+        try:
+            vectors = load_vectors(str(source), LoadOptions(warn=lambda message: None))
+        except VectorsError as exc:
+            assert exc.message and "\n" not in exc.message
+            return
+        found = [vectors.lookup(word) for word in words]  # a bounded probe: returns, in range, or None
+        rows = [row for _, row in filter(None, found)]
+        assert all(0 <= row < vectors.count for row in rows)
+        try:
+            got = vectors.rows(rows)
+        except VectorsError:
+            return
+        assert np.isfinite(got).all()
+        if name == "meta.json":  # metadata is checked whole: a damaged field means a rebuilt, exact set
+            assert len(rows) == len(words)
+            np.testing.assert_array_equal(got.astype(np.float32), expected)
+    finally:
+        if old is None:
+            os.environ.pop("ATTN_CLI_CACHE", None)
+        else:
+            os.environ["ATTN_CLI_CACHE"] = old
