@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import UsageError, VectorsError
 from attn_cli.cli.messages import warn
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
@@ -59,16 +59,16 @@ def info(
     """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
     from attn_cli.vectors.cache import load_cached
 
-    folders = _matching_folders(source)
-    if not folders:
+    found = _matching_folders(source)
+    if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
                            f"attn-cli vectors import {shlex.quote(source)}")
-    folder = folders[0]  # the newest, as list shows them
+    folder, meta = found[0]  # the newest, as list shows them
     try:
         vectors = load_cached(folder)
     except CorruptCache as exc:
-        raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); remove it with "
-                           f"attn-cli vectors remove {folder.name}") from exc
+        fix = f"remove it with attn-cli vectors remove {folder.name}" if meta else LEFT_ALONE
+        raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); {fix}") from exc
     _show(info_report(vectors), json)
 
 
@@ -76,7 +76,7 @@ def info(
 def list_(json: Json = False) -> None:
     """List the cached vector sets, newest first."""
     entries: list[dict] = []
-    for folder, meta in cached_sets():
+    for folder, meta in _listed_sets():
         meta = meta or {}
         entries.append({"id": folder.name, "name": meta.get("name"), "format": meta.get("format"),
                         "count": meta.get("count"), "dims": meta.get("dims"), "bytes": folder_size(folder),
@@ -101,21 +101,21 @@ def remove(
     all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set.")] = False,
     json: Json = False,
 ) -> None:
-    """Delete a cached set (the source file is never touched)."""
-    if all_sets == (source is not None):
-        from attn_cli.errors import UsageError
-
+    """Delete cached sets (only what attn-cli made; the source file is never touched)."""
+    if all_sets == bool(source):  # neither or both; an empty name names nothing
         raise UsageError("name one cached set (attn-cli vectors list shows them) or pass --all")
-    folders = [folder for folder, _ in cached_sets()] if all_sets or source is None else _matching_folders(source)
-    if not folders and not all_sets:
+    found = _listed_sets() if all_sets else _matching_folders(str(source))
+    if not found and not all_sets:
         raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
+    folders = _removable(found, named=not all_sets)
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders]}
     if json:
         write_json(report)
     else:
-        print("\n".join(f"removed {folder}" for folder in folders) if folders else "the cache is empty")
+        print("\n".join(f"removed {folder}" for folder in folders) if folders else
+              "nothing removed" if found else "the cache is empty")
 
 
 @vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
@@ -165,24 +165,48 @@ def _show(report: dict, json: bool) -> None:
                   else f"{name:<19} {item}")
 
 
-def _cache_folder(name: str) -> Path | None:
-    folder = cache_root() / "v1" / name
-    return folder if "/" not in name and folder.is_dir() else None
+LEFT_ALONE = ("it has no valid meta.json, so it may not be a set attn-cli made and is left alone: look inside and "
+              "delete it yourself if it is one")
 
 
-def _matching_folders(source: str) -> list[Path]:
-    """The cache folder named `source`, or every folder imported from the file (or gensim-data set) `source`
-    names, newest first; none for a name that is neither (no error: the caller says what to do)."""
-    folder = _cache_folder(source)
-    if folder is not None:
-        return [folder]
+def _removable(found: list[tuple[Path, dict | None]], named: bool) -> list[Path]:
+    """The folders with valid metadata: the others may not be attn-cli's, so they are left alone (an error when
+    it was named, a warning each with --all)."""
+    for folder, meta in found:
+        if meta is None and named:
+            raise VectorsError(f"{folder}: {LEFT_ALONE}")
+        if meta is None:
+            warn(f"{folder}: {LEFT_ALONE}")
+    return [folder for folder, meta in found if meta]
+
+
+def _listed_sets() -> list[tuple[Path, dict | None]]:
+    """The sets `vectors list` shows, the only ones `info` and `remove` accept: none, with a warning, when the
+    cache's v1 is a symbolic link (never followed)."""
+    try:
+        return cached_sets()
+    except OSError as exc:
+        warn(f"{exc.strerror}; remove the link, or set ATTN_CLI_CACHE to another folder")
+        return []
+
+
+def _matching_folders(source: str) -> list[tuple[Path, dict | None]]:
+    """The listed set named `source`, or every listed set imported from the file (or gensim-data set) `source`
+    names, newest first, with their metadata; none for a name that is neither (no error: the caller says what
+    to do). Never a path: `..` or `v1/x` name no set."""
+    listed = _listed_sets()
+    named = [(folder, meta) for folder, meta in listed if folder.name == source]
+    if named:
+        return named
     from attn_cli.vectors import gensim_data
 
     path = Path(source).expanduser()
-    if not path.is_file():
+    if not path.is_file() and gensim_data.looks_like_name(source):
         try:
             path = gensim_data.resolve(source)
         except VectorsError:
             return []
+    if not path.is_file():
+        return []
     resolved = str(path.resolve())
-    return [f for f, meta in cached_sets() if meta and meta.get("source", {}).get("path") == resolved]
+    return [(folder, meta) for folder, meta in listed if meta and meta["source"]["path"] == resolved]

@@ -47,6 +47,7 @@ LAYOUT = "v1"
 MATRIX_FILE, NORMS_FILE, META_FILE = "matrix.npy", "norms.npy", "meta.json"
 _SAMPLE_BYTES = 1 << 16
 _HEADER_BYTES = 128  # fixed .npy header size, so the final shape can be written in place
+_STEM_CHARACTERS, _KEY_DIGITS = 40, 16  # a key: up to 40 characters of the file name, "-", 16 hex digits
 DATA_FILES = (MATRIX_FILE, NORMS_FILE, VOCAB_FILE, OFFSETS_FILE, INDEX_FILE)
 # every field CacheWriter.finish writes, with its type (a bool is no int here); the source's fields are Fingerprint's
 META_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -91,8 +92,8 @@ class Fingerprint:
 
     def key(self, file_format: str, limit: int | None) -> str:
         text = json.dumps([self.path, self.size, self.mtime_ns, self.sample_sha256, file_format, limit])
-        stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(self.path).name)[:40]
-        return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        stem = "".join(c if _stem_character(c) else "_" for c in Path(self.path).name)[:_STEM_CHARACTERS]
+        return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:_KEY_DIGITS]}"
 
     def check_origin(self, meta: dict, file_format: str, limit: int | None) -> None:
         """A cache serves only the file it was imported from: a folder copied or planted under this file's key
@@ -102,6 +103,17 @@ class Fingerprint:
             raise CorruptCache(f"its {META_FILE} records another source: {recorded['path']}, "
                                f"{recorded['size']:,} bytes, read as {meta['format']}, "
                                f"limit {'none' if meta['limit'] is None else meta['limit']}")
+
+
+def _stem_character(char: str) -> bool:
+    return char.isalnum() or char in "._-"
+
+
+def is_key_name(name: str) -> bool:
+    """True for a name Fingerprint.key can make: what `vectors list` shows and `vectors remove` may delete."""
+    stem, _, digest = name.rpartition("-")
+    return (0 < len(stem) <= _STEM_CHARACTERS and all(_stem_character(c) for c in stem)
+            and len(digest) == _KEY_DIGITS and all(c in "0123456789abcdef" for c in digest))
 
 
 class CacheWriter:
@@ -328,26 +340,28 @@ def _check_index(index: StoredIndex, words: WordList) -> None:
 
 
 def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
-    """Every cache folder with its metadata (None when unreadable), newest first."""
-    layout = (root or cache_root()) / LAYOUT
+    """Every cache folder with its metadata (None when not valid), newest first: the real folders with a
+    key-shaped name in a real v1 (an OSError when v1 is a link), never another file or a link."""
+    layout = layout_folder(root)
     if not layout.is_dir():
         return []
     found: list[tuple[float, Path, dict | None]] = []
-    for folder in layout.iterdir():
-        if folder.name.startswith(".tmp-"):  # another process's import, which may vanish at any moment
+    for entry in os.scandir(layout):
+        try:  # another process may remove a set (or rename its import into place) at any moment
+            if not (is_key_name(entry.name) and entry.is_dir(follow_symlinks=False)):
+                continue
+            modified = entry.stat(follow_symlinks=False).st_mtime
+        except FileNotFoundError:
             continue
+        folder = Path(entry.path)
         try:
-            modified = folder.stat().st_mtime
-        except FileNotFoundError:  # removed (by another process) since it was listed
-            continue
-        if folder.is_dir():
-            try:
-                found.append((modified, folder, read_meta(folder)))
-            except CorruptCache:
-                found.append((modified, folder, None))
+            found.append((modified, folder, read_meta(folder)))
+        except CorruptCache:
+            found.append((modified, folder, None))
     return [(folder, meta) for _, folder, meta in sorted(found, key=lambda item: item[0], reverse=True)]
 
 
 def folder_size(folder: Path) -> int:
-    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
-
+    """The bytes of the regular files in `folder` (links are not followed)."""
+    sizes = (entry.stat(follow_symlinks=False) for entry in os.scandir(folder))
+    return sum(info.st_size for info in sizes if stat.S_ISREG(info.st_mode))
