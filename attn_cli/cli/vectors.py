@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 import shutil
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -18,7 +18,8 @@ from attn_cli.cli.messages import warn
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
 from attn_cli.api import load_vectors
-from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, read_meta, CorruptCache
+from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, layout_folder, read_meta, CorruptCache
+from attn_cli.vectors.leftovers import Leftover, every_place, find as find_leftovers, remove as remove_leftover
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
@@ -74,15 +75,17 @@ def info(
 
 @vectors_app.command("list", cls=HelpInOrder, epilog=examples("attn-cli vectors list --json"))
 def list_(json: Json = False) -> None:
-    """List the cached vector sets, newest first."""
+    """List the cached vector sets, newest first, and what killed imports and downloads left behind."""
     entries: list[dict] = []
     for folder, meta in _listed_sets():
         meta = meta or {}
         entries.append({"id": folder.name, "name": meta.get("name"), "format": meta.get("format"),
                         "count": meta.get("count"), "dims": meta.get("dims"), "bytes": folder_size(folder),
                         "corrupt": not meta})
+    left: list[dict[str, Any]] = [{"path": str(item.path), "bytes": item.bytes, "pid": item.pid,
+                                   "running": item.running} for item in _leftovers()]
     report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_root()),
-              "sets": entries}
+                    "sets": entries, "leftovers": left}
     if json:
         write_json(report)
         return
@@ -92,30 +95,44 @@ def list_(json: Json = False) -> None:
         print(f"  {entry['id']}  {shape}  {entry['bytes'] / 1e6:,.1f} MB  {entry['name'] or ''}")
     if not entries:
         print("  (empty: attn-cli vectors import FILE adds one)")
+    if left:
+        print(f"left by killed imports and downloads, {sum(item['bytes'] for item in left) / 1e6:,.1f} MB "
+              "(attn-cli vectors remove --leftovers deletes them):")
+    for item in left:
+        print(f"  {item['path']}  {item['bytes'] / 1e6:,.1f} MB  process {item['pid']} "
+              f"{'still running' if item['running'] else 'gone'}")
 
 
-@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt"))
+@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt",
+                                                     "attn-cli vectors remove --leftovers"))
 def remove(
     source: Annotated[Optional[str], typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file "
                                                                            "or gensim-data name.")] = None,
-    all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set.")] = False,
+    all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set and every leftover.")] = False,
+    leftovers_only: Annotated[bool, typer.Option("--leftovers", help="Remove only what killed imports and "
+                                                                     "downloads left behind.")] = False,
     json: Json = False,
 ) -> None:
-    """Delete cached sets (only what attn-cli made; the source file is never touched)."""
-    if all_sets == bool(source):  # neither or both; an empty name names nothing
-        raise UsageError("name one cached set (attn-cli vectors list shows them) or pass --all")
-    found = _listed_sets() if all_sets else _matching_folders(str(source))
-    if not found and not all_sets:
+    """Delete cached sets (only what attn-cli made; the source file is never touched) and leftovers."""
+    if [bool(source), all_sets, leftovers_only].count(True) != 1:  # an empty name names nothing
+        raise UsageError("name one cached set (attn-cli vectors list shows them), or pass --all or --leftovers")
+    found = _matching_folders(str(source)) if source else [] if leftovers_only else _listed_sets()
+    if source and not found:
         raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
-    folders = _removable(found, named=not all_sets)
+    folders = _removable(found, named=bool(source))
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
-    report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders]}
+    left = [] if source else _remove_leftovers()
+    report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders],
+              "leftovers": [{"path": str(item.path), "bytes": item.bytes} for item in left]}
     if json:
         write_json(report)
-    else:
-        print("\n".join(f"removed {folder}" for folder in folders) if folders else
-              "nothing removed" if found else "the cache is empty")
+        return
+    for line in [f"removed {folder}" for folder in folders] + [
+            f"removed {item.path} ({item.bytes / 1e6:,.1f} MB, left by process {item.pid})" for item in left]:
+        print(line)
+    if not folders and not left:
+        print("no leftovers" if leftovers_only else "nothing removed" if found else "the cache is empty")
 
 
 @vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
@@ -178,6 +195,29 @@ def _removable(found: list[tuple[Path, dict | None]], named: bool) -> list[Path]
         if meta is None:
             warn(f"{folder}: {LEFT_ALONE}")
     return [folder for folder, meta in found if meta]
+
+
+def _leftovers() -> list[Leftover]:
+    """This user's leftovers of killed imports and downloads (none looked for behind a linked v1)."""
+    from attn_cli.vectors.gensim_data import data_dir
+
+    try:
+        layout: Path | None = layout_folder()
+    except OSError:  # _listed_sets says so
+        layout = None
+    return find_leftovers(every_place(layout, data_dir()))
+
+
+def _remove_leftovers() -> list[Leftover]:
+    """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
+    removed = []
+    for item in _leftovers():
+        if item.running:
+            warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
+            continue
+        remove_leftover(item)
+        removed.append(item)
+    return removed
 
 
 def _listed_sets() -> list[tuple[Path, dict | None]]:

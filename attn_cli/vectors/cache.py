@@ -11,8 +11,8 @@ Layout, under `$ATTN_CLI_CACHE` or `$XDG_CACHE_HOME/attn-cli` (default
 The key hashes the resolved path, size, mtime, a sampled content hash, the
 format and --limit, so an edited or replaced file is imported again. An import
 writes into `v1/.tmp-<key>-<pid>-<random>/` and renames it into place in one
-step: a killed import leaves no half cache (its leftovers are swept by the next
-import), and when several processes import the same file at once, the first
+step: a killed import leaves no half cache (leftovers.py finds and sweeps what
+it leaves), and when several processes import the same file at once, the first
 rename wins and the others use its result.
 
 Nothing found in the cache is trusted blindly: a set is read only from a real
@@ -199,31 +199,10 @@ def layout_folder(root: Path | None = None) -> Path:
 
 
 def new_temporary_folder(layout: Path, key: str) -> Path:
-    """A private folder next to the final one (same file system: the rename is atomic)."""
+    """A private folder next to the final one (same file system: the rename is atomic), named as leftovers.py
+    recognises it should the import be killed: `.tmp-<key>-<pid>-<random>`."""
     layout.mkdir(parents=True, exist_ok=True)
-    sweep_abandoned(layout)
     return Path(tempfile.mkdtemp(prefix=f".tmp-{key}-{os.getpid()}-", dir=layout))
-
-
-def sweep_abandoned(layout: Path) -> None:
-    """Remove temporary folders of imports whose process is gone (killed, crashed)."""
-    for folder in layout.glob(".tmp-*"):
-        try:
-            pid = int(folder.name.rsplit("-", 2)[-2])
-        except (ValueError, IndexError):
-            continue
-        if not _process_alive(pid):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def publish(temporary: Path, final: Path) -> bool:
