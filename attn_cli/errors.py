@@ -80,6 +80,17 @@ class VectorsError(AttnError):
     exit_code = 4
 
 
+class DamagedCache(VectorsError):
+    """A cache folder found inconsistent after it was loaded: in what a warm load does not read (an entry of the
+    stored index, the values of a row a sentence uses), so it cannot be rebuilt in this run. Names the fix."""
+
+    def __init__(self, folder: object, problem: str) -> None:
+        self.folder, self.problem = folder, problem
+        name = str(folder).rstrip("/").rsplit("/", 1)[-1]
+        super().__init__(f"the cache {folder} is damaged ({problem}); remove it with attn-cli vectors remove {name} "
+                         "and run again to import its file afresh")
+
+
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 
 EXIT_CODES = {

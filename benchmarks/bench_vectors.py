@@ -58,10 +58,12 @@ def glove_text(path: str, words: str, dims: str) -> None:
             out.write("".join(f"w{i} {bodies[i % 997]}\n" for i in range(start, min(words, start + 10_000))))
 
 
-def direct_cache(folder: Path, words: int, dims: int) -> None:
-    """A cache folder of random float32 rows, written straight in the importer's layout."""
+def direct_cache(folder: Path, words: int, dims: int, source: Path) -> None:
+    """A cache folder of random float32 rows, written straight in the importer's layout, with the metadata an
+    import of `source` writes (a cache serves only the file its meta.json records)."""
     from attn_cli.vectors.cache import LAYOUT
     from attn_cli.vectors.vocab import write_vocabulary
+    import dataclasses
     import json
 
     folder.mkdir(parents=True)
@@ -76,9 +78,10 @@ def direct_cache(folder: Path, words: int, dims: int) -> None:
     del matrix
     np.save(folder / "norms.npy", norms)
     write_vocabulary(folder, [b"money", b"bank", b"grows"] + [f"w{i}".encode() for i in range(3, words)])
-    (folder / "meta.json").write_text(json.dumps({"layout": LAYOUT, "name": f"synthetic {words} x {dims}",
-                                                  "format": "glove", "count": words, "dims": dims,
-                                                  "lowercase": True, "source": {}}))
+    (folder / "meta.json").write_text(json.dumps({
+        "layout": LAYOUT, "name": f"synthetic {words} x {dims}", "format": "glove", "limit": None, "count": words,
+        "dims": dims, "lowercase": True, "source": dataclasses.asdict(Fingerprint.of(source)), "header_count": None,
+        "duplicates": 0, "first_duplicates": [], "bad_lines": 0, "first_bad_lines": [], "invalid_utf8_words": 0}))
 
 
 def table(title: str, samples: dict[str, list[tuple[float, float]]], baseline: str) -> None:
@@ -103,7 +106,7 @@ def main() -> None:
     parser.add_argument("--make-cache", metavar="FOLDER", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.make_cache:
-        direct_cache(Path(args.make_cache), int(rest[0]), int(rest[1]))
+        direct_cache(Path(args.make_cache), int(rest[0]), int(rest[1]), Path(rest[2]))
         return
     with tempfile.TemporaryDirectory(prefix="attn-bench-") as scratch:
         scratch = Path(scratch)
@@ -139,7 +142,8 @@ def main() -> None:
         os.environ["ATTN_CLI_CACHE"] = big_env["ATTN_CLI_CACHE"]
         folder = cache_root() / "v1" / Fingerprint.of(stand_in).key("glove", None)
         # in a child process, so this one stays small: a child's peak RSS starts at its parent's
-        subprocess.run([PYTHON, __file__, "--make-cache", str(folder), str(args.big), str(args.dims)], check=True)
+        subprocess.run([PYTHON, __file__, "--make-cache", str(folder), str(args.big), str(args.dims), str(stand_in)],
+                       check=True)
         explain = [PYTHON, "-m", "attn_cli", "explain", SENTENCE, "--json", "--vectors"]
         commands = {
             'python -c "import numpy" (baseline)': ([PYTHON, "-c", "import numpy"], None),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +30,14 @@ def gensim_sample():
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path_factory, monkeypatch) -> Path:
-    """Every test gets its own vector cache and gensim-data folder: nothing is written to the real home."""
+    """Every test gets its own vector cache, gensim-data folder and $TMPDIR: nothing is written to the real home,
+    and no leftover of a real run is swept from the real ones."""
     root = tmp_path_factory.mktemp("attn-cli-cache")
     monkeypatch.setenv("ATTN_CLI_CACHE", str(root))
     monkeypatch.setenv("GENSIM_DATA_DIR", str(tmp_path_factory.mktemp("gensim-data")))
+    scratch = tmp_path_factory.mktemp("tmp")
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # tempfile remembers the folder it found first
     return root
 
 

@@ -11,10 +11,13 @@ import errno
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -165,15 +168,83 @@ def gensim_pickle(folder):
     return path
 
 
-def cached_then(damage):
+def cached_then(damage, content: str = GOOD):
     """A GloVe file imported once (so its cache exists), then the cache damaged by `damage(folder)`."""
     def build(folder):
-        path = text_file(GOOD)(folder)
+        path = text_file(content)(folder)
         load_vectors(str(path))
-        [cache] = [p for p in (Path(os.environ["ATTN_CLI_CACHE"]) / "v1").iterdir() if p.is_dir()]
-        damage(cache)
+        damage(the_cache())
         return path
     return build
+
+
+def the_cache() -> Path:
+    """The one cached set of the test's private cache."""
+    [cache] = [p for p in (Path(os.environ["ATTN_CLI_CACHE"]) / "v1").iterdir() if p.is_dir()]
+    return cache
+
+
+def key_of(path: Path) -> str:
+    from attn_cli.vectors.cache import Fingerprint
+
+    return Fingerprint.of(path).key("glove", None)
+
+
+def planted_from_another_file(folder):
+    """Another file's cache copied under this file's key, as anyone who can write a shared cache could."""
+    load_vectors(str(text_file(GOOD.replace("0.1", "0.9"), "other.txt")(folder)))
+    path = text_file(GOOD)(folder)
+    shutil.copytree(the_cache(), the_cache().parent / key_of(path))
+    return path
+
+
+def a_file_at_the_key(folder):
+    path = text_file(GOOD)(folder)
+    (Path(os.environ["ATTN_CLI_CACHE"]) / "v1").mkdir(parents=True)
+    (Path(os.environ["ATTN_CLI_CACHE"]) / "v1" / key_of(path)).write_text("not a folder")
+    return path
+
+
+def a_link_at_the_key(folder):
+    """The set's own place a symbolic link to a copy of it among the user's files (which must stay untouched)."""
+    path = text_file(GOOD)(folder)
+    load_vectors(str(path))
+    cache = the_cache()
+    shutil.move(cache, folder / "copy-of-the-cache")
+    cache.symlink_to(folder / "copy-of-the-cache")
+    return path
+
+
+def zero_index(cache):
+    np.save(cache / "index.npy", np.zeros_like(np.load(cache / "index.npy")))
+
+
+def index_entry_beyond_the_vocabulary(cache):
+    """The slot of "bank" (not the first or last word, which a load checks) points past the last row."""
+    table = np.load(cache / "index.npy")
+    table[zlib.crc32(b"bank") & (len(table) - 1)] = 1_000_000
+    np.save(cache / "index.npy", table)
+
+
+def nan_in_row(row):
+    def damage(cache):
+        matrix = np.load(cache / "matrix.npy", mmap_mode="r+")
+        matrix[row, 1] = np.nan
+        matrix.flush()
+    return damage
+
+
+def edited_meta(**changes):
+    def damage(cache):
+        meta = json.loads((cache / "meta.json").read_text())
+        (cache / "meta.json").write_text(json.dumps({**meta, **changes}))
+    return damage
+
+
+def chown_to_nobody(cache):
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a folder to another user")
+    os.chown(cache, 65534, 65534)
 
 
 def truncate_matrix(cache):
@@ -252,6 +323,29 @@ VECTOR_CATALOGUE = [
     ("a file growing during the import", text_file(GOOD), grows_during_import, [], 4, "changed while"),
     ("a corrupt cached matrix", cached_then(truncate_matrix), None, [], 0, "corrupt"),
     ("cache metadata from a future version", cached_then(future_metadata), None, [], 0, "rebuilding"),
+    # issue 14.3: a cache written by someone else (a shared cache, a copied folder, a damaged disk)
+    ("a cache planted under another file's key", planted_from_another_file, None, [], 0,
+     "records another source"),
+    ("cache metadata whose source is not an object", cached_then(edited_meta(source="elsewhere")), None, [], 0,
+     "no valid 'source'"),
+    ("cache metadata whose lower-case flag is text", cached_then(edited_meta(lowercase="no")), None, [], 0,
+     "no valid 'lowercase'"),
+    ("cache metadata counting bad lines it does not name", cached_then(edited_meta(bad_lines=2)), None, [], 0,
+     "contradicts itself"),
+    ("a cache index of zeros", cached_then(zero_index), None, [], 0, "rebuilding"),
+    ("a cache index entry beyond the vocabulary", cached_then(index_entry_beyond_the_vocabulary), None, [], 4,
+     "index.npy points to row 1000000 of 3); remove it with attn-cli vectors remove"),
+    ("NaN in a cached row the sentence uses", cached_then(nan_in_row(1)), None, [], 4,
+     "the vector of 'bank' holds NaN"),
+    ("NaN in a cached row only the neighbour search reads", cached_then(nan_in_row(3), GOOD + "river 1 2 3\n"),
+     None, [], 0, ""),
+    ("a file where a cache folder should be", a_file_at_the_key, None, [], 0, "is not a folder); rebuilding"),
+    ("a link where a cache folder should be", a_link_at_the_key, None, [], 0,
+     "is a symbolic link, not a folder); rebuilding"),
+    ("a cache folder writable by everyone", cached_then(lambda cache: cache.chmod(0o777)), None, [], 0,
+     "is writable by others (mode 777)"),
+    ("a cache folder of another user", cached_then(chown_to_nobody), None, [], 0,
+     "is owned by another user (uid 65534)"),
     ("a cache folder that cannot be written", text_file(GOOD), read_only_cache, [], 0, "without a cache"),
     ("a full disk while caching", text_file(GOOD), disk_full, [], 4, "free some space"),
 ]
@@ -264,7 +358,7 @@ def test_bad_vector_files_and_caches(run, tmp_path, name, build, patch, options,
     user.mkdir()
     path = build(user)
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in user.rglob("*") if p.is_file()}
-    with pytest.MonkeyPatch.context() as simulated:  # undone before the checks below read any file
+    with pytest.MonkeyPatch.context() as simulated, at_most(60):  # undone before the checks below read any file
         if patch is not None:
             patch(simulated, path)
         result = run("explain", "money bank grows", "--vectors", str(path), "--json", *options)
@@ -276,10 +370,25 @@ def test_bad_vector_files_and_caches(run, tmp_path, name, build, patch, options,
     else:
         report = json.loads(result.stdout)
         assert not errors and all(np.isfinite(row).all() for row in np.array(report["heads"][0]["weights"]))
+        assert [t["key"] for t in report["tokens"]] == ["money", "bank", "grows"]
     cache = Path(os.environ["ATTN_CLI_CACHE"])
     assert not [p for p in cache.rglob("*") if ".tmp" in p.name or p.name.startswith(".")], "a partial cache is left"
     if name != "a file growing during the import":
         assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before} == before  # nothing of the user's changed
+
+
+@contextmanager
+def at_most(seconds: float):
+    """Fail (as an exception inside the run: exit 1) instead of hanging, e.g. on a lookup that never ends."""
+    def expire(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_the_whole_catalogue_has_at_least_forty_cases():

@@ -9,17 +9,18 @@ from __future__ import annotations
 import shlex
 import shutil
 from pathlib import Path
-from typing import Annotated, Optional, Sequence
+from typing import Annotated, Any, Optional, Sequence
 
 import typer
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import UsageError, VectorsError
 from attn_cli.literal import literal
 from attn_cli.cli.messages import warn
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
 from attn_cli.api import load_vectors
-from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, read_meta, CorruptCache
+from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, layout_folder, read_meta, CorruptCache
+from attn_cli.vectors.leftovers import Leftover, every_place, find as find_leftovers, remove as remove_leftover
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
@@ -60,30 +61,32 @@ def info(
     """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
     from attn_cli.vectors.cache import load_cached
 
-    folders = _matching_folders(source)
-    if not folders:
+    found = _matching_folders(source)
+    if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
                            f"attn-cli vectors import {shlex.quote(source)}")
-    folder = folders[0]  # the newest, as list shows them
+    folder, meta = found[0]  # the newest, as list shows them
     try:
         vectors = load_cached(folder)
     except CorruptCache as exc:
-        raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); remove it with "
-                           f"attn-cli vectors remove {folder.name}") from exc
+        fix = f"remove it with attn-cli vectors remove {folder.name}" if meta else LEFT_ALONE
+        raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); {fix}") from exc
     _show(info_report(vectors), json)
 
 
 @vectors_app.command("list", cls=HelpInOrder, epilog=examples("attn-cli vectors list --json"))
 def list_(json: Json = False) -> None:
-    """List the cached vector sets, newest first."""
+    """List the cached vector sets, newest first, and what killed imports and downloads left behind."""
     entries: list[dict] = []
-    for folder, meta in cached_sets():
+    for folder, meta in _listed_sets():
         meta = meta or {}
         entries.append({"id": folder.name, "name": meta.get("name"), "format": meta.get("format"),
                         "count": meta.get("count"), "dims": meta.get("dims"), "bytes": folder_size(folder),
                         "corrupt": not meta})
+    left: list[dict[str, Any]] = [{"path": str(item.path), "bytes": item.bytes, "pid": item.pid,
+                                   "running": item.running} for item in _leftovers()]
     report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_root()),
-              "sets": entries}
+                    "sets": entries, "leftovers": left}
     if json:
         write_json(report)
         return
@@ -92,30 +95,43 @@ def list_(json: Json = False) -> None:
              "" if entry["corrupt"] else entry["format"], f"{entry['bytes'] / 1e6:,.1f} MB", entry["name"] or "")
             for entry in entries]
     print("\n".join(aligned(rows, right=(1, 3))) if rows else "  (empty: attn-cli vectors import FILE adds one)")
+    if left:
+        print(f"left by killed imports and downloads, {sum(item['bytes'] for item in left) / 1e6:,.1f} MB "
+              "(attn-cli vectors remove --leftovers deletes them):")
+        print("\n".join(aligned([(item["path"], f"{item['bytes'] / 1e6:,.1f} MB", f"process {item['pid']}",
+                                  "still running" if item["running"] else "gone") for item in left], right=(1,))))
 
 
-@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt"))
+@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt",
+                                                     "attn-cli vectors remove --leftovers"))
 def remove(
     source: Annotated[Optional[str], typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file "
                                                                            "or gensim-data name.")] = None,
-    all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set.")] = False,
+    all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set and every leftover.")] = False,
+    leftovers_only: Annotated[bool, typer.Option("--leftovers", help="Remove only what killed imports and "
+                                                                     "downloads left behind.")] = False,
     json: Json = False,
 ) -> None:
-    """Delete a cached set (the source file is never touched)."""
-    if all_sets == (source is not None):
-        from attn_cli.errors import UsageError
-
-        raise UsageError("name one cached set (attn-cli vectors list shows them) or pass --all")
-    folders = [folder for folder, _ in cached_sets()] if all_sets or source is None else _matching_folders(source)
-    if not folders and not all_sets:
+    """Delete cached sets (only what attn-cli made; the source file is never touched) and leftovers."""
+    if [bool(source), all_sets, leftovers_only].count(True) != 1:  # an empty name names nothing
+        raise UsageError("name one cached set (attn-cli vectors list shows them), or pass --all or --leftovers")
+    found = _matching_folders(str(source)) if source else [] if leftovers_only else _listed_sets()
+    if source and not found:
         raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
+    folders = _removable(found, named=bool(source))
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
-    report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders]}
+    left = [] if source else _remove_leftovers()
+    report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders],
+              "leftovers": [{"path": str(item.path), "bytes": item.bytes} for item in left]}
     if json:
         write_json(report)
-    else:
-        print("\n".join(literal(f"removed {folder}") for folder in folders) if folders else "the cache is empty")
+        return
+    for line in [f"removed {folder}" for folder in folders] + [
+            f"removed {item.path} ({item.bytes / 1e6:,.1f} MB, left by process {item.pid})" for item in left]:
+        print(literal(line))
+    if not folders and not left:
+        print("no leftovers" if leftovers_only else "nothing removed" if found else "the cache is empty")
 
 
 @vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
@@ -172,24 +188,71 @@ def aligned(rows: Sequence[Sequence[str]], right: tuple[int, ...] = (), indent: 
                                 for k, (cell, width) in enumerate(zip(row, widths)))).rstrip() for row in rows]
 
 
-def _cache_folder(name: str) -> Path | None:
-    folder = cache_root() / "v1" / name
-    return folder if "/" not in name and folder.is_dir() else None
+LEFT_ALONE = ("it has no valid meta.json, so it may not be a set attn-cli made and is left alone: look inside and "
+              "delete it yourself if it is one")
 
 
-def _matching_folders(source: str) -> list[Path]:
-    """The cache folder named `source`, or every folder imported from the file (or gensim-data set) `source`
-    names, newest first; none for a name that is neither (no error: the caller says what to do)."""
-    folder = _cache_folder(source)
-    if folder is not None:
-        return [folder]
+def _removable(found: list[tuple[Path, dict | None]], named: bool) -> list[Path]:
+    """The folders with valid metadata: the others may not be attn-cli's, so they are left alone (an error when
+    it was named, a warning each with --all)."""
+    for folder, meta in found:
+        if meta is None and named:
+            raise VectorsError(f"{folder}: {LEFT_ALONE}")
+        if meta is None:
+            warn(f"{folder}: {LEFT_ALONE}")
+    return [folder for folder, meta in found if meta]
+
+
+def _leftovers() -> list[Leftover]:
+    """This user's leftovers of killed imports and downloads (none looked for behind a linked v1)."""
+    from attn_cli.vectors.gensim_data import data_dir
+
+    try:
+        layout: Path | None = layout_folder()
+    except OSError:  # _listed_sets says so
+        layout = None
+    return find_leftovers(every_place(layout, data_dir()))
+
+
+def _remove_leftovers() -> list[Leftover]:
+    """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
+    removed = []
+    for item in _leftovers():
+        if item.running:
+            warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
+            continue
+        remove_leftover(item)
+        removed.append(item)
+    return removed
+
+
+def _listed_sets() -> list[tuple[Path, dict | None]]:
+    """The sets `vectors list` shows, the only ones `info` and `remove` accept: none, with a warning, when the
+    cache's v1 is a symbolic link (never followed)."""
+    try:
+        return cached_sets()
+    except OSError as exc:
+        warn(f"{exc.strerror}; remove the link, or set ATTN_CLI_CACHE to another folder")
+        return []
+
+
+def _matching_folders(source: str) -> list[tuple[Path, dict | None]]:
+    """The listed set named `source`, or every listed set imported from the file (or gensim-data set) `source`
+    names, newest first, with their metadata; none for a name that is neither (no error: the caller says what
+    to do). Never a path: `..` or `v1/x` name no set."""
+    listed = _listed_sets()
+    named = [(folder, meta) for folder, meta in listed if folder.name == source]
+    if named:
+        return named
     from attn_cli.vectors import gensim_data
 
     path = Path(source).expanduser()
-    if not path.is_file():
+    if not path.is_file() and gensim_data.looks_like_name(source):
         try:
             path = gensim_data.resolve(source)
         except VectorsError:
             return []
+    if not path.is_file():
+        return []
     resolved = str(path.resolve())
-    return [f for f, meta in cached_sets() if meta and meta.get("source", {}).get("path") == resolved]
+    return [(folder, meta) for folder, meta in listed if meta and meta["source"]["path"] == resolved]

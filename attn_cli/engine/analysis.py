@@ -144,6 +144,9 @@ class NeighborSearch:
         cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
+        # a row holding NaN or infinity (a cache damaged since its import, which refused such values) is never
+        # a neighbour: checked on the product, as cheap as the product itself, not on the N x d rows every run
+        np.putmask(cosines, ~np.isfinite(cosines), -np.inf)
         asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf

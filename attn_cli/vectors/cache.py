@@ -11,23 +11,35 @@ Layout, under `$ATTN_CLI_CACHE` or `$XDG_CACHE_HOME/attn-cli` (default
 The key hashes the resolved path, size, mtime, a sampled content hash, the
 format and --limit, so an edited or replaced file is imported again. An import
 writes into `v1/.tmp-<key>-<pid>-<random>/` and renames it into place in one
-step: a killed import leaves no half cache (its leftovers are swept by the next
-import), and when several processes import the same file at once, the first
+step: a killed import leaves no half cache (leftovers.py finds and sweeps what
+it leaves), and when several processes import the same file at once, the first
 rename wins and the others use its result.
+
+Nothing found in the cache is trusted blindly: a set is read only from a real
+folder (never a symbolic link) with a key-shaped name, whose meta.json has
+every field with its type and records the very file, format and --limit asked
+for, and whose files agree with it. Anything else is CorruptCache (rebuilt by
+the importer). Checks that would read a whole file are left to the moment a
+part is used (vocab.StoredIndex, Vectors.rows): a warm run stays milliseconds.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
+from attn_cli.errors import DamagedCache
 from attn_cli.vectors.store import Vectors, row_norms
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
@@ -35,6 +47,14 @@ LAYOUT = "v1"
 MATRIX_FILE, NORMS_FILE, META_FILE = "matrix.npy", "norms.npy", "meta.json"
 _SAMPLE_BYTES = 1 << 16
 _HEADER_BYTES = 128  # fixed .npy header size, so the final shape can be written in place
+_STEM_CHARACTERS, _KEY_DIGITS = 40, 16  # a key: up to 40 characters of the file name, "-", 16 hex digits
+DATA_FILES = (MATRIX_FILE, NORMS_FILE, VOCAB_FILE, OFFSETS_FILE, INDEX_FILE)
+# every field CacheWriter.finish writes, with its type (a bool is no int here); the source's fields are Fingerprint's
+META_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "layout": str, "name": str, "format": str, "lowercase": bool, "source": dict, "count": int, "dims": int,
+    "limit": (int, type(None)), "header_count": (int, type(None)), "duplicates": int, "first_duplicates": list,
+    "bad_lines": int, "first_bad_lines": list, "invalid_utf8_words": int}
+SOURCE_FIELDS: dict[str, type | tuple[type, ...]] = {"path": str, "size": int, "mtime_ns": int, "sample_sha256": str}
 
 
 class CorruptCache(Exception):
@@ -72,8 +92,28 @@ class Fingerprint:
 
     def key(self, file_format: str, limit: int | None) -> str:
         text = json.dumps([self.path, self.size, self.mtime_ns, self.sample_sha256, file_format, limit])
-        stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(self.path).name)[:40]
-        return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        stem = "".join(c if _stem_character(c) else "_" for c in Path(self.path).name)[:_STEM_CHARACTERS]
+        return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:_KEY_DIGITS]}"
+
+    def check_origin(self, meta: dict, file_format: str, limit: int | None) -> None:
+        """A cache serves only the file it was imported from: a folder copied or planted under this file's key
+        (its meta.json naming another file, version, format or --limit) is CorruptCache."""
+        if meta["source"] != dataclasses.asdict(self) or (meta["format"], meta["limit"]) != (file_format, limit):
+            recorded = meta["source"]
+            raise CorruptCache(f"its {META_FILE} records another source: {recorded['path']}, "
+                               f"{recorded['size']:,} bytes, read as {meta['format']}, "
+                               f"limit {'none' if meta['limit'] is None else meta['limit']}")
+
+
+def _stem_character(char: str) -> bool:
+    return char.isalnum() or char in "._-"
+
+
+def is_key_name(name: str) -> bool:
+    """True for a name Fingerprint.key can make: what `vectors list` shows and `vectors remove` may delete."""
+    stem, _, digest = name.rpartition("-")
+    return (0 < len(stem) <= _STEM_CHARACTERS and all(_stem_character(c) for c in stem)
+            and len(digest) == _KEY_DIGITS and all(c in "0123456789abcdef" for c in digest))
 
 
 class CacheWriter:
@@ -149,69 +189,106 @@ class CacheWriter:
             self._matrix.close()
 
 
-def new_temporary_folder(root: Path, key: str) -> Path:
-    """A private folder next to the final one (same file system: the rename is atomic)."""
-    layout = root / LAYOUT
+def layout_folder(root: Path | None = None) -> Path:
+    """`root`/v1, where the sets live. Through a symbolic link there every read, write and delete would happen
+    wherever it leads, so a link is an OSError, as an unwritable cache is (the importer then reads without one)."""
+    layout = (root or cache_root()) / LAYOUT
+    if layout.is_symlink():
+        raise OSError(errno.ELOOP, f"{layout} is a symbolic link, which the cache never follows", str(layout))
+    return layout
+
+
+def new_temporary_folder(layout: Path, key: str) -> Path:
+    """A private folder next to the final one (same file system: the rename is atomic), named as leftovers.py
+    recognises it should the import be killed: `.tmp-<key>-<pid>-<random>`."""
     layout.mkdir(parents=True, exist_ok=True)
-    sweep_abandoned(layout)
     return Path(tempfile.mkdtemp(prefix=f".tmp-{key}-{os.getpid()}-", dir=layout))
 
 
-def publish(temporary: Path, final: Path) -> Path:
-    """Rename the finished folder into place; if another process won the race, keep theirs."""
+def publish(temporary: Path, final: Path) -> bool:
+    """Rename the finished folder into place; False when something was there first (another process's import,
+    or a folder this user cannot delete), which the caller checks before using it."""
     try:
         os.rename(temporary, final)
     except OSError:
-        shutil.rmtree(temporary, ignore_errors=True)
-        if not (final / META_FILE).is_file():
+        if not os.path.lexists(final):
             raise
-    return final
-
-
-def sweep_abandoned(layout: Path) -> None:
-    """Remove temporary folders of imports whose process is gone (killed, crashed)."""
-    for folder in layout.glob(".tmp-*"):
-        try:
-            pid = int(folder.name.rsplit("-", 2)[-2])
-        except (ValueError, IndexError):
-            continue
-        if not _process_alive(pid):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True
 
 
+def discard(final: Path) -> None:
+    """Delete what stands at a set's own place: a link or a file itself (never what a link leads to), a folder
+    with all it holds. What cannot be deleted stays (the importer then uses its own import once)."""
+    if final.is_symlink() or not final.is_dir():
+        try:
+            final.unlink(missing_ok=True)
+        except OSError:
+            pass
+    else:
+        shutil.rmtree(final, ignore_errors=True)
+
+
+def shared_with_others(folder: Path) -> str | None:
+    """Why others could change what is read from `folder` (owned by another user, or writable by its group or by
+    everyone), or None. The folder alone is checked: an import makes it 0700, closing off the files inside."""
+    info = folder.lstat()
+    if info.st_uid != os.geteuid():
+        return f"owned by another user (uid {info.st_uid})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"writable by others (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
+
+
+def _require(path: Path, is_kind: Callable[[int], bool], kind: str) -> None:
+    """`path` itself of the kind (a folder, a regular file), never a symbolic link to one, which could lead out
+    of the cache: CorruptCache otherwise (OSError when it is missing)."""
+    mode = path.lstat().st_mode
+    if not is_kind(mode):
+        raise CorruptCache(f"{path.name} is {'a symbolic link, not' if stat.S_ISLNK(mode) else 'not'} a {kind}")
+
+
 def read_meta(folder: Path) -> dict:
+    """meta.json of a real cache folder, every field present with its type: CorruptCache otherwise."""
     try:
+        _require(folder, stat.S_ISDIR, "folder")
+        _require(folder / META_FILE, stat.S_ISREG, "file")
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CorruptCache(f"unreadable {META_FILE}: {exc}") from exc
     if not isinstance(meta, dict) or meta.get("layout") != LAYOUT:
         raise CorruptCache(f"{META_FILE} is not a {LAYOUT} cache description")
+    wrong = _wrong_field(meta, META_FIELDS) or _wrong_field(meta["source"], SOURCE_FIELDS, "source.")
+    if wrong:
+        raise CorruptCache(f"{META_FILE} has no valid {wrong!r}")
+    if (min(meta["count"], meta["dims"]) < 1 or (meta["bad_lines"] and not meta["first_bad_lines"])
+            or not all(isinstance(text, str) for text in meta["first_duplicates"] + meta["first_bad_lines"])):
+        raise CorruptCache(f"{META_FILE} contradicts itself")
     return meta
+
+
+def _wrong_field(fields: dict, types: dict, prefix: str = "") -> str | None:
+    """The first of `types`' keys missing from `fields` or holding another type (True is not an int)."""
+    for key, kind in types.items():
+        value = fields.get(key, ...)
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+            return prefix + key
+    return None
 
 
 def load_cached(folder: Path, name: str | None = None, meta: dict | None = None) -> Vectors:
     """Map a cache folder as `Vectors`, after checking every file matches meta.json (`meta`, if already read)."""
     meta = meta or read_meta(folder)
     try:
+        for file in DATA_FILES:
+            _require(folder / file, stat.S_ISREG, "file")
         matrix = np.load(folder / MATRIX_FILE, mmap_mode="r", allow_pickle=False)
         norms = np.load(folder / NORMS_FILE, mmap_mode="r", allow_pickle=False)
         words = WordList(folder)
         index = StoredIndex(folder, words)
     except (OSError, ValueError) as exc:
         raise CorruptCache(str(exc)) from exc
-    count, dims = meta.get("count"), meta.get("dims")
-    if not isinstance(count, int) or not isinstance(dims, int):
-        raise CorruptCache(f"{META_FILE} does not give the word count and width")
+    count, dims = meta["count"], meta["dims"]
     problems = [
         (matrix.shape != (count, dims) or matrix.dtype != np.float32, f"{MATRIX_FILE} is not {count} x {dims} float32"),
         (norms.shape != (count,), f"{NORMS_FILE} does not hold {count} norms"),
@@ -222,32 +299,48 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
     for failed, reason in problems:
         if failed:
             raise CorruptCache(reason)
-    details = {"format": meta.get("format"), "source": meta.get("source", {}).get("path"), "cache": str(folder)}
-    return Vectors(name=name or meta.get("name") or folder.name, words=words, matrix=matrix,
-                   lowercase=bool(meta.get("lowercase")), details=details, stored_index=index, norms=norms)
+    _check_index(index, words)
+    details = {"format": meta["format"], "source": meta["source"]["path"], "cache": str(folder)}
+    return Vectors(name=name or meta["name"], words=words, matrix=matrix, lowercase=meta["lowercase"],
+                   details=details, stored_index=index, norms=norms)
+
+
+def _check_index(index: StoredIndex, words: WordList) -> None:
+    """The first and the last word found at their rows: two lookups find a table of zeros or garbage at load,
+    where it is rebuilt. A single bad entry elsewhere is found when a lookup meets it (DamagedCache)."""
+    try:
+        for row in (0, len(words) - 1):
+            if index.get(words[row]) != row:
+                raise CorruptCache(f"{INDEX_FILE} does not find the word of row {row}")
+    except DamagedCache as exc:
+        raise CorruptCache(exc.problem) from exc
+    except UnicodeDecodeError as exc:
+        raise CorruptCache(f"{VOCAB_FILE} is not UTF-8 where {OFFSETS_FILE} says a word is") from exc
 
 
 def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
-    """Every cache folder with its metadata (None when unreadable), newest first."""
-    layout = (root or cache_root()) / LAYOUT
+    """Every cache folder with its metadata (None when not valid), newest first: the real folders with a
+    key-shaped name in a real v1 (an OSError when v1 is a link), never another file or a link."""
+    layout = layout_folder(root)
     if not layout.is_dir():
         return []
     found: list[tuple[float, Path, dict | None]] = []
-    for folder in layout.iterdir():
-        if folder.name.startswith(".tmp-"):  # another process's import, which may vanish at any moment
+    for entry in os.scandir(layout):
+        try:  # another process may remove a set (or rename its import into place) at any moment
+            if not (is_key_name(entry.name) and entry.is_dir(follow_symlinks=False)):
+                continue
+            modified = entry.stat(follow_symlinks=False).st_mtime
+        except FileNotFoundError:
             continue
+        folder = Path(entry.path)
         try:
-            modified = folder.stat().st_mtime
-        except FileNotFoundError:  # removed (by another process) since it was listed
-            continue
-        if folder.is_dir():
-            try:
-                found.append((modified, folder, read_meta(folder)))
-            except CorruptCache:
-                found.append((modified, folder, None))
+            found.append((modified, folder, read_meta(folder)))
+        except CorruptCache:
+            found.append((modified, folder, None))
     return [(folder, meta) for _, folder, meta in sorted(found, key=lambda item: item[0], reverse=True)]
 
 
 def folder_size(folder: Path) -> int:
-    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
-
+    """The bytes of the regular files in `folder` (links are not followed)."""
+    sizes = (entry.stat(follow_symlinks=False) for entry in os.scandir(folder))
+    return sum(info.st_size for info in sizes if stat.S_ISREG(info.st_mode))

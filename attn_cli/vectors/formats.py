@@ -11,6 +11,7 @@ cached path (importing it costs about a second).
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from typing import Iterator
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
+from attn_cli.vectors.leftovers import SCRATCH, scratch_folder, sweep as sweep_leftovers
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
 CACHEABLE = ("glove", "word2vec", "word2vec-binary")
@@ -144,7 +146,9 @@ def decompressed(path: Path) -> Iterator[Path]:
         if isinstance(stream, io.BufferedReader):  # a plain file
             yield path
             return
-        with tempfile.NamedTemporaryFile(prefix="attn-cli-", suffix=".bin") as plain:
+        sweep_leftovers([(scratch_folder(), SCRATCH)])  # the copies of runs killed long ago
+        # deleted when closed, whatever happens inside; named as leftovers.py finds it should the run be killed
+        with tempfile.NamedTemporaryFile(prefix=f"attn-cli-{os.getpid()}-", suffix=".bin") as plain:
             shutil.copyfileobj(stream, plain, 1 << 20)
             plain.flush()
             yield Path(plain.name)

@@ -4,9 +4,11 @@ A downloaded set lives where gensim's downloader puts it, `$GENSIM_DATA_DIR`
 or `~/gensim-data`, as `<name>/<name>.gz`. We read that data file ourselves:
 never the folder's `__init__.py` (gensim's downloader imports it: issue #2283),
 never gensim. `download` fetches the release file named in gensim-data's
-list.json over HTTPS, checks its MD5 as list.json publishes it, and renames it
-into place only when it matches. Both addresses can be overridden with
-ATTN_CLI_GENSIM_DATA_LIST and ATTN_CLI_GENSIM_DATA_URL (mirrors, tests).
+list.json over HTTPS into `.<name>-<pid>-<random>.part` beside the target,
+checks its MD5 as list.json publishes it, and renames it into place only when
+it matches (a killed download's .part is found and swept by leftovers.py).
+Both addresses can be overridden with ATTN_CLI_GENSIM_DATA_LIST and
+ATTN_CLI_GENSIM_DATA_URL (mirrors, tests).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import urllib.request
 from pathlib import Path
 
 from attn_cli.errors import VectorsError
+from attn_cli.vectors.leftovers import DOWNLOAD, sweep as sweep_leftovers
 from attn_cli.vectors.progress import progress_bar
 
 LIST_URL = "https://raw.githubusercontent.com/RaRe-Technologies/gensim-data/master/list.json"
@@ -72,7 +75,8 @@ def download(name: str, show_progress: bool = True) -> Path:
     base = os.environ.get("ATTN_CLI_GENSIM_DATA_URL", RELEASES_URL).rstrip("/")
     parts = int(entry.get("parts", 1))
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{name}-", suffix=".part", dir=target.parent)
+    sweep_leftovers([(target.parent, DOWNLOAD)])  # the .part files of downloads killed long ago
+    handle, temporary = tempfile.mkstemp(prefix=f".{name}-{os.getpid()}-", suffix=".part", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as out:
             for part in range(parts):

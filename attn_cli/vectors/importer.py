@@ -7,6 +7,7 @@ to a throw-away folder when the cache cannot be written.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import shutil
@@ -17,9 +18,11 @@ from pathlib import Path
 from typing import Callable
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, cached_sets, load_cached,
-                                    new_temporary_folder, publish, read_meta)
+from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, cached_sets, discard,
+                                    layout_folder, load_cached, new_temporary_folder, publish, read_meta,
+                                    shared_with_others)
 from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
+from attn_cli.vectors.leftovers import IMPORT, SCRATCH, scratch_folder, sweep as sweep_leftovers
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
@@ -36,40 +39,99 @@ class LoadOptions:
     warn: Callable[[str], None] = field(default=lambda message: None, compare=False)
 
 
+@dataclass(frozen=True)
+class _Wanted:
+    """What a run asks the cache for: this file, as it is now, read this way."""
+
+    path: Path
+    fingerprint: Fingerprint
+    file_format: str
+    options: LoadOptions
+    name: str | None
+
+    @property
+    def key(self) -> str:
+        return self.fingerprint.key(self.file_format, self.options.limit)
+
+
 def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str | None = None) -> Vectors:
     """The cached form of `path`, importing it first if needed."""
-    fingerprint = Fingerprint.of(path)
-    key = fingerprint.key(file_format, options.limit)
+    wanted = _Wanted(path, Fingerprint.of(path), file_format, options, name)
     root = cache_root()
-    final = root / "v1" / key
-    if final.is_dir():
-        try:
-            meta = read_meta(final)
-            vectors = load_cached(final, name, meta)
-        except CorruptCache as exc:
-            options.warn(f"the cache of {path} at {final} is corrupt ({exc}); rebuilding it")
-            shutil.rmtree(final, ignore_errors=True)
-        else:
-            refuse_skipped_lines(meta, options)
-            return vectors
     try:
-        temporary = new_temporary_folder(root, key)
+        layout = layout_folder(root)
+        vectors = _warm(layout / wanted.key, wanted)
+        if vectors is not None:
+            return vectors
+        sweep_leftovers([(layout, IMPORT), (scratch_folder(), SCRATCH)])  # of imports killed long ago
+        temporary = new_temporary_folder(layout, wanted.key)
     except OSError as exc:
         options.warn(f"cannot write the cache at {root} ({exc.strerror or exc}); reading {path} without a cache "
                      "(set ATTN_CLI_CACHE to a writable folder to make the next run fast)")
-        with tempfile.TemporaryDirectory(prefix="attn-cli-") as scratch:
-            folder = Path(scratch) / key
-            folder.mkdir()
-            import_into(folder, path, fingerprint, file_format, options)
-            return load_cached(folder, name)  # the maps stay valid after the files are deleted
+        return _without_cache(wanted)
     try:
-        import_into(temporary, path, fingerprint, file_format, options)
+        import_into(temporary, path, wanted.fingerprint, file_format, options)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
-    vectors = load_cached(publish(temporary, final), name)
-    remove_stale(final)
+    return _publish(temporary, layout / wanted.key, wanted)
+
+
+def _without_cache(wanted: _Wanted) -> Vectors:
+    """Import into a throw-away folder in $TMPDIR, named as leftovers.py finds it should the run be killed."""
+    with tempfile.TemporaryDirectory(prefix=f"attn-cli-{os.getpid()}-") as scratch:
+        folder = Path(scratch) / wanted.key
+        folder.mkdir()
+        import_into(folder, wanted.path, wanted.fingerprint, wanted.file_format, wanted.options)
+        return load_cached(folder, wanted.name)  # the maps stay valid after the files are deleted
+
+
+def _warm(final: Path, wanted: _Wanted) -> Vectors | None:
+    """The set at `final` when there is one made from this very file; None when there is none, or when it was
+    corrupt, planted or not a folder (it is then reported and deleted, so the caller imports afresh)."""
+    if not os.path.lexists(final):
+        return None
+    try:
+        return _serve(final, wanted)
+    except CorruptCache as exc:
+        wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
+        discard(final)
+        return None
+
+
+_WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in this process
+
+
+def _serve(folder: Path, wanted: _Wanted) -> Vectors:
+    """The set in `folder`, checked to be sound and made from this file (CorruptCache otherwise); a folder
+    others can write is served with a warning, once per run."""
+    meta = read_meta(folder)
+    wanted.fingerprint.check_origin(meta, wanted.file_format, wanted.options.limit)
+    vectors = load_cached(folder, wanted.name, meta)
+    shared = shared_with_others(folder)
+    if shared and folder not in _WARNED_SHARED:
+        _WARNED_SHARED.add(folder)
+        wanted.options.warn(f"the cache {folder} is {shared}: whoever can write it decides what this run reads; "
+                            "keep the cache in a folder only you can write (set ATTN_CLI_CACHE)")
+    refuse_skipped_lines(meta, wanted.options)
     return vectors
+
+
+def _publish(temporary: Path, final: Path, wanted: _Wanted) -> Vectors:
+    """Rename this import into place and map it. When another process's import got there first, use that one
+    if it checks out; when what is there cannot be replaced (not this user's to delete), map this import once."""
+    if publish(temporary, final):
+        vectors = load_cached(final, wanted.name)
+        remove_stale(final)
+        return vectors
+    try:
+        return _serve(final, wanted)
+    except CorruptCache as exc:
+        wanted.options.warn(f"cannot replace the corrupt cache at {final} ({exc}); using this run's import of "
+                            f"{wanted.path} once")
+        return load_cached(temporary, wanted.name)  # the maps stay valid after the files are deleted
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def refuse_skipped_lines(meta: dict, options: LoadOptions) -> None:
@@ -82,12 +144,9 @@ def refuse_skipped_lines(meta: dict, options: LoadOptions) -> None:
 def remove_stale(final: Path) -> None:
     """Delete earlier imports of the same file (same format and --limit) made before it changed."""
     meta = read_meta(final)
-    same = (meta.get("source", {}).get("path"), meta.get("format"), meta.get("limit"))
-    if same[0] is None:  # a cache written without a source (the benchmarks'): nothing to match
-        return
+    same = (meta["source"]["path"], meta["format"], meta["limit"])
     for folder, other in cached_sets(final.parent.parent):
-        if folder != final and other and (other.get("source", {}).get("path"), other.get("format"),
-                                          other.get("limit")) == same:
+        if folder != final and other and (other["source"]["path"], other["format"], other["limit"]) == same:
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -127,8 +186,7 @@ def finish(writer: CacheWriter, path: Path, file_format: str, options: LoadOptio
     return writer.finish({
         "name": str(path), "format": file_format, "limit": options.limit,
         "lowercase": is_lowercase_vocabulary(words_sample),
-        "source": {"path": fingerprint.path, "size": fingerprint.size, "mtime_ns": fingerprint.mtime_ns,
-                   "sample_sha256": fingerprint.sample_sha256},
+        "source": dataclasses.asdict(fingerprint),
         "header_count": report.header_count, "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
     })
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import DamagedCache, VectorsError
 
 
 class WordIndex(Protocol):
@@ -74,8 +74,20 @@ class Vectors:
         return list(dict.fromkeys(spellings + [without_accents(spelling) for spelling in spellings]))
 
     def rows(self, rows: list[int]) -> np.ndarray:
-        """The float64 vectors of the given rows: [len(rows), d]."""
-        return np.asarray(self.matrix[rows], dtype=np.float64)
+        """The float64 vectors of the given rows: [len(rows), d].
+
+        Checked here, on the few rows a sentence uses, and not when the set is loaded: every source
+        is refused at import if it holds NaN or infinity, but a cache damaged since would cost a
+        read of the whole matrix (2.6 GB for glove.840B's 2.2 M x 300) on every warm run to find out.
+        """
+        values = np.asarray(self.matrix[rows], dtype=np.float64)
+        if not np.isfinite(values).all():
+            word = self.words[rows[int(np.flatnonzero(~np.isfinite(values).all(axis=1))[0])]]
+            problem = f"the vector of {word!r} holds NaN or infinite values"
+            if self.details.get("cache"):
+                raise DamagedCache(self.details["cache"], problem)
+            raise VectorsError(f"{self.name}: {problem}; repair or re-export the vectors")
+        return values
 
     @classmethod
     def from_keyedvectors(cls, keyed: Any, name: str = "KeyedVectors") -> Vectors:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from attn_cli.errors import DamagedCache
+
 VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
 _EMPTY = -1
 
@@ -56,23 +58,35 @@ class WordList(Sequence):
 
 
 class StoredIndex:
-    """word -> row through the stored hash table; `.get` like a dict's."""
+    """word -> row through the stored hash table; `.get` like a dict's.
+
+    The table is read, never trusted: a probe that meets a row outside the vocabulary, or the same row
+    twice, or runs longer than the vocabulary (a table of zeros has no free slot to stop at) is a
+    DamagedCache, so a damaged or planted index.npy can neither crash a lookup nor loop forever.
+    """
 
     def __init__(self, folder: Path, words: WordList) -> None:
         self.table = np.load(folder / INDEX_FILE, mmap_mode="r", allow_pickle=False)  # [2^k] int32
         self.mask = len(self.table) - 1
-        self.words = words
+        self.words, self.folder = words, folder
 
     def get(self, word: str, default: int | None = None) -> int | None:
         key = word.encode("utf-8")
         slot = zlib.crc32(key) & self.mask
-        while True:
+        seen: set[int] = set()
+        for _ in range(min(len(self.table), len(self.words) + 1)):  # a sound table's longest run is every row
             row = int(self.table[slot])
             if row == _EMPTY:
                 return default
+            if not 0 <= row < len(self.words):
+                raise DamagedCache(self.folder, f"{INDEX_FILE} points to row {row} of {len(self.words):,}")
+            if row in seen:
+                raise DamagedCache(self.folder, f"{INDEX_FILE} holds row {row} twice")
             if self.words.word_bytes(row) == key:
                 return row
+            seen.add(row)
             slot = (slot + 1) & self.mask
+        raise DamagedCache(self.folder, f"{INDEX_FILE} has no free slot")
 
     def __contains__(self, word: str) -> bool:
         return self.get(word) is not None

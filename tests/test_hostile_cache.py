@@ -1,0 +1,304 @@
+"""Hostile files and a shared cache (issue 14): what others can put in the cache folder never crashes a run,
+never serves vectors of another file, and never leads the tool to read, write or delete outside the cache.
+
+The cases that fit the catalogue (one `explain --json` run on a damaged cache) are in test_bad_inputs.py; these
+need more than one run, or look at what is left on disk. Each checks the exit code, the one stderr line, stdout,
+and that the files around the cache are untouched.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attn_cli.vectors import load_vectors
+from attn_cli.vectors.cache import Fingerprint
+
+GOOD = "money 0.1 0.2 0.3\nbank 0.2 0.1 0.0\ngrows 0.0 0.3 0.1\n"
+
+
+def snapshot(folder: Path) -> dict:
+    """Everything under `folder` (links not followed): a file's bytes and modification time, a folder's None."""
+    return {p: None if p.is_dir() else (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+def one_line(stderr: str, kind: str) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"attn-cli: {kind}: "), stderr
+    return lines[0]
+
+
+@pytest.fixture
+def user(tmp_path) -> Path:
+    """A folder of the user's, with a vector file and a file that must survive everything."""
+    folder = tmp_path / "user"
+    folder.mkdir()
+    (folder / "vectors.txt").write_text(GOOD)
+    (folder / "important").mkdir()
+    (folder / "important" / "data.txt").write_text("keep me")
+    return folder
+
+
+def test_a_linked_layout_folder_is_never_followed_by_a_run(run, user, private_cache):
+    """v1 a symbolic link into the user's files: the run reads without a cache instead of writing there."""
+    (private_cache / "v1").symlink_to(user / "important")
+    before = snapshot(user)
+    result = run("explain", "money bank grows", "--vectors", str(user / "vectors.txt"), "--json")
+    assert result.exit_code == 0
+    assert "is a symbolic link, which the cache never follows" in one_line(result.stderr, "warning")
+    assert [t["key"] for t in json.loads(result.stdout)["tokens"]] == ["money", "bank", "grows"]
+    assert snapshot(user) == before  # nothing written where the link leads
+
+
+def test_a_planted_folder_that_cannot_be_deleted_is_never_served(run, user, monkeypatch):
+    """Another user's folder under this file's key (which this user cannot delete): this run's own import is used."""
+    other = user / "other.txt"
+    other.write_text(GOOD.replace("0.1", "0.9"))
+    load_vectors(str(other))
+    layout = Path(os.environ["ATTN_CLI_CACHE"]) / "v1"
+    [planted] = list(layout.iterdir())
+    shutil.copytree(planted, layout / Fingerprint.of(user / "vectors.txt").key("glove", None))
+    monkeypatch.setattr("attn_cli.vectors.importer.discard", lambda folder: None)  # as if not ours to delete
+    before = snapshot(user)
+    result = run("explain", "money bank grows", "--vectors", str(user / "vectors.txt"), "--json",
+                 "--include", "embeddings")
+    assert result.exit_code == 0, result.stderr
+    corrupt, replaced = result.stderr.splitlines()
+    assert "records another source" in corrupt and "rebuilding it" in corrupt
+    assert replaced.startswith("attn-cli: warning: cannot replace the corrupt cache") and "import of" in replaced
+    np.testing.assert_allclose(json.loads(result.stdout)["embeddings"], [[0.1, 0.2, 0.3], [0.2, 0.1, 0], [0, 0.3, 0.1]],
+                               rtol=1e-6)
+    assert snapshot(user) == before
+    assert not [p for p in layout.iterdir() if p.name.startswith(".tmp-")]
+
+
+# --- vectors remove deletes only what attn-cli made (issue 14.2) ---------------------------------------------
+# Each setup gets the cache root and the user's folder, after vectors.txt was imported and a file of the user's
+# (important/data.txt) was put beside the cache, and returns what else must survive the command.
+
+def a_copy_of_the_set(root: Path, where: Path) -> Path:
+    """A copy of the imported set (valid metadata, a key-shaped name) at `where`, outside the cache."""
+    [real] = [p for p in (root / "v1").iterdir() if not p.name.startswith(".")]
+    shutil.copytree(real, where / real.name)
+    return where / real.name
+
+
+def folder_of_the_users_in_v1(root, user):
+    (root / "v1" / "photos").mkdir()
+    (root / "v1" / "photos" / "cat.jpg").write_bytes(b"\xff\xd8 a cat")
+    return [root / "v1" / "photos"]
+
+
+def key_shaped_folder_without_metadata(root, user):
+    (root / "v1" / "notes-0123456789abcdef").mkdir()
+    (root / "v1" / "notes-0123456789abcdef" / "todo.txt").write_text("call mum")
+    return [root / "v1" / "notes-0123456789abcdef"]
+
+
+def linked_layout(root, user):
+    """v1 a symbolic link to a folder of the user's holding a set-shaped folder."""
+    (user / "elsewhere").mkdir()
+    a_copy_of_the_set(root, user / "elsewhere")
+    shutil.rmtree(root / "v1")
+    (root / "v1").symlink_to(user / "elsewhere")
+    return [user / "elsewhere"]
+
+
+def linked_set(root, user):
+    """A key-shaped symbolic link in v1 to a set-shaped folder among the user's files."""
+    (user / "elsewhere").mkdir()
+    target = a_copy_of_the_set(root, user / "elsewhere")
+    (root / "v1" / "linked-0123456789abcdef").symlink_to(target)
+    return [user / "elsewhere"]
+
+
+def nothing(root, user):
+    return []
+
+
+# (case, setup, arguments after `vectors remove`, exit code, words of the one stderr line or "", set kept)
+REMOVE_CATALOGUE = [
+    ("'..' (the cache's root)", nothing, [".."], 4, "nothing cached for ..", True),
+    ("'.' (the layout folder)", nothing, ["."], 4, "nothing cached for .", True),
+    ("an empty name", nothing, [""], 2, "name one cached set", True),
+    ("the name of a folder of the user's in v1", folder_of_the_users_in_v1, ["photos"], 4,
+     "nothing cached for photos", True),
+    ("--all beside a folder of the user's in v1", folder_of_the_users_in_v1, ["--all"], 0, "", False),
+    ("--all beside a key-shaped folder without meta.json", key_shaped_folder_without_metadata, ["--all"], 0,
+     "has no valid meta.json, so it may not be a set attn-cli made and is left alone", False),
+    ("the name of a key-shaped folder without meta.json", key_shaped_folder_without_metadata,
+     ["notes-0123456789abcdef"], 4, "is left alone: look inside and delete it yourself", True),
+    ("--all through a linked v1", linked_layout, ["--all"], 0, "is a symbolic link, which the cache never follows",
+     True),
+    ("the name of a link in v1", linked_set, ["linked-0123456789abcdef"], 4, "nothing cached for linked-", True),
+]
+
+
+@pytest.mark.parametrize("name, setup, arguments, code, words, set_kept", REMOVE_CATALOGUE,
+                         ids=[case[0] for case in REMOVE_CATALOGUE])
+def test_remove_deletes_only_what_attn_cli_made(run, user, private_cache, name, setup, arguments, code, words,
+                                                 set_kept):
+    import jsonschema
+
+    load_vectors(str(user / "vectors.txt"))
+    (private_cache / "important").mkdir()
+    (private_cache / "important" / "data.txt").write_text("the user's, beside the cache")
+    [real_set] = list((private_cache / "v1").iterdir())
+    keep = setup(private_cache, user) + [user, private_cache / "important"]
+    before = {folder: snapshot(folder) for folder in keep}
+    result = run("vectors", "remove", *arguments, "--json")
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    if words:
+        assert words in one_line(result.stderr, "error" if code else "warning")
+    else:
+        assert result.stderr == ""
+    if code:
+        assert result.stdout == ""
+    else:
+        document = json.loads(result.stdout)
+        jsonschema.validate(document, json.loads((Path(__file__).parent.parent / "schemas" /
+                                                  "vectors.schema.json").read_text()))
+        assert document["removed"] == ([] if set_kept else [real_set.name])
+    assert {folder: snapshot(folder) for folder in keep} == before and all(folder.exists() for folder in keep)
+    assert (real_set / "meta.json").is_file() == set_kept  # (with a linked v1: the copy it leads to)
+
+
+# --- nothing left behind (issue 14.11) ----------------------------------------------------------------------
+
+def dead_pid() -> int:
+    """The id of a process that has ended."""
+    process = subprocess.Popen([sys.executable, "-c", ""])
+    process.wait()
+    return process.pid
+
+
+@pytest.fixture
+def scratch() -> Path:
+    """The test's private $TMPDIR (conftest.private_cache), for this process and its children."""
+    return Path(tempfile.gettempdir())
+
+
+def leftovers_of(pid: int, cache: Path, scratch: Path, age: float = 0) -> list[Path]:
+    """One leftover of each kind made by process `pid` (an import, a download, a decompressed model), 1 MB
+    each, last touched `age` seconds ago."""
+    data = Path(os.environ["GENSIM_DATA_DIR"]) / "glove-test-50"
+    made = [cache / "v1" / f".tmp-vectors.txt-0123456789abcdef-{pid}-ab_cd123" / "matrix.npy",
+            data / f".glove-test-50-{pid}-x1y2z3w4.part", scratch / f"attn-cli-{pid}-k9j8h7g6.bin"]
+    for path in made:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\0" * 1_000_000)
+        os.utime(path, (time.time() - age, time.time() - age))
+        os.utime(path.parent, (time.time() - age, time.time() - age))
+    return [made[0].parent] + made[1:]
+
+
+def look_alikes(cache: Path, scratch: Path) -> list[Path]:
+    """Files named almost like leftovers, which are not ours to delete."""
+    data = Path(os.environ["GENSIM_DATA_DIR"]) / "glove-test-50"
+    made = [cache / "v1" / ".tmp-notes", scratch / "attn-cli-notes.txt", scratch / f"attn-cli-{dead_pid()}-ab.bin",
+            data / ".notes.part", data / f".other-model-{dead_pid()}-x1y2z3w4.part"]
+    for path in made:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("not a leftover")
+    return made
+
+
+@pytest.mark.parametrize("option", ["--leftovers", "--all"])
+def test_leftovers_are_listed_with_their_size_and_removed(run, user, private_cache, scratch, option):
+    """Issue 14.11: list said "the cache is empty" while 3 MB of killed imports and downloads remained."""
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "vectors.schema.json").read_text())
+    load_vectors(str(user / "vectors.txt"))
+    pid = dead_pid()
+    made, others = leftovers_of(pid, private_cache, scratch), look_alikes(private_cache, scratch)
+    before = snapshot(user)
+    listed = run("vectors", "list", "--json")
+    assert listed.exit_code == 0 and listed.stderr == ""
+    jsonschema.validate(json.loads(listed.stdout), schema)
+    assert json.loads(listed.stdout)["leftovers"] == [
+        {"path": str(path), "bytes": 1_000_000, "pid": pid, "running": False} for path in made]
+    assert "(attn-cli vectors remove --leftovers deletes them)" in run("vectors", "list").stdout
+    removed = run("vectors", "remove", option, "--json")
+    assert removed.exit_code == 0 and removed.stderr == ""
+    jsonschema.validate(json.loads(removed.stdout), schema)
+    assert json.loads(removed.stdout)["leftovers"] == [{"path": str(path), "bytes": 1_000_000} for path in made]
+    assert not any(path.exists() for path in made) and all(path.exists() for path in others)
+    assert (len(json.loads(removed.stdout)["removed"]) == 1) == (option == "--all")  # the set, with --all only
+    assert snapshot(user) == before
+
+
+def test_the_leftover_of_a_running_process_is_kept(run, private_cache, scratch):
+    made = leftovers_of(os.getpid(), private_cache, scratch)
+    result = run("vectors", "remove", "--leftovers")
+    assert result.exit_code == 0 and result.stdout == "no leftovers\n"
+    warnings = result.stderr.splitlines()
+    assert len(warnings) == 3 and all("is still running" in line for line in warnings)
+    assert all(path.exists() for path in made)
+
+
+def test_stale_leftovers_are_swept_without_being_asked_only_when_old(run, user, private_cache, scratch,
+                                                                     monkeypatch):
+    """An import (and a download) sweeps the leftovers of dead processes untouched for ten minutes; a recent one
+    may be a live import of another machine sharing the folder (its pid means nothing here), so it stays."""
+    from attn_cli.vectors import gensim_data
+
+    old = leftovers_of(dead_pid(), private_cache, scratch, age=11 * 60)
+    recent, others = leftovers_of(dead_pid(), private_cache, scratch, age=60), look_alikes(private_cache, scratch)
+    result = run("explain", "money bank grows", "--vectors", str(user / "vectors.txt"), "--json")
+    assert result.exit_code == 0 and result.stderr == "" and json.loads(result.stdout)["tokens"]
+    assert [path.exists() for path in old] == [False, True, False]  # the import's own kinds
+    monkeypatch.setattr(gensim_data, "catalogue", lambda: {"models": {"glove-test-50": {"checksum": "x"}}})
+    monkeypatch.setattr(gensim_data, "_fetch", lambda url, out, checksum, show_progress: out.write(b"data"))
+    downloaded = run("vectors", "download", "glove-test-50", "--json")
+    assert downloaded.exit_code == 0 and downloaded.stderr == "" and json.loads(downloaded.stdout)["bytes"] == 4
+    assert not any(path.exists() for path in old)
+    assert all(path.exists() for path in recent + others)
+
+
+KILLED = {  # what a process does while it is killed: a leftover appears, then it waits to be killed
+    "import": ("from attn_cli.vectors import load_vectors; load_vectors(sys.argv[1])", "v1/.tmp-*/matrix.npy"),
+    "download": ("from attn_cli.vectors import gensim_data as g\n"
+                 "g.catalogue = lambda: {'models': {'glove-test-50': {'checksum': 'x'}}}\n"
+                 "g._fetch = lambda url, out, checksum, show: (out.write(b'part'), out.flush(), time.sleep(60))\n"
+                 "g.download('glove-test-50')", "glove-test-50/.glove-test-50-*.part"),
+    "fastText .bin.gz": ("from attn_cli.vectors.formats import decompressed\n"
+                         "with decompressed(Path(sys.argv[2])):\n    time.sleep(60)", "attn-cli-*.bin"),
+}
+
+
+@pytest.mark.parametrize("kind", KILLED)
+def test_what_a_killed_process_leaves_is_listed_and_removed(run, tmp_path, private_cache, scratch, gensim_sample,
+                                                            kind):
+    """SIGKILL leaves no chance to clean up: the leftover is found by its name and its dead process."""
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f"w{i} {' '.join(['0.5'] * 50)}\n" for i in range(300_000)))
+    packed = tmp_path / "model.bin.gz"
+    packed.write_bytes(gzip.compress(Path(gensim_sample("lee_fasttext.bin")).read_bytes()))
+    code, pattern = KILLED[kind]
+    where = {"import": private_cache, "download": Path(os.environ["GENSIM_DATA_DIR"])}.get(kind, scratch)
+    process = subprocess.Popen([sys.executable, "-c", f"import sys, time\nfrom pathlib import Path\n{code}",
+                                str(big), str(packed)], env=os.environ.copy())
+    deadline = time.time() + 60
+    while not any(p.stat().st_size for p in where.glob(pattern)) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.01)  # until the leftover holds something
+    process.kill()
+    process.wait()
+    [left] = [p.parent if kind == "import" else p for p in where.glob(pattern)]
+    listed = json.loads(run("vectors", "list", "--json").stdout)["leftovers"]
+    assert [(item["path"], item["pid"], item["running"]) for item in listed] == [(str(left), process.pid, False)]
+    assert listed[0]["bytes"] > 0
+    removed = run("vectors", "remove", "--leftovers")
+    assert removed.exit_code == 0 and removed.stderr == ""
+    assert removed.stdout.startswith(f"removed {left} (") and f"left by process {process.pid})" in removed.stdout
+    assert not left.exists() and packed.is_file() and big.is_file()
