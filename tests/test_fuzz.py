@@ -277,16 +277,14 @@ def test_any_damaged_cache_is_rebuilt_or_one_vectors_error(tmp_path_factory, dam
             path.write_bytes(bytes(data))
         try:
             vectors = load_vectors(str(source), LoadOptions(warn=lambda message: None))
-        except VectorsError as exc:
-            assert exc.message and "\n" not in exc.message
-            return
-        found = [vectors.lookup(word) for word in words]  # a bounded probe: returns, in range, or None
-        rows = [row for _, row in filter(None, found)]
-        assert all(0 <= row < vectors.count for row in rows)
-        try:
+            found = [vectors.lookup(word) for word in words]  # a bounded probe: in range, None, or DamagedCache
+            rows = [row for _, row in filter(None, found)]
             got = vectors.rows(rows)
-        except VectorsError:
+        except VectorsError as exc:
+            message = exc.message
+            assert message and "\n" not in message, repr(message)
             return
+        assert all(0 <= row < vectors.count for row in rows)
         assert np.isfinite(got).all()
         if name == "meta.json":  # metadata is checked whole: a damaged field means a rebuilt, exact set
             assert len(rows) == len(words)

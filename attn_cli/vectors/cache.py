@@ -286,8 +286,8 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
         norms = np.load(folder / NORMS_FILE, mmap_mode="r", allow_pickle=False)
         words = WordList(folder)
         index = StoredIndex(folder, words)
-    except (OSError, ValueError) as exc:
-        raise CorruptCache(str(exc)) from exc
+    except Exception as exc:  # numpy's .npy header parser meets bytes it did not write with ValueError,
+        raise CorruptCache(f"{type(exc).__name__}: {exc}") from exc  # SyntaxError or tokenize's TokenError
     count, dims = meta["count"], meta["dims"]
     problems = [
         (matrix.shape != (count, dims) or matrix.dtype != np.float32, f"{MATRIX_FILE} is not {count} x {dims} float32"),
