@@ -19,7 +19,8 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     """
     if source in (None, "", DEFAULT_NAME):
         return load_default_vectors()
-    from attn_cli.vectors.formats import CACHEABLE, FORMATS, detect_format, read_fasttext_bin, read_gensim_pickle
+    from attn_cli.vectors.fasttext import read_fasttext_bin
+    from attn_cli.vectors.formats import CACHEABLE, FORMATS, detect_format, read_gensim_pickle
     from attn_cli.vectors.importer import LoadOptions, cached_vectors
 
     options = options or LoadOptions()
