@@ -79,6 +79,8 @@ def _holds_binary_records(body: bytes, count: int, dims: int) -> bool:
     records must each be a word, a space and `dims` float32s, as many as the
     header promises and the probe holds.
     """
+    if not 1 <= dims <= len(body):  # no record of either kind fits in the probe: judged as text (the importer
+        return False  # then names a header that cannot be right)
     lines = body.split(b"\n")[:-1][:_PROBE_LINES]  # complete lines only
     if any(_ends_in_numbers(line, dims) for line in lines):
         return False
