@@ -64,6 +64,8 @@ CATALOGUE = [
     ("unknown similarity", ["explain", "money bank", "--similarity", "l2"], None, 2, "'--similarity'"),
     ("heads not a number", ["explain", "money bank", "--heads", "many"], None, 2, "'--heads'"),
     ("negative neighbours", ["explain", "money bank", "--neighbors", "-3"], None, 2, "--neighbors must be"),
+    ("a billion neighbours", ["explain", "money bank", "--neighbors", "1000000000"], None, 2,
+     "--neighbors must be 0 (off) to 100"),
     ("max tokens zero", ["explain", "money bank", "--max-tokens", "0"], None, 2, "--max-tokens must be"),
     ("unknown include", ["explain", "money bank", "--include", "gradients"], None, 2, "choose from"),
     ("unknown option", ["explain", "money bank", "--colour"], None, 2, "--colour"),
