@@ -8,11 +8,16 @@ stdout, and the user's files untouched.
 
 from __future__ import annotations
 
+import hashlib
+import http.server
+import json
 import os
 import resource
 import struct
 import subprocess
 import sys
+import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -165,3 +170,128 @@ def test_one_endless_line_in_a_gzip_stops_at_the_line_cap(tmp_path):
     path = fasttext_file(tmp_path, zeros_gzip(b"the 0.1 0.2\n", 16 << 20), "long.txt.gz")
     outcome = ended(start("explain", "the", "--vectors", str(path), "--json"), timeout=20)
     assert_one_error(outcome, 4, "line 2: longer than 1 MiB")
+
+
+# --- 14.5 and 14.10: downloads and gensim-data mirrors -----------------------------------------------
+
+PAYLOAD = zlib.compress(b"the 0.1 0.2\n" * 50_000)  # 600 kB of GloVe, a few kB packed
+PAYLOAD_MD5 = hashlib.md5(PAYLOAD).hexdigest()
+
+
+def listing(models: object) -> bytes:
+    return json.dumps({"models": models}).encode()
+
+
+def model(**changes: object) -> dict:
+    return {"file_name": "x.gz", "parts": 1, "checksum": PAYLOAD_MD5, "file_size": len(PAYLOAD), **changes}
+
+
+class Mirror(http.server.BaseHTTPRequestHandler):
+    """A gensim-data mirror whose every address (self.server.routes) answers in its own hostile way."""
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        self.server.routes[self.path](self)  # type: ignore[attr-defined]
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def body(self, data: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def drip(self) -> None:
+        """One byte every 0.2 s of a 10 kB file: never slow enough for a read timeout."""
+        self.send_response(200)
+        self.send_header("Content-Length", "10000")
+        self.end_headers()
+        try:
+            for _ in range(10_000):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except ConnectionError:  # the client gave up, as it should
+            pass
+
+    def broken_chunks(self) -> None:
+        """A chunked body whose first chunk announces 4 kB and holds 5 bytes before the connection closes."""
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.write(b"1000\r\nhello")
+        self.close_connection = True
+
+
+ROUTES = {
+    "/list.json": lambda h: h.body(listing({
+        "drip-model-1": model(file_size=20_000), "big-model-1": model(file_size=100), "chunked-model-1": model(),
+        "good-model-1": model(), "./../escaped-1": model()})),
+    "/array.json": lambda h: h.body(b"[]"),
+    "/nested.json": lambda h: h.body(b"[" * 100_000 + b"]" * 100_000),
+    "/parts.json": lambda h: h.body(listing({"good-model-1": model(parts="two")})),
+    "/drip-model-1/drip-model-1.gz": Mirror.drip,
+    "/big-model-1/big-model-1.gz": lambda h: h.body(PAYLOAD),
+    "/chunked-model-1/chunked-model-1.gz": Mirror.broken_chunks,
+    "/good-model-1/good-model-1.gz": lambda h: h.body(PAYLOAD),
+    "/./../escaped-1/./../escaped-1.gz": lambda h: h.body(PAYLOAD),
+}
+
+
+@pytest.fixture
+def mirror(monkeypatch):
+    """The hostile mirror on 127.0.0.1; mirror(list_path) points the downloads at it."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Mirror)
+    server.routes = ROUTES  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+
+    def use(list_path: str = "/list.json") -> None:
+        monkeypatch.setenv("ATTN_CLI_GENSIM_DATA_LIST", base + list_path)
+        monkeypatch.setenv("ATTN_CLI_GENSIM_DATA_URL", base)
+    yield use
+    server.shutdown()
+
+
+def test_a_download_has_an_overall_deadline(mirror, monkeypatch):
+    """A server sending a byte every 0.2 s (50 s in the field) kept a download alive for as long as it liked."""
+    mirror()
+    monkeypatch.setenv("ATTN_CLI_DOWNLOAD_TIMEOUT", "1.5")
+    outcome = ended(start("vectors", "download", "drip-model-1", "--json"), timeout=20)
+    assert_one_error(outcome, 4, "took longer than the 1.5 s ATTN_CLI_DOWNLOAD_TIMEOUT allows")
+    assert not list(Path(os.environ["GENSIM_DATA_DIR"]).rglob("*.gz"))
+
+
+DOWNLOAD_CASES = [  # (case, list.json's path, model name, exit code, words of the one stderr line)
+    ("more bytes than listed", "/list.json", "big-model-1", 4, "holds more than the 100 bytes expected of it"),
+    ("a broken chunked body", "/list.json", "chunked-model-1", 4, "cannot download"),
+    ("list.json an array", "/array.json", "good-model-1", 4, 'has no "models" object'),
+    ("list.json nested 100,000 deep", "/nested.json", "good-model-1", 4, "is not JSON"),
+    ('"parts": "two"', "/parts.json", "good-model-1", 4, "lists 'two' parts for good-model-1"),
+    ("a listed name outside the data folder", "/list.json", "./../escaped-1", 4, "is not a gensim-data name"),
+    ("a bad ATTN_CLI_DOWNLOAD_TIMEOUT", "/list.json", "good-model-1", 2, "ATTN_CLI_DOWNLOAD_TIMEOUT must be"),
+]
+
+
+@pytest.mark.parametrize("name, list_path, model_name, code, words", DOWNLOAD_CASES,
+                         ids=[case[0] for case in DOWNLOAD_CASES])
+def test_a_hostile_mirror_is_one_clear_error(run, mirror, tmp_path, name, list_path, model_name, code, words):
+    mirror(list_path)
+    data = Path(os.environ["GENSIM_DATA_DIR"])
+    timeout = {"ATTN_CLI_DOWNLOAD_TIMEOUT": "soon"} if "TIMEOUT" in name else {}
+    result = run("vectors", "download", model_name, "--json", env=timeout)
+    assert (result.exit_code, result.stdout) == (code, ""), result.stderr
+    assert len(result.stderr.splitlines()) == 1 and words in result.stderr, result.stderr
+    assert not [p for p in data.rglob("*") if p.suffix in (".gz", ".part")]  # nothing stored
+    assert not (data.parent / "escaped-1.gz").exists()  # where ./../escaped-1 once went
+
+
+def test_an_unwritable_gensim_data_dir_is_one_clear_error(run, mirror, tmp_path, monkeypatch):
+    mirror()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("GENSIM_DATA_DIR cannot be made under a file, even by root")
+    monkeypatch.setenv("GENSIM_DATA_DIR", str(blocker / "gensim-data"))
+    result = run("vectors", "download", "good-model-1", "--json")
+    assert (result.exit_code, result.stdout) == (4, ""), result.stderr
+    assert result.stderr.startswith("attn-cli: error: cannot write the download in ") and "set GENSIM_DATA_DIR" in \
+        result.stderr and len(result.stderr.splitlines()) == 1
