@@ -295,3 +295,68 @@ def test_an_unwritable_gensim_data_dir_is_one_clear_error(run, mirror, tmp_path,
     assert (result.exit_code, result.stdout) == (4, ""), result.stderr
     assert result.stderr.startswith("attn-cli: error: cannot write the download in ") and "set GENSIM_DATA_DIR" in \
         result.stderr and len(result.stderr.splitlines()) == 1
+
+
+# --- 14.10: pipes, devices, file names and standard streams -----------------------------------------
+
+GLOVE = b"money 0.1 0.2\nbank 0.3 0.4\n"
+
+
+def closing(*descriptors: int):
+    """A preexec_fn closing the child's standard streams, as `<&-`, `>&-` and `2>&-` do."""
+    return lambda: [os.close(descriptor) for descriptor in descriptors]
+
+
+def test_a_named_pipe_as_vectors_is_one_clear_error(tmp_path):
+    """A FIFO nobody writes to blocked the run in open(); one fed once was read up by the format check."""
+    fifo = tmp_path / "vectors.fifo"
+    os.mkfifo(fifo)
+    assert_one_error(ended(start("explain", "money bank", "--vectors", str(fifo), "--json"), timeout=20), 4,
+                     "is not a regular file (a pipe or a device)")
+
+
+@pytest.mark.parametrize("source", ["/dev/stdin", "/dev/fd/N", "/dev/zero"])
+def test_a_pipe_or_device_as_vectors_is_one_clear_error(source):
+    """`--vectors /dev/stdin` on a pipe and `<(cat file)` said the file was empty: it was read up by the format
+    check before the import opened it again."""
+    reading, writing = os.pipe()
+    os.write(writing, GLOVE)
+    os.close(writing)
+    path = source.replace("N", str(reading))
+    process = subprocess.Popen([*CLI, "explain", "money bank", "--vectors", path, "--json"], stdin=reading,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(reading,))
+    os.close(reading)
+    assert_one_error(ended(process, timeout=20), 4, f"{path} is not a regular file (a pipe or a device)")
+
+
+def test_a_file_name_that_is_not_utf8_works(run, tmp_path):
+    """meta.json could not be written for caf\\xe9.txt (exit 1); nor could the --svg picture naming it."""
+    path = tmp_path / os.fsdecode(b"caf\xe9.txt")
+    path.write_bytes(GLOVE)
+    for _ in range(2):  # the import, then the cached run
+        result = run("explain", "money bank", "--vectors", str(path), "--json", "--svg", str(tmp_path / "a.svg"))
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout)["vectors"]["name"] == str(path)
+    assert "caf\\udce9.txt" in (tmp_path / "a.svg").read_text(encoding="utf-8")
+
+
+def test_a_full_disk_on_stdout_is_one_clear_error():
+    with open("/dev/full", "w") as full:
+        process = subprocess.Popen([*CLI, "explain", "money bank", "--json"], stdout=full, stderr=subprocess.PIPE,
+                                   text=True)
+        returncode, _, stderr = ended(process)
+    assert (returncode, stderr) == (2, "attn-cli: error: cannot write to stdout: No space left on device; redirect "
+                                       "it to a file on a disk with room\n")
+
+
+@pytest.mark.parametrize("closed, args, code, stdout, stderr", [
+    ((2,), ["explain", "money bank zzqx", "--json"], 0, '"command": "explain"', ""),  # the warning goes nowhere
+    ((1,), ["explain", "money bank", "--json"], 2, "", "attn-cli: error: stdout is closed (>&-)"),
+    ((0,), ["explain", "-", "--json"], 3, "", "attn-cli: error: no sentence on stdin"),
+], ids=["2>&- with a warning", ">&- with --json", "<&- with -"])
+def test_a_closed_standard_stream_is_one_clear_line(closed, args, code, stdout, stderr):
+    process = subprocess.Popen([*CLI, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=closing(*closed))
+    outcome = ended(process)
+    assert outcome[0] == code and stdout in outcome[1] and outcome[2].startswith(stderr), outcome
+    assert len(outcome[2].splitlines()) == (1 if stderr else 0)

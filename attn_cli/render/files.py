@@ -12,7 +12,8 @@ def write_text(path: Path, text: str) -> None:
 
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        # a file name that is not UTF-8 (shown in the page as lone surrogates) is written as \udcxx escapes
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
             stream.write(text)
         umask = os.umask(0)
         os.umask(umask)
