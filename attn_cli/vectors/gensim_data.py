@@ -112,7 +112,7 @@ def receive(url: str, deadline: Deadline, limit: int) -> Iterator[tuple[bytes, i
                                        "the listed file: check the mirror (ATTN_CLI_GENSIM_DATA_URL)")
                 deadline.left(url)
                 yield chunk, announced
-    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:  # ValueError: no URL
         deadline.left(url)  # a read timed out at the deadline: say so
         raise VectorsError(f"cannot download {url}: {exc or type(exc).__name__}; check the network and try "
                            "again") from exc
