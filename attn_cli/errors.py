@@ -96,7 +96,7 @@ PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 EXIT_CODES = {
     0: "success",
     1: "internal error (a bug: please report it with the command line)",
-    UsageError.exit_code: "bad option or option combination",
+    UsageError.exit_code: "bad option or option combination, or an output that cannot be written",
     InputError.exit_code: "the sentence cannot be attended (empty, every word out of vocabulary, word not found) "
                           "or compared (too few sentences, no shared word)",
     VectorsError.exit_code: "vector source missing, unreadable or malformed",

@@ -18,6 +18,8 @@ from attn_cli.engine.attention import AttentionConfig, is_whole
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError
 
+MAX_NEIGHBORS = 100  # neighbours listed per token: each costs a word and a cosine per token twice, in every format
+
 Scale = Union[Literal["none", "sqrt"], float]
 PositionScale = Union[Literal["auto"], float]
 
@@ -52,8 +54,8 @@ class Settings:
                                                 f"(got {self.oov!r})")
         _check(is_whole(self.max_tokens) and self.max_tokens >= 1, "max_tokens",
                f"must be at least 1 (got {self.max_tokens!r})")
-        _check(is_whole(self.neighbors) and self.neighbors >= 0, "neighbors",
-               f"must be 0 (off) or more (got {self.neighbors!r})")
+        _check(is_whole(self.neighbors) and 0 <= self.neighbors <= MAX_NEIGHBORS, "neighbors",
+               f"must be 0 (off) to {MAX_NEIGHBORS} (got {self.neighbors!r})")
         _check(self.neighbor_vocab is None or (is_whole(self.neighbor_vocab) and self.neighbor_vocab >= 1),
                "neighbor_vocab",
                f"must be a positive whole number, or None for all words (got {self.neighbor_vocab!r})")

@@ -68,6 +68,8 @@ CATALOGUE = [
     ("unknown similarity", ["explain", "money bank", "--similarity", "l2"], None, 2, "'--similarity'"),
     ("heads not a number", ["explain", "money bank", "--heads", "many"], None, 2, "'--heads'"),
     ("negative neighbours", ["explain", "money bank", "--neighbors", "-3"], None, 2, "--neighbors must be"),
+    ("a billion neighbours", ["explain", "money bank", "--neighbors", "1000000000"], None, 2,
+     "--neighbors must be 0 (off) to 100"),
     ("max tokens zero", ["explain", "money bank", "--max-tokens", "0"], None, 2, "--max-tokens must be"),
     ("unknown include", ["explain", "money bank", "--include", "gradients"], None, 2, "choose from"),
     ("unknown option", ["explain", "money bank", "--colour"], None, 2, "--colour"),
@@ -155,6 +157,14 @@ def binary_vectors(folder):
     keyed.add_vectors(["money", "bank", "grows"], np.random.default_rng(0).normal(size=(3, 40)).astype(np.float32))
     path = folder / "vectors.bin"
     keyed.save_word2vec_format(str(path), binary=True)
+    return path
+
+
+def binary_with_a_long_word(folder):
+    """word2vec binary whose second word is 5 MB long: every later run once mapped it, 5 s and 1.5 GB each."""
+    record = b" " + np.ones(3, dtype="<f4").tobytes() + b"\n"
+    path = folder / "vectors.bin"
+    path.write_bytes(b"2 3\nmoney" + record + b"w" * (5 << 20) + record)
     return path
 
 
@@ -316,6 +326,18 @@ VECTOR_CATALOGUE = [
     ("a zero vector", text_file(GOOD.replace("bank 0.2 0.1 0.0", "bank 0 0 0")), None, [], 0, ""),
     ("duplicate words", text_file(GOOD + "bank 9 9 9\n"), None, [], 0, "duplicate"),
     ("invalid UTF-8 in a word", text_file(GOOD.encode() + b"caf\xe9 0.1 0.2 0.3\n"), None, [], 0, "UTF-8"),
+    ("a word of 2,000 bytes", text_file(GOOD + "w" * 2000 + " 0.1 0.2 0.3\n"), None, [], 4,
+     "line 4: a word of 2,000 bytes, longer than the 1,000"),
+    ("a word of 2,000 bytes skipped on request", text_file(GOOD + "w" * 2000 + " 0.1 0.2 0.3\n"), None,
+     ["--skip-bad-lines"], 0, "1 bad line"),
+    ("a 5 MB word in word2vec binary", binary_with_a_long_word, None, [], 4,
+     "the word of record 2 is longer than 1,000 bytes"),
+    ("a word2vec binary header of 0 dims", text_file(b"2 0\nmoney \nbank \n", "vectors.bin"), None,
+     ["--format", "word2vec-binary"], 4, "announces 0 dimensions"),
+    ("a header of 10^20 dims", text_file("3 100000000000000000000\n" + GOOD), None, [], 4,
+     "announces 100,000,000,000,000,000,000 dimensions"),
+    ("a header of 10^20 words", text_file("100000000000000000000 3\n" + GOOD), None, [], 0,
+     "announces 100,000,000,000,000,000,000 words"),
     ("a .gz name on plain text", text_file(GOOD, "vectors.txt.gz"), None, [], 0, ""),
     ("gzip magic, broken body", text_file(b"\x1f\x8b\x08\x00broken", "vectors.txt.gz"), None, [], 4, "cannot read"),
     ("bzip2 magic, broken body", text_file(b"BZh9broken", "vectors.txt.bz2"), None, [], 4, "cannot read"),

@@ -258,8 +258,10 @@ def test_stale_leftovers_are_swept_without_being_asked_only_when_old(run, user, 
     result = run("explain", "money bank grows", "--vectors", str(user / "vectors.txt"), "--json")
     assert result.exit_code == 0 and result.stderr == "" and json.loads(result.stdout)["tokens"]
     assert [path.exists() for path in old] == [False, True, False]  # the import's own kinds
-    monkeypatch.setattr(gensim_data, "catalogue", lambda: {"models": {"glove-test-50": {"checksum": "x"}}})
-    monkeypatch.setattr(gensim_data, "_fetch", lambda url, out, checksum, show_progress: out.write(b"data"))
+    monkeypatch.setattr(gensim_data, "catalogue", lambda deadline: {"glove-test-50": {}})
+    monkeypatch.setattr(gensim_data, "planned_parts", lambda name, entry: [])
+    monkeypatch.setattr(gensim_data, "store", lambda handle, temporary, target, *rest: (
+        os.write(handle, b"data"), os.close(handle), os.replace(temporary, target)))
     downloaded = run("vectors", "download", "glove-test-50", "--json")
     assert downloaded.exit_code == 0 and downloaded.stderr == "" and json.loads(downloaded.stdout)["bytes"] == 4
     assert not any(path.exists() for path in old)
@@ -268,12 +270,13 @@ def test_stale_leftovers_are_swept_without_being_asked_only_when_old(run, user, 
 
 KILLED = {  # what a process does while it is killed: a leftover appears, then it waits to be killed
     "import": ("from attn_cli.vectors import load_vectors; load_vectors(sys.argv[1])", "v1/.tmp-*/matrix.npy"),
-    "download": ("from attn_cli.vectors import gensim_data as g\n"
-                 "g.catalogue = lambda: {'models': {'glove-test-50': {'checksum': 'x'}}}\n"
-                 "g._fetch = lambda url, out, checksum, show: (out.write(b'part'), out.flush(), time.sleep(60))\n"
+    "download": ("import os\nfrom attn_cli.vectors import gensim_data as g\n"
+                 "g.catalogue = lambda deadline: {'glove-test-50': {}}\n"
+                 "g.planned_parts, g.listed_size = (lambda name, entry: []), (lambda entry: 0)\n"
+                 "g.store = lambda handle, *rest: (os.write(handle, b'part'), time.sleep(60))\n"
                  "g.download('glove-test-50')", "glove-test-50/.glove-test-50-*.part"),
-    "fastText .bin.gz": ("from attn_cli.vectors.formats import decompressed\n"
-                         "with decompressed(Path(sys.argv[2])):\n    time.sleep(60)", "attn-cli-*.bin"),
+    "fastText .bin.gz": ("from attn_cli.vectors.fasttext import checked_model\n"
+                         "with checked_model(Path(sys.argv[2])):\n    time.sleep(60)", "attn-cli-*.bin"),
 }
 
 

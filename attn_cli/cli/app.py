@@ -6,6 +6,7 @@ parser error) and leaves as one line on stderr with its documented exit code.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import shlex
@@ -51,10 +52,17 @@ class OneLineErrors(TyperGroup):
     # complete_var and windows_expand_args reach click's main through **extra, by keyword as click passes them
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):  # type: ignore[override]
         arguments = list(sys.argv[1:] if args is None else args)
+        reopen_closed("stdin", 0)  # <&-: an empty input
+        stdout_closed = reopen_closed("stdout", 1)
+        reopen_closed("stderr", 2)  # 2>&-: warnings and errors then go nowhere, and the run goes on
         try:
+            if stdout_closed:
+                raise UsageError("stdout is closed (>&-), so no result can be written; redirect it to a file, or "
+                                 "to /dev/null to discard it")
             arguments = bare_fields_means_list(arguments)
             outcome = super().main(args=arguments, prog_name=prog_name or "attn-cli", standalone_mode=False,
                                    obj={"arguments": arguments}, **extra)
+            sys.stdout.flush()  # a full disk says so here, not in the interpreter's last flush
             code = outcome if isinstance(outcome, int) else 0
         except AttnError as exc:
             fail(as_options(exc))
@@ -62,14 +70,12 @@ class OneLineErrors(TyperGroup):
         except _ParserError as exc:
             code = self._parser_failure(exc)
         except OutputClosed:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the final flush has nowhere to fail
+            silence_stdout()
             code = PIPE_CLOSED
-        except Exception as exc:  # a bug: say so in one line unless debugging
-            if os.environ.get("ATTN_CLI_DEBUG"):
-                raise
-            fail(f"{type(exc).__name__}: {exc}; this is a bug: rerun with ATTN_CLI_DEBUG=1 and report the "
-                 "traceback", kind="internal error")
-            code = 1
+        except OSError as exc:
+            code = output_failure(exc) if is_output_failure(exc) else bug(exc)
+        except Exception as exc:
+            code = bug(exc)
         if standalone_mode:
             sys.exit(code)
         return code
@@ -86,6 +92,50 @@ class OneLineErrors(TyperGroup):
         where = f" (see '{context.command_path} --help')" if context is not None else ""
         fail(f"{exc.format_message()}{where}")
         return exc.exit_code
+
+
+def reopen_closed(name: str, descriptor: int) -> bool:
+    """Whether the shell closed this standard stream (`<&-`, `>&-`, `2>&-`); /dev/null then takes its place, so
+    reading it finds nothing and writing it goes nowhere instead of failing, and no file the run opens takes
+    its descriptor."""
+    if getattr(sys, name) is not None:
+        return False
+    null = os.open(os.devnull, os.O_RDONLY if descriptor == 0 else os.O_WRONLY)  # the lowest free descriptor
+    if null != descriptor:
+        os.dup2(null, descriptor)
+        os.close(null)
+    setattr(sys, name, open(descriptor, "r" if descriptor == 0 else "w", encoding="utf-8",
+                            errors="backslashreplace", closefd=False))
+    return True
+
+
+def is_output_failure(exc: OSError) -> bool:
+    """Whether a disk error is stdout's (`> /dev/full`): a write to an open stream (no file name), and every
+    other file the commands write (the cache, downloads, --html, --svg) turns its errors into AttnErrors."""
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO) and exc.filename is None
+
+
+def output_failure(exc: OSError) -> int:
+    silence_stdout()
+    fail(f"cannot write to stdout: {exc.strerror}; redirect it to a file on a disk with room")
+    return UsageError.exit_code
+
+
+def bug(exc: Exception) -> int:
+    """An unexpected exception: one line saying it is a bug (the traceback with ATTN_CLI_DEBUG)."""
+    if os.environ.get("ATTN_CLI_DEBUG"):
+        raise exc
+    fail(f"{type(exc).__name__}: {exc}; this is a bug: rerun with ATTN_CLI_DEBUG=1 and report the traceback",
+         kind="internal error")
+    return 1
+
+
+def silence_stdout() -> None:
+    """/dev/null in stdout's place, so the interpreter's final flush of what could not be written cannot fail."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (AttributeError, ValueError, OSError):  # a stand-in stream (a test runner's) has no descriptor
+        pass
 
 
 def bare_fields_means_list(arguments: list[str]) -> list[str]:

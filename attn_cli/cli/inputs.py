@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from attn_cli.errors import InputError, UsageError
 
@@ -30,6 +30,7 @@ STDIN = "-"
 INPUT_FORMATS = ("text", "jsonl")
 GROUP_LINES = 16  # lines computed together at most: their 2 x 16 x ~12 neighbour queries fill a product
 _CHUNK = 1 << 16
+MAX_LINE_BYTES = 1 << 20  # 1 MiB: a 5,000-token sentence of 20-letter words is a tenth of that
 TERMINAL_NOTE = "reading sentences from the terminal, one per line; end with Ctrl-D (Ctrl-Z Enter on Windows)"
 
 
@@ -106,7 +107,7 @@ def _stream_lines(file: Path | None, input_format: str) -> Iterator[InputLine]:
         return
     descriptor = open_input(file)
     try:
-        yield from parse_lines(raw_lines(descriptor), str(file), input_format)
+        yield from parse_lines(raw_lines(lambda size: os.read(descriptor, size)), str(file), input_format)
     finally:
         os.close(descriptor)
 
@@ -131,22 +132,28 @@ def input_may_wait(argument: str | None, file: Path | None) -> bool:
 def stdin_lines() -> Iterable[bytes]:
     """stdin's lines: read from its descriptor, or from the stream that stands in for it (a test runner's)."""
     try:
-        return raw_lines(sys.stdin.buffer.fileno())
+        descriptor = sys.stdin.buffer.fileno()
     except (AttributeError, ValueError, io.UnsupportedOperation):
-        return sys.stdin.buffer
+        return raw_lines(getattr(sys.stdin.buffer, "read1", sys.stdin.buffer.read))
+    return raw_lines(lambda size: os.read(descriptor, size))
 
 
-def raw_lines(descriptor: int) -> Iterator[bytes]:
-    """The lines of a file descriptor as they arrive, each with its newline (the last one may lack it).
+def raw_lines(read: Callable[[int], bytes]) -> Iterator[bytes]:
+    """The lines `read(size)` returns as they arrive, each with its newline (the last one may lack it).
 
     Read with os.read, not through sys.stdin's buffered reader, so a thread may wait on it
-    without holding a lock the interpreter needs at exit.
+    without holding a lock the interpreter needs at exit. A line longer than MAX_LINE_BYTES is
+    yielded as its first MAX_LINE_BYTES + 1 bytes, without a newline, and reading stops there:
+    `/dev/zero` or a binary file has no end of line to wait for.
     """
     pending = b""
-    while chunk := os.read(descriptor, _CHUNK):
+    while chunk := read(_CHUNK):
         lines = (pending + chunk).split(b"\n")
         pending = lines.pop()
         yield from (line + b"\n" for line in lines)
+        if len(pending) > MAX_LINE_BYTES:
+            yield pending[:MAX_LINE_BYTES + 1]
+            return
     if pending:
         yield pending
 
@@ -213,6 +220,8 @@ def open_input(path: Path) -> int:
 def parse_lines(stream: Iterable[bytes], source: str, input_format: str) -> Iterator[InputLine]:
     """Each non-blank line as an InputLine: plain text, or (jsonl) an object with a "text" field."""
     for number, raw in enumerate(stream, 1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise InputError(too_long(number, source, raw))
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -236,6 +245,13 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{text} is beyond the range of a float")
     return value
+
+
+def too_long(number: int, source: str, raw: bytes) -> str:
+    """Why a line over the cap ends the run: no sentence is that long, so the input is not sentences."""
+    binary = " (it holds NUL bytes: binary data, not text)" if b"\0" in raw else ""
+    return (f"line {number} of {source} is longer than {MAX_LINE_BYTES >> 20} MiB, which no sentence is{binary}; "
+            "give text with one sentence per line")
 
 
 def json_line(text: str, number: int, source: str) -> InputLine:

@@ -254,7 +254,7 @@ _ANNOTATIONS = {
     "oov": Annotated[OovPolicy, _option("--oov", panel=OUTPUT_PANEL, metavar="skip|error|zero",
                                         help="Unknown words: skip them (warn), stop, or use zero vectors.")],
     "neighbors": Annotated[int, _option("--neighbors", panel=OUTPUT_PANEL, metavar="N",
-                                        help="Nearest vocabulary words shown per token (0: none).")],
+                                        help="Nearest vocabulary words shown per token (0: none; at most 100).")],
     "neighbor_vocab": Annotated[str, _option("--neighbor-vocab", panel=OUTPUT_PANEL, metavar="N|all",
                                              help="Search neighbours among the N most frequent words.")],
     "max_tokens": Annotated[int, _option("--max-tokens", panel=OUTPUT_PANEL, metavar="N",

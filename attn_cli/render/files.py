@@ -32,7 +32,8 @@ def _replace(target: Path, text: str, mode: int | None) -> None:
 
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        # a file name that is not UTF-8 (shown in the page as lone surrogates) is written as \udcxx escapes
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
             stream.write(text)
         if mode is None:
             umask = os.umask(0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from attn_cli.errors import Option, VectorsError
@@ -19,7 +21,8 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     """
     if source in (None, "", DEFAULT_NAME):
         return load_default_vectors()
-    from attn_cli.vectors.formats import CACHEABLE, FORMATS, detect_format, read_fasttext_bin, read_gensim_pickle
+    from attn_cli.vectors.fasttext import read_fasttext_bin
+    from attn_cli.vectors.formats import CACHEABLE, FORMATS, detect_format, read_gensim_pickle
     from attn_cli.vectors.importer import LoadOptions, cached_vectors
 
     options = options or LoadOptions()
@@ -40,10 +43,21 @@ def resolve_source(source: str) -> tuple[Path, str | None]:
     if path.is_dir():
         raise VectorsError(f"{source} is a directory; pass the vector file inside it")
     if path.exists():
-        return path, None
+        return regular_file(path, source), None
     from attn_cli.vectors import gensim_data
 
     if gensim_data.looks_like_name(source):
         return gensim_data.resolve(source), source
     raise VectorsError(f"no such vector file: {source}; pass an existing GloVe, word2vec or fastText file, "
                        "a gensim-data name, or leave out ", Option("vectors"), " for the embedded default")
+
+
+def regular_file(path: Path, source: str) -> Path:
+    """The path, if it names a regular file: a pipe (`<(cat file)`, /dev/stdin from a pipe) can be read only
+    once, while a vector file is read twice (format, then contents) and cached by its path; a device
+    (/dev/zero) never ends."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise VectorsError(f"{source} is not a regular file (a pipe or a device): vector files are read more "
+                           f"than once and cached by their path; save it to a file first, e.g. "
+                           f"cat ... > vectors.txt, and pass that")
+    return path

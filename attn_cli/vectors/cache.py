@@ -181,7 +181,8 @@ class CacheWriter:
         write_vocabulary(self.folder, self.words)
         meta = {**meta, "layout": LAYOUT, "count": count, "dims": self.dims, "duplicates": self.duplicates,
                 "first_duplicates": self.first_duplicates, "invalid_utf8_words": self.replaced_utf8}
-        (self.folder / META_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False), encoding="utf-8")
+        # ASCII: a file name that is not UTF-8 (its bytes as lone surrogates) survives the round trip
+        (self.folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
         return meta
 
     def abandon(self) -> None:

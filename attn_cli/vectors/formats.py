@@ -4,28 +4,20 @@ GloVe text has no header; word2vec text (and fastText .vec) and word2vec binary
 start with "COUNT DIMS"; binary is told from text by the structure of the records after it.
 fastText .bin starts with its magic number, gensim's own .kv/.model files are
 pickles. gzip and bzip2 are recognised by their magic numbers. gensim is
-imported only in `read_fasttext_bin` and `read_gensim_pickle`, never on the
+imported only by `read_gensim_pickle` and fasttext.read_fasttext_bin, never on the
 cached path (importing it costs about a second).
 """
 
 from __future__ import annotations
 
-import io
-import os
 import re
-import shutil
-import tempfile
-import warnings
 import zlib
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.leftovers import SCRATCH, scratch_folder, sweep as sweep_leftovers
-from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
+from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, is_lowercase_vocabulary
 
 CACHEABLE = ("glove", "word2vec", "word2vec-binary")
 FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
@@ -33,7 +25,6 @@ _HEADER = re.compile(rb"^\s*\d+\s+\d+\s*$")
 _PROBE_BYTES = 4096
 _BODY_PROBE_BYTES = 1 << 16  # room for a few records of 4,096 dims
 _PROBE_LINES = 20
-_MAX_WORD_BYTES = 1000  # a binary record's word is short; a text line read as one is not
 UTF8_BOM = b"\xef\xbb\xbf"
 _TEXT_BYTES = bytes(range(32, 127)) + b"\t\r\n"
 _FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
@@ -88,12 +79,14 @@ def _holds_binary_records(body: bytes, count: int, dims: int) -> bool:
     records must each be a word, a space and `dims` float32s, as many as the
     header promises and the probe holds.
     """
+    if not 1 <= dims <= len(body):  # no record of either kind fits in the probe: judged as text (the importer
+        return False  # then names a header that cannot be right)
     lines = body.split(b"\n")[:-1][:_PROBE_LINES]  # complete lines only
     if any(_ends_in_numbers(line, dims) for line in lines):
         return False
     position, records = 0, 0
     while records < count:
-        space = body.find(b" ", position, position + _MAX_WORD_BYTES + 2)
+        space = body.find(b" ", position, position + MAX_WORD_BYTES + 2)
         end = space + 1 + 4 * dims
         if space < 0 or end > len(body):
             break  # a record longer than the probe: judge by those read
@@ -121,39 +114,6 @@ def _ends_in_numbers(line: bytes, dims: int) -> bool:
     return True
 
 
-def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
-    """A fastText .bin model through gensim: any word gets a vector from its character n-grams."""
-    from gensim.models.fasttext import load_facebook_vectors  # deferred: importing gensim costs ~1 s
-
-    try:
-        with decompressed(path) as plain, warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")  # gensim's overflow warnings: the values are checked below
-            keyed = load_facebook_vectors(str(plain))
-    except NotImplementedError as exc:  # gensim reads unsupervised models only
-        raise VectorsError(f"{path} is a supervised fastText model (a classifier), which gensim cannot read: "
-                           "pass its .vec text file, or a skipgram/cbow model") from exc
-    except (ValueError, EOFError, OSError, AssertionError, zlib.error) as exc:
-        raise VectorsError(f"cannot read {path} as a fastText .bin model: {exc}; "
-                           "check the file is complete, or pass its .vec text file instead") from exc
-    return _from_keyed(path, keyed, "fasttext-bin", limit, subword=lambda word: finite(path, keyed[word]))
-
-
-@contextmanager
-def decompressed(path: Path) -> Iterator[Path]:
-    """The file itself, or a temporary plain copy of a .gz/.bz2 one: gensim reads a compressed
-    fastText model as garbage (NaN vectors) instead of decompressing it."""
-    with open_maybe_compressed(path) as stream:
-        if isinstance(stream, io.BufferedReader):  # a plain file
-            yield path
-            return
-        sweep_leftovers([(scratch_folder(), SCRATCH)])  # the copies of runs killed long ago
-        # deleted when closed, whatever happens inside; named as leftovers.py finds it should the run be killed
-        with tempfile.NamedTemporaryFile(prefix=f"attn-cli-{os.getpid()}-", suffix=".bin") as plain:
-            shutil.copyfileobj(stream, plain, 1 << 20)
-            plain.flush()
-            yield Path(plain.name)
-
-
 def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> Vectors:
     """gensim's own KeyedVectors.save() file: a pickle, so loading it can run code. Opt-in only."""
     if not trusted:
@@ -169,10 +129,10 @@ def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> V
     keyed = getattr(loaded, "wv", loaded)  # a full .model carries its vectors in .wv
     if not hasattr(keyed, "index_to_key"):
         raise VectorsError(f"{path} holds a {type(loaded).__name__}, not word vectors; pass a KeyedVectors file")
-    return _from_keyed(path, keyed, "gensim-pickle", limit)
+    return from_keyed(path, keyed, "gensim-pickle", limit)
 
 
-def _from_keyed(path: Path, keyed, file_format: str, limit: int | None, subword=None) -> Vectors:
+def from_keyed(path: Path, keyed, file_format: str, limit: int | None, subword=None) -> Vectors:
     """gensim's vectors as `Vectors`: the first `limit` words, refused if any value is NaN or infinite."""
     words = list(keyed.index_to_key)[:limit]
     matrix = keyed.vectors[:limit]

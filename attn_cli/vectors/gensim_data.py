@@ -9,20 +9,33 @@ checks its MD5 as list.json publishes it, and renames it into place only when
 it matches (a killed download's .part is found and swept by leftovers.py).
 Both addresses can be overridden with ATTN_CLI_GENSIM_DATA_LIST and
 ATTN_CLI_GENSIM_DATA_URL (mirrors, tests).
+
+Nothing a server sends is trusted to end: the whole download (list.json included) has
+a deadline, ATTN_CLI_DOWNLOAD_TIMEOUT seconds (a server sending a byte every 50 s never
+trips a read timeout), list.json may be at most MAX_LIST_BYTES, and a model at most the
+size list.json gives it (UNLISTED_BYTES when it gives none). list.json's shape and
+every model's entry are checked before use, and a name is used as a folder only if it
+follows NAME, as `resolve` requires.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
+import math
 import os
 import re
 import tempfile
+import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import UsageError, VectorsError
 from attn_cli.vectors.leftovers import DOWNLOAD, sweep as sweep_leftovers
 from attn_cli.vectors.progress import progress_bar
 
@@ -30,6 +43,12 @@ LIST_URL = "https://raw.githubusercontent.com/RaRe-Technologies/gensim-data/mast
 RELEASES_URL = "https://github.com/RaRe-Technologies/gensim-data/releases/download"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.]*(-[a-z0-9_.]+)+$")  # glove-wiki-gigaword-100, word2vec-google-news-300
 _CHUNK = 1 << 20
+TIMEOUT_SECONDS = 4 * 3600  # the whole download by default: 1.7 GB (the largest set) at 120 kB/s
+READ_TIMEOUT_SECONDS = 60  # the longest wait for any one piece
+MAX_LIST_BYTES = 16 << 20  # gensim-data's list.json is about 30 kB
+UNLISTED_BYTES = 16 << 30  # a model whose file_size list.json does not give: 10 x the largest set
+MAX_PARTS = 99
+MD5 = re.compile(r"^[0-9a-f]{32}$")
 
 
 def data_dir() -> Path:
@@ -42,6 +61,9 @@ def looks_like_name(source: str) -> bool:
 
 def resolve(name: str) -> Path:
     """The data file of a downloaded gensim-data set; a VectorsError saying how to get it otherwise."""
+    if not looks_like_name(name):  # `./../x` would name a folder outside the data folder
+        raise VectorsError(f"no vector file {name!r} here, and it is not a gensim-data name (such as "
+                           "glove-wiki-gigaword-100); pass a file path or a gensim-data name")
     folder = data_dir() / name
     candidates = [folder / f"{name}.gz"] + sorted(
         p for p in folder.glob(f"{name}*") if p.is_file() and p.suffix not in (".py", ".pyc", ".json", ".md"))
@@ -52,65 +74,153 @@ def resolve(name: str) -> Path:
                        f"get it with: attn-cli vectors download {name} (or pass a file path)")
 
 
-def catalogue() -> dict:
-    """gensim-data's list.json: {'models': {name: {file_name, parts, checksum[-N], ...}}, ...}."""
-    url = os.environ.get("ATTN_CLI_GENSIM_DATA_LIST", LIST_URL)
+@dataclass(frozen=True)
+class Deadline:
+    """When the whole download must be over: ATTN_CLI_DOWNLOAD_TIMEOUT seconds (TIMEOUT_SECONDS) from its start."""
+
+    seconds: float
+    end: float
+
+    @classmethod
+    def from_environment(cls) -> Deadline:
+        text = os.environ.get("ATTN_CLI_DOWNLOAD_TIMEOUT", "")
+        try:
+            seconds = float(text) if text.strip() else TIMEOUT_SECONDS
+        except ValueError:
+            seconds = math.nan
+        if not (seconds > 0 and math.isfinite(seconds)):
+            raise UsageError(f"ATTN_CLI_DOWNLOAD_TIMEOUT must be a number of seconds above 0 (got {text!r})")
+        return cls(seconds, time.monotonic() + seconds)
+
+    def left(self, url: str) -> float:
+        """The seconds left; a VectorsError once there are none."""
+        left = self.end - time.monotonic()
+        if left <= 0:
+            raise VectorsError(f"cannot download {url}: it took longer than the {self.seconds:g} s "
+                               "ATTN_CLI_DOWNLOAD_TIMEOUT allows; try again, or raise it")
+        return left
+
+
+def receive(url: str, deadline: Deadline, limit: int) -> Iterator[tuple[bytes, int | None]]:
+    """The body of `url` as it arrives, with the size the server announces; a VectorsError when the deadline
+    passes, when more than `limit` bytes arrive (or are announced), or when the connection fails."""
     try:
-        with urllib.request.urlopen(url, timeout=30) as response:
-            return json.loads(response.read().decode("utf-8"))
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise VectorsError(f"cannot fetch the gensim-data list from {url}: {exc}; check the network "
-                           "(or set ATTN_CLI_GENSIM_DATA_LIST to a mirror)") from exc
+        with urllib.request.urlopen(url, timeout=min(READ_TIMEOUT_SECONDS, deadline.left(url))) as response:
+            announced = getattr(response, "length", None)  # None when chunked or not a number
+            received = 0
+            while chunk := response.read1(_CHUNK):  # whatever has arrived: a slow server cannot hold one call
+                received += len(chunk)
+                if max(received, announced or 0) > limit:
+                    raise VectorsError(f"{url} holds more than the {limit:,} bytes expected of it; it is not "
+                                       "the listed file: check the mirror (ATTN_CLI_GENSIM_DATA_URL)")
+                deadline.left(url)
+                yield chunk, announced
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:  # ValueError: no URL
+        deadline.left(url)  # a read timed out at the deadline: say so
+        raise VectorsError(f"cannot download {url}: {exc or type(exc).__name__}; check the network and try "
+                           "again") from exc
+
+
+def catalogue(deadline: Deadline) -> dict[str, dict]:
+    """gensim-data's list.json as {name: entry}, for the models whose name follows NAME."""
+    url = os.environ.get("ATTN_CLI_GENSIM_DATA_LIST", LIST_URL)
+    body = b"".join(chunk for chunk, _ in receive(url, deadline, MAX_LIST_BYTES))
+    try:
+        listing = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
+        raise VectorsError(f"the gensim-data list at {url} is not JSON ({type(exc).__name__}); check "
+                           "ATTN_CLI_GENSIM_DATA_LIST") from None
+    models = listing.get("models") if isinstance(listing, dict) else None
+    if not isinstance(models, dict) or not all(isinstance(entry, dict) for entry in models.values()):
+        raise VectorsError(f"the gensim-data list at {url} has no \"models\" object of model objects; check "
+                           "ATTN_CLI_GENSIM_DATA_LIST")
+    return {name: entry for name, entry in models.items() if looks_like_name(name)}
 
 
 def download(name: str, show_progress: bool = True) -> Path:
     """Fetch, verify and store a gensim-data model; returns the data file. Nothing is executed."""
-    models = catalogue().get("models", {})
+    if not looks_like_name(name):
+        raise VectorsError(f"{name!r} is not a gensim-data name (such as glove-wiki-gigaword-100): a name is "
+                           "lower-case letters, digits, '_' and '.', in parts joined by '-'")
+    deadline = Deadline.from_environment()
+    models = catalogue(deadline)
     entry = models.get(name)
     if entry is None:
         raise VectorsError(f"gensim-data has no model named {name!r}; its models are: {', '.join(sorted(models))}")
     target = data_dir() / name / f"{name}.gz"
     if target.is_file():
         return target
-    base = os.environ.get("ATTN_CLI_GENSIM_DATA_URL", RELEASES_URL).rstrip("/")
-    parts = int(entry.get("parts", 1))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    sweep_leftovers([(target.parent, DOWNLOAD)])  # the .part files of downloads killed long ago
-    handle, temporary = tempfile.mkstemp(prefix=f".{name}-{os.getpid()}-", suffix=".part", dir=target.parent)
+    parts = planned_parts(name, entry)
     try:
-        with os.fdopen(handle, "wb") as out:
-            for part in range(parts):
-                suffix = ".gz" if parts == 1 else f".gz_0{part}"
-                checksum = entry.get("checksum" if parts == 1 else f"checksum-{part}")
-                if not checksum:
-                    raise VectorsError(f"gensim-data lists no MD5 for {name}{suffix}; refusing a download that "
-                                       "cannot be verified (fetch it yourself and pass the file's path)")
-                _fetch(f"{base}/{name}/{name}{suffix}", out, checksum, show_progress)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # as any downloaded file, not mkstemp's private 0600
-        os.replace(temporary, target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_leftovers([(target.parent, DOWNLOAD)])  # the .part files of downloads killed long ago
+        handle, temporary = tempfile.mkstemp(prefix=f".{name}-{os.getpid()}-", suffix=".part", dir=target.parent)
+    except OSError as exc:
+        raise unwritable(exc) from exc
+    try:
+        store(handle, Path(temporary), target, parts, listed_size(entry), deadline, show_progress)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
 
 
-def _fetch(url: str, out, checksum: str, show_progress: bool) -> None:
-    """Stream one file into `out`, then compare its MD5 with list.json's."""
-    md5 = hashlib.md5()
+def planned_parts(name: str, entry: dict) -> list[tuple[str, str]]:
+    """(address, MD5) of each part of the model, as list.json gives them; a VectorsError when it cannot."""
+    base = os.environ.get("ATTN_CLI_GENSIM_DATA_URL", RELEASES_URL).rstrip("/")
+    parts = entry.get("parts", 1)
+    if type(parts) is not int or not 1 <= parts <= MAX_PARTS:
+        raise VectorsError(f"gensim-data lists {parts!r} parts for {name}, not a whole number from 1 to "
+                           f"{MAX_PARTS}; check the mirror (ATTN_CLI_GENSIM_DATA_LIST)")
+    planned = []
+    for part in range(parts):
+        suffix = ".gz" if parts == 1 else f".gz_0{part}"
+        checksum = entry.get("checksum" if parts == 1 else f"checksum-{part}")
+        if not (isinstance(checksum, str) and MD5.match(checksum)):
+            raise VectorsError(f"gensim-data lists no MD5 for {name}{suffix}; refusing a download that "
+                               "cannot be verified (fetch it yourself and pass the file's path)")
+        planned.append((f"{base}/{name}/{name}{suffix}", checksum))
+    return planned
+
+
+def listed_size(entry: dict) -> int:
+    """The model's size in bytes as list.json gives it (all parts together), else UNLISTED_BYTES."""
+    size = entry.get("file_size")
+    return size if type(size) is int and size > 0 else UNLISTED_BYTES
+
+
+def store(handle: int, temporary: Path, target: Path, parts: list[tuple[str, str]], limit: int,
+          deadline: Deadline, show_progress: bool) -> None:
+    """Write every part into the temporary file, then rename it into place, readable as any download."""
     try:
-        with urllib.request.urlopen(url, timeout=60) as response:
-            total = int(response.headers.get("Content-Length") or 0) or None
-            with progress_bar(url.rsplit("/", 1)[-1], total, show_progress, unit=None) as update:
-                done = 0
-                while chunk := response.read(_CHUNK):
-                    out.write(chunk)
-                    md5.update(chunk)
-                    done += len(chunk)
-                    update(done, 0)
-    except (urllib.error.URLError, OSError) as exc:
-        raise VectorsError(f"cannot download {url}: {exc}; check the network and try again") from exc
+        with os.fdopen(handle, "wb") as out:
+            for url, checksum in parts:
+                limit -= fetch(url, out, checksum, show_progress, deadline, limit)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as any downloaded file, not mkstemp's private 0600
+        os.replace(temporary, target)
+    except OSError as exc:  # the network's errors are VectorsErrors already: this is the disk
+        raise unwritable(exc) from exc
+
+
+def unwritable(exc: OSError) -> VectorsError:
+    return VectorsError(f"cannot write the download in {data_dir()}: {exc.strerror or exc}; set GENSIM_DATA_DIR "
+                        "to a writable folder with room for the model")
+
+
+def fetch(url: str, out: BinaryIO, checksum: str, show_progress: bool, deadline: Deadline, limit: int) -> int:
+    """Stream one file into `out`, then compare its MD5 with list.json's; returns its size."""
+    md5, done = hashlib.md5(), 0
+    pieces = receive(url, deadline, limit)
+    first, announced = next(pieces, (b"", None))  # the bar's total comes with the response
+    with progress_bar(url.rsplit("/", 1)[-1], announced, show_progress, unit=None) as update:
+        for chunk in chain([first], (chunk for chunk, _ in pieces)):
+            out.write(chunk)
+            md5.update(chunk)
+            done += len(chunk)
+            update(done, 0)
     if md5.hexdigest() != checksum:
         raise VectorsError(f"{url} arrived with MD5 {md5.hexdigest()}, but gensim-data lists {checksum}; "
                            "the download is damaged: try again")
+    return done

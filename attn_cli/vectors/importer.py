@@ -210,12 +210,14 @@ def _read(stream, path: Path, file_format: str, folder: Path, read):
         if header is None:
             raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary "
                                "(try ", Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
-        writer = CacheWriter(folder, header[1], read.limit)
+        writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
         return writer, read_binary(stream, path, header[0], header[1], writer, read)
     header = read_header(stream) if file_format == "word2vec" else None
     if file_format == "word2vec" and header is None:
         raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
                            " for GloVe text")
+    if header:
+        checked_dims(path, header[1])
     sample = stream.read(1 << 20) if header is None else b""
     dims = header[1] if header else guess_dims(sample)
     if dims < 1:
@@ -224,6 +226,16 @@ def _read(stream, path: Path, file_format: str, folder: Path, read):
     report = read_text(stream, path, dims, writer, read, first_line_number=2 if header else 1, prefix=sample)
     report.header_count = header[0] if header else None
     return writer, report
+
+
+def checked_dims(path: Path, dims: int) -> int:
+    """The width a 'COUNT DIMS' header announces, if a vector file can have it (1 to MAX_DIMS)."""
+    from attn_cli.vectors.textparse import MAX_DIMS
+
+    if not 1 <= dims <= MAX_DIMS:
+        raise VectorsError(f"{path}: its 'COUNT DIMS' header announces {dims:,} dimensions, and a vector file has "
+                           f"1 to {MAX_DIMS:,}; the header is damaged, or this is not a word2vec file")
+    return dims
 
 
 def _position(stream, done: int) -> int:

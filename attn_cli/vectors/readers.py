@@ -20,6 +20,7 @@ from typing import BinaryIO, Callable, Iterator, Protocol
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
+from attn_cli.vectors.store import MAX_WORD_BYTES
 from attn_cli.vectors.textparse import MAX_LINE_BYTES, LineTooLong, parse_block
 
 BLOCK_BYTES = 8 << 20
@@ -166,6 +167,9 @@ def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink,
             options.progress(done, held)
             if options.limit is not None and held >= options.limit:
                 return report
+        if len(pending) >= MAX_WORD_BYTES + 2 + 4 * dims:  # a newline, a word, a space, the floats: no record is longer
+            raise VectorsError(f"{path}: the word of record {seen + 1:,} is longer than {MAX_WORD_BYTES:,} bytes, "
+                               "which no word is; this is not word2vec binary, or it is damaged")
         if not data:
             break
     if pending.strip():
@@ -179,7 +183,7 @@ def split_records(buffer: bytes, dims: int) -> tuple[list[bytes], np.ndarray, in
     record = dims * 4
     words, rows, position = [], [], 0
     while True:
-        space = buffer.find(b" ", position)
+        space = buffer.find(b" ", position, position + MAX_WORD_BYTES + 2)  # after a newline and the word
         if space < 0 or space + 1 + record > len(buffer):
             break
         words.append(buffer[position:space].lstrip(b"\n"))

@@ -17,6 +17,8 @@ import numpy as np
 
 from attn_cli.errors import DamagedCache, VectorsError
 
+MAX_WORD_BYTES = 1000  # the longest word a vector file may hold (UTF-8 bytes); real words are far shorter
+
 
 class WordIndex(Protocol):
     """Anything that maps a word to its row: a dict, or the cache's stored hash table."""

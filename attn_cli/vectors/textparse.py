@@ -10,7 +10,8 @@ rounded to float32, so it equals float32(float(text)) except in rare
 double-rounding ties.
 
 Lines the fast path cannot vouch for (a token containing ASCII spaces, a
-trailing space run, exponents, nan/inf, wrong field counts) fall back to
+trailing space run, exponents, nan/inf, wrong field counts, a word longer
+than MAX_WORD_BYTES) fall back to
 `parse_line`, which is plain Python and names what is wrong.
 """
 
@@ -22,11 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from attn_cli.vectors.store import MAX_WORD_BYTES
+
 _MAX_WIDTH = 24  # widest number the fast path evaluates; longer ones take the slow path
 _MAX_DIGITS = 15  # every integer of up to 15 digits is exact in float64
 _POWERS = 10.0 ** np.arange(_MAX_WIDTH + 1)
 _SPACE, _NEWLINE, _MINUS, _DOT = 32, 10, 45, 46
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a 4,096-dim line of 20-character numbers is 82 KB
+MAX_DIMS = MAX_LINE_BYTES // 2  # 524,288: each number takes a space and a digit at least, so no line holds more
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # a larger value is a bad line: the cache stores float32
 
 
@@ -65,6 +69,9 @@ def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
         found = len(line.split()) - 1
         found = max(found, 0)
         raise BadLine(f"expected a word and {dims} numbers, found {found} number{'' if found == 1 else 's'}")
+    word = fields[0].lstrip(b" ")
+    if len(word) > MAX_WORD_BYTES:
+        raise BadLine(f"a word of {len(word):,} bytes, longer than the {MAX_WORD_BYTES:,} a word may have")
     try:
         values = [float(field) for field in fields[1:]]
     except ValueError:
@@ -74,7 +81,7 @@ def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
         raise BadLine("NaN or infinite value")
     if any(abs(value) > FLOAT32_MAX for value in values):
         raise BadLine("a value beyond the float32 range (±3.4e38)")
-    return fields[0].lstrip(b" "), values
+    return word, values
 
 
 def _too_many_numbers(word: bytes) -> bool:
@@ -107,7 +114,7 @@ def parse_block(chunk: bytes, dims: int) -> Block:
     counts = np.searchsorted(spaces, ends) - first
     trailing = (ends > starts) & (buffer[ends - 1] == _SPACE)  # one trailing space (word2vec C output)
     word_end = spaces[np.minimum(first, len(spaces) - 1)] if len(spaces) else starts
-    regular = (counts - trailing == dims) & (word_end > starts) & (counts > 0)
+    regular = (counts - trailing == dims) & (word_end > starts) & (word_end - starts <= MAX_WORD_BYTES) & (counts > 0)
     if dims < 1:
         regular[:] = False
 

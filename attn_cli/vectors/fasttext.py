@@ -1,0 +1,191 @@
+"""fastText .bin models: their layout walked with bounded reads, then the vectors read through gensim.
+
+gensim's reader trusts every count in the file: a vocabulary cut short (an interrupted
+download) makes it call read(1) at the end of the file for ever, a header announcing 10^12
+vectors makes it allocate them, a header cut short raises struct.error. So `checked_model`
+first reads the file as fastText writes it (fasttext.cc, args.cc, dictionary.cc, matrix.cc):
+the signature and arguments, each vocabulary entry (a word of at most MAX_WORD_BYTES, its NUL,
+a count and a type), the shapes of the two matrices, and their bytes against what is left of
+the file. Only a file whose every byte is where its header says reaches gensim, which then
+allocates no more than the file holds. A compressed model is copied to a plain temporary
+file by the same walk, so it never inflates past the size its header announces.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import tempfile
+import warnings
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, BinaryIO, Iterator
+
+import numpy as np
+
+from attn_cli.errors import VectorsError
+from attn_cli.vectors.formats import finite, from_keyed, open_maybe_compressed
+from attn_cli.vectors.leftovers import SCRATCH, scratch_folder, sweep as sweep_leftovers
+from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
+
+MAGIC = 793712314  # fastText's file format signature (an int32); older files start with their dims instead
+_NEW_ARGS = "<12id"  # dim ws epoch min_count neg word_ngrams loss model bucket minn maxn lr_update_rate t
+_OLD_ARGS = "<10id"  # the same without dim and ws, which stand where the signature and version are
+_READ_BYTES = 1 << 20
+_FLOAT_BYTES = 4
+
+
+class Truncated(Exception):
+    """The file ended where its layout promises more bytes."""
+
+
+class _Walk:
+    """Exact reads from the start of a stream; every byte read from it is copied to `copy` (if any).
+
+    `size` is the file's size when the stream is the plain file itself: skipped matrices are
+    then checked against it and sought past, never read.
+    """
+
+    def __init__(self, stream: BinaryIO, size: int | None, copy: IO[bytes] | None = None) -> None:
+        self.stream, self.size, self.copy = stream, size, copy
+        self.buffer, self.start, self.offset = b"", 0, 0  # unread bytes are buffer[start:]; offset: bytes used
+        self.part = "header"  # where the walk is, for messages
+
+    def _more(self) -> bool:
+        """Read the next piece of the stream into the buffer; False at its end."""
+        data = self.stream.read(_READ_BYTES)
+        if self.copy is not None:
+            self.copy.write(data)
+        self.buffer, self.start = self.buffer[self.start:] + data, 0
+        return bool(data)
+
+    def take(self, size: int) -> bytes:
+        while len(self.buffer) - self.start < size:
+            if not self._more():
+                raise Truncated
+        self.start, self.offset = self.start + size, self.offset + size
+        return self.buffer[self.start - size:self.start]
+
+    def unpack(self, layout: str) -> tuple:
+        return struct.unpack(layout, self.take(struct.calcsize(layout)))
+
+    def word(self) -> bytes | None:
+        """The next NUL-terminated word, or None when it is longer than MAX_WORD_BYTES."""
+        while (end := self.buffer.find(b"\0", self.start, self.start + MAX_WORD_BYTES + 1)) < 0:
+            if len(self.buffer) - self.start > MAX_WORD_BYTES:
+                return None
+            if not self._more():
+                raise Truncated
+        return self.take(end + 1 - self.start)[:-1]
+
+    def skip(self, size: int) -> None:
+        """Go past `size` bytes: sought on the plain file, read (and copied) from a stream."""
+        size -= len(self.take(min(size, len(self.buffer) - self.start)))
+        if size and self.size is not None:  # the buffer is used up: the stream stands at `offset`
+            if self.offset + size > self.size:
+                raise Truncated
+            self.offset += size
+            self.stream.seek(self.offset)
+            return
+        while size:
+            data = self.stream.read(min(size, _READ_BYTES))
+            if not data:
+                raise Truncated
+            if self.copy is not None:
+                self.copy.write(data)
+            size, self.offset = size - len(data), self.offset + len(data)
+
+    def at_end(self) -> bool:
+        return self.start == len(self.buffer) and not self._more()
+
+
+def walk(walker: _Walk, path: Path) -> None:
+    """Read the whole layout; a VectorsError when a count is impossible or the file has more or fewer bytes."""
+    magic, _version = walker.unpack("<2i")
+    new = magic == MAGIC
+    args = walker.unpack(_NEW_ARGS if new else _OLD_ARGS)
+    dims = args[0] if new else magic
+    bucket, minn, maxn = args[-5:-2]
+    if dims < 1 or bucket < 0 or minn < 0 or maxn < 0:
+        raise damaged(path, f"its header says {dims} dimensions, {bucket} buckets, n-grams of {minn} to {maxn} "
+                            "characters")
+    walker.part = "vocabulary"
+    words = vocabulary(walker, path, new)
+    for matrix, rows_expected in (("input", words + bucket), ("output", None)):
+        walker.part = f"{matrix} matrix"
+        if new and walker.take(1) != b"\0":
+            raise damaged(path, f"its {matrix} matrix is quantized (a .ftz model), which gensim cannot read; "
+                                "pass the unquantized .bin or its .vec text file")
+        rows, columns = walker.unpack("<2q")
+        if columns != dims or rows < 0 or rows_expected not in (None, rows):
+            raise damaged(path, f"its {matrix} matrix is {rows:,} x {columns:,} for {words:,} words, {bucket:,} "
+                                f"buckets and {dims:,} dimensions")
+        walker.skip(rows * columns * _FLOAT_BYTES)
+    if not walker.at_end():
+        raise damaged(path, f"it goes on after the {walker.offset:,} bytes its header accounts for")
+
+
+def vocabulary(walker: _Walk, path: Path, new: bool) -> int:
+    """Go past the vocabulary (and the pruned-index table of newer files); returns its number of words."""
+    size, words, labels = walker.unpack("<3i")
+    counts = walker.unpack("<qq" if new else "<q")  # tokens seen in training (and the size of the pruned index)
+    pruned = counts[1] if new else 0
+    if not (words > 0 and labels >= 0 and words + labels == size):
+        raise damaged(path, f"its vocabulary of {size:,} entries holds {words:,} words and {labels:,} labels")
+    if labels:
+        raise VectorsError(f"{path} is a supervised fastText model (a classifier), which gensim cannot read: "
+                           "pass its .vec text file, or a skipgram/cbow model")
+    for number in range(1, size + 1):
+        if walker.word() is None:
+            raise damaged(path, f"word {number:,} is longer than {MAX_WORD_BYTES:,} bytes")
+        if walker.take(9)[8] != 0:  # an int64 count, then the entry type: 0 for a word
+            raise damaged(path, f"entry {number:,} of the vocabulary is not a word")
+    walker.skip(8 * max(pruned, 0))
+    return words
+
+
+def damaged(path: Path, problem: str) -> VectorsError:
+    return VectorsError(f"{path} is not a fastText .bin model, or it is damaged: {problem}; check the file, or "
+                        "pass its .vec text file instead")
+
+
+def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
+    """A fastText .bin model through gensim: any word gets a vector from its character n-grams."""
+    try:
+        with checked_model(path) as plain, warnings.catch_warnings(), np.errstate(all="ignore"):
+            from gensim.models.fasttext import load_facebook_vectors  # deferred: importing gensim costs ~1 s
+
+            warnings.simplefilter("ignore")  # gensim's overflow warnings: the values are checked below
+            keyed = load_facebook_vectors(str(plain))
+    except (ValueError, EOFError, OSError, AssertionError, zlib.error, struct.error) as exc:
+        raise VectorsError(f"cannot read {path} as a fastText .bin model: {exc}; "
+                           "check the file is complete, or pass its .vec text file instead") from exc
+    return from_keyed(path, keyed, "fasttext-bin", limit, subword=lambda word: finite(path, keyed[word]))
+
+
+@contextmanager
+def checked_model(path: Path) -> Iterator[Path]:
+    """The model as a plain file whose layout holds: the file itself, or a temporary copy of a .gz/.bz2 one
+    (gensim reads a compressed model as garbage, NaN vectors, instead of decompressing it)."""
+    with open_maybe_compressed(path) as stream:
+        if isinstance(stream, io.BufferedReader):  # a plain file
+            check(_Walk(stream, os.fstat(stream.fileno()).st_size), path)
+            yield path
+            return
+        sweep_leftovers([(scratch_folder(), SCRATCH)])  # the copies of runs killed long ago
+        # deleted when closed, whatever happens inside; named as leftovers.py finds it should the run be killed
+        with tempfile.NamedTemporaryFile(prefix=f"attn-cli-{os.getpid()}-", suffix=".bin") as copy:
+            check(_Walk(stream, None, copy), path)
+            copy.flush()
+            yield Path(copy.name)
+
+
+def check(walker: _Walk, path: Path) -> None:
+    """Walk the layout; a file that ends early is said to be truncated, whatever part it ends in."""
+    try:
+        walk(walker, path)
+    except Truncated:
+        raise VectorsError(f"{path} ends inside its {walker.part}: it is truncated (an interrupted download?), "
+                           "or not a fastText .bin model; download or copy it again") from None
