@@ -145,8 +145,13 @@ class NeighborSearch:
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
         # a row holding NaN or infinity (a cache damaged since its import, which refused such values) is never
-        # a neighbour: checked on the product, as cheap as the product itself, not on the N x d rows every run
-        np.putmask(cosines, ~np.isfinite(cosines), -np.inf)
+        # a neighbour: one read-only pass (a sum per query) finds any such cosine, and only the queries that
+        # meet one are rewritten, not the N x d rows on every run nor every cosine of every block
+        broken = ~np.isfinite(cosines.sum(axis=1))  # [b]
+        if broken.any():
+            damaged = cosines[broken]
+            np.putmask(damaged, ~np.isfinite(damaged), -np.inf)
+            cosines[broken] = damaged
         asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf
