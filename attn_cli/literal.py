@@ -15,8 +15,10 @@ import re
 from typing import TypeVar, cast
 
 Document = TypeVar("Document")
-# C0 and C1 controls and DEL, bidi marks, overrides and isolates, line and paragraph separators, lone surrogates
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+# C0 and C1 controls and DEL, bidi marks, overrides and isolates, line and paragraph separators, lone surrogates,
+# and the invisible spaces that make look-alike words (zero width space, word joiner, BOM); not the joiners of emoji
+_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029"
+                     "\ufeff\ud800-\udfff]")
 
 
 def literal(text: str) -> str:

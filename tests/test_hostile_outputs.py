@@ -75,3 +75,17 @@ def test_a_fifo_receives_the_page_and_stays_a_fifo(run, tmp_path):
     reader.join(timeout=10)
     assert result.exit_code == 0 and stat.S_ISFIFO(fifo.stat().st_mode)
     assert received and received[0].startswith(b"<!DOCTYPE html>")
+
+
+def test_a_picture_pointed_at_the_file_on_stdin_is_refused(sentences):
+    """`explain - --html FILE < FILE` would have read the sentences and then replaced them with the page."""
+    import subprocess
+    import sys
+
+    with sentences.open("rb") as stdin:
+        result = subprocess.run([sys.executable, "-m", "attn_cli", "explain", "-", "--html", str(sentences)],
+                                stdin=stdin, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"attn-cli: error: --html {sentences} is the stdin input; writing it would replace "
+                             "it, so give --html another file name\n")
+    assert sentences.read_text(encoding="utf-8") == SENTENCES

@@ -8,6 +8,7 @@ right-to-left override, Rich markup that would hide a link or raise MarkupError,
 from __future__ import annotations
 
 import json
+import os
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -20,9 +21,9 @@ from hypothesis import strategies as st
 import attn_cli
 from attn_cli.literal import literal
 
-HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff]")
 MARKUP = "[link=https://evil.example]click-me[/link]"
-EVIL_WORDS = ["bank\x1b[2J", "\x1b]52;c;aGVsbG8=\x07", "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\",
+EVIL_WORDS = ["ba\u200bnk", "bank\x1b[2J", "\x1b]52;c;aGVsbG8=\x07", "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\",
               "abc\u202edef", MARKUP, "[/oops]", ":bank:", "bell\x07", "nul\x01", "csi\x9b2J"]
 SENTENCE = "money bank bell\x07 [/oops] :bank: abc\u202edef"
 
@@ -123,3 +124,18 @@ def test_literal_hides_nothing_and_changes_nothing_else(text):
     assert not HIDDEN.search(shown) and not re.search("[\ud800-\udfff]", shown)  # tabs and line ends too
     if not HIDDEN.search(text) and not re.search("[\ud800-\udfff]", text):
         assert shown == text
+
+
+def test_an_undecodable_byte_in_a_sentence_argument_is_an_unknown_word(tmp_path, evil_file):
+    """A command line that is not UTF-8 reaches Python as a lone surrogate; a cached vocabulary has no such
+    word: the byte is skipped as unknown and shown as its escape, never an internal error."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ATTN_CLI_CACHE": str(tmp_path / "cache")}
+    for command in ([b"explain", b"money bank \xff", b"--json"], [b"compare", b"money bank \xff", b"river bank",
+                                                                    b"--word", b"ba\xffnk"]):
+        result = subprocess.run([sys.executable.encode(), b"-m", b"attn_cli", *command, b"--vectors",
+                                 str(evil_file).encode()], capture_output=True, env=env, timeout=60)
+        assert result.returncode in (0, 3) and b"internal error" not in result.stderr, result.stderr
+    assert b"\\udcff" in result.stderr  # compare names the --word it cannot find, the byte as its escape

@@ -13,6 +13,7 @@ import json
 import re
 import sys
 
+import numpy as np
 import pytest
 
 from attn_cli.render.terminal import signed
@@ -97,9 +98,9 @@ def test_the_verdict_names_a_repeated_word_as_the_tables_do(run):
     (bank,) = report["words"]
     second = bank["occurrences"][1]
     assert [pull["index"] for pull in second["pulled_by"]] == [4]  # the other "bank"
-    assert bank["verdict"].endswith("vs bank#5 (2)")
+    assert bank["verdict"].endswith("vs bank#5 (2, bank#2)")
     out = table(run, "compare", "river bank flows", "the bank by the bank")
-    assert "bank#5 0." in out and "vs bank#5 (2)" in out
+    assert "bank#5 0." in out and "vs bank#5 (2, bank#2)" in out
 
 
 @pytest.mark.parametrize("command", [["explain", SENTENCE], ["explain", "the bank by the bank", "--heads", "2"],
@@ -159,3 +160,36 @@ def test_vectors_list_and_info_columns_line_up(run, tmp_path, glove_file, word2v
     assert len({line.index(" /") for line in lines}) == 1, lines  # the source paths
     info = table(run, "vectors", "info", glove_file, env=env).splitlines()
     assert len({len(re.match(r"\S+( \S+)?\s+", line).group()) for line in info}) == 1, info
+
+
+def test_long_words_are_never_cut_in_neighbour_lists_or_the_largest_weights(run, tmp_path):
+    """A 45-letter neighbour folds onto the next line, every letter kept, in explain and compare; the largest
+    weights of a wide matrix keep each key=weight pair together and end no line in a space of any kind."""
+    long_word = "pneumonoultramicroscopicsilicovolcanoconiosis"
+    rng = np.random.default_rng(3)
+    path = tmp_path / "long.txt"
+    path.write_text("".join(f"{word} {' '.join(f'{x:.4f}' for x in rng.normal(size=8))}\n"
+                            for word in ["money", "bank", "grows", "river", "flows", long_word]), encoding="utf-8")
+    env = {"ATTN_CLI_CACHE": str(tmp_path / "cache")}
+    for command, heading in ((["explain", SENTENCE], "after: y"),
+                             (["compare", SENTENCE, "river bank flows", "--word", "bank"], "nearest words after")):
+        out = table(run, *command, "--vectors", str(path), env=env)
+        assert "…" not in out
+        lines = out.splitlines()
+        start = next(i for i, line in enumerate(lines) if heading in line)
+        column = lines[start].index(heading)
+        assert long_word in "".join(line[column:].strip() for line in lines[start + 2:start + 12])
+    wide = "the telecommunications representatives deposited interdisciplinary responsibilities at the bank"
+    out = table(run, "explain", wide)
+    assert "Largest weights per query" in out and all(line == line.rstrip() for line in out.splitlines())
+    report = document(run, "explain", wide)
+    flat = " ".join(out.split())
+    row = report["heads"][0]["weights"][4]  # interdisciplinary's row
+    best = max(range(len(row)), key=row.__getitem__)
+    assert f"{report['tokens'][best]['text']}={row[best]:.3f}" in flat
+
+
+def test_the_compared_copy_of_a_repeated_word_is_named(run):
+    out = table(run, "compare", "money bank grows and the bank", "river bank flows", "--word", "bank")
+    assert "leans to bank#6, money (1, bank#2) vs river, flows (2)" in out
+    assert re.search(r"^\s+1 bank#2\s", out, re.M)

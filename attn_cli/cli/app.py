@@ -246,7 +246,8 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
         return
     names = batch.field_names(engine)
     selection = None if names is None else parse_selection(names, command)
-    outputs = ReportOutputs(render, style=batch.output_style(engine), files=engine.picture_files(batch.file),
+    outputs = ReportOutputs(render, style=batch.output_style(engine),
+                            files=engine.picture_files(batch.file, stdin=sentence == STDIN),
                             command_line=command_line(ctx), selection=selection)
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
@@ -329,7 +330,8 @@ def compare(
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
     outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
                             style="json" if engine.json else "tables",
-                            files=engine.picture_files(file), command_line=command_line(ctx))
+                            files=engine.picture_files(file, stdin=STDIN in (texts or [])),
+                            command_line=command_line(ctx))
     vectors = engine.load_vectors(warn)
     tokenized = [(text, tokenize_or_warn(text, vectors, settings, line.where or f"sentence {number}"))
                  for number, (text, line) in enumerate(zip(found, lines), 1)]

@@ -147,11 +147,13 @@ class EngineOptions:
                             skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle,
                             progress=not self.json, warn=warn)
 
-    def picture_files(self, file: Path | None = None) -> dict[str, Path]:
+    def picture_files(self, file: Path | None = None, stdin: bool = False) -> dict[str, Path]:
         """--html and --svg targets, checked before any work: the folder must exist, the two must differ, and
-        neither may be an input (the --file sentences or the --vectors file, however it is reached)."""
+        neither may be an input (the --file sentences, a file on stdin read as `-`, or the --vectors file,
+        however it is reached)."""
         targets = {flag: path for flag, path in (("--html", self.html), ("--svg", self.svg)) if path is not None}
-        inputs = {flag: Path(path) for flag, path in (("--file", file), ("--vectors", self.vectors)) if path}
+        inputs = {flag: Path(path) for flag, path in (("--file", file), ("stdin", "/dev/stdin" if stdin else None),
+                                                      ("--vectors", self.vectors)) if path}
         for flag, path in targets.items():
             if path.is_dir():
                 raise UsageError(f"{flag} {path} is a directory; give a file name, e.g. {flag} report.{flag[2:]}")

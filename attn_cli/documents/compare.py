@@ -96,13 +96,20 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
 def verdict(word: dict, labels: dict[int, list[str]]) -> str:
     """'bank: 1.000 -> 0.710; leans to river, flows (1) vs money (2)': static -> contextual cosine of the
     least alike pair, then the pulling words per sentence (numbered from 1), named as the tables name them
-    (`labels`, per sentence: a repeated word keeps its `#8`). A word no context word pulls leans to itself,
+    (`labels`, per sentence: a repeated word keeps its `#8`, and so does the compared copy: '(1, bank#2)').
+    A word no context word pulls leans to itself,
     and says why when its softmax saturated: 'itself (saturated) (2)'."""
     first, second = (number + 1 for number in word["pair"])
     which = f" (least alike: {first} vs {second})" if len(word["occurrences"]) > 2 else ""
-    leans = " vs ".join(f"{leaning(occurrence, labels[occurrence['sentence']])} ({occurrence['sentence'] + 1})"
+    leans = " vs ".join(f"{leaning(occurrence, labels[occurrence['sentence']])} ({where(occurrence, labels)})"
                         for occurrence in word["occurrences"])
     return f"{word['word']}: {word['static_cosine']:.3f} -> {word['contextual_cosine']:.3f}{which}; leans to {leans}"
+
+
+def where(occurrence: dict, labels: dict[int, list[str]]) -> str:
+    """The sentence's number, and which copy of the word when it occurs there twice: '1', or '1, bank#2'."""
+    number, label = occurrence["sentence"], labels[occurrence["sentence"]][occurrence["index"]]
+    return f"{number + 1}" if label == occurrence["text"] else f"{number + 1}, {label}"
 
 
 def leaning(occurrence: dict, labels: list[str]) -> str:

@@ -61,11 +61,12 @@ def word_table(word: dict, blocks: list[dict], labels: list[list[str]]) -> Table
     table.add_column("#", style="bold", justify="right", no_wrap=True)
     table.add_column("cos(s,y)", justify="right")
     table.add_column("context words: w (share)", no_wrap=True)
-    table.add_column("nearest words after attention")
+    table.add_column("nearest words after attention", overflow="fold")  # breaks between words; never cuts one
     for occurrence in word["occurrences"]:
         number, index = occurrence["sentence"], occurrence["index"]
         shift, names = blocks[number]["shifts"][index], labels[number]
-        table.add_row(str(number + 1), f"{shift['cosine']:.3f}",
+        copy = names[index] if names[index] != occurrence["text"] else ""  # which copy of a repeated word
+        table.add_row(" ".join(filter(None, [str(number + 1), copy])), f"{shift['cosine']:.3f}",
                       "\n".join(pull_text(c, names) for c in shift["pulled_by"]) or "—",
                       ", ".join(n["word"] for n in occurrence["neighbors_after"]) or "—")
     return table

@@ -264,10 +264,10 @@ def top_keys_table(weights, labels: list[str], columns: list[str], k: int) -> Ta
     """Each query's k heaviest keys and their weights: the summary of a matrix too wide to print."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("query", style="bold", no_wrap=True)
-    table.add_column(f"largest weights w, of {len(columns)} keys")
+    table.add_column(f"largest weights (key=w), of {len(columns)} keys", overflow="fold")
     for label, row in zip(labels, weights):
         order = np.argsort(-np.asarray(row), kind="stable")[:k]
-        table.add_row(label, ", ".join(f"{columns[j]}\u00a0{row[j]:.3f}" for j in order))  # a pair never wraps
+        table.add_row(label, ", ".join(f"{columns[j]}={row[j]:.3f}" for j in order))  # a pair never wraps
     return table
 
 

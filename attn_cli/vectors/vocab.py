@@ -71,7 +71,10 @@ class StoredIndex:
         self.words, self.folder = words, folder
 
     def get(self, word: str, default: int | None = None) -> int | None:
-        key = word.encode("utf-8")
+        try:
+            key = word.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (an undecodable byte of a command line): no stored word
+            return default
         slot = zlib.crc32(key) & self.mask
         seen: set[int] = set()
         for _ in range(min(len(self.table), len(self.words) + 1)):  # a sound table's longest run is every row
