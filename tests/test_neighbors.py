@@ -94,3 +94,24 @@ def test_accented_words_find_their_plain_spelling():
     assert plain.lookup("Café") == ("cafe", 0) and plain.lookup("naïve") == ("naive", 1)
     accented = Vectors(name="accented", words=["cafe", "café"], matrix=np.eye(2, dtype=np.float32), lowercase=True)
     assert accented.lookup("café") == ("café", 1)
+
+
+def test_a_repeated_query_is_answered_from_memory_with_the_same_words():
+    """A word's own value repeats across a batch: it is searched once, and the remembered answer is what a
+    fresh search gives (a different word left out, or another k, is a different question)."""
+    rng = np.random.default_rng(11)
+    matrix = rng.standard_normal((3000, 16)).astype(np.float32)
+    vectors = Vectors("test", [f"w{i}" for i in range(len(matrix))], matrix, lowercase=True)
+    result = multi_head_attention(matrix[[4, 9]].astype(np.float64))
+    search = NeighborSearch(vectors, result, vocabulary_size=None)
+    searched: list[int] = []
+    real = search._nearest_block
+    search._nearest_block = lambda queries, k, exclude: (searched.append(len(queries)), real(queries, k, exclude))[1]
+    queries = matrix[[4, 9, 4, 4, 9]].astype(np.float64)
+    first = search.nearest(queries, 5, ["w4", "w9", "w4", None, "w9"])
+    assert searched == [3]  # (w4, skip w4), (w9, skip w9), (w4, skip nothing)
+    again = search.nearest(queries[:2] * 2.0, 5, ["w4", "w9"])  # the same directions: nothing new to search
+    assert searched == [3] and again == first[:2] and first[0] == first[2] and first[0] != first[3]
+    fresh = NeighborSearch(vectors, result, vocabulary_size=None).nearest(queries, 5, ["w4", "w9", "w4", None, "w9"])
+    assert fresh == first
+    assert search.nearest(queries[:1], 3, ["w4"]) == [first[0][:3]] and searched == [3, 1]

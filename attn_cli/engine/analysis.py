@@ -5,6 +5,7 @@ Pure numpy on top of an `AttentionResult`; nothing here knows about the CLI.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,6 +17,7 @@ from attn_cli.engine.attention import (AttentionConfig, AttentionResult, causal_
                                        unit_rows, value_space)
 from attn_cli.vectors.store import Vectors
 
+MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
 SAMPLE_STRIDE = 16  # top_k_rows: one column in this many sets each row's threshold
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
@@ -111,6 +113,7 @@ class NeighborSearch:
         else:
             self.rows, self.inverse_norms = mapped_unit_rows(embeddings, result), None
         self.letters = np.flatnonzero([is_letter(word) for word in self.words])  # columns of one-letter words
+        self.answers: dict[tuple[bytes, str | None, int], list[Neighbor]] = {}  # see nearest()
 
     @classmethod
     def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
@@ -127,13 +130,28 @@ class NeighborSearch:
         return found[1]
 
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself)."""
+        """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself).
+
+        A query asked before (the same vector, word left out and k) is answered from memory: a word's own
+        value does not depend on its sentence (without positions), so across a batch most static queries
+        repeat and only the contextual outputs need the matrix product. Answers never depend on which
+        other queries share a block, so a remembered one is exactly what a new search would give.
+        """
         unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
-        found = []
-        for start in range(0, len(unit_queries), QUERY_BLOCK):
-            block = slice(start, start + QUERY_BLOCK)
-            found += self._nearest_block(unit_queries[block], k, exclude[block])
-        return found
+        keys = [(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), word, k)
+                for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
+        first: dict[tuple[bytes, str | None, int], int] = {}
+        for row, key in enumerate(keys):
+            if key not in self.answers:
+                first.setdefault(key, row)
+        if len(self.answers) + len(first) > MAX_ANSWERS:
+            self.answers.clear()  # bounded memory over an endless batch
+        missing, rows = list(first), list(first.values())  # [u]: each new key and its first query
+        for start in range(0, len(rows), QUERY_BLOCK):
+            block = rows[start:start + QUERY_BLOCK]
+            found = self._nearest_block(unit_queries[block], k, [exclude[row] for row in block])
+            self.answers.update(zip(missing[start:start + QUERY_BLOCK], found))
+        return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """One float32 matrix product for the block ranks every word; the few best are then scored in float64.
