@@ -21,7 +21,6 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     """
     if source in (None, "", DEFAULT_NAME):
         return load_default_vectors()
-    from attn_cli.vectors.fasttext import read_fasttext_bin
     from attn_cli.vectors.formats import CACHEABLE, FORMATS, detect_format, read_gensim_pickle
     from attn_cli.vectors.importer import LoadOptions, cached_vectors
 
@@ -29,6 +28,8 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     path, name = resolve_source(source)
     file_format = options.file_format or detect_format(path)
     if file_format == "fasttext-bin":
+        from attn_cli.vectors.fasttext import read_fasttext_bin  # its layout walk: not on a cached set's path
+
         return read_fasttext_bin(path, options.limit)
     if file_format == "gensim-pickle":
         return read_gensim_pickle(path, options.trust_pickle, options.limit)
