@@ -7,6 +7,8 @@ table of exit codes is part of the public contract (docs/limits.md).
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -85,10 +87,9 @@ class DamagedCache(VectorsError):
     stored index, the values of a row a sentence uses), so it cannot be rebuilt in this run. Names the fix."""
 
     def __init__(self, folder: object, problem: str) -> None:
-        self.folder, self.problem = folder, problem
-        name = str(folder).rstrip("/").rsplit("/", 1)[-1]
-        super().__init__(f"the cache {folder} is damaged ({problem}); remove it with attn-cli vectors remove {name} "
-                         "and run again to import its file afresh")
+        self.problem = problem
+        super().__init__(f"the cache {folder} is damaged ({problem}); remove it with attn-cli vectors remove "
+                         f"{PurePath(str(folder)).name} and run again to import its file afresh")
 
 
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`

@@ -7,13 +7,16 @@ counting from 1), so each row, column and verdict names one token.
 
 from __future__ import annotations
 
-from collections import Counter
-
 
 def token_labels(texts: list[str]) -> list[str]:
     """['the', 'bank', 'of', 'the'] -> ['the#1', 'bank', 'of', 'the#4']."""
-    counts = Counter(texts)
-    return [f"{text}#{i + 1}" if counts[text] > 1 else text for i, text in enumerate(texts)]
+    repeated = repeated_words(texts)
+    return [f"{text}#{i + 1}" if text in repeated else text for i, text in enumerate(texts)]
+
+
+def copy_label(labels: list[str], index: int, text: str) -> str:
+    """Which copy of a repeated word the token at `index` is ('bank#2'), or '' for a word that occurs once."""
+    return labels[index] if labels[index] != text else ""
 
 
 def repeated_words(texts: list[str]) -> dict[str, list[int]]:

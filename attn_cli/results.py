@@ -29,8 +29,7 @@ from attn_cli.engine.attention import AttentionResult, Projections
 from attn_cli.engine.comparison import WordComparison
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence
 from attn_cli.render.flags import SPELLING
-from attn_cli.render.consoles import report_console, trimmed
-from attn_cli.literal import literal_document
+from attn_cli.render.consoles import draw_literally, report_console, trimmed
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
 
@@ -100,7 +99,7 @@ class Report:
         draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
         spelling = SPELLING.set("keywords")  # remedies and notes name settings as keyword arguments
         try:
-            draw(literal_document(self.document()), console)
+            draw_literally(draw, self.document(), console)
             console.file.flush()
         finally:
             SPELLING.reset(spelling)

@@ -115,3 +115,21 @@ def test_a_repeated_query_is_answered_from_memory_with_the_same_words():
     fresh = NeighborSearch(vectors, result, vocabulary_size=None).nearest(queries, 5, ["w4", "w9", "w4", None, "w9"])
     assert fresh == first
     assert search.nearest(queries[:1], 3, ["w4"]) == [first[0][:3]] and searched == [3, 1]
+
+
+def test_answers_forgotten_at_the_limit_are_searched_again(monkeypatch):
+    """Past MAX_ANSWERS the memory is cleared before a call counts on it: a query repeated within that call
+    is still answered (it once raised KeyError in a long batch)."""
+    import attn_cli.engine.analysis as analysis
+
+    monkeypatch.setattr(analysis, "MAX_ANSWERS", 4)
+    rng = np.random.default_rng(5)
+    matrix = rng.standard_normal((500, 8)).astype(np.float32)
+    vectors = Vectors("test", [f"w{i}" for i in range(len(matrix))], matrix, lowercase=True)
+    search = NeighborSearch(vectors, multi_head_attention(matrix[[1, 2]].astype(np.float64)), vocabulary_size=None)
+    fresh = NeighborSearch(vectors, multi_head_attention(matrix[[1, 2]].astype(np.float64)), vocabulary_size=None)
+    for rows in ([1, 2, 3], [1, 2, 4], [3, 5, 6, 3]):  # the third call crosses the limit and repeats w3
+        queries = matrix[rows].astype(np.float64)
+        words = [f"w{row}" for row in rows]
+        assert search.nearest(queries, 3, words) == fresh._nearest_block(analysis.unit_rows(queries), 3, words)
+    assert len(search.answers) <= 4

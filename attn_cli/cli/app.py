@@ -20,7 +20,7 @@ from attn_cli.version import __version__
 from attn_cli.cli.batch import run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.cli.fields import available_fields, parse_selection
-from attn_cli.cli.messages import as_options, fail, warn
+from attn_cli.cli.messages import as_options, bug_message, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
@@ -123,10 +123,7 @@ def output_failure(exc: OSError) -> int:
 
 def bug(exc: Exception) -> int:
     """An unexpected exception: one line saying it is a bug (the traceback with ATTN_CLI_DEBUG)."""
-    if os.environ.get("ATTN_CLI_DEBUG"):
-        raise exc
-    fail(f"{type(exc).__name__}: {exc}; this is a bug: rerun with ATTN_CLI_DEBUG=1 and report the traceback",
-         kind="internal error")
+    fail(bug_message(exc), kind="internal error")
     return 1
 
 

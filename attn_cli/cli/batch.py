@@ -11,11 +11,11 @@ back until a second line shows that this is a batch).
 
 from __future__ import annotations
 
-import os
 from typing import Callable, Iterable
 
 from attn_cli.errors import InputError
 from attn_cli.cli.inputs import InputLine
+from attn_cli.cli.messages import bug_message
 from attn_cli.cli.outputs import ReportOutputs
 from attn_cli.documents.explain import error_document, with_input
 
@@ -66,10 +66,7 @@ def shown(line: InputLine, document: dict, outputs: ReportOutputs, command: str,
     except (OSError, KeyboardInterrupt):
         raise
     except Exception as exc:
-        if os.environ.get("ATTN_CLI_DEBUG"):
-            raise
-        report_failure(line, f"internal error: {type(exc).__name__}: {exc}; this is a bug: rerun with "
-                             "ATTN_CLI_DEBUG=1 and report the traceback", outputs, command, tell, code=1)
+        report_failure(line, f"internal error: {bug_message(exc)}", outputs, command, tell, code=1)
         return False
     return True
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from attn_cli.errors import AttnError, Option
@@ -13,6 +14,14 @@ def fail(message: str, kind: str = "error") -> None:
     control or bidi character that came from input (a word, a file name) shown as its escape."""
     sys.stderr.write(f"attn-cli: {kind}: {literal(message)}\n")
     sys.stderr.flush()
+
+
+def bug_message(exc: Exception) -> str:
+    """What an unexpected exception says: that it is a bug, and how to get its traceback. With
+    ATTN_CLI_DEBUG set, the exception is raised again instead, traceback and all."""
+    if os.environ.get("ATTN_CLI_DEBUG"):
+        raise exc
+    return f"{type(exc).__name__}: {exc}; this is a bug: rerun with ATTN_CLI_DEBUG=1 and report the traceback"
 
 
 def warn(message: str) -> None:

@@ -25,8 +25,7 @@ from attn_cli.cli.fields import Selection, select
 from attn_cli.render.files import write_text
 from attn_cli.render.json_out import write_json
 from attn_cli.render.plain import header, plain_records
-from attn_cli.render.consoles import report_console, trimmed
-from attn_cli.literal import literal_document
+from attn_cli.render.consoles import draw_literally, report_console, trimmed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -85,12 +84,11 @@ class ReportOutputs:
         elif self.style == "plain":
             sys.stdout.write((header() if first else "") + plain_records(report))
             sys.stdout.flush()
-        readable = literal_document(report) if self.terminal is not None else report  # words shown literally
         if self.style == "tables":
             assert self.terminal is not None  # __init__ makes it whenever the style is tables
-            self.draw(readable, self.terminal)
-        if self.recorder is not None and self.recorder is not self.terminal:
-            self.draw(readable, self.recorder)
+            draw_literally(self.draw, report, self.terminal)
+        if self.recorder is not None and self.recorder is not self.terminal:  # tables for the SVG of a --json run
+            draw_literally(self.draw, report, self.recorder)
 
     def show_error(self, document: dict) -> None:
         """A line that failed: its error document on stdout with --json (the caller tells stderr otherwise)."""

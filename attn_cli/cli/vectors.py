@@ -20,7 +20,7 @@ from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
 from attn_cli.api import load_vectors
 from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, layout_folder, read_meta, CorruptCache
-from attn_cli.vectors.leftovers import Leftover, every_place, find as find_leftovers, remove as remove_leftover
+from attn_cli.vectors.leftovers import Leftover, Places, every_place, find as find_leftovers, sweep as sweep_leftovers
 from attn_cli.vectors.store import Vectors
 
 SCHEMA_VERSION = 1
@@ -205,25 +205,26 @@ def _removable(found: list[tuple[Path, dict | None]], named: bool) -> list[Path]
 
 def _leftovers() -> list[Leftover]:
     """This user's leftovers of killed imports and downloads (none looked for behind a linked v1)."""
+    return find_leftovers(_places())
+
+
+def _places() -> Places:
+    """Where leftovers may lie: the cache's v1 (unless it is a link), the gensim-data folders, $TMPDIR."""
     from attn_cli.vectors.gensim_data import data_dir
 
     try:
         layout: Path | None = layout_folder()
     except OSError:  # _listed_sets says so
         layout = None
-    return find_leftovers(every_place(layout, data_dir()))
+    return every_place(layout, data_dir())
 
 
 def _remove_leftovers() -> list[Leftover]:
     """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
-    removed = []
     for item in _leftovers():
         if item.running:
             warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
-            continue
-        remove_leftover(item)
-        removed.append(item)
-    return removed
+    return sweep_leftovers(_places(), min_age=0)
 
 
 def _listed_sets() -> list[tuple[Path, dict | None]]:

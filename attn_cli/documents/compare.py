@@ -12,7 +12,7 @@ from attn_cli.engine.analysis import SATURATION_LEVEL, Shift
 from attn_cli.engine.attention import AttentionResult
 from attn_cli.engine.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
 from attn_cli.errors import InputError, Option
-from attn_cli.labels import token_labels
+from attn_cli.labels import copy_label, token_labels
 from attn_cli.documents.explain import (ReportOptions, attention_blocks, contribution_blocks, document_header,
                                        included_matrices, tokens_block)
 from attn_cli.engine.tokenize import TokenizedSentence, shorten
@@ -108,8 +108,9 @@ def verdict(word: dict, labels: dict[int, list[str]]) -> str:
 
 def where(occurrence: dict, labels: dict[int, list[str]]) -> str:
     """The sentence's number, and which copy of the word when it occurs there twice: '1', or '1, bank#2'."""
-    number, label = occurrence["sentence"], labels[occurrence["sentence"]][occurrence["index"]]
-    return f"{number + 1}" if label == occurrence["text"] else f"{number + 1}, {label}"
+    number = occurrence["sentence"]
+    return ", ".join(filter(None, [str(number + 1), copy_label(labels[number], occurrence["index"],
+                                                               occurrence["text"])]))
 
 
 def leaning(occurrence: dict, labels: list[str]) -> str:

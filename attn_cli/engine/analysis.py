@@ -140,12 +140,12 @@ class NeighborSearch:
         unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
         keys = [(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), word, k)
                 for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
+        if len(self.answers) + len(keys) > MAX_ANSWERS:
+            self.answers.clear()  # bounded memory over an endless batch (before this call counts on any answer)
         first: dict[tuple[bytes, str | None, int], int] = {}
         for row, key in enumerate(keys):
             if key not in self.answers:
                 first.setdefault(key, row)
-        if len(self.answers) + len(first) > MAX_ANSWERS:
-            self.answers.clear()  # bounded memory over an endless batch
         missing, rows = list(first), list(first.values())  # [u]: each new key and its first query
         for start in range(0, len(rows), QUERY_BLOCK):
             block = rows[start:start + QUERY_BLOCK]

@@ -12,7 +12,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attn_cli.labels import token_labels
+from attn_cli.labels import copy_label, token_labels
 from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, pull_text, render_attention,
                                       repeated_lines, section, settings_lines, tokens_text, weights_formula)
 
@@ -65,8 +65,8 @@ def word_table(word: dict, blocks: list[dict], labels: list[list[str]]) -> Table
     for occurrence in word["occurrences"]:
         number, index = occurrence["sentence"], occurrence["index"]
         shift, names = blocks[number]["shifts"][index], labels[number]
-        copy = names[index] if names[index] != occurrence["text"] else ""  # which copy of a repeated word
-        table.add_row(" ".join(filter(None, [str(number + 1), copy])), f"{shift['cosine']:.3f}",
+        table.add_row(" ".join(filter(None, [str(number + 1), copy_label(names, index, occurrence["text"])])),
+                      f"{shift['cosine']:.3f}",
                       "\n".join(pull_text(c, names) for c in shift["pulled_by"]) or "—",
                       ", ".join(n["word"] for n in occurrence["neighbors_after"]) or "—")
     return table

@@ -9,7 +9,9 @@ piped table ends where its text ends, without the spaces Rich pads lines with.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, Callable, TextIO, cast
+
+from attn_cli.literal import literal_document
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,6 +49,12 @@ class TrimmedLines:
 def trimmed(stream: TextIO) -> TextIO:
     """`stream` as Rich's Console takes it, its lines trimmed."""
     return cast(TextIO, TrimmedLines(stream))
+
+
+def draw_literally(draw: Callable[[dict, Console], None], document: dict, console: Console) -> None:
+    """Draw a report with every text that came from input made literal first (literal.py): the one way
+    tables reach a console, from the command line and from Python alike."""
+    draw(literal_document(document), console)
 
 
 def report_console(**options: Any) -> Console:

@@ -30,7 +30,6 @@ import errno
 import hashlib
 import json
 import os
-import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from typing import Callable
 import numpy as np
 
 from attn_cli.errors import DamagedCache
+from attn_cli.vectors.leftovers import delete
 from attn_cli.vectors.store import Vectors, row_norms
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
@@ -219,15 +219,9 @@ def publish(temporary: Path, final: Path) -> bool:
 
 
 def discard(final: Path) -> None:
-    """Delete what stands at a set's own place: a link or a file itself (never what a link leads to), a folder
-    with all it holds. What cannot be deleted stays (the importer then uses its own import once)."""
-    if final.is_symlink() or not final.is_dir():
-        try:
-            final.unlink(missing_ok=True)
-        except OSError:
-            pass
-    else:
-        shutil.rmtree(final, ignore_errors=True)
+    """Delete what stands at a set's own place (leftovers.delete: a link itself, never what it leads to). What
+    cannot be deleted stays (the importer then uses its own import once)."""
+    delete(final)
 
 
 def shared_with_others(folder: Path) -> str | None:

@@ -77,11 +77,20 @@ def sweep(places: Places, min_age: float = SWEEP_AFTER) -> list[Leftover]:
 
 
 def remove(item: Leftover) -> None:
-    """Delete a leftover: a folder with what it holds, or a file (a link itself, never what it leads to)."""
-    if item.path.is_dir() and not item.path.is_symlink():
-        shutil.rmtree(item.path, ignore_errors=True)
+    """Delete a leftover (delete() says how)."""
+    delete(item.path)
+
+
+def delete(path: Path) -> None:
+    """A folder with all it holds, or a file or link itself (never what a link leads to); what cannot be
+    deleted stays."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
     else:
-        item.path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def process_alive(pid: int) -> bool:
