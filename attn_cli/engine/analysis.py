@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from attn_cli.engine.attention import (AttentionConfig, AttentionResult, causal_mask, multi_head_attention, row_norms,
-                                       scaled_weights, similarity_scores, static_outputs, term_shares,
+                                       scaled, similarity_scores, static_outputs, term_shares,
                                        unit_rows, value_space)
 from attn_cli.vectors.store import Vectors
 
@@ -436,8 +436,8 @@ def _largest_weights(result: AttentionResult, head: int, settings: dict[str, Any
     factor = result.scale_factor
     if "scale" in settings:
         factor = replace(config, scale=settings["scale"]).scale_factor(result.d_head)
-    maxima = scaled_weights(scores, factor, settings.get("temperature", config.temperature),
-                            visible_mask(result)).max(axis=1)
+    maxima = scaled(scores, factor, settings.get("temperature", config.temperature),
+                    visible_mask(result))[1].max(axis=1)
     return float(maxima.min()), float(maxima.max())
 
 

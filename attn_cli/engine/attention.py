@@ -271,56 +271,35 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, tempera
     Returns (outputs [.., n_q, d_v], weights, logits, scores), each [.., n_q, n_k] but outputs.
     """
     scores = similarity_scores(q, k, similarity)  # [.., n_q, n_k]
-    logits = scaled_scores(scores, scale, temperature, mask)
-    weights = scaled_weights(scores, scale, temperature, mask)  # [.., n_q, n_k]
+    logits, weights = scaled(scores, scale, temperature, mask)  # [.., n_q, n_k] each
     return weights @ v, weights, logits, scores  # [.., n_q, n_k] x [.., n_k, d_v] -> [.., n_q, d_v]
 
 
-def scaled_scores(scores: np.ndarray, scale: float, temperature: float, mask: np.ndarray | None = None) -> np.ndarray:
-    """The logits: scores x scale / temperature, -inf where masked, never NaN, finite where visible.
+def scaled(scores: np.ndarray, scale: float, temperature: float,
+           mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The logits, scores x scale / temperature, and the weights, their row softmax; -inf where masked.
 
-    A product beyond float64's range is written as its largest value (+-1.8e308); a
-    temperature so small that scale / temperature itself overflows is the T -> 0
-    limit: the largest value on each row's top visible score(s), its negative elsewhere.
-    The weights never come from these clipped numbers (scaled_weights).
+    The weights never come from the logits: each row is shifted by its top visible score
+    before it is scaled, so a gap can only grow towards -inf, and scores of 1e60 at a
+    temperature of 1e-300 give the hard max on the top score, not a tie of infinities
+    (nor inf - inf = NaN). The logits are finite where visible: a product beyond float64's
+    range is written as its largest value (+-1.8e308). A temperature so small that
+    scale / temperature itself overflows is the T -> 0 limit, a hard max in both.
     """
-    visible = _visible(scores, mask)
+    visible = np.ones(scores.shape, dtype=bool) if mask is None else np.broadcast_to(mask, scores.shape)
+    top = np.max(np.where(visible, scores, -np.inf), axis=-1, keepdims=True)  # [.., n_q, 1]
     with np.errstate(over="ignore", invalid="ignore"):
         factor = np.float64(scale) / np.float64(temperature)
         if np.isfinite(factor):
-            logits = scores * factor
+            logits, shifted = scores * factor, (scores - top) * factor  # shifted <= 0, 0 at the top
         else:
-            logits = np.where(scores == _top(scores, visible), np.inf, -np.inf)
-    return np.where(visible, np.clip(logits, -LARGEST, LARGEST), -np.inf)
-
-
-def scaled_weights(scores: np.ndarray, scale: float, temperature: float,
-                   mask: np.ndarray | None = None) -> np.ndarray:
-    """softmax(scores x scale / temperature) over the visible keys, never NaN.
-
-    Each row is shifted by its top visible score before it is scaled, so a gap can
-    only grow towards -inf: scores of 1e60 at a temperature of 1e-300 give the hard
-    max on the top score, not a tie of infinities (nor inf - inf = NaN), and a
-    factor that overflows takes that limit too.
-    """
-    visible = _visible(scores, mask)
-    gaps = np.where(visible, scores - _top(scores, visible), -np.inf)  # [.., n_q, n_k], <= 0, 0 at the top
-    with np.errstate(over="ignore", invalid="ignore"):
-        factor = np.float64(scale) / np.float64(temperature)
-        shifted = gaps * factor if np.isfinite(factor) else np.where(gaps == 0, 0.0, -np.inf)
-    return softmax(np.where(visible, shifted, -np.inf))
+            logits = np.where(scores == top, np.inf, -np.inf)
+            shifted = np.where(scores == top, 0.0, -np.inf)
+    return (np.where(visible, np.clip(logits, -LARGEST, LARGEST), -np.inf),
+            softmax(np.where(visible, shifted, -np.inf)))
 
 
 LARGEST = np.finfo(np.float64).max
-
-
-def _visible(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    return np.ones(scores.shape, dtype=bool) if mask is None else np.broadcast_to(mask, scores.shape)
-
-
-def _top(scores: np.ndarray, visible: np.ndarray) -> np.ndarray:
-    """Each row's largest visible score: [.., n_q, n_k] -> [.., n_q, 1]."""
-    return np.max(np.where(visible, scores, -np.inf), axis=-1, keepdims=True)
 
 
 def multi_head_attention(
