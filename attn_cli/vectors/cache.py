@@ -39,7 +39,7 @@ from typing import Callable
 import numpy as np
 
 from attn_cli.errors import DamagedCache
-from attn_cli.vectors.leftovers import delete
+from attn_cli.vectors.leftovers import delete, import_prefix
 from attn_cli.vectors.store import Vectors, row_norms
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
@@ -203,7 +203,7 @@ def new_temporary_folder(layout: Path, key: str) -> Path:
     """A private folder next to the final one (same file system: the rename is atomic), named as leftovers.py
     recognises it should the import be killed: `.tmp-<key>-<pid>-<random>`."""
     layout.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".tmp-{key}-{os.getpid()}-", dir=layout))
+    return Path(tempfile.mkdtemp(prefix=import_prefix(key), dir=layout))
 
 
 def publish(temporary: Path, final: Path) -> bool:

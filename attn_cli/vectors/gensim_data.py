@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from attn_cli.errors import UsageError, VectorsError
-from attn_cli.vectors.leftovers import DOWNLOAD, sweep as sweep_leftovers
+from attn_cli.vectors.leftovers import DOWNLOAD, download_prefix, sweep as sweep_leftovers
 from attn_cli.vectors.progress import progress_bar
 
 LIST_URL = "https://raw.githubusercontent.com/RaRe-Technologies/gensim-data/master/list.json"
@@ -154,7 +154,7 @@ def download(name: str, show_progress: bool = True) -> Path:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         sweep_leftovers([(target.parent, DOWNLOAD)])  # the .part files of downloads killed long ago
-        handle, temporary = tempfile.mkstemp(prefix=f".{name}-{os.getpid()}-", suffix=".part", dir=target.parent)
+        handle, temporary = tempfile.mkstemp(prefix=download_prefix(name), suffix=".part", dir=target.parent)
     except OSError as exc:
         raise unwritable(exc) from exc
     try:

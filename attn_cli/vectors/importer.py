@@ -22,7 +22,7 @@ from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cach
                                     layout_folder, load_cached, new_temporary_folder, publish, read_meta,
                                     shared_with_others)
 from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
-from attn_cli.vectors.leftovers import IMPORT, SCRATCH, scratch_folder, sweep as sweep_leftovers
+from attn_cli.vectors.leftovers import IMPORT, SCRATCH, scratch_folder, scratch_prefix, sweep as sweep_leftovers
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
@@ -79,7 +79,7 @@ def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str
 
 def _without_cache(wanted: _Wanted) -> Vectors:
     """Import into a throw-away folder in $TMPDIR, named as leftovers.py finds it should the run be killed."""
-    with tempfile.TemporaryDirectory(prefix=f"attn-cli-{os.getpid()}-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix()) as scratch:
         folder = Path(scratch) / wanted.key
         folder.mkdir()
         import_into(folder, wanted.path, wanted.fingerprint, wanted.file_format, wanted.options)

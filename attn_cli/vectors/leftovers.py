@@ -29,10 +29,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SWEEP_AFTER = 600.0  # seconds untouched before a stale leftover is swept without being asked
-_RANDOM = r"[a-z0-9_]{8}"  # tempfile's random part
-IMPORT = re.compile(rf"\.tmp-.+-[0-9a-f]{{16}}-(?P<pid>\d+)-{_RANDOM}")  # in the cache's v1
+_RANDOM = r"[a-z0-9_]{8}"  # tempfile's random part, after each prefix below
+IMPORT = re.compile(rf"\.tmp-.+-[0-9a-f]+-(?P<pid>\d+)-{_RANDOM}")  # in the cache's v1 (a key ends in hex digits)
 DOWNLOAD = re.compile(rf"\.(?P<name>.+)-(?P<pid>\d+)-{_RANDOM}\.part")  # in the gensim-data folder `name`
 SCRATCH = re.compile(rf"attn-cli-(?P<pid>\d+)-{_RANDOM}(\.bin)?")  # in $TMPDIR
+
+
+def import_prefix(key: str) -> str:
+    """The temporary folder of an import into the cache (IMPORT finds it): `.tmp-<key>-<pid>-`."""
+    return f".tmp-{key}-{os.getpid()}-"
+
+
+def download_prefix(name: str) -> str:
+    """The `.part` file of a download (DOWNLOAD finds it, with the suffix `.part`): `.<name>-<pid>-`."""
+    return f".{name}-{os.getpid()}-"
+
+
+def scratch_prefix() -> str:
+    """A file or folder in $TMPDIR, an uncached import or a decompressed model (SCRATCH finds it)."""
+    return f"attn-cli-{os.getpid()}-"
 Places = list[tuple[Path, re.Pattern]]
 
 
