@@ -72,7 +72,7 @@ class Report:
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The self-contained HTML report (the same page as `--html`); written atomically to `path` if given."""
-        from attn_cli.render.files import write_text
+        from attn_cli.files import write_text
         from attn_cli.render.html import html_page
 
         page = html_page([self.document()], self.python_call(), spelling="keywords")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError
 from attn_cli.cli.fields import Selection, select
-from attn_cli.render.files import write_text
+from attn_cli.files import write_text
 from attn_cli.render.json_out import write_json
 from attn_cli.render.plain import header, plain_records
 from attn_cli.render.consoles import draw_literally, report_console, trimmed

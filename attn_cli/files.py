@@ -1,4 +1,4 @@
-"""Writing a report file atomically: a temporary file in the same folder, then a rename.
+"""Writing a file atomically (a report, a weights file): a temporary file in the same folder, then a rename.
 
 Only a regular file is replaced that way. A symbolic link is followed (the file it
 names is replaced, the link stays), and a device or FIFO (`/dev/stdout`,
@@ -14,27 +14,34 @@ from pathlib import Path
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader never sees half a file; an OSError says why it could not."""
+    """Write `text` to `path` so that a reader never sees half a file; an OSError says why it could not.
+
+    A file name that is not UTF-8 (shown in a page as lone surrogates) is written as \\udcxx escapes.
+    """
+    write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that a reader never sees half a file; an OSError says why it could not."""
     try:
         mode = os.stat(path).st_mode  # follows links
     except FileNotFoundError:
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
-        with open(path, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with open(path, "wb") as stream:
+            stream.write(data)
         return
-    _replace(Path(os.path.realpath(path)), text, None if mode is None else stat.S_IMODE(mode))
+    _replace(Path(os.path.realpath(path)), data, None if mode is None else stat.S_IMODE(mode))
 
 
-def _replace(target: Path, text: str, mode: int | None) -> None:
+def _replace(target: Path, data: bytes, mode: int | None) -> None:
     """A temporary file beside `target`, renamed over it; it keeps `mode` (the old file's), else a new file's."""
     import tempfile  # only when a file is written: it costs ~8 ms of start-up (random, hashlib)
 
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        # a file name that is not UTF-8 (shown in the page as lone surrogates) is written as \udcxx escapes
-        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
         if mode is None:
             umask = os.umask(0)
             os.umask(umask)
