@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from attn_cli.documents.compare import compared_words
-from attn_cli.documents.explain import analyse_shifts, attend_each, traced_indices
+from attn_cli.documents.explain import analyse_shifts, attend_each, layer_projections, traced_indices
 from attn_cli.engine.attention import is_whole, multi_head_attention
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
 from attn_cli.errors import InputError, SettingsError
@@ -125,6 +125,7 @@ def cross(source: str, target: str, *, vectors: VectorsLike = None, settings: Se
 
 def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[ExplainResult]:
     """`explain` for many tokenized sentences at once (one neighbour search for all of them)."""
+    check_layer(settings, vectors)
     results, shifts = attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.report)
     return [ExplainResult(sentence, tokens, vectors, settings, result, shift)
             for (sentence, tokens), result, shift in zip(items, results, shifts)]
@@ -134,6 +135,7 @@ def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Sett
                     dims: int = 3, shuffle_check: bool = False) -> list[TraceResult]:
     """`trace` for many tokenized sentences at once; a sentence without `word` raises InputError."""
     traced = [traced_indices(tokens, word) for _, tokens in items]
+    check_layer(settings, vectors)
     results, shifts = attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.report)
     return [TraceResult(sentence, tokens, vectors, settings, result, shift, traced=indices, dims=dims,
                         shuffle_check=shuffle_check)
@@ -152,9 +154,17 @@ def compare_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Se
 
 def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, settings: Settings) -> CrossResult:
     """`cross` for tokenized sentences."""
-    result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention)
+    check_layer(settings, vectors)
+    result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention,
+                                  layer_projections(settings.report))
     [shifts] = analyse_shifts([result], [target[1]], vectors, settings.report)
     return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
+
+
+def check_layer(settings: Settings, vectors: Vectors) -> None:
+    """A trained layer works only on the vector set it was trained on (WeightsError otherwise)."""
+    if settings.layer is not None:
+        settings.layer.check_vectors(vectors)
 
 
 def _require_text(**arguments: object) -> None:

@@ -82,6 +82,12 @@ class VectorsError(AttnError):
     exit_code = 4
 
 
+class WeightsError(AttnError):
+    """A trained layer's weights file is missing, damaged, or made for another vector set or other settings."""
+
+    exit_code = 5
+
+
 class DamagedCache(VectorsError):
     """A cache folder found inconsistent after it was loaded: in what a warm load does not read (an entry of the
     stored index, the values of a row a sentence uses), so it cannot be rebuilt in this run. Names the fix."""
@@ -101,6 +107,7 @@ EXIT_CODES = {
     InputError.exit_code: "the sentence cannot be attended (empty, every word out of vocabulary, word not found) "
                           "or compared (too few sentences, no shared word)",
     VectorsError.exit_code: "vector source missing, unreadable or malformed",
+    WeightsError.exit_code: "weights file (--weights) missing, damaged, or made for another vector set or settings",
     130: "interrupted (Ctrl-C)",
     PIPE_CLOSED: "stdout closed early (e.g. piped into head): stopped quietly",
 }

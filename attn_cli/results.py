@@ -238,6 +238,8 @@ class CrossResult(Report):
 
 def call_text(function: str, arguments: list[Any], settings: Settings) -> str:
     """`attn_cli.explain('money bank grows', heads=4)`: the arguments and the settings that differ from the defaults."""
-    defaults = Settings()
-    changed = [f"{name}={value!r}" for name, value in vars(settings).items() if getattr(defaults, name) != value]
+    defaults, layer = Settings(), settings.layer
+    adopted = {} if layer is None else {**layer.settings(), "weights": layer.source or "FILE"}  # all from the file
+    changed = [f"{name}={adopted.get(name, value)!r}" for name, value in vars(settings).items()
+               if getattr(defaults, name) != value and (name == "weights" or name not in adopted)]
     return f"attn_cli.{function}({', '.join([*map(repr, arguments), *changed])})"

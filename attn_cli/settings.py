@@ -10,13 +10,17 @@ the command line.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, fields, replace
-from typing import Any, Literal, Union
+import os
+from dataclasses import MISSING, dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from attn_cli.documents.explain import INCLUDABLE, ReportOptions
 from attn_cli.engine.attention import AttentionConfig, is_whole
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError
+
+if TYPE_CHECKING:
+    from attn_cli.training.weights import TrainedLayer
 
 MAX_NEIGHBORS = 100  # neighbours listed per token: each costs a word and a cosine per token twice, in every format
 
@@ -28,7 +32,8 @@ PositionScale = Union[Literal["auto"], float]
 class Settings:
     """How to attend and what to report. Every field has the command line's default."""
 
-    mode: Literal["raw", "projected"] = "raw"  # raw: Q = K = V = X; projected: seeded random W_Q, W_K, W_V
+    mode: Literal["raw", "projected", "trained"] = "raw"  # raw: Q = K = V = X; projected: seeded random W_Q, W_K,
+    # W_V; trained: the learned ones of `weights`
     scale: Scale = "none"  # multiply scores by 1, by 1/sqrt(d_head), or by a number >= 0
     temperature: float = 1.0  # divide the scaled scores by this (> 0)
     similarity: Literal["dot", "cosine"] = "dot"
@@ -44,11 +49,13 @@ class Settings:
     neighbors: int = 5  # nearest vocabulary words per token before and after (0: none)
     neighbor_vocab: int | None = 50_000  # search among this many most frequent words (None: all)
     include: tuple[str, ...] = ()  # extra matrices in to_dict(): documents.explain.INCLUDABLE
+    weights: TrainedLayer | str | os.PathLike[str] | None = None  # a layer from `attn-cli train` (or its file)
 
     def __post_init__(self) -> None:
         if isinstance(self.include, str):  # "qkv" or "embeddings,qkv", as --include takes them
             object.__setattr__(self, "include", tuple(name.strip() for name in self.include.split(",") if name.strip()))
         object.__setattr__(self, "include", tuple(self.include))
+        self._adopt_layer()
         self.attention  # noqa: B018 - building the engine's configuration validates the attention settings
         _check(self.oov in OOV_POLICIES, "oov", f"must be one of {', '.join(map(repr, OOV_POLICIES))} "
                                                 f"(got {self.oov!r})")
@@ -62,9 +69,31 @@ class Settings:
         unknown = [name for name in self.include if name not in INCLUDABLE]
         _check(not unknown, "include", f"got unknown {', '.join(unknown)}; choose from {', '.join(INCLUDABLE)}")
 
+    def _adopt_layer(self) -> None:
+        """With `weights`, the layer's own settings: a file path is read, and a setting given another value
+        than the layer was trained with is an error (the weights only mean something as they were trained)."""
+        if self.weights is None:
+            if self.mode == "trained":
+                raise SettingsError("mode", "'trained' needs the weights of a layer made by attn-cli train",
+                                    fix={"weights": "FILE"})
+            return
+        from attn_cli.training.weights import TrainedLayer, load_layer
+
+        layer = self.weights if isinstance(self.weights, TrainedLayer) else load_layer(self.weights)
+        object.__setattr__(self, "weights", layer)
+        defaults = {field.name: field.default for field in fields(self) if field.default is not MISSING}
+        for name, value in layer.settings().items():
+            given = getattr(self, name)
+            if given != defaults[name] and given != value:
+                raise SettingsError(name, f"is fixed by {layer.name}, which was trained with {value!r}; leave it "
+                                          "out (or train another layer)")
+            object.__setattr__(self, name, value)
+
     @property
     def attention(self) -> AttentionConfig:
         """The engine's configuration of the attention layer."""
+        if self.layer is not None:
+            return self.layer.config()
         return AttentionConfig(mode=self.mode, scale=self.scale, temperature=self.temperature,
                                similarity=self.similarity, heads=self.heads, d_k=self.d_k, seed=self.seed,
                                mask=self.mask, positions=self.positions, position_scale=self.position_scale,
@@ -73,7 +102,13 @@ class Settings:
     @property
     def report(self) -> ReportOptions:
         """What the documents hold beyond the attention: neighbours and opt-in matrices."""
-        return ReportOptions(neighbors=self.neighbors, neighbor_vocab=self.neighbor_vocab, include=self.include)
+        return ReportOptions(neighbors=self.neighbors, neighbor_vocab=self.neighbor_vocab, include=self.include,
+                             layer=self.layer)
+
+    @property
+    def layer(self) -> TrainedLayer | None:
+        """The trained layer of `weights` (a path given there was read on construction)."""
+        return self.weights  # type: ignore[return-value]  # __post_init__ turned a path into its layer
 
     @classmethod
     def resolve(cls, settings: Settings | None = None, **changes: Any) -> Settings:

@@ -1,6 +1,7 @@
 """The package's layers, read from the source: data flows one way and nothing imports upward or in a circle.
 
-base (errors, version, labels, literal) <- vectors <- engine <- documents <- render <- (settings, results, api) <- cli
+base (errors, version, labels, literal, files) <- vectors <- engine <- training <- documents <- render
+    <- (settings, results, api) <- cli
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ ALLOWED = {  # layer -> the layers its modules may import (its own included)
     "base": {"base"},
     "vectors": {"base", "vectors"},
     "engine": {"base", "vectors", "engine"},
-    "documents": {"base", "vectors", "engine", "documents"},
+    "training": {"base", "vectors", "engine", "training"},
+    "documents": {"base", "vectors", "engine", "training", "documents"},
     "render": {"base", "render"},
-    "library": {"base", "vectors", "engine", "documents", "render", "library"},
-    "cli": {"base", "vectors", "engine", "documents", "render", "library", "cli"},
+    "library": {"base", "vectors", "engine", "training", "documents", "render", "library"},
+    "cli": {"base", "vectors", "engine", "training", "documents", "render", "library", "cli"},
 }
-NO_USER_INTERFACE = ("engine", "documents")  # pure numpy and plain data: no Rich, no Typer
+NO_USER_INTERFACE = ("engine", "training", "documents")  # pure numpy and plain data: no Rich, no Typer
 
 
 def module_name(path: Path) -> str:
@@ -33,7 +35,8 @@ def layer(module: str) -> str | None:
     parts = module.split(".")
     if len(parts) == 1:
         return None
-    return {"errors": "base", "version": "base", "labels": "base", "literal": "base", "settings": "library",
+    return {"errors": "base", "version": "base", "labels": "base", "literal": "base", "files": "base",
+            "settings": "library",
             "results": "library", "api": "library"}.get(parts[1], parts[1])
 
 

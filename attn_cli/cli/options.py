@@ -111,6 +111,7 @@ class EngineOptions:
     positions: Positions = Positions("none")
     position_scale: str = "auto"
     output_projection: bool = False
+    weights: Optional[Path] = None
     vectors: Optional[str] = None
     format: Optional[VectorFormat] = None
     limit: Optional[int] = None
@@ -137,6 +138,7 @@ class EngineOptions:
             oov=self.oov.value, max_tokens=self.max_tokens, neighbors=self.neighbors,
             neighbor_vocab=parse_neighbor_vocab(self.neighbor_vocab),
             include=tuple(name.strip() for name in self.include.split(",") if name.strip()),
+            weights=self.weights,
         )
 
     def load_vectors(self, warn: Callable[[str], None]) -> Vectors:
@@ -153,7 +155,8 @@ class EngineOptions:
         however it is reached)."""
         targets = {flag: path for flag, path in (("--html", self.html), ("--svg", self.svg)) if path is not None}
         inputs = {flag: Path(path) for flag, path in (("--file", file), ("stdin", "/dev/stdin" if stdin else None),
-                                                      ("--vectors", self.vectors)) if path}
+                                                      ("--vectors", self.vectors), ("--weights", self.weights))
+                  if path}
         for flag, path in targets.items():
             if path.is_dir():
                 raise UsageError(f"{flag} {path} is a directory; give a file name, e.g. {flag} report.{flag[2:]}")
@@ -240,6 +243,9 @@ _ANNOTATIONS = {
                                              help="With --positions: codes as long as their words (auto), or x X.")],
     "output_projection": Annotated[bool, _option("--output-projection",
                                                  help="With --mode projected: map the heads back to d with W_O.")],
+    "weights": Annotated[Optional[Path], _option(
+        "--weights", metavar="FILE",
+        help="A layer learned by attn-cli train: its W_Q, W_K, W_V, W_O and settings (trained mode).")],
     "vectors": Annotated[Optional[str], _option(
         "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="FILE|NAME",
         help="A vector file (GloVe, word2vec, fastText; .gz, .bz2) or a gensim-data name, cached on first use. "

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from attn_cli.version import __version__
 from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Contribution, NeighborSearch, Shift, advise,
                                      position_norms, pulled_by, row_diagnostics, shift_queries, token_shifts)
-from attn_cli.engine.attention import AttentionConfig, AttentionResult, merge_heads, multi_head_attention
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, Projections, merge_heads,
+                                       multi_head_attention, reattend)
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
+
+if TYPE_CHECKING:
+    from attn_cli.training.weights import TrainedLayer
 
 SCHEMA_VERSION = 2  # 2: advice and trace alternatives as settings (keywords), not flag text
 INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs")
@@ -28,19 +33,26 @@ INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs")
 @dataclass(frozen=True)
 class ReportOptions:
     """What a document holds beyond the attention itself: neighbours (how many, among how many of the most
-    frequent words; None for all) and the opt-in matrices of INCLUDABLE."""
+    frequent words; None for all), the opt-in matrices of INCLUDABLE, and a trained layer's provenance."""
 
     neighbors: int = 5
     neighbor_vocab: int | None = 50_000
     include: tuple[str, ...] = ()
+    layer: TrainedLayer | None = None  # trained mode: the layer, shown with the random weights it started from
 PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
 def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig,
                 options: ReportOptions) -> tuple[list[AttentionResult], list[list[Shift]]]:
     """Self-attention over each sentence, then the shifts of all of them (one neighbour search)."""
-    results = [multi_head_attention(tokens.embeddings, config=config) for tokens in tokenized]
+    projections = layer_projections(options)
+    results = [multi_head_attention(tokens.embeddings, config=config, projections=projections) for tokens in tokenized]
     return results, analyse_shifts(results, tokenized, vectors, options)
+
+
+def layer_projections(options: ReportOptions) -> Projections | None:
+    """The trained layer's weights, or None for the modes that make their own (raw, projected)."""
+    return None if options.layer is None else options.layer.projections
 
 
 def analyse_shifts(results: list[AttentionResult], queries: list[TokenizedSentence], vectors: Vectors,
@@ -95,7 +107,8 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
-        "projections": projections_block(result, result.config),
+        "projections": projections_block(result, result.config, options.layer),
+        **trained_blocks(result, texts, texts, options),
         "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
                     "shift": shift_block(shifts[i], texts, texts, self_attention=True)} for i in traced],
     }
@@ -116,8 +129,8 @@ def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
     return found
 
 
-def projections_block(result: AttentionResult, config: AttentionConfig) -> dict | None:
-    """Shapes, seed and initialisation of the projected layer's weights (None in raw mode)."""
+def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | None) -> dict | None:
+    """Shapes, seed and initialisation of the projected or trained layer's weights (None in raw mode)."""
     if result.projections is None:
         return None
     d_model, width = result.projections.w_q.shape
@@ -125,6 +138,7 @@ def projections_block(result: AttentionResult, config: AttentionConfig) -> dict 
     return {
         "seed": config.seed,
         "init": PROJECTION_INIT,
+        "trained": None if layer is None else layer.source or "in memory",
         "w_q": [d_model, width], "w_k": [d_model, width], "w_v": [d_model, width],
         "w_o": None if w_o is None else list(w_o.shape),
         "std": [1 / math.sqrt(d_model), None if w_o is None else 1 / math.sqrt(width)],
@@ -144,7 +158,18 @@ def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vect
         "heads": heads_block(result),
         "shifts": [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
         "diagnostics": diagnostics_block(result, texts, key_texts),
+        **trained_blocks(result, texts, key_texts, options),
     }
+
+
+def trained_blocks(result: AttentionResult, texts: list[str], key_texts: list[str], options: ReportOptions) -> dict:
+    """A trained layer's file and training (`weights`), and the same pass through the random weights training
+    started from (`initial`), so a reader sees what training changed. Nothing in the other modes."""
+    if options.layer is None:
+        return {}
+    initial = reattend(result, options.layer.initial())
+    return {"weights": options.layer.describe(),
+            "initial": {"heads": heads_block(initial), "diagnostics": diagnostics_block(initial, texts, key_texts)}}
 
 
 def document_header(command: str) -> dict:

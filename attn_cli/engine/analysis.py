@@ -356,7 +356,8 @@ def _positions_advice(result: AttentionResult) -> list[Advice]:
     words, codes = norms
     embeddings = [result.query_inputs - result.query_codes,
                   None if result.self_attention else result.context_inputs - result.context_codes]
-    rerun = multi_head_attention(embeddings[0], embeddings[1], replace(result.config, position_scale="auto"))
+    rerun = multi_head_attention(embeddings[0], embeddings[1], replace(result.config, position_scale="auto"),
+                                 result.projections)
     maxima = rerun.weights.max(axis=2)  # [H, n_q]
     ratio = f"{codes / words:.3g} times" if words > 0 else "infinitely"
     return [Advice(

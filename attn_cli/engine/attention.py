@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from attn_cli.errors import SettingsError
 
-MODES = ("raw", "projected")
+MODES = ("raw", "projected", "trained")
 SIMILARITIES = ("dot", "cosine")
 MASKS = ("none", "causal")
 POSITIONS = ("none", "sinusoidal")
@@ -44,6 +44,7 @@ class AttentionConfig:
     positions: str = "none"
     position_scale: str | float = "auto"  # "auto" (codes as long as the words, on average) or a multiplier >= 0
     output_projection: bool = False
+    weights: str | None = None  # trained mode: the digest naming the learned weights passed with the inputs
 
     def __post_init__(self) -> None:
         for setting, choices in (("mode", MODES), ("similarity", SIMILARITIES), ("mask", MASKS),
@@ -72,14 +73,16 @@ class AttentionConfig:
                  f"must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word searched for "
                  "neighbours costs 4 bytes per dimension)")
         _require(is_whole(self.seed) and self.seed >= 0, "seed", f"must be a whole number >= 0 (got {self.seed!r})")
-        _require(self.seed == 0 or self.mode == "projected", "seed", "applies only to projected mode",
+        _require(self.seed == 0 or self.mode != "raw", "seed", "applies only to projected mode",
                  fix={"mode": "projected"})
         _require(isinstance(self.output_projection, bool), "output_projection",
                  f"must be True or False (got {self.output_projection!r})")
-        _require(self.d_k is None or self.mode == "projected", "d_k", "applies only to projected mode",
+        _require(self.d_k is None or self.mode != "raw", "d_k", "applies only to projected mode",
                  fix={"mode": "projected"})
-        _require(not self.output_projection or self.mode == "projected", "output_projection",
+        _require(not self.output_projection or self.mode != "raw", "output_projection",
                  "applies only to projected mode", fix={"mode": "projected"})
+        _require((self.mode == "trained") == isinstance(self.weights, str), "weights",
+                 "names the learned weights of trained mode, and trained mode needs them", fix={"mode": "trained"})
 
     def check_width(self, d_model: int) -> int:
         """The width of Q, K and V for inputs of `d_model` dims, which the heads must split evenly."""
@@ -306,27 +309,45 @@ def multi_head_attention(
     query_embeddings: np.ndarray,
     context_embeddings: np.ndarray | None = None,
     config: AttentionConfig = AttentionConfig(),
+    projections: Projections | None = None,
 ) -> AttentionResult:
     """Self-attention (context omitted) or cross-attention of the queries over a context.
 
     query_embeddings: [n_q, d]; context_embeddings: [n_k, d] (default: the queries).
     Raw mode uses the (position-encoded) embeddings as Q, K and V; projected mode
-    multiplies them by seeded random W_Q, W_K, W_V. With H heads the width is split
+    multiplies them by seeded random W_Q, W_K, W_V; trained mode by the learned
+    `projections` (named by config.weights). With H heads the width is split
     into H equal slices, each attended on its own, then concatenated.
     """
     x_q = np.asarray(query_embeddings, dtype=np.float64)  # [n_q, d]
     x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [n_k, d]
-    n_q, d_model = x_q.shape
-    n_k = x_k.shape[0]
-    width = config.check_width(d_model)
-
     codes_q = codes_k = None
     if config.positions == "sinusoidal":
         codes_q = scaled_positions(config, x_q)  # [n_q, d]
         codes_k = codes_q if context_embeddings is None else scaled_positions(config, x_k)  # [n_k, d]
         x_q, x_k = x_q + codes_q, x_k + codes_k
+    if config.mode == "trained" and projections is None:
+        raise ValueError("trained mode needs the learned projections")
+    if config.mode == "projected":
+        projections = draw_projections(x_q.shape[1], config)
+    result = attend_inputs(x_q, x_k, config, projections if config.mode != "raw" else None,
+                           self_attention=context_embeddings is None)
+    return replace(result, query_codes=codes_q, context_codes=codes_k)
 
-    projections = draw_projections(d_model, config) if config.mode == "projected" else None
+
+def reattend(result: AttentionResult, projections: Projections) -> AttentionResult:
+    """The same inputs (positions included) through other weights of the same shapes: a trained layer's
+    random starting point, say."""
+    return replace(attend_inputs(result.query_inputs, result.context_inputs, result.config, projections,
+                                 self_attention=result.self_attention),
+                   query_codes=result.query_codes, context_codes=result.context_codes)
+
+
+def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, projections: Projections | None, *,
+                  self_attention: bool) -> AttentionResult:
+    """Attention over inputs that already carry their positions: x_q [n_q, d], x_k [n_k, d]."""
+    n_q, d_model = x_q.shape
+    width = config.check_width(d_model)
     if projections is None:
         q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
     else:
@@ -335,7 +356,7 @@ def multi_head_attention(
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
-    mask = causal_mask(n_q, n_k) if config.mask == "causal" else None
+    mask = causal_mask(n_q, x_k.shape[0]) if config.mask == "causal" else None
     head_outputs, weights, logits, scores = attend(
         queries, keys, values, scale=scale, temperature=config.temperature,
         similarity=config.similarity, mask=mask,
@@ -349,8 +370,7 @@ def multi_head_attention(
         queries=queries, keys=keys, values=values,
         scores=scores, logits=logits, weights=weights,
         head_outputs=head_outputs, outputs=outputs,
-        scale_factor=scale, projections=projections, self_attention=context_embeddings is None,
-        query_codes=codes_q, context_codes=codes_k,
+        scale_factor=scale, projections=projections, self_attention=self_attention,
     )
 
 

@@ -242,7 +242,8 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
     """Rerun the engine under each remedy for `code` (analysis.remedy_settings) and keep this row's weights."""
     return [{"settings": settings,
-             "weights": multi_head_attention(embeddings, config=replace(result.config, **settings))
+             "weights": multi_head_attention(embeddings, config=replace(result.config, **settings),
+                                             projections=result.projections)
              .weights[head, index].tolist()}
             for settings in remedy_settings(code, result.config, result.scale_factor)]
 
@@ -279,7 +280,7 @@ def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: lis
         return note
     n = len(texts)
     order = [(i + 1) % n for i in range(n)]  # shuffled[p] = original[order[p]]
-    shuffled = multi_head_attention(embeddings[order], config=result.config)
+    shuffled = multi_head_attention(embeddings[order], config=result.config, projections=result.projections)
     back = np.argsort(order)  # original i sits at shuffled position back[i]
     difference = max(float(np.max(np.abs(shuffled.outputs[back] - result.outputs))),
                      float(np.max(np.abs(shuffled.weights[:, back][:, :, back] - result.weights))))

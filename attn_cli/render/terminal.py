@@ -134,12 +134,26 @@ def settings_lines(report: dict) -> list[Text]:
              f"scale {scale} (×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
         Text(f"          {heads}, mask {settings['mask']}, positions {settings['positions']}"),
         *positions_lines(settings),
+        *weights_lines(report.get("weights")),
     ]
 
 
 def mode_text(settings: dict) -> str:
-    """'raw mode', or 'random, untrained projections (seed 0)': projected mode's W are random draws, not learnt."""
+    """'raw mode', 'random, untrained projections (seed 0)' (projected mode's W are random draws, not learnt), or
+    'trained projections (from seed 0)'."""
+    if settings["mode"] == "trained":
+        return f"trained projections (from seed {settings['seed']})"
     return f"random, untrained projections (seed {settings['seed']})" if settings["mode"] == "projected" else "raw mode"
+
+
+def weights_lines(weights: dict | None) -> list[Text]:
+    """A trained layer's file and what it learnt from: 'weights   layer.npz: masked-word on corpus.txt ...'."""
+    if weights is None:
+        return []
+    corpus, training = weights["corpus"], weights["training"]
+    return [Text(f"weights   {weights['file'] or 'in memory'}: {weights['layer']['objective']} on {corpus['name']} "
+                 f"({corpus['train_sentences']:,} sentences), {training['epochs']} epochs, held-out loss "
+                 f"{training['held_out_loss']:.3f}")]
 
 
 def positions_lines(settings: dict) -> list[Text]:

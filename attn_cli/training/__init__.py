@@ -1,0 +1,1 @@
+"""Learning an attention layer: the corpus, the training loop, its evaluation and the weights file."""

@@ -1,0 +1,190 @@
+"""The weights file of a trained layer: `.npz` without pickle, written atomically, checked when read.
+
+A file holds W_Q, W_K, W_V and W_O as float64 arrays and one JSON text, `metadata`:
+the layer's settings, the vector set it was trained on (name and fingerprint), the
+corpus (fingerprint and size), the training (epochs, losses, held-out table) and the
+attn-cli version. It is safe to share: `numpy.load(allow_pickle=False)` reads it, every
+member's size is checked against the shapes the metadata declares before it is
+decompressed, and a file made for another vector set or other settings is refused
+with a message that names the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import zipfile
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attn_cli.engine.attention import MAX_D_K, AttentionConfig, Projections, draw_projections
+from attn_cli.errors import Option, WeightsError
+from attn_cli.files import write_bytes
+from attn_cli.vectors.store import Vectors
+
+FORMAT = "attn-cli-weights"
+FORMAT_VERSION = 1
+MATRICES = ("w_q", "w_k", "w_v", "w_o")
+LAYER_KEYS = ("objective", "heads", "d_k", "mask", "positions", "position_scale", "seed", "scale",
+              "similarity", "temperature")
+MAX_METADATA_BYTES = 1 << 20  # the metadata is a few KB; a larger member is not ours
+MAX_D_MODEL = 65_536  # wider than any word vectors: bounds what a file may make us decompress
+ARRAY_HEADER_BYTES = 4096  # room for an .npy member's header beyond its float64 data
+
+
+@dataclass(frozen=True, eq=False)
+class TrainedLayer:
+    """One learned attention layer and where it came from.
+
+    `layer` holds the settings it was trained with (LAYER_KEYS); `provenance` the vector set,
+    the corpus, the training run and the version that made it; `source` the file it was read from.
+    """
+
+    projections: Projections
+    layer: dict[str, Any]
+    provenance: dict[str, Any]
+    source: str | None = None
+
+    @property
+    def d_model(self) -> int:
+        return self.projections.w_q.shape[0]
+
+    @cached_property
+    def digest(self) -> str:
+        """A digest of the four matrices: names these weights in documents and in the neighbour cache."""
+        digest = hashlib.blake2b(digest_size=16)
+        for name in MATRICES:
+            digest.update(np.ascontiguousarray(getattr(self.projections, name), dtype="<f8").tobytes())
+        return digest.hexdigest()
+
+    def settings(self) -> dict[str, Any]:
+        """The layer as `Settings` keywords: what `explain(..., weights=...)` adopts."""
+        kept = ("scale", "temperature", "similarity", "heads", "d_k", "seed", "mask", "positions", "position_scale")
+        return {"mode": "trained", "output_projection": True, **{name: self.layer[name] for name in kept}}
+
+    def config(self) -> AttentionConfig:
+        """The engine's configuration of this layer: "trained" mode, named by the weights' digest."""
+        return AttentionConfig(**self.settings(), weights=self.digest)
+
+    def initial(self) -> Projections:
+        """The seeded random weights training started from: what `--mode projected` shows for this layer."""
+        start = AttentionConfig(mode="projected", heads=self.layer["heads"], d_k=self.layer["d_k"],
+                                seed=self.layer["seed"], output_projection=True)
+        return draw_projections(self.d_model, start)
+
+    def check_vectors(self, vectors: Vectors) -> None:
+        """Refuse vectors other than the set the layer was trained on: its words and values are what it learned."""
+        trained_on = self.provenance["vectors"]
+        if vectors.fingerprint == trained_on["fingerprint"]:
+            return
+        raise WeightsError(f"{self.name} was trained on the vector set {trained_on['name']!r} "
+                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on {vectors.name!r} "
+                           f"({vectors.count:,} x {vectors.dims}); pass ",
+                           Option("vectors", trained_on["name"]), " (with the same limit), or train a layer "
+                           "for these vectors")
+
+    @property
+    def name(self) -> str:
+        return "the weights" if self.source is None else f"weights file {self.source}"
+
+    def describe(self) -> dict[str, Any]:
+        """The JSON block naming the weights, so any output can be traced to the file and its training."""
+        return {"file": self.source, "digest": self.digest, "layer": dict(self.layer), **self.provenance}
+
+
+def save_layer(path: str | os.PathLike[str], layer: TrainedLayer) -> None:
+    """Write the layer to `path` atomically: a reader sees the old file or the whole new one."""
+    metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "layer": layer.layer, **layer.provenance}
+    buffer = io.BytesIO()
+    arrays: dict[str, Any] = {name: np.asarray(getattr(layer.projections, name), dtype=np.float64)
+                              for name in MATRICES}
+    arrays["metadata"] = np.array(json.dumps(metadata, allow_nan=False))
+    np.savez(buffer, **arrays)
+    write_bytes(Path(path), buffer.getvalue())
+
+
+def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
+    """Read a weights file, checking it before trusting it; any problem is a WeightsError naming the fix."""
+    source = os.fspath(path)
+    if not os.path.exists(source):
+        raise WeightsError(f"weights file {source} does not exist; train one with attn-cli train CORPUS "
+                           f"--out {source} (or attn-cli train --demo --out {source})")
+    try:
+        with zipfile.ZipFile(source) as archive:
+            sizes = {info.filename: info.file_size for info in archive.infolist()}
+            metadata = _metadata(source, archive, sizes)
+            _check_sizes(source, metadata, sizes)
+        with np.load(source, allow_pickle=False) as stored:
+            matrices = {name: np.asarray(stored[name]) for name in MATRICES}
+    except WeightsError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+        raise _not_ours(source, f"{type(exc).__name__}: {exc}") from None
+    return TrainedLayer(projections=_projections(source, metadata, matrices), layer=metadata["layer"],
+                        provenance={key: value for key, value in metadata.items()
+                                    if key not in ("format", "format_version", "layer")},
+                        source=source)
+
+
+def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> dict[str, Any]:
+    """The metadata member, parsed and checked for the fields every later step reads."""
+    if sizes.get("metadata.npy", MAX_METADATA_BYTES + 1) > MAX_METADATA_BYTES:
+        raise _not_ours(source, "no metadata")
+    with archive.open("metadata.npy") as member:
+        text = np.lib.format.read_array(member, allow_pickle=False)
+    if text.dtype.kind != "U" or text.ndim != 0:
+        raise _not_ours(source, "the metadata is not text")
+    metadata = json.loads(str(text), parse_constant=_refuse_constant)
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise _not_ours(source, "another format")
+    if not isinstance(metadata.get("format_version"), int) or metadata["format_version"] > FORMAT_VERSION:
+        raise WeightsError(f"weights file {source} was written by a newer attn-cli (format "
+                           f"{metadata.get('format_version')!r}); upgrade attn-cli to read it")
+    layer, vectors = metadata.get("layer"), metadata.get("vectors")
+    if not (isinstance(layer, dict) and all(key in layer for key in LAYER_KEYS)
+            and isinstance(vectors, dict) and isinstance(vectors.get("fingerprint"), str)
+            and isinstance(vectors.get("name"), str) and _whole(vectors.get("count")) and _whole(vectors.get("dims"))
+            and _whole(layer["heads"]) and _whole(layer["d_k"]) and layer["d_k"] <= MAX_D_K
+            and vectors["dims"] <= MAX_D_MODEL):
+        raise _not_ours(source, "its metadata lacks the layer or the vector set")
+    return metadata
+
+
+def _check_sizes(source: str, metadata: dict[str, Any], sizes: dict[str, int]) -> None:
+    """Every matrix member is no larger than its declared shape needs, so no file can make us decompress more."""
+    d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
+    for name in MATRICES:
+        if sizes.get(f"{name}.npy", math.inf) > 8 * d_model * width + ARRAY_HEADER_BYTES:
+            raise _not_ours(source, f"{name} is missing or larger than its {d_model} x {width} shape")
+
+
+def _projections(source: str, metadata: dict[str, Any], matrices: dict[str, np.ndarray]) -> Projections:
+    """The four matrices, checked: float64, the declared shapes, finite."""
+    d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
+    shapes = {"w_q": (d_model, width), "w_k": (d_model, width), "w_v": (d_model, width), "w_o": (width, d_model)}
+    for name, matrix in matrices.items():
+        if matrix.dtype != np.float64 or matrix.shape != shapes[name] or not np.isfinite(matrix).all():
+            raise _not_ours(source, f"{name} is not a finite float64 {shapes[name][0]} x {shapes[name][1]} matrix")
+    if width % metadata["layer"]["heads"]:
+        raise _not_ours(source, "its heads do not divide its width")
+    return Projections(**matrices)
+
+
+def _not_ours(source: str, problem: str) -> WeightsError:
+    return WeightsError(f"weights file {source} is damaged or was not written by attn-cli train ({problem}); "
+                        "train it again with attn-cli train CORPUS --out FILE")
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} in the metadata")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
