@@ -107,7 +107,7 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
-        "projections": projections_block(result, result.config, options.layer),
+        "projections": projections_block(result, result.config, options.layer, dims),
         **trained_blocks(result, texts, texts, options),
         "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
                     "shift": shift_block(shifts[i], texts, texts, self_attention=True)} for i in traced],
@@ -129,8 +129,12 @@ def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
     return found
 
 
-def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | None) -> dict | None:
-    """Shapes, seed and initialisation of the projected or trained layer's weights (None in raw mode)."""
+def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | None,
+                      dims: int) -> dict | None:
+    """Shapes, seed and initialisation of the projected or trained layer's weights, and the first `dims` rows of
+    each matrix as vector summaries, so the trace shows the numbers it multiplies by (None in raw mode)."""
+    from attn_cli.engine.tracing import vector_summary
+
     if result.projections is None:
         return None
     d_model, width = result.projections.w_q.shape
@@ -142,6 +146,8 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
         "w_q": [d_model, width], "w_k": [d_model, width], "w_v": [d_model, width],
         "w_o": None if w_o is None else list(w_o.shape),
         "std": [1 / math.sqrt(d_model), None if w_o is None else 1 / math.sqrt(width)],
+        "rows": {name: [vector_summary(row, dims) for row in matrix[:dims]]
+                 for name, matrix in asdict(result.projections).items() if matrix is not None},
     }
 
 
@@ -201,6 +207,7 @@ def tokens_block(tokenized: TokenizedSentence) -> dict:
 def settings_block(result: AttentionResult, options: ReportOptions) -> dict:
     """The attention settings as given, what they came to for these inputs, and the neighbour search."""
     settings = asdict(result.config)
+    del settings["weights"]  # a trained layer's digest is in the document's own `weights` block
     norms = position_norms(result)
     settings.update({
         "d_model": result.query_inputs.shape[1],

@@ -49,9 +49,11 @@ def projection_step(report: dict, console: Console) -> None:
         console.print()
         return
     d_model, width = projections["w_q"]
-    lines = [f"q = x W_Q, k = x W_K, v = x W_V, each W of shape {d_model} × {width}: untrained random weights "
-             f"from numpy.random.default_rng({projections['seed']}), entries normal with standard deviation "
-             f"1/√{d_model} = {setting(projections['std'][0])}."]
+    origin = (f"from numpy.random.default_rng({projections['seed']}), entries normal with standard deviation "
+              f"1/√{d_model} = {setting(projections['std'][0])}")
+    lines = [f"q = x W_Q, k = x W_K, v = x W_V, each W of shape {d_model} × {width}: "
+             + (f"untrained random weights {origin}." if projections["trained"] is None else
+                f"weights learnt by attn-cli train ({projections['trained']}), starting from random draws {origin}.")]
     if projections["w_o"] is not None:
         rows, cols = projections["w_o"]
         lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {setting(projections['std'][1])}) maps the "
@@ -59,6 +61,10 @@ def projection_step(report: dict, console: Console) -> None:
     for line in lines:
         console.print(line)
     console.print()
+    for name, matrix_rows in projections["rows"].items():
+        shape = projections[name]
+        section(console, f"{name.upper()} ({shape[0]} × {shape[1]}): first {len(matrix_rows)} rows",
+                vector_table([(name.upper(), f"row {i + 1}", row) for i, row in enumerate(matrix_rows)], console))
 
 
 def render_one(report: dict, trace: dict, labels: list[str], console: Console) -> None:

@@ -32,6 +32,12 @@ from attn_cli.vectors.store import Vectors
 FORMAT = "attn-cli-weights"
 FORMAT_VERSION = 1
 MATRICES = ("w_q", "w_k", "w_v", "w_o")
+METADATA_FIELDS = {  # what the loader and the renderers read, with its kind (see _fits)
+    "layer": "dict", "layer.heads": "count", "layer.d_k": "count", "layer.seed": "size", "layer.objective": "text",
+    "vectors": "dict", "vectors.name": "text", "vectors.fingerprint": "text", "vectors.count": "count",
+    "vectors.dims": "count", "corpus": "dict", "corpus.name": "text", "corpus.train_sentences": "size",
+    "training": "dict", "training.epochs": "size", "training.held_out_loss": "number",
+}
 LAYER_KEYS = ("objective", "heads", "d_k", "mask", "positions", "position_scale", "seed", "scale",
               "similarity", "temperature")
 MAX_METADATA_BYTES = 1 << 20  # the metadata is a few KB; a larger member is not ours
@@ -147,14 +153,26 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
     if not isinstance(metadata.get("format_version"), int) or metadata["format_version"] > FORMAT_VERSION:
         raise WeightsError(f"weights file {source} was written by a newer attn-cli (format "
                            f"{metadata.get('format_version')!r}); upgrade attn-cli to read it")
-    layer, vectors = metadata.get("layer"), metadata.get("vectors")
-    if not (isinstance(layer, dict) and all(key in layer for key in LAYER_KEYS)
-            and isinstance(vectors, dict) and isinstance(vectors.get("fingerprint"), str)
-            and isinstance(vectors.get("name"), str) and _whole(vectors.get("count")) and _whole(vectors.get("dims"))
-            and _whole(layer["heads"]) and _whole(layer["d_k"]) and layer["d_k"] <= MAX_D_K
-            and vectors["dims"] <= MAX_D_MODEL):
-        raise _not_ours(source, "its metadata lacks the layer or the vector set")
+    if not all(_fits(metadata, path, kind) for path, kind in METADATA_FIELDS.items()):
+        raise _not_ours(source, "its metadata lacks the layer, the vector set, the corpus or the training")
+    layer = metadata["layer"]
+    if not (all(key in layer for key in LAYER_KEYS) and layer["d_k"] <= MAX_D_K
+            and metadata["vectors"]["dims"] <= MAX_D_MODEL):
+        raise _not_ours(source, "its layer settings are incomplete")
     return metadata
+
+
+def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
+    """Whether metadata["a"]["b"] (path "a.b") is a dict ("dict"), text ("text"), a count >= 1 ("count"), a count
+    >= 0 ("size") or a finite number ("number")."""
+    value: Any = metadata
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    return {"dict": isinstance(value, dict), "text": isinstance(value, str), "count": whole and value >= 1,
+            "size": whole and value >= 0,
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value),
+            }[kind]
 
 
 def _check_sizes(source: str, metadata: dict[str, Any], sizes: dict[str, int]) -> None:
@@ -185,6 +203,3 @@ def _not_ours(source: str, problem: str) -> WeightsError:
 def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} in the metadata")
 
-
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -291,10 +291,24 @@
   function engineSummary(doc) {
     const settings = doc.settings;
     return el("p", { class: "note" }, `${doc.vectors.name}: ${doc.vectors.count.toLocaleString("en")} words × ${doc.vectors.dims} dims · `,
-      `${settings.mode === "projected" ? `random, untrained projections (seed ${settings.seed})` : "raw mode"}, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
+      `${modeText(settings)}, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
       `temperature ${settings.temperature}, ${settings.heads} head${settings.heads > 1 ? "s" : ""} of ${settings.d_head} dims, `,
       `mask ${settings.mask}, positions ${settings.positions}`,
-      settings.position_norms ? ` (scale ${settings.position_scale}: codes' mean norm ${fmt(settings.position_norms.codes)}, words' ${fmt(settings.position_norms.words)})` : "");
+      settings.position_norms ? ` (scale ${settings.position_scale}: codes' mean norm ${fmt(settings.position_norms.codes)}, words' ${fmt(settings.position_norms.words)})` : "",
+      doc.weights ? el("br") : null, doc.weights ? weightsText(doc.weights) : null);
+  }
+
+  /** How Q, K and V were made (terminal.py's mode_text). */
+  function modeText(settings) {
+    return { trained: `trained projections (from seed ${settings.seed})`,
+      projected: `random, untrained projections (seed ${settings.seed})` }[settings.mode] || "raw mode";
+  }
+
+  /** A trained layer's file and what it learnt from (terminal.py's weights_lines). */
+  function weightsText(weights) {
+    return `weights ${weights.file === null ? "in memory" : weights.file}: ${weights.layer.objective} on ${weights.corpus.name} `
+      + `(${weights.corpus.train_sentences.toLocaleString("en")} sentences), ${weights.training.epochs} epochs, `
+      + `held-out loss ${weights.training.held_out_loss.toFixed(3)}`;
   }
 
   /** The words left out of the sentence, with spelling suggestions. */
@@ -354,8 +368,9 @@
     const labels = tokenLabels(queries.tokens.map((t) => t.text));
     const keyLabels = tokenLabels(keys.tokens.map((t) => t.text));
     const dropped = cross ? [...doc.source.dropped_tokens, ...doc.target.dropped_tokens] : doc.dropped_tokens;
-    const settings = doc.settings, heads = doc.heads;
-    const state = { head: 0, layer: "weights", focus: null, scale: "matrix", lines: keyLabels.length > TOP_LINES_FROM ? "top" : "all" };
+    const settings = doc.settings;
+    const state = { head: 0, layer: "weights", focus: null, scale: "matrix", lines: keyLabels.length > TOP_LINES_FROM ? "top" : "all", trained: true };
+    let heads = doc.heads, diagnostics = doc.diagnostics;  // a trained layer's, or (switched) its random start's
     const id = section.dataset.document;
     add(section,
       cross ? el("h1", {}, "Cross-attention: ", el("q", {}, doc.target.sentence), " (queries) over ",
@@ -365,6 +380,14 @@
       options.nested ? null : engineSummary(doc), droppedNotes(dropped));
 
     const controls = el("div", { class: "controls" });
+    if (doc.initial) {
+      controls.append(choice("weights", `weights-${id}`, [["trained", "trained"], ["initial", `random start (seed ${settings.seed})`]],
+        "trained", (value) => {
+          state.trained = value === "trained";
+          ({ heads, diagnostics } = state.trained ? doc : doc.initial);
+          draw();
+        }));
+    }
     if (heads.length > 1) {
       controls.append(choice("head", `head-${id}`, heads.map((h) => [String(h.index), `head ${h.index + 1}`]), "0",
         (value) => { state.head = +value; draw(); }));
@@ -390,7 +413,7 @@
 
     function draw() {
       const head = heads[state.head];
-      const diag = doc.diagnostics.heads[state.head].rows;
+      const diag = diagnostics.heads[state.head].rows;
       const matrix = heatmap({
         rowLabels: labels, colLabels: keyLabels, values: head[state.layer], corner: "query \\ key", scale: state.scale,
         masked: (i, j) => head.logits[i][j] === null,
@@ -420,14 +443,14 @@
       const shiftRows = [...shiftTable.querySelectorAll("tbody tr")];
       after.replaceChildren();
       add(after,
-        el("h2", {}, "Shift: own value s → contextual output y"), el("div", { class: "scroll" }, shiftTable),
+        el("h2", {}, `Shift: own value s → contextual output y${state.trained ? "" : " (of the trained layer)"}`), el("div", { class: "scroll" }, shiftTable),
         el("p", { class: "note" }, "pulled by: context words, weight w (share of y they supply)",
           settings.neighbors > 0 ? `; nearest words by cosine among ${settings.neighbor_vocab === null ? "all" : `the ${Math.min(settings.neighbor_vocab, doc.vectors.count).toLocaleString("en")} most frequent`} words; new after attention in bold green` : ""),
         el("h2", {}, `Diagnostics per query row${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
         el("div", { class: "scroll" }, dataTable([["token"], ["entropy (bits)", "num"], ["largest w", "num"], ["on"]],
           diag.map((row, i) => [labels[i], fmt(row.entropy_bits, 2), fmt(row.max_weight), keyLabels[row.argmax]]))),
         el("p", { class: "note" }, `0 bits = all weight on one word, ${Math.log2(keyLabels.length).toFixed(2)} = uniform over ${keyLabels.length}`),
-        doc.diagnostics.warnings.map((w) => el("div", { class: "warning" }, el("b", {}, "warning: "), w.message, el("br"),
+        diagnostics.warnings.map((w) => el("div", { class: "warning" }, el("b", {}, "warning: "), w.message, el("br"),
           el("b", {}, "hint: "), remediesText(w))));
       lines.pin(state.focus);
     }
@@ -514,7 +537,10 @@
         "the same vector for a word whatever the sentence; |x| is its length"),
       doc.inputs && step("Step 1b · Positions added: x = embedding + sinusoidal position code",
         vectorTable(doc.inputs.map((v, i) => ["x", labels[i], v]))),
-      step("Step 2 · Query, key and value", null, ...projectionWords(doc)));
+      step("Step 2 · Query, key and value", null, ...projectionWords(doc)),
+      doc.projections && Object.entries(doc.projections.rows).map(([name, rows]) => step(
+        `${name.toUpperCase()} (${doc.projections[name].join(" × ")}): first ${rows.length} rows`,
+        vectorTable(rows.map((row, i) => [name.toUpperCase(), `row ${i + 1}`, row])))));
     const controls = el("div", { class: "controls" });
     if (doc.traces.length > 1) {
       controls.append(choice("traced word (the query)", `trace-${section.dataset.document}`,
@@ -548,9 +574,12 @@
         + "the key k (what it offers) and the value v (what it passes on)."];
     }
     const [dModel, width] = projections.w_q;
-    const words = [`q = x W_Q, k = x W_K, v = x W_V, each W of shape ${dModel} × ${width}: untrained random weights `
-      + `from numpy.random.default_rng(${projections.seed}), entries normal with standard deviation `
-      + `1/√${dModel} = ${setting(projections.std[0])}.`];
+    const origin = `from numpy.random.default_rng(${projections.seed}), entries normal with standard deviation `
+      + `1/√${dModel} = ${setting(projections.std[0])}`;
+    const words = [projections.trained === null
+      ? `q = x W_Q, k = x W_K, v = x W_V, each W of shape ${dModel} × ${width}: untrained random weights ${origin}.`
+      : `q = x W_Q, k = x W_K, v = x W_V, each W of shape ${dModel} × ${width}: weights learnt by attn-cli train `
+        + `(${projections.trained}), starting from random draws ${origin}.`];
     if (projections.w_o !== null) {
       const [rows, cols] = projections.w_o;
       words.push(`W_O (${rows} × ${cols}, std 1/√${rows} = ${setting(projections.std[1])}) maps the joined heads back to the embedding width.`);
