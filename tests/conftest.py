@@ -63,15 +63,22 @@ def trace_schema() -> dict:
 
 
 @pytest.fixture(scope="session")
-def compare_validator():
-    """Validates compare documents; explain.schema.json is found through its $id, as any validator would."""
+def schema_validator():
+    """schema_validator("trace") validates trace documents; a reference to explain.schema.json is found through
+    its $id, as any validator would."""
     import jsonschema
     from referencing import Registry, Resource
 
-    schemas = [json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
-               for name in ("explain.schema.json", "compare.schema.json")]
-    registry = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in schemas)
-    return jsonschema.Draft202012Validator(schemas[1], registry=registry)
+    schemas = {path.name.split(".")[0]: json.loads(path.read_text(encoding="utf-8"))
+               for path in SCHEMAS.glob("*.schema.json")}
+    registry = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in schemas.values())
+    return lambda name: jsonschema.Draft202012Validator(schemas[name], registry=registry)
+
+
+@pytest.fixture(scope="session")
+def compare_validator(schema_validator):
+    """Validates compare documents."""
+    return schema_validator("compare")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,257 @@
+"""The weights file of a trained layer: round trip, provenance, and hostile or mismatched files refused.
+
+The layers here are built directly (seeded draws standing in for learnt weights), so these tests check the
+file and the plumbing of `--weights` alone; tests/test_training.py trains real ones.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+
+import attn_cli
+from attn_cli.engine.attention import AttentionConfig, draw_projections
+from attn_cli.errors import SettingsError, WeightsError
+from attn_cli.training.weights import TrainedLayer, load_layer, save_layer
+
+SENTENCE = "money bank grows"
+
+
+def stand_in_layer(vectors, *, heads: int = 1, d_k: int | None = None, mask: str = "others", seed: int = 3,
+                   draw_seed: int = 11) -> TrainedLayer:
+    """A layer whose "learnt" weights are another seed's random draw: different from its own start, as training
+    leaves them."""
+    width = d_k or vectors.dims
+    weights = draw_projections(vectors.dims, AttentionConfig(mode="projected", d_k=width, heads=heads, seed=draw_seed,
+                                                             output_projection=True))
+    layer = {"objective": "masked-word" if mask == "others" else "next-word", "heads": heads, "d_k": width,
+             "mask": mask, "positions": "none", "position_scale": "auto", "seed": seed, "scale": "sqrt",
+             "similarity": "dot", "temperature": 1.0}
+    provenance = {
+        "vectors": {"name": vectors.name, "fingerprint": vectors.fingerprint, "count": vectors.count,
+                    "dims": vectors.dims},
+        "corpus": {"name": "corpus.txt", "fingerprint": "0" * 32, "sentences": 20, "train_sentences": 18,
+                   "held_out_sentences": 2},
+        "training": {"epochs": 1, "held_out_loss": 9.5},
+        "evaluation": [{"layer": name, "loss": 9.9, "accuracy_at_1": 0.0, "accuracy_at_10": 0.1}
+                       for name in ("raw", "random", "trained")],
+        "attn_cli_version": attn_cli.__version__,
+    }
+    return TrainedLayer(projections=weights, layer=layer, provenance=provenance)
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    return attn_cli.load_vectors()
+
+
+@pytest.fixture
+def layer_file(tmp_path, vectors) -> Path:
+    path = tmp_path / "layer.npz"
+    save_layer(path, stand_in_layer(vectors, heads=2, d_k=64))
+    return path
+
+
+def test_a_layer_reads_back_exactly(layer_file, vectors):
+    layer = stand_in_layer(vectors, heads=2, d_k=64)
+    loaded = load_layer(layer_file)
+    for name in ("w_q", "w_k", "w_v", "w_o"):
+        assert np.array_equal(getattr(loaded.projections, name), getattr(layer.projections, name))
+    assert loaded.digest == layer.digest
+    assert loaded.layer == layer.layer and loaded.provenance == layer.provenance
+    assert loaded.source == str(layer_file)
+
+
+def test_the_file_is_written_whole_over_an_old_one_and_keeps_its_mode(tmp_path, vectors):
+    path = tmp_path / "layer.npz"
+    path.write_bytes(b"an old file")
+    os.chmod(path, 0o640)
+    save_layer(path, stand_in_layer(vectors))
+    assert load_layer(path).layer["heads"] == 1
+    assert (path.stat().st_mode & 0o777) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["layer.npz"]  # no temporary file left behind
+
+
+def test_explain_with_weights_adopts_the_layer_and_names_it(layer_file, vectors):
+    result = attn_cli.explain(SENTENCE, weights=layer_file)
+    assert result.settings.mode == "trained" and result.settings.heads == 2 and result.settings.d_k == 64
+    assert result.settings.mask == "others"
+    assert result.python_call() == f"attn_cli.explain({SENTENCE!r}, weights={str(layer_file)!r})"
+    document = result.to_dict()
+    assert document["weights"]["file"] == str(layer_file)
+    assert document["weights"]["digest"] == load_layer(layer_file).digest
+    assert document["settings"]["mode"] == "trained"
+    assert np.allclose(np.diagonal(result.weights, axis1=1, axis2=2), 0.0)  # mask "others": no word sees itself
+
+
+def test_the_initial_pass_is_what_projected_mode_shows_for_the_same_seed(layer_file):
+    trained = attn_cli.explain(SENTENCE, weights=layer_file).to_dict()
+    projected = attn_cli.explain(SENTENCE, mode="projected", seed=3, heads=2, d_k=64, output_projection=True,
+                                 scale="sqrt", mask="others").to_dict()
+    for start, random in zip(trained["initial"]["heads"], projected["heads"]):
+        assert np.array_equal(start["weights"], random["weights"])
+    assert not np.allclose(trained["heads"][0]["weights"], projected["heads"][0]["weights"])
+
+
+def test_the_json_of_every_command_validates(run, layer_file, explain_schema, schema_validator):
+    for command, schema in (("explain", "explain"), ("trace", "trace")):
+        result = run(command, SENTENCE, "--weights", str(layer_file), "--json")
+        assert result.exit_code == 0, result.stderr
+        document = json.loads(result.stdout)
+        schema_validator(schema).validate(document)
+        assert document["weights"]["layer"]["heads"] == 2 and "initial" in document
+    trace = json.loads(run("trace", SENTENCE, "--word", "bank", "--weights", str(layer_file), "--json").stdout)
+    assert trace["projections"]["trained"] == str(layer_file)
+    w_q = load_layer(layer_file).projections.w_q
+    assert trace["projections"]["rows"]["w_q"][0]["first"] == w_q[0, :3].tolist()
+    cross = run("compare", "river bank flows", SENTENCE, "--cross", "--weights", str(layer_file), "--json")
+    assert cross.exit_code == 0, cross.stderr
+    schema_validator("compare").validate(json.loads(cross.stdout))
+
+
+def test_the_tables_name_the_file_and_its_training(run, layer_file):
+    result = run("explain", SENTENCE, "--weights", str(layer_file))
+    assert result.exit_code == 0, result.stderr
+    assert "trained projections (from seed 3)" in result.stdout
+    assert "masked-word on corpus.txt (18 sentences), 1 epochs, held-out loss 9.500" in " ".join(result.stdout.split())
+
+
+def test_a_setting_the_layer_fixes_cannot_be_changed(run, layer_file):
+    result = run("explain", SENTENCE, "--weights", str(layer_file), "--heads", "4")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"attn-cli: error: --heads is fixed by weights file {layer_file}, which was "
+                                     "trained with 2; leave it out (or train another layer)")
+    with pytest.raises(SettingsError, match="mask is fixed by"):
+        attn_cli.explain(SENTENCE, weights=layer_file, mask="causal")
+    assert run("explain", SENTENCE, "--weights", str(layer_file), "--heads", "2").exit_code == 0  # the same: fine
+
+
+def test_another_vector_set_is_refused_with_the_fix(run, layer_file, tmp_path):
+    result = run("explain", SENTENCE, "--weights", str(layer_file), "--limit", "5000")
+    assert result.exit_code == 5 and result.stdout == ""
+    assert "was trained on the vector set 'default (minilm-l6-128d)' (21,745 words x 128 dims), not on" in result.stderr
+    assert "pass --vectors 'default (minilm-l6-128d)'" not in result.stderr  # spelt as an option value, unquoted
+    assert "--vectors default (minilm-l6-128d)" in result.stderr
+    with pytest.raises(WeightsError, match="was trained on the vector set"):
+        attn_cli.explain(SENTENCE, weights=layer_file, vectors=attn_cli.load_vectors(limit=5000))
+
+
+def test_an_output_may_not_replace_the_weights_file(run, layer_file):
+    before = layer_file.read_bytes()
+    result = run("explain", SENTENCE, "--weights", str(layer_file), "--html", str(layer_file))
+    assert result.exit_code == 2 and "is the --weights input" in result.stderr
+    assert layer_file.read_bytes() == before
+
+
+def rewritten(path: Path, change) -> None:
+    """The file with its metadata passed through `change(dict)`; the matrices as they were."""
+    with np.load(path) as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    metadata = json.loads(str(arrays.pop("metadata")))
+    change(metadata)
+    np.savez(path, metadata=np.array(json.dumps(metadata)), **arrays)
+
+
+def hostile(path: Path, kind: str) -> None:
+    """Damage a good weights file in one way."""
+    if kind == "text":
+        path.write_text("W_Q = [[1, 2], [3, 4]]\n")
+    elif kind == "truncated":
+        path.write_bytes(path.read_bytes()[:2000])
+    elif kind == "pickle":
+        payload = np.array([{"a": 1}], dtype=object)
+        with np.load(path) as stored:
+            arrays = {name: stored[name] for name in stored.files}
+        arrays["w_q"] = payload
+        np.savez(path, **arrays)
+    elif kind == "bomb":
+        buffer = io.BytesIO()
+        np.save(buffer, np.zeros((4096, 4096)))  # 128 MB of zeros: a few hundred KB compressed
+        with np.load(path) as stored:
+            arrays = {name: stored[name] for name in stored.files}
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, array in arrays.items():
+                member = io.BytesIO()
+                np.save(member, array)
+                archive.writestr(f"{name}.npy", buffer.getvalue() if name == "w_q" else member.getvalue())
+    elif kind == "nan":
+        with np.load(path) as stored:
+            arrays = {name: stored[name] for name in stored.files}
+        arrays["w_k"] = arrays["w_k"].copy()
+        arrays["w_k"][0, 0] = np.nan
+        np.savez(path, **arrays)
+    elif kind == "newer":
+        rewritten(path, lambda metadata: metadata.update(format_version=99))
+    elif kind == "no corpus":
+        rewritten(path, lambda metadata: metadata.pop("corpus"))
+    elif kind == "other format":
+        rewritten(path, lambda metadata: metadata.update(format="something-else"))
+    elif kind == "wrong shape":
+        rewritten(path, lambda metadata: metadata["layer"].update(d_k=32))
+    elif kind == "infinite loss":
+        rewritten(path, lambda metadata: metadata["training"].update(held_out_loss=float("inf")))
+
+
+HOSTILE = {
+    "text": "damaged or was not written by attn-cli train",
+    "truncated": "damaged or was not written by attn-cli train",
+    "pickle": "damaged or was not written by attn-cli train",
+    "bomb": "w_q is missing or larger than its 128 x 64 shape",
+    "nan": "w_k is not a finite float64 128 x 64 matrix",
+    "newer": "was written by a newer attn-cli (format 99); upgrade attn-cli to read it",
+    "no corpus": "its metadata lacks the layer, the vector set, the corpus or the training",
+    "other format": "another format",
+    "wrong shape": "larger than its 128 x 32 shape",
+    "infinite loss": "its metadata lacks the layer, the vector set, the corpus or the training",
+}
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_a_hostile_weights_file_is_one_line_and_exit_5(run, layer_file, kind):
+    hostile(layer_file, kind)
+    before = layer_file.read_bytes()
+    result = run("explain", SENTENCE, "--weights", str(layer_file))
+    assert result.exit_code == 5, (result.stdout, result.stderr)
+    assert result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"attn-cli: error: weights file {layer_file} ")
+    assert HOSTILE[kind] in result.stderr
+    assert layer_file.read_bytes() == before
+
+
+def test_a_pickle_in_the_file_is_never_run(tmp_path, layer_file):
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    with np.load(layer_file) as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    arrays["metadata"] = np.array([Payload()], dtype=object)
+    np.savez(layer_file, **arrays)
+    with pytest.raises(WeightsError, match="damaged or was not written"):
+        load_layer(layer_file)
+    assert not marker.exists()
+
+
+def test_a_missing_file_names_the_command_that_makes_one(run, tmp_path):
+    result = run("explain", SENTENCE, "--weights", str(tmp_path / "nope.npz"))
+    assert result.exit_code == 5
+    assert "does not exist; train one with attn-cli train CORPUS --out" in result.stderr
+
+
+def test_trained_mode_needs_a_layer():
+    with pytest.raises(SettingsError, match="'trained' needs the weights of a layer made by attn-cli train"):
+        attn_cli.explain(SENTENCE, mode="trained")
+
+
+def test_the_schema_lists_the_trained_blocks(explain_schema):
+    assert {"weights", "initial"} <= set(explain_schema["properties"])
+    jsonschema.Draft202012Validator.check_schema(explain_schema)
