@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, Union
 
 from attn_cli.documents.explain import INCLUDABLE, ReportOptions
-from attn_cli.engine.attention import AttentionConfig, is_whole
+from attn_cli.engine.attention import MODES, AttentionConfig, is_whole
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError
 
@@ -35,7 +35,7 @@ class Settings:
     heads: int = 1
     d_k: int | None = None  # projected mode: total width of Q, K, V (default: the vectors' dims)
     seed: int = 0  # projected mode: numpy.random.default_rng(seed) draws W
-    mask: Literal["none", "causal"] = "none"
+    mask: Literal["none", "causal", "others"] = "none"  # others: each word sees every word but itself
     positions: Literal["none", "sinusoidal"] = "none"
     position_scale: PositionScale = "auto"  # codes as long as each word ("auto") or times a number >= 0
     output_projection: bool = False  # projected mode: map the concatenated heads back with W_O
@@ -49,6 +49,7 @@ class Settings:
         if isinstance(self.include, str):  # "qkv" or "embeddings,qkv", as --include takes them
             object.__setattr__(self, "include", tuple(name.strip() for name in self.include.split(",") if name.strip()))
         object.__setattr__(self, "include", tuple(self.include))
+        _check(self.mode in MODES, "mode", f"must be one of {', '.join(map(repr, MODES))} (got {self.mode!r})")
         self.attention  # noqa: B018 - building the engine's configuration validates the attention settings
         _check(self.oov in OOV_POLICIES, "oov", f"must be one of {', '.join(map(repr, OOV_POLICIES))} "
                                                 f"(got {self.oov!r})")

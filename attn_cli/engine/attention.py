@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from attn_cli.errors import SettingsError
+from attn_cli.errors import InputError, Option, SettingsError
 
-MODES = ("raw", "projected")
+MODES = ("raw", "projected")  # the modes a user picks; "trained" comes with a weights file instead
+LAYER_MODES = MODES + ("trained",)  # trained: W_Q, W_K, W_V, W_O given to multi_head_attention (projections=)
 SIMILARITIES = ("dot", "cosine")
-MASKS = ("none", "causal")
+MASKS = ("none", "causal", "others")  # others: each query sees every key but its own (the masked-word view)
 POSITIONS = ("none", "sinusoidal")
 SCALE_NAMES = ("none", "sqrt")
 MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabulary within a few GB
@@ -33,7 +34,7 @@ MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabu
 class AttentionConfig:
     """The knobs of one attention layer, validated on construction."""
 
-    mode: str = "raw"
+    mode: str = "raw"  # one of LAYER_MODES
     scale: str | float = "none"  # "none" (x1), "sqrt" (x 1/sqrt(d_head)) or a multiplier >= 0
     temperature: float = 1.0
     similarity: str = "dot"
@@ -46,7 +47,7 @@ class AttentionConfig:
     output_projection: bool = False
 
     def __post_init__(self) -> None:
-        for setting, choices in (("mode", MODES), ("similarity", SIMILARITIES), ("mask", MASKS),
+        for setting, choices in (("mode", LAYER_MODES), ("similarity", SIMILARITIES), ("mask", MASKS),
                                  ("positions", POSITIONS)):
             value = getattr(self, setting)
             _require(value in choices, setting, f"must be one of {', '.join(map(repr, choices))} (got {value!r})")
@@ -76,9 +77,9 @@ class AttentionConfig:
                  fix={"mode": "projected"})
         _require(isinstance(self.output_projection, bool), "output_projection",
                  f"must be True or False (got {self.output_projection!r})")
-        _require(self.d_k is None or self.mode == "projected", "d_k", "applies only to projected mode",
+        _require(self.d_k is None or self.mode != "raw", "d_k", "applies only to projected mode",
                  fix={"mode": "projected"})
-        _require(not self.output_projection or self.mode == "projected", "output_projection",
+        _require(not self.output_projection or self.mode != "raw", "output_projection",
                  "applies only to projected mode", fix={"mode": "projected"})
 
     def check_width(self, d_model: int) -> int:
@@ -91,7 +92,7 @@ class AttentionConfig:
         return width
 
     def width(self, d_model: int) -> int:
-        """Total width of Q, K and V over all heads: d_k in projected mode, d in raw mode."""
+        """Total width of Q, K and V over all heads: d_k in projected (and trained) mode, d in raw mode."""
         return self.d_k if self.d_k is not None else d_model
 
     def scale_factor(self, d_head: int) -> float:
@@ -120,7 +121,7 @@ def _require(condition: bool, setting: str, problem: str, fix: dict[str, object]
 
 @dataclass(frozen=True)
 class Projections:
-    """Seeded random weights of a projected layer (the untrained starting point)."""
+    """The weights of a projected layer: seeded random (the untrained starting point) or trained."""
 
     w_q: np.ndarray  # [d, d_k]
     w_k: np.ndarray  # [d, d_k]
@@ -200,6 +201,20 @@ def causal_mask(n_q: int, n_k: int) -> np.ndarray:
     return np.tril(np.ones((n_q, n_k), dtype=bool))
 
 
+def visible_matrix(mask: str, n_q: int, n_k: int) -> np.ndarray:
+    """The keys each query may see under a mask name (one of MASKS): [n_q, n_k] bool, True = visible.
+
+    none: all; causal: j <= i (no look ahead); others: j != i, each word sees every word but itself,
+    so its output is built from its context alone (what a masked-word objective needs). The one rule
+    the engine, the diagnostics and training follow.
+    """
+    if mask == "causal":
+        return causal_mask(n_q, n_k)
+    if mask == "others":
+        return ~np.eye(n_q, n_k, dtype=bool)
+    return np.ones((n_q, n_k), dtype=bool)
+
+
 def sinusoidal_positions(n: int, d: int) -> np.ndarray:
     """The Transformer's fixed encodings: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)."""
     positions = np.arange(n, dtype=np.float64)[:, None]  # [n, 1]
@@ -230,6 +245,12 @@ def scaled_positions(config: AttentionConfig, x: np.ndarray) -> np.ndarray:
     return codes * ratios[:, None]
 
 
+def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
+    """The codes the layer adds to the rows of x [n, d] (None without positions): the one rule that explain and
+    training both follow, so a trained layer sees its inputs exactly as it was trained on them."""
+    return scaled_positions(config, x) if config.positions == "sinusoidal" else None
+
+
 def row_norms(x: np.ndarray) -> np.ndarray:
     """|x_i| of each row [n, d] -> [n], without overflow or underflow (each row divided by its peak first)."""
     peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [n]
@@ -252,15 +273,15 @@ def draw_projections(d_model: int, config: AttentionConfig) -> Projections:
 
 
 def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
-    """[n, H * d_head] -> [H, n, d_head]: head h takes columns h*d_head .. (h+1)*d_head - 1."""
-    n, width = x.shape
-    return x.reshape(n, heads, width // heads).transpose(1, 0, 2)
+    """[.., n, H * d_head] -> [.., H, n, d_head]: head h takes columns h*d_head .. (h+1)*d_head - 1."""
+    *lead, n, width = x.shape
+    return np.swapaxes(x.reshape(*lead, n, heads, width // heads), -3, -2)
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
-    """[H, n, d_head] -> [n, H * d_head], the inverse of split_heads."""
-    heads, n, d_head = x.shape
-    return x.transpose(1, 0, 2).reshape(n, heads * d_head)
+    """[.., H, n, d_head] -> [.., n, H * d_head], the inverse of split_heads."""
+    *lead, heads, n, d_head = x.shape
+    return np.swapaxes(x, -3, -2).reshape(*lead, n, heads * d_head)
 
 
 def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, temperature: float = 1.0,
@@ -306,12 +327,14 @@ def multi_head_attention(
     query_embeddings: np.ndarray,
     context_embeddings: np.ndarray | None = None,
     config: AttentionConfig = AttentionConfig(),
+    projections: Projections | None = None,
 ) -> AttentionResult:
     """Self-attention (context omitted) or cross-attention of the queries over a context.
 
     query_embeddings: [n_q, d]; context_embeddings: [n_k, d] (default: the queries).
     Raw mode uses the (position-encoded) embeddings as Q, K and V; projected mode
-    multiplies them by seeded random W_Q, W_K, W_V. With H heads the width is split
+    multiplies them by seeded random W_Q, W_K, W_V; trained mode by the given
+    `projections` (required then, refused otherwise). With H heads the width is split
     into H equal slices, each attended on its own, then concatenated.
     """
     x_q = np.asarray(query_embeddings, dtype=np.float64)  # [n_q, d]
@@ -320,13 +343,12 @@ def multi_head_attention(
     n_k = x_k.shape[0]
     width = config.check_width(d_model)
 
-    codes_q = codes_k = None
-    if config.positions == "sinusoidal":
-        codes_q = scaled_positions(config, x_q)  # [n_q, d]
-        codes_k = codes_q if context_embeddings is None else scaled_positions(config, x_k)  # [n_k, d]
+    codes_q = position_codes(config, x_q)  # [n_q, d] or None
+    codes_k = codes_q if context_embeddings is None else position_codes(config, x_k)  # [n_k, d] or None
+    if codes_q is not None and codes_k is not None:
         x_q, x_k = x_q + codes_q, x_k + codes_k
 
-    projections = draw_projections(d_model, config) if config.mode == "projected" else None
+    projections = layer_projections(d_model, config, projections)
     if projections is None:
         q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
     else:
@@ -335,7 +357,10 @@ def multi_head_attention(
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
-    mask = causal_mask(n_q, n_k) if config.mask == "causal" else None
+    mask = visible_matrix(config.mask, n_q, n_k)
+    if not mask.any(axis=1).all():
+        raise InputError(f"the mask {config.mask!r} hides each word from itself, so a single word has nothing to "
+                         "attend to; give at least two words or pass ", Option("mask", "none"))
     head_outputs, weights, logits, scores = attend(
         queries, keys, values, scale=scale, temperature=config.temperature,
         similarity=config.similarity, mask=mask,
@@ -352,6 +377,33 @@ def multi_head_attention(
         scale_factor=scale, projections=projections, self_attention=context_embeddings is None,
         query_codes=codes_q, context_codes=codes_k,
     )
+
+
+def rerun(result: AttentionResult, query_embeddings: np.ndarray, context_embeddings: np.ndarray | None = None,
+          **changes: object) -> AttentionResult:
+    """The same layer over other inputs, its settings changed by `changes`: trained weights are kept, not redrawn."""
+    config = replace(result.config, **changes)  # type: ignore[arg-type]
+    return multi_head_attention(query_embeddings, context_embeddings, config,
+                                result.projections if config.mode == "trained" else None)
+
+
+def layer_projections(d_model: int, config: AttentionConfig, given: Projections | None) -> Projections | None:
+    """The layer's weights: None in raw mode, drawn in projected mode, the given ones (checked) in trained mode."""
+    if config.mode != "trained":
+        _require(given is None, "projections", "apply only to trained mode", fix={"mode": "trained"})
+        return draw_projections(d_model, config) if config.mode == "projected" else None
+    _require(given is not None, "mode", "'trained' needs the trained weights: pass projections=")
+    assert given is not None  # for mypy: _require raised otherwise
+    width = config.width(d_model)
+    _require(given.w_q.shape == given.w_k.shape == given.w_v.shape == (d_model, width), "d_k",
+             f"must match the trained weights: W_Q is {given.w_q.shape[0]} x {given.w_q.shape[1]} for inputs of "
+             f"{d_model} dims and a width of {width}")
+    _require(config.output_projection == (given.w_o is not None), "output_projection",
+             f"must be {given.w_o is not None}, as the trained weights {'have' if given.w_o is not None else 'lack'} "
+             "W_O")
+    _require(given.w_o is None or given.w_o.shape == (width, d_model), "projections",
+             f"W_O must be {width} x {d_model}")
+    return given
 
 
 def static_outputs(result: AttentionResult) -> np.ndarray:
