@@ -15,7 +15,7 @@ from dataclasses import MISSING, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from attn_cli.documents.explain import INCLUDABLE, ReportOptions
-from attn_cli.engine.attention import AttentionConfig, is_whole
+from attn_cli.engine.attention import MODES, AttentionConfig, is_whole
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError
 
@@ -40,7 +40,7 @@ class Settings:
     heads: int = 1
     d_k: int | None = None  # projected mode: total width of Q, K, V (default: the vectors' dims)
     seed: int = 0  # projected mode: numpy.random.default_rng(seed) draws W
-    mask: Literal["none", "causal"] = "none"
+    mask: Literal["none", "causal", "others"] = "none"  # others: each word sees every word but itself
     positions: Literal["none", "sinusoidal"] = "none"
     position_scale: PositionScale = "auto"  # codes as long as each word ("auto") or times a number >= 0
     output_projection: bool = False  # projected mode: map the concatenated heads back with W_O
@@ -76,6 +76,7 @@ class Settings:
             if self.mode == "trained":
                 raise SettingsError("mode", "'trained' needs the weights of a layer made by attn-cli train",
                                     fix={"weights": "FILE"})
+            _check(self.mode in MODES, "mode", f"must be one of {', '.join(map(repr, MODES))} (got {self.mode!r})")
             return
         from attn_cli.training.weights import TrainedLayer, load_layer
 

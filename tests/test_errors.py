@@ -14,9 +14,7 @@ CASES = [
     (["explain", "zzqx qqzv"], 3, '"zzqx", "qqzv"'),
     (["explain", "money bnak", "--oov", "error"], 3, "did you mean bank"),
     (["explain", "money bank", "--mask", "sideways"], 2, "'--mask'"),
-    (["explain", "money bank", "--mode", "learned"], 2, "'--mode'"),
-    (["explain", "money bank", "--mode", "trained"], 2,
-     "--mode 'trained' needs the weights of a layer made by attn-cli train; add --weights FILE"),
+    (["explain", "money bank", "--mode", "trained"], 2, "'--mode'"),  # trained mode comes with --weights
     (["explain", "money bank", "--heads", "two"], 2, "'--heads'"),
     (["explain", "money bank", "--heads", "0"], 2, "--heads must be at least 1"),
     (["explain", "money bank", "--heads", "3"], 2, "choose a divisor of 128"),

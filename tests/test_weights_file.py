@@ -209,7 +209,7 @@ HOSTILE = {
     "no corpus": "its metadata lacks the layer, the vector set, the corpus or the training",
     "other format": "another format",
     "wrong shape": "larger than its 128 x 32 shape",
-    "infinite loss": "its metadata lacks the layer, the vector set, the corpus or the training",
+    "infinite loss": "Infinity in the metadata",
 }
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from attn_cli.engine.attention import (AttentionConfig, AttentionResult, causal_mask, multi_head_attention, row_norms,
-                                       scaled, similarity_scores, static_outputs, term_shares,
-                                       unit_rows, value_space)
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, row_norms, scaled, similarity_scores,
+                                       static_outputs, term_shares, unit_rows, value_space, visible_matrix)
+from attn_cli.engine.attention import rerun as attention_rerun
 from attn_cli.vectors.store import Vectors
 
 MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
@@ -356,8 +356,7 @@ def _positions_advice(result: AttentionResult) -> list[Advice]:
     words, codes = norms
     embeddings = [result.query_inputs - result.query_codes,
                   None if result.self_attention else result.context_inputs - result.context_codes]
-    rerun = multi_head_attention(embeddings[0], embeddings[1], replace(result.config, position_scale="auto"),
-                                 result.projections)
+    rerun = attention_rerun(result, embeddings[0], embeddings[1], position_scale="auto")
     maxima = rerun.weights.max(axis=2)  # [H, n_q]
     ratio = f"{codes / words:.3g} times" if words > 0 else "infinitely"
     return [Advice(
@@ -454,6 +453,6 @@ def pulled_by(shift: Shift, self_attention: bool) -> list[Contribution]:
 
 
 def visible_mask(result: AttentionResult) -> np.ndarray:
-    """[n_q, n_k] bool: the keys each query may see (all, or up to itself under the causal mask)."""
+    """[n_q, n_k] bool: the keys each query may see under the result's mask."""
     n_q, n_k = result.weights.shape[1:]
-    return causal_mask(n_q, n_k) if result.config.mask == "causal" else np.ones((n_q, n_k), dtype=bool)
+    return visible_matrix(result.config.mask, n_q, n_k)

@@ -19,11 +19,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from attn_cli.errors import SettingsError
+from attn_cli.errors import InputError, Option, SettingsError
 
-MODES = ("raw", "projected", "trained")
+MODES = ("raw", "projected")  # the modes a user picks; "trained" comes with a weights file instead
+LAYER_MODES = MODES + ("trained",)  # trained: W_Q, W_K, W_V, W_O given to multi_head_attention (projections=)
 SIMILARITIES = ("dot", "cosine")
-MASKS = ("none", "causal")
+MASKS = ("none", "causal", "others")  # others: each query sees every key but its own (the masked-word view)
 POSITIONS = ("none", "sinusoidal")
 SCALE_NAMES = ("none", "sqrt")
 MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabulary within a few GB
@@ -33,7 +34,7 @@ MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabu
 class AttentionConfig:
     """The knobs of one attention layer, validated on construction."""
 
-    mode: str = "raw"
+    mode: str = "raw"  # one of LAYER_MODES
     scale: str | float = "none"  # "none" (x1), "sqrt" (x 1/sqrt(d_head)) or a multiplier >= 0
     temperature: float = 1.0
     similarity: str = "dot"
@@ -44,10 +45,10 @@ class AttentionConfig:
     positions: str = "none"
     position_scale: str | float = "auto"  # "auto" (codes as long as the words, on average) or a multiplier >= 0
     output_projection: bool = False
-    weights: str | None = None  # trained mode: the digest naming the learned weights passed with the inputs
+    weights: str | None = None  # trained mode: a digest naming the learned weights passed with the inputs
 
     def __post_init__(self) -> None:
-        for setting, choices in (("mode", MODES), ("similarity", SIMILARITIES), ("mask", MASKS),
+        for setting, choices in (("mode", LAYER_MODES), ("similarity", SIMILARITIES), ("mask", MASKS),
                                  ("positions", POSITIONS)):
             value = getattr(self, setting)
             _require(value in choices, setting, f"must be one of {', '.join(map(repr, choices))} (got {value!r})")
@@ -81,8 +82,8 @@ class AttentionConfig:
                  fix={"mode": "projected"})
         _require(not self.output_projection or self.mode != "raw", "output_projection",
                  "applies only to projected mode", fix={"mode": "projected"})
-        _require((self.mode == "trained") == isinstance(self.weights, str), "weights",
-                 "names the learned weights of trained mode, and trained mode needs them", fix={"mode": "trained"})
+        _require(self.weights is None or (self.mode == "trained" and isinstance(self.weights, str)), "weights",
+                 "names learned weights, which only trained mode uses", fix={"mode": "trained"})
 
     def check_width(self, d_model: int) -> int:
         """The width of Q, K and V for inputs of `d_model` dims, which the heads must split evenly."""
@@ -94,7 +95,7 @@ class AttentionConfig:
         return width
 
     def width(self, d_model: int) -> int:
-        """Total width of Q, K and V over all heads: d_k in projected mode, d in raw mode."""
+        """Total width of Q, K and V over all heads: d_k in projected (and trained) mode, d in raw mode."""
         return self.d_k if self.d_k is not None else d_model
 
     def scale_factor(self, d_head: int) -> float:
@@ -123,7 +124,7 @@ def _require(condition: bool, setting: str, problem: str, fix: dict[str, object]
 
 @dataclass(frozen=True)
 class Projections:
-    """Seeded random weights of a projected layer (the untrained starting point)."""
+    """The weights of a projected layer: seeded random (the untrained starting point) or trained."""
 
     w_q: np.ndarray  # [d, d_k]
     w_k: np.ndarray  # [d, d_k]
@@ -203,6 +204,20 @@ def causal_mask(n_q: int, n_k: int) -> np.ndarray:
     return np.tril(np.ones((n_q, n_k), dtype=bool))
 
 
+def visible_matrix(mask: str, n_q: int, n_k: int) -> np.ndarray:
+    """The keys each query may see under a mask name (one of MASKS): [n_q, n_k] bool, True = visible.
+
+    none: all; causal: j <= i (no look ahead); others: j != i, each word sees every word but itself,
+    so its output is built from its context alone (what a masked-word objective needs). The one rule
+    the engine, the diagnostics and training follow.
+    """
+    if mask == "causal":
+        return causal_mask(n_q, n_k)
+    if mask == "others":
+        return ~np.eye(n_q, n_k, dtype=bool)
+    return np.ones((n_q, n_k), dtype=bool)
+
+
 def sinusoidal_positions(n: int, d: int) -> np.ndarray:
     """The Transformer's fixed encodings: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)."""
     positions = np.arange(n, dtype=np.float64)[:, None]  # [n, 1]
@@ -233,6 +248,12 @@ def scaled_positions(config: AttentionConfig, x: np.ndarray) -> np.ndarray:
     return codes * ratios[:, None]
 
 
+def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
+    """The codes the layer adds to the rows of x [n, d] (None without positions): the one rule that explain and
+    training both follow, so a trained layer sees its inputs exactly as it was trained on them."""
+    return scaled_positions(config, x) if config.positions == "sinusoidal" else None
+
+
 def row_norms(x: np.ndarray) -> np.ndarray:
     """|x_i| of each row [n, d] -> [n], without overflow or underflow (each row divided by its peak first)."""
     peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [n]
@@ -255,15 +276,15 @@ def draw_projections(d_model: int, config: AttentionConfig) -> Projections:
 
 
 def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
-    """[n, H * d_head] -> [H, n, d_head]: head h takes columns h*d_head .. (h+1)*d_head - 1."""
-    n, width = x.shape
-    return x.reshape(n, heads, width // heads).transpose(1, 0, 2)
+    """[.., n, H * d_head] -> [.., H, n, d_head]: head h takes columns h*d_head .. (h+1)*d_head - 1."""
+    *lead, n, width = x.shape
+    return np.swapaxes(x.reshape(*lead, n, heads, width // heads), -3, -2)
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
-    """[H, n, d_head] -> [n, H * d_head], the inverse of split_heads."""
-    heads, n, d_head = x.shape
-    return x.transpose(1, 0, 2).reshape(n, heads * d_head)
+    """[.., H, n, d_head] -> [.., n, H * d_head], the inverse of split_heads."""
+    *lead, heads, n, d_head = x.shape
+    return np.swapaxes(x, -3, -2).reshape(*lead, n, heads * d_head)
 
 
 def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, temperature: float = 1.0,
@@ -315,38 +336,37 @@ def multi_head_attention(
 
     query_embeddings: [n_q, d]; context_embeddings: [n_k, d] (default: the queries).
     Raw mode uses the (position-encoded) embeddings as Q, K and V; projected mode
-    multiplies them by seeded random W_Q, W_K, W_V; trained mode by the learned
-    `projections` (named by config.weights). With H heads the width is split
+    multiplies them by seeded random W_Q, W_K, W_V; trained mode by the given
+    `projections` (required then, refused otherwise). With H heads the width is split
     into H equal slices, each attended on its own, then concatenated.
     """
     x_q = np.asarray(query_embeddings, dtype=np.float64)  # [n_q, d]
     x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [n_k, d]
-    codes_q = codes_k = None
-    if config.positions == "sinusoidal":
-        codes_q = scaled_positions(config, x_q)  # [n_q, d]
-        codes_k = codes_q if context_embeddings is None else scaled_positions(config, x_k)  # [n_k, d]
+    codes_q = position_codes(config, x_q)  # [n_q, d] or None
+    codes_k = codes_q if context_embeddings is None else position_codes(config, x_k)  # [n_k, d] or None
+    if codes_q is not None and codes_k is not None:
         x_q, x_k = x_q + codes_q, x_k + codes_k
-    if config.mode == "trained" and projections is None:
-        raise ValueError("trained mode needs the learned projections")
-    if config.mode == "projected":
-        projections = draw_projections(x_q.shape[1], config)
-    result = attend_inputs(x_q, x_k, config, projections if config.mode != "raw" else None,
+    result = attend_inputs(x_q, x_k, config, layer_projections(x_q.shape[1], config, projections),
                            self_attention=context_embeddings is None)
     return replace(result, query_codes=codes_q, context_codes=codes_k)
 
 
 def reattend(result: AttentionResult, projections: Projections) -> AttentionResult:
-    """The same inputs (positions included) through other weights of the same shapes: a trained layer's
-    random starting point, say."""
-    return replace(attend_inputs(result.query_inputs, result.context_inputs, result.config, projections,
+    """The same inputs (positions included) through other weights of the same shapes and settings: a trained
+    layer's random starting point, say."""
+    d_model = result.query_inputs.shape[1]
+    checked = layer_projections(d_model, replace(result.config, mode="trained"), projections)
+    return replace(attend_inputs(result.query_inputs, result.context_inputs, result.config, checked,
                                  self_attention=result.self_attention),
                    query_codes=result.query_codes, context_codes=result.context_codes)
 
 
 def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, projections: Projections | None, *,
                   self_attention: bool) -> AttentionResult:
-    """Attention over inputs that already carry their positions: x_q [n_q, d], x_k [n_k, d]."""
+    """The layer over inputs that already carry their positions, x_q [n_q, d] and x_k [n_k, d], through
+    `projections` (None: raw mode)."""
     n_q, d_model = x_q.shape
+    n_k = x_k.shape[0]
     width = config.check_width(d_model)
     if projections is None:
         q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
@@ -356,7 +376,10 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
-    mask = causal_mask(n_q, x_k.shape[0]) if config.mask == "causal" else None
+    mask = visible_matrix(config.mask, n_q, n_k)
+    if not mask.any(axis=1).all():
+        raise InputError(f"the mask {config.mask!r} hides each word from itself, so a single word has nothing to "
+                         "attend to; give at least two words or pass ", Option("mask", "none"))
     head_outputs, weights, logits, scores = attend(
         queries, keys, values, scale=scale, temperature=config.temperature,
         similarity=config.similarity, mask=mask,
@@ -372,6 +395,33 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
         head_outputs=head_outputs, outputs=outputs,
         scale_factor=scale, projections=projections, self_attention=self_attention,
     )
+
+
+def rerun(result: AttentionResult, query_embeddings: np.ndarray, context_embeddings: np.ndarray | None = None,
+          **changes: object) -> AttentionResult:
+    """The same layer over other inputs, its settings changed by `changes`: trained weights are kept, not redrawn."""
+    config = replace(result.config, **changes)  # type: ignore[arg-type]
+    return multi_head_attention(query_embeddings, context_embeddings, config,
+                                result.projections if config.mode == "trained" else None)
+
+
+def layer_projections(d_model: int, config: AttentionConfig, given: Projections | None) -> Projections | None:
+    """The layer's weights: None in raw mode, drawn in projected mode, the given ones (checked) in trained mode."""
+    if config.mode != "trained":
+        _require(given is None, "projections", "apply only to trained mode", fix={"mode": "trained"})
+        return draw_projections(d_model, config) if config.mode == "projected" else None
+    _require(given is not None, "mode", "'trained' needs the trained weights: pass projections=")
+    assert given is not None  # for mypy: _require raised otherwise
+    width = config.width(d_model)
+    _require(given.w_q.shape == given.w_k.shape == given.w_v.shape == (d_model, width), "d_k",
+             f"must match the trained weights: W_Q is {given.w_q.shape[0]} x {given.w_q.shape[1]} for inputs of "
+             f"{d_model} dims and a width of {width}")
+    _require(config.output_projection == (given.w_o is not None), "output_projection",
+             f"must be {given.w_o is not None}, as the trained weights {'have' if given.w_o is not None else 'lack'} "
+             "W_O")
+    _require(given.w_o is None or given.w_o.shape == (width, d_model), "projections",
+             f"W_O must be {width} x {d_model}")
+    return given
 
 
 def static_outputs(result: AttentionResult) -> np.ndarray:

@@ -14,12 +14,11 @@ holds for this row, and any remedy it suggests is recomputed by the engine.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
 from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits, remedy_settings
-from attn_cli.engine.attention import LARGEST, AttentionResult, multi_head_attention, static_outputs
+from attn_cli.engine.attention import LARGEST, AttentionConfig, AttentionResult, rerun, static_outputs, visible_matrix
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
 
@@ -137,7 +136,7 @@ def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, 
         notes += row_shape_notes(result, embeddings, head, index, texts)
     if result.config.mask == "causal" and index < len(texts) - 1:
         notes.append(causal_note(result, index, texts))
-    if len(texts) > 1 and (shuffle_check or (result.config.positions == "none" and result.config.mask == "none")):
+    if len(texts) > 1 and (shuffle_check or order_blind(result.config)):
         notes.append(permutation_note(result, embeddings, texts, shuffle_check))
     return notes
 
@@ -178,10 +177,9 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
 
 
 def visible_keys(result: AttentionResult, index: int) -> np.ndarray:
-    """The keys query `index` may see: all of them, or those up to itself under the causal mask (one row of
-    analysis.visible_mask, without building the whole [n, n] mask for every traced word)."""
-    n_k = result.weights.shape[-1]
-    return np.arange(n_k) <= index if result.config.mask == "causal" else np.ones(n_k, dtype=bool)
+    """The keys query `index` may see: [n_k] bool, its row of the mask's visible matrix."""
+    n_q, n_k = result.weights.shape[1:]
+    return visible_matrix(result.config.mask, n_q, n_k)[index]
 
 
 def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:
@@ -242,8 +240,7 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
     """Rerun the engine under each remedy for `code` (analysis.remedy_settings) and keep this row's weights."""
     return [{"settings": settings,
-             "weights": multi_head_attention(embeddings, config=replace(result.config, **settings),
-                                             projections=result.projections)
+             "weights": rerun(result, embeddings, **settings)
              .weights[head, index].tolist()}
             for settings in remedy_settings(code, result.config, result.scale_factor)]
 
@@ -267,20 +264,19 @@ def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: lis
     puts the outputs and weights back in the original order and measures the difference.
     """
     note: dict = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
-    order_blind = result.config.positions == "none" and result.config.mask == "none"
-    if order_blind:
-        note["message"] = ("no positional encodings and no mask: word order is invisible, so shuffling the words "
-                           "only shuffles the outputs")
+    if order_blind(result.config):
+        note["message"] = (f"no positional encodings and {'no' if result.config.mask == 'none' else 'the others'} "
+                           "mask: word order is invisible, so shuffling the words only shuffles the outputs")
     else:
         reasons = [f"{result.config.positions} positions"] * (result.config.positions != "none")
-        reasons += [f"the {result.config.mask} mask"] * (result.config.mask != "none")
+        reasons += ["the causal mask"] * (result.config.mask == "causal")
         note["message"] = f"word order matters here because of {' and '.join(reasons)}"
     if not check:
         note["see_with"] = {"shuffle_check": True}
         return note
     n = len(texts)
     order = [(i + 1) % n for i in range(n)]  # shuffled[p] = original[order[p]]
-    shuffled = multi_head_attention(embeddings[order], config=result.config, projections=result.projections)
+    shuffled = rerun(result, embeddings[order])
     back = np.argsort(order)  # original i sits at shuffled position back[i]
     difference = max(float(np.max(np.abs(shuffled.outputs[back] - result.outputs))),
                      float(np.max(np.abs(shuffled.weights[:, back][:, :, back] - result.weights))))
@@ -288,3 +284,9 @@ def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: lis
     note["message"] += (f"; checked: in the order “{' '.join(texts[j] for j in order)}” the outputs, put back in "
                         f"the original order, differ by at most {difference:.3g}")
     return note
+
+
+def order_blind(config: AttentionConfig) -> bool:
+    """True when attention cannot see word order: no position codes and a mask that moves with the words
+    (none, or others: j != i holds in any order), so shuffling the words only shuffles the outputs."""
+    return config.positions == "none" and config.mask != "causal"

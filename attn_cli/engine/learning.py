@@ -1,0 +1,169 @@
+"""One attention layer predicting words from their context: the forward pass, the loss and the backward pass.
+
+Pure numpy, gradients written by hand (and checked against finite differences in the tests), so that a
+learned layer needs nothing beyond what the inspector already installs. Shapes, for a batch of B
+sentences of n words each (sentences of one length: no padding), d input dims, H heads of
+d_head = d_k / H dims and a vocabulary of N words:
+
+    X            [B, n, d]           word vectors (+ position codes), constants
+    Q, K, V      [B, H, n, d_head]   X W_Q, X W_K, X W_V, heads split as split_heads does
+    S            [B, H, n, n]        Q K^T x scale, -inf where the mask hides key j from query i
+    A            [B, H, n, n]        softmax(S), rows sum to 1
+    O            [B, n, d_k]         A V, heads concatenated
+    Y            [B, n, d]           O W_O (no residual: x_i added back would hand over the answer)
+    Z            [P, N]              Y E^T at the P predicted positions, E the vocabulary's vectors
+    loss                             mean over the P positions of logsumexp(Z_p) - Z_p[target_p]
+
+The vocabulary product and its softmax cost N x d per prediction, twice, and dominate: they run in the
+vocabulary's dtype (float32 when training, float64 for the gradient checks); the attention runs in float64
+through the engine's own `scaled`, so the weights are those `multi_head_attention` shows for the same layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attn_cli.engine.attention import Projections, merge_heads, scaled, split_heads
+
+NO_TARGET = -1  # a position that predicts nothing (the last word under next-word, a word outside the vocabulary)
+SCORE_BLOCK_BYTES = 24 * 2**20  # scores of one block of predictions: glibc maps (and zeroes) blocks over 32 MB anew
+
+
+
+@dataclass(frozen=True)
+class Layer:
+    """The weights of one layer and how it attends: H heads, every score times `scale` (dot similarity)."""
+
+    projections: Projections  # W_Q, W_K, W_V [d, d_k]; W_O [d_k, d] or None (heads concatenated as they are)
+    heads: int
+    scale: float
+
+
+@dataclass(frozen=True)
+class LayerPass:
+    """The forward intermediates that the backward pass reuses."""
+
+    inputs: np.ndarray  # [B, n, d]
+    queries: np.ndarray  # [B, H, n, d_head]
+    keys: np.ndarray  # [B, H, n, d_head]
+    values: np.ndarray  # [B, H, n, d_head]
+    weights: np.ndarray  # [B, H, n, n]
+    concatenated: np.ndarray  # [B, n, d_k]
+    outputs: np.ndarray  # [B, n, d]
+
+
+@dataclass(frozen=True)
+class BatchLoss:
+    """The mean cross-entropy of a batch's predictions and its gradient for every weight matrix."""
+
+    loss: float  # mean over the predictions (0.0 when there are none)
+    predictions: int
+    gradients: Projections  # d loss / d W_Q, W_K, W_V, W_O
+
+
+def identity_layer(d_model: int) -> Layer:
+    """Parameter-free attention as a Layer: Q = K = V = X (identity weights, exact), one head, no scale, no W_O."""
+    eye = np.eye(d_model)
+    return Layer(Projections(w_q=eye, w_k=eye, w_v=eye, w_o=None), heads=1, scale=1.0)
+
+
+def prediction_targets(words: np.ndarray, mask: str, vocabulary_size: int) -> np.ndarray:
+    """The vocabulary row each position predicts: [B, n] int, NO_TARGET where it predicts nothing.
+
+    Under the mask "others" (no word sees itself) position i predicts its own word; under "causal"
+    (no word sees a later one) it predicts the next word, and the last position nothing. A word beyond
+    the vocabulary's first `vocabulary_size` rows is not predicted (it still serves as context).
+    """
+    if mask == "others":
+        targets = words.copy()
+    elif mask == "causal":
+        targets = np.full_like(words, NO_TARGET)
+        targets[:, :-1] = words[:, 1:]
+    else:
+        raise ValueError(f"no objective for the mask {mask!r}: use 'others' (masked word) or 'causal' (next word)")
+    targets[targets >= vocabulary_size] = NO_TARGET
+    return targets
+
+
+def layer_forward(inputs: np.ndarray, layer: Layer, visible: np.ndarray) -> LayerPass:
+    """Attention over each sentence of the batch: inputs [B, n, d], visible [n, n] bool -> LayerPass."""
+    w = layer.projections
+    # [B, n, d] x [d, d_k] -> [B, n, d_k] -> [B, H, n, d_head]
+    queries, keys, values = (split_heads(inputs @ m, layer.heads) for m in (w.w_q, w.w_k, w.w_v))
+    scores = queries @ np.swapaxes(keys, -1, -2)  # [B, H, n, d_head] x [B, H, d_head, n] -> [B, H, n, n]
+    _, weights = scaled(scores, layer.scale, 1.0, visible)  # [B, H, n, n]
+    concatenated = merge_heads(weights @ values)  # [B, H, n, n] x [B, H, n, d_head] -> [B, n, d_k]
+    outputs = concatenated if w.w_o is None else concatenated @ w.w_o  # [B, n, d_k] x [d_k, d] -> [B, n, d]
+    return LayerPass(inputs, queries, keys, values, weights, concatenated, outputs)
+
+
+def vocabulary_logits(outputs: np.ndarray, vocabulary: np.ndarray) -> np.ndarray:
+    """Z = Y E^T in the vocabulary's dtype: [P, d] x [d, N] -> [P, N]."""
+    return outputs.astype(vocabulary.dtype, copy=False) @ vocabulary.T
+
+
+def score_blocks(count: int, vocabulary: np.ndarray) -> list[slice]:
+    """Predictions in blocks whose [rows, N] scores stay under SCORE_BLOCK_BYTES."""
+    rows = max(1, SCORE_BLOCK_BYTES // (vocabulary.shape[0] * vocabulary.itemsize))
+    return [slice(start, min(start + rows, count)) for start in range(0, count, rows)]
+
+
+def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per prediction -log softmax(Z_p)[target_p]: [P] float64, and the row sums [P, 1] of exp(Z_p - max Z_p).
+
+    Turns `logits` [P, N] into exp(Z - max Z) in place (softmax = that / sums), saving the memory and the
+    passes of a copy: the vocabulary's scores are the largest arrays of training.
+    """
+    logits -= logits.max(axis=1, keepdims=True)  # every entry <= 0: exp cannot overflow
+    target_logits = logits[np.arange(len(targets)), targets].astype(np.float64)  # [P]
+    np.exp(logits, out=logits)
+    sums = logits.sum(axis=1, keepdims=True)  # [P, 1]
+    return np.log(sums[:, 0].astype(np.float64)) - target_logits, sums
+
+
+def batch_loss(inputs: np.ndarray, targets: np.ndarray, layer: Layer, visible: np.ndarray,
+               vocabulary: np.ndarray) -> BatchLoss:
+    """The loss of a batch and its gradients: inputs [B, n, d], targets [B, n], vocabulary E [N, d]."""
+    forward = layer_forward(inputs, layer, visible)
+    chosen = targets != NO_TARGET  # [B, n]
+    count = int(np.count_nonzero(chosen))
+    if count == 0:
+        zeros = Projections(*(np.zeros_like(m) for m in (layer.projections.w_q, layer.projections.w_k,
+                                                         layer.projections.w_v, layer.projections.w_o)))
+        return BatchLoss(0.0, 0, zeros)
+    outputs, wanted = forward.outputs[chosen], targets[chosen]  # [P, d], [P]
+    losses, d_chosen = np.empty(count), np.empty_like(outputs)  # [P], [P, d]
+    for block in score_blocks(count, vocabulary):
+        logits = vocabulary_logits(outputs[block], vocabulary)  # [p, N]
+        losses[block], sums = cross_entropy(logits, wanted[block])
+        logits *= 1.0 / (sums * count)  # softmax / P: the mean over the batch's predictions
+        logits[np.arange(len(logits)), wanted[block]] -= logits.dtype.type(1.0 / count)  # d loss / d Z: (p - 1_t) / P
+        d_chosen[block] = logits @ vocabulary  # [p, N] x [N, d] -> [p, d]
+    d_outputs = np.zeros_like(forward.outputs)  # [B, n, d]
+    d_outputs[chosen] = d_chosen
+    return BatchLoss(float(losses.mean()), count, layer_backward(forward, d_outputs, layer))
+
+
+def layer_backward(forward: LayerPass, d_outputs: np.ndarray, layer: Layer) -> Projections:
+    """d loss / d W from d loss / d Y [B, n, d], by the chain rule back through each step of layer_forward."""
+    w = layer.projections
+    if w.w_o is None:
+        raise ValueError("training needs an output projection W_O")
+    d_w_o = flat(forward.concatenated).T @ flat(d_outputs)  # [d_k, B*n] x [B*n, d] -> [d_k, d]
+    d_heads = split_heads(d_outputs @ w.w_o.T, layer.heads)  # [B, n, d] x [d, d_k] -> [B, H, n, d_head]
+    d_weights = d_heads @ np.swapaxes(forward.values, -1, -2)  # [B, H, n, d_head] x [.., d_head, n] -> [B, H, n, n]
+    d_values = np.swapaxes(forward.weights, -1, -2) @ d_heads  # [B, H, n, n] x [B, H, n, d_head] -> [.., d_head]
+    a = forward.weights
+    d_scores = a * (d_weights - np.sum(d_weights * a, axis=-1, keepdims=True)) * layer.scale  # softmax' (0 if hidden)
+    d_queries = d_scores @ forward.keys  # [B, H, n, n] x [B, H, n, d_head] -> [B, H, n, d_head]
+    d_keys = np.swapaxes(d_scores, -1, -2) @ forward.queries  # [B, H, n, d_head]
+    x = flat(forward.inputs).T  # [d, B*n]
+    d_w_q, d_w_k, d_w_v = (x @ flat(merge_heads(g)) for g in (d_queries, d_keys, d_values))
+    return Projections(w_q=d_w_q, w_k=d_w_k, w_v=d_w_v, w_o=d_w_o)  # each [d, d_k] x ... -> [d, d_k]
+
+
+def flat(x: np.ndarray) -> np.ndarray:
+    """[B, n, m] -> [B*n, m]: every position of every sentence as one row."""
+    return x.reshape(-1, x.shape[-1])

@@ -1,0 +1,123 @@
+"""The training loop: epochs of shuffled minibatches, Adam steps, a held-out check after every epoch.
+
+No printing: progress goes to a callback, which the command line turns into a bar. The trainer keeps
+the best weights so far (lowest held-out loss; the initial weights count as epoch 0) and the latest
+ones. Ctrl-C (a KeyboardInterrupt, raised in the callback or between steps) propagates to the caller
+with the trainer consistent: every step replaces whole weight sets rather than changing arrays in place,
+so `best` and `latest` are always complete weights of one step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from attn_cli.engine.adam import adam_start, adam_step
+from attn_cli.engine.attention import Projections, draw_projections
+from attn_cli.engine.learning import batch_loss
+from attn_cli.training.batches import Feed
+from attn_cli.training.corpus import Corpus
+from attn_cli.training.evaluation import Evaluation, LayerScore, evaluate_layers, projected_layer, score_layer
+from attn_cli.training.settings import TrainingSettings
+from attn_cli.vectors.store import Vectors
+
+
+@dataclass(frozen=True)
+class EpochReport:
+    epoch: int  # 0: the initial weights, before any step
+    training_loss: float | None  # mean over the epoch's predictions (None for epoch 0)
+    held_out: LayerScore
+    seconds: float  # wall time of the epoch's steps, the held-out check left out (0.0 for epoch 0)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    epoch: int
+    weights: Projections
+    held_out_loss: float
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the callback hears after every step, and once more when an epoch's held-out check is done."""
+
+    epoch: int  # 1-based
+    epochs: int
+    sentences: int  # trained on so far, over all epochs
+    total: int  # training sentences x epochs
+    loss: float  # running mean loss of this epoch's predictions so far
+    epoch_done: EpochReport | None = None  # set on the call that closes an epoch
+
+
+class Trainer:
+    """Learns W_Q, W_K, W_V and W_O of one layer on a corpus; `run` once, then read `best` and `latest`."""
+
+    def __init__(self, vectors: Vectors, corpus: Corpus, settings: TrainingSettings = TrainingSettings()) -> None:
+        settings.attention.check_width(vectors.dims)
+        self.settings = settings
+        self.corpus = corpus
+        self.feed = Feed.build(vectors, settings)
+        self.initial = draw_projections(vectors.dims, settings.attention)
+        self.latest = self.initial
+        self.history: list[EpochReport] = []
+        self.best = Checkpoint(0, self.initial, float("inf"))
+        self.interrupted = False
+        self._started = False
+        self._rng = np.random.default_rng(settings.seed)
+
+    def run(self, progress: Callable[[Progress], None] | None = None) -> Checkpoint:
+        """Train every epoch; returns the best checkpoint. A KeyboardInterrupt propagates, the trainer kept usable."""
+        if self._started:
+            raise RuntimeError("a Trainer runs once: make a new one to train again")
+        self._started = True
+        try:
+            self._check(0, None, 0.0)
+            done, adam = 0, adam_start(parameters(self.initial))
+            for epoch in range(1, self.settings.epochs + 1):
+                loss_sum, predictions, start = 0.0, 0, time.perf_counter()
+                for batch in self.feed.batches(self.corpus.training, self.settings.batch_size, self._rng):
+                    result = batch_loss(batch.inputs, batch.targets, projected_layer(self.feed.config, self.latest),
+                                        batch.visible, self.feed.vocabulary)
+                    if result.predictions:
+                        updated, adam = adam_step(parameters(self.latest), parameters(result.gradients), adam,
+                                                  self.settings.adam)
+                        self.latest = Projections(*updated)
+                    loss_sum += result.loss * result.predictions
+                    predictions += result.predictions
+                    done += len(batch.words)
+                    if progress is not None:
+                        progress(self._progress(epoch, done, loss_sum / max(predictions, 1)))
+                report = self._check(epoch, loss_sum / max(predictions, 1), time.perf_counter() - start)
+                if progress is not None:
+                    progress(self._progress(epoch, done, report.training_loss or 0.0, report))
+        except KeyboardInterrupt:
+            self.interrupted = True
+            raise
+        return self.best
+
+    def evaluate(self) -> Evaluation:
+        """The raw, random (initial) and trained (best) layers on the held-out sentences."""
+        return evaluate_layers(self.feed, self.corpus.evaluation, self.initial, self.best.weights)
+
+    def _check(self, epoch: int, training_loss: float | None, seconds: float) -> EpochReport:
+        """Score the latest weights on the held-out sentences; keep them when they are the best so far."""
+        weights = self.latest
+        score = score_layer(self.feed, projected_layer(self.feed.config, weights), self.corpus.evaluation)
+        report = EpochReport(epoch, training_loss, score, seconds)
+        self.history.append(report)
+        if score.loss < self.best.held_out_loss:
+            self.best = Checkpoint(epoch, weights, score.loss)
+        return report
+
+    def _progress(self, epoch: int, done: int, loss: float, report: EpochReport | None = None) -> Progress:
+        return Progress(epoch, self.settings.epochs, done, len(self.corpus.training) * self.settings.epochs, loss,
+                        report)
+
+
+def parameters(weights: Projections) -> tuple[np.ndarray, ...]:
+    """W_Q, W_K, W_V, W_O in that order (W_O is always present in a trained layer)."""
+    assert weights.w_o is not None
+    return weights.w_q, weights.w_k, weights.w_v, weights.w_o
