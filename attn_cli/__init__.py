@@ -19,7 +19,9 @@ from attn_cli.version import __version__
 
 _EXPORTS = {
     "load_vectors": "attn_cli.api", "explain": "attn_cli.api", "trace": "attn_cli.api",
-    "compare": "attn_cli.api", "cross": "attn_cli.api",
+    "compare": "attn_cli.api", "cross": "attn_cli.api", "train": "attn_cli.api",
+    "TrainingSettings": "attn_cli.training.settings", "TrainingRun": "attn_cli.training.run",
+    "TrainedLayer": "attn_cli.training.weights", "load_layer": "attn_cli.training.weights",
     "Settings": "attn_cli.settings", "Vectors": "attn_cli.vectors.store",
     "ExplainResult": "attn_cli.results", "TraceResult": "attn_cli.results", "CompareResult": "attn_cli.results",
     "CrossResult": "attn_cli.results",
@@ -27,16 +29,20 @@ _EXPORTS = {
     "VectorsError": "attn_cli.errors",
 }
 __all__ = [
-    "__version__", "load_vectors", "explain", "trace", "compare", "cross", "Settings", "Vectors",
+    "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "Settings", "Vectors",
+    "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer",
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
     "AttnError", "SettingsError", "InputError", "VectorsError",
 ]
 
 if TYPE_CHECKING:
-    from attn_cli.api import compare, cross, explain, load_vectors, trace
+    from attn_cli.api import compare, cross, explain, load_vectors, trace, train
     from attn_cli.errors import AttnError, InputError, SettingsError, VectorsError
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.settings import Settings
+    from attn_cli.training.run import TrainingRun
+    from attn_cli.training.settings import TrainingSettings
+    from attn_cli.training.weights import TrainedLayer, load_layer
     from attn_cli.vectors.store import Vectors
 
 

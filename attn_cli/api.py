@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 from attn_cli.documents.compare import compared_words
 from attn_cli.documents.explain import analyse_shifts, attend_each, layer_projections, traced_indices
@@ -30,6 +30,11 @@ from attn_cli.vectors import DEFAULT_NAME, load_default_vectors
 from attn_cli.vectors import load_vectors as load_source
 from attn_cli.vectors.formats import FORMATS
 from attn_cli.vectors.store import Vectors
+
+if TYPE_CHECKING:
+    from attn_cli.training.run import TrainingRun
+    from attn_cli.training.settings import TrainingSettings
+    from attn_cli.training.trainer import Progress
 
 VectorsLike = Any  # Vectors, a path or gensim-data name, a gensim KeyedVectors, or None for the default set
 Tokenized = tuple[str, TokenizedSentence]
@@ -121,6 +126,27 @@ def cross(source: str, target: str, *, vectors: VectorsLike = None, settings: Se
     found = as_vectors(vectors)
     return cross_tokenized((source, _tokenize(source, found, chosen)), (target, _tokenize(target, found, chosen)),
                            found, chosen)
+
+
+def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: TrainingSettings | None = None,
+          corpus_name: str = "sentences", progress: Callable[[Progress], None] | None = None,
+          **changes: Any) -> TrainingRun:
+    """Learn W_Q, W_K, W_V and W_O of one layer from `sentences` (the vectors stay frozen); a tenth is held out.
+
+    `settings` (or keywords: mask="none"|"causal", heads, d_k, positions, seed, epochs, batch_size,
+    learning_rate, softmax_vocab) as `attn-cli train` takes them. The result's `layer` (the best weights,
+    with their provenance) goes to explain(..., weights=layer) or to a file with layer.save(path);
+    `evaluation` holds the held-out table.
+    """
+    from dataclasses import replace
+
+    from attn_cli.training.run import train as train_run
+    from attn_cli.training.settings import TrainingSettings
+
+    if isinstance(sentences, str):
+        raise TypeError("sentences must be an iterable of str (one sentence each), not one str")
+    chosen = replace(settings or TrainingSettings(), **changes)
+    return train_run(sentences, as_vectors(vectors), chosen, corpus_name, progress)
 
 
 def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[ExplainResult]:

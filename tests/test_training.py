@@ -16,11 +16,11 @@ from hypothesis.extra.numpy import arrays
 
 import attn_cli
 from attn_cli.engine.attention import AttentionConfig, Projections, draw_projections, multi_head_attention
-from attn_cli.engine.learning import batch_loss, identity_layer, layer_forward
+from attn_cli.engine.learning import batch_loss, layer_forward
 from attn_cli.errors import InputError, SettingsError
 from attn_cli.training.batches import Feed, length_batches
 from attn_cli.training.corpus import is_held_out, read_corpus
-from attn_cli.training.demo import DEMO_SETTINGS, cue_weight, demo_corpus
+from attn_cli.training.demo import DEMO_SETTINGS, cue_weights, demo_corpus
 from attn_cli.training.evaluation import projected_layer
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.training.trainer import Progress, Trainer
@@ -248,11 +248,8 @@ def test_training_on_the_demo_learns_to_attend_from_the_answer_to_its_cue(defaul
     corpus = read_corpus(demo.lines, default_vectors, DEMO_SETTINGS.max_words)
     trainer = Trainer(default_vectors, corpus, DEMO_SETTINGS)
     trainer.run()
-    feed, held = trainer.feed, corpus.evaluation
-    raw = cue_weight(feed, identity_layer(default_vectors.dims), held, demo)
-    random = cue_weight(feed, projected_layer(feed.config, trainer.initial), held, demo)
-    trained = cue_weight(feed, projected_layer(feed.config, trainer.best.weights), held, demo)
-    assert raw < 0.3 and random < 0.3 < 0.8 < trained
+    weights = cue_weights(trainer, demo)
+    assert weights["raw"] < 0.3 and weights["random"] < 0.3 < 0.8 < weights["trained"]
     scores = trainer.evaluate()
     assert scores.trained.loss < min(scores.raw.loss, scores.random.loss)
     assert scores.trained.accuracy_at_10 > max(scores.raw.accuracy_at_10, scores.random.accuracy_at_10)

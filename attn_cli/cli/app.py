@@ -30,6 +30,7 @@ from attn_cli.documents.explain import traced_indices, with_input
 from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
 from attn_cli.vectors.store import Vectors
+from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
@@ -369,6 +370,10 @@ def warn_unknown(tokenized: TokenizedSentence, where: str = "") -> None:
         fail(f"skipped {describe_unknown(unknown)}{place}: not in the vocabulary", kind="warning")
 
 
+app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli train --demo --out demo.npz",
+    "attn-cli train corpus.txt --out layer.npz --heads 2 --epochs 5",
+    'attn-cli explain "money bank grows" --weights demo.npz'))(train)
 app.add_typer(vectors_app, name="vectors")
 
 

@@ -63,8 +63,10 @@ class InputLine:
 
 
 def input_lines(argument: str | None, file: Path | None, input_format: str = "text",
-                example: str = 'echo "money bank grows" | attn-cli explain -') -> Iterator[InputLine]:
-    """The sentence argument itself, or each non-blank line of stdin ('-') or of `file`, in order."""
+                example: str = 'echo "money bank grows" | attn-cli explain -',
+                flag: str = "--file") -> Iterator[InputLine]:
+    """The sentence argument itself, or each non-blank line of stdin ('-') or of `file` (named `flag` in
+    messages), in order."""
     if argument is not None and file is not None:
         raise UsageError("give a SENTENCE (or - for stdin) or --file PATH, not both")
     if argument is None and file is None:
@@ -73,11 +75,11 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         yield InputLine(argument)
         return
     found = False
-    for line in _stream_lines(file, input_format):
+    for line in _stream_lines(file, input_format, flag):
         found = True
         yield line
     if not found:
-        where = "on stdin" if file is None else f"in --file {file}"
+        where = "on stdin" if file is None else f"in {flag} {file}"
         raise InputError(f"no sentence {where}; give one sentence per line, e.g. {example}")
 
 
@@ -98,14 +100,14 @@ def line_list(arguments: list[str], file: Path | None, example: str, input_forma
     return found
 
 
-def _stream_lines(file: Path | None, input_format: str) -> Iterator[InputLine]:
+def _stream_lines(file: Path | None, input_format: str, flag: str = "--file") -> Iterator[InputLine]:
     if file is None:
         if _stdin_is_a_terminal():  # else a person sees a run that waits without a word
             sys.stderr.write(f"attn-cli: note: {TERMINAL_NOTE}\n")
             sys.stderr.flush()
         yield from parse_lines(stdin_lines(), "stdin", input_format)
         return
-    descriptor = open_input(file)
+    descriptor = open_input(file, flag)
     try:
         yield from parse_lines(raw_lines(lambda size: os.read(descriptor, size)), str(file), input_format)
     finally:
@@ -203,18 +205,19 @@ def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES,
         raise last
 
 
-def open_input(path: Path) -> int:
-    """The --file, opened for reading bytes (a descriptor), or a usage error naming what is wrong with it."""
+def open_input(path: Path, flag: str = "--file") -> int:
+    """The input file (--file, or train's CORPUS: `flag`), opened for reading bytes (a descriptor), or a usage
+    error naming what is wrong with it."""
     try:
         if path.is_dir():
             raise IsADirectoryError
         return os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        raise UsageError(f"--file {path}: no such file; pass a text file with one sentence per line") from None
+        raise UsageError(f"{flag} {path}: no such file; pass a text file with one sentence per line") from None
     except IsADirectoryError:
-        raise UsageError(f"--file {path} is a directory; pass a text file with one sentence per line") from None
+        raise UsageError(f"{flag} {path} is a directory; pass a text file with one sentence per line") from None
     except OSError as exc:
-        raise UsageError(f"--file {path}: {exc.strerror}; pass a readable text file") from None
+        raise UsageError(f"{flag} {path}: {exc.strerror}; pass a readable text file") from None
 
 
 def parse_lines(stream: Iterable[bytes], source: str, input_format: str) -> Iterator[InputLine]:

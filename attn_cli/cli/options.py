@@ -143,11 +143,8 @@ class EngineOptions:
 
     def load_vectors(self, warn: Callable[[str], None]) -> Vectors:
         """The vectors --vectors names (the embedded set by default); a bar while importing, not with --json."""
-        from attn_cli.api import load_vectors
-
-        return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
-                            skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle,
-                            progress=not self.json, warn=warn)
+        return VectorOptions(self.vectors, self.format, self.limit, self.skip_bad_lines,
+                             self.trust_pickle).load(warn, progress=not self.json)
 
     def picture_files(self, file: Path | None = None, stdin: bool = False) -> dict[str, Path]:
         """--html and --svg targets, checked before any work: the folder must exist, the two must differ, and
@@ -169,6 +166,25 @@ class EngineOptions:
         if len(targets) == 2 and targets["--html"].resolve() == targets["--svg"].resolve():
             raise UsageError("--html and --svg name the same file; give each its own")
         return targets
+
+
+@dataclass(frozen=True)
+class VectorOptions:
+    """Where the vectors come from: what `train` shares with the attention commands."""
+
+    vectors: Optional[str] = None
+    format: Optional[VectorFormat] = None
+    limit: Optional[int] = None
+    skip_bad_lines: bool = False
+    trust_pickle: bool = False
+
+    def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
+        """The vectors --vectors names (the embedded set by default), with a bar while a file is imported."""
+        from attn_cli.api import load_vectors
+
+        return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
+                            skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
+                            warn=warn)
 
 
 def same_regular_file(one: Path, other: Path) -> bool:
@@ -221,7 +237,7 @@ def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.Op
     return typer.Option(*flags, rich_help_panel=panel, **kwargs)
 
 
-_ANNOTATIONS = {
+ENGINE_ANNOTATIONS = {
     # declared in the order the help shows them: the attention first, then the vectors and the output
     "mode": Annotated[Mode, _option("--mode", metavar="raw|projected",
                                     help="raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V.")],
@@ -306,7 +322,9 @@ def option_group(options_class: type, annotations: dict, name: str):
     return decorate
 
 
-with_engine_options = option_group(EngineOptions, _ANNOTATIONS, "engine")
+with_engine_options = option_group(EngineOptions, ENGINE_ANNOTATIONS, "engine")
+with_vector_options = option_group(VectorOptions, {f.name: ENGINE_ANNOTATIONS[f.name] for f in fields(VectorOptions)},
+                                   "source")
 
 
 @dataclass(frozen=True)

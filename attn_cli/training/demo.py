@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.learning import Layer, layer_forward
+from attn_cli.engine.learning import Layer, identity_layer, layer_forward
 from attn_cli.training.batches import Feed
+from attn_cli.training.evaluation import projected_layer
 from attn_cli.training.settings import TrainingSettings
+from attn_cli.training.trainer import Trainer
 from attn_cli.vectors.store import Vectors
 
 COMMON_WORDS = (100, 3_000)  # the demo's words come from this band of frequency ranks: real words, not "the"
@@ -69,3 +71,11 @@ def cue_weight(feed: Feed, layer: Layer, sentences: Sequence[np.ndarray], demo: 
             cue = next(i for i, word in enumerate(words) if word in demo.cue_rows)
             weights.append(rows[answer, cue])
     return float(np.mean(weights))
+
+
+def cue_weights(trainer: Trainer, demo: DemoCorpus) -> dict[str, float]:
+    """The cue weight of raw attention, the random start and the trained (best) layer on the held-out sentences."""
+    feed, held = trainer.feed, trainer.corpus.evaluation
+    layers = {"raw": identity_layer(feed.vectors.dims), "random": projected_layer(feed.config, trainer.initial),
+              "trained": projected_layer(feed.config, trainer.best.weights)}
+    return {name: cue_weight(feed, layer, held, demo) for name, layer in layers.items()}

@@ -100,6 +100,10 @@ class TrainedLayer:
     def name(self) -> str:
         return "the weights" if self.source is None else f"weights file {self.source}"
 
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the layer to a weights file (atomically): what `--weights FILE` and load_layer read."""
+        save_layer(path, self)
+
     def describe(self) -> dict[str, Any]:
         """The JSON block naming the weights, so any output can be traced to the file and its training."""
         return {"file": self.source, "digest": self.digest, "layer": dict(self.layer), **self.provenance}

@@ -1,0 +1,43 @@
+"""The table a training run ends with: the held-out split scored by raw attention, the random start and the
+trained layer (and, for the demo, the weight each puts on the cue)."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+LAYER_NAMES = {"raw": "raw attention", "random": "random start", "trained": "trained layer"}
+
+
+def render_train(report: dict, console: Console) -> None:
+    weights = report["weights"]
+    corpus, training = weights["corpus"], weights["training"]
+    stopped = f" (interrupted; best epoch {training['best_epoch']})" if training["interrupted"] else (
+        f", best epoch {training['best_epoch']}")
+    console.print(Text(f"Trained on {corpus['name']}: {corpus['train_sentences']:,} sentences, "
+                       f"{corpus['held_out_sentences']:,} held out; {training['epochs']} of "
+                       f"{training['epochs_asked']} epochs{stopped}", style="bold"))
+    console.print(f"{weights['layer']['objective']} objective, {weights['layer']['heads']} head(s), "
+                  f"d_k {weights['layer']['d_k']}, mask {weights['layer']['mask']}, positions "
+                  f"{weights['layer']['positions']}, predicting among {training['softmax_vocab']:,} words")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for heading, justify in (("held-out split", "left"), ("loss", "right"), ("acc@1", "right"),
+                             ("acc@10", "right")):
+        table.add_column(heading, justify=justify)  # type: ignore[arg-type]  # Rich's JustifyMethod literals
+    demo = report.get("demo")
+    if demo is not None:
+        table.add_column("weight on the cue", justify="right")
+    for row in weights["evaluation"]:
+        cells = [LAYER_NAMES[row["layer"]], f"{row['loss']:.3f}", f"{row['accuracy_at_1']:.1%}",
+                 f"{row['accuracy_at_10']:.1%}"]
+        table.add_row(*cells, *([f"{demo['cue_weight'][row['layer']]:.3f}"] if demo is not None else []))
+    console.print(table)
+    predictions = weights["evaluation"][0]["predictions"]
+    console.print(f"loss: mean cross-entropy (nats) of the {predictions:,} held-out predictions; acc@k: the right "
+                  "word among the k best scored")
+    if demo is not None:
+        console.print(f"the demo hides an answer word that one cue word elsewhere in the sentence gives away "
+                      f"({demo['pairs']} random pairs, e.g. {demo['example'][0]} -> {demo['example'][1]}); weight "
+                      "on the cue: what the answer's row puts on it, averaged over the held-out sentences")

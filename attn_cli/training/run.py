@@ -1,0 +1,78 @@
+"""One training run from text to a `TrainedLayer`: read the corpus, train, evaluate, record where it came from.
+
+The command line and the Python API (`attn_cli.train`) both come here, so a layer trained either way
+carries the same provenance: the vector set's fingerprint, the corpus's, the settings, the epochs and
+the held-out table. Timings are left out of the file, so the same inputs and seed give the same file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+
+from attn_cli.training.corpus import Corpus, read_corpus
+from attn_cli.training.evaluation import Evaluation
+from attn_cli.training.settings import TrainingSettings
+from attn_cli.training.trainer import Progress, Trainer
+from attn_cli.training.weights import TrainedLayer
+from attn_cli.vectors.store import Vectors
+from attn_cli.version import __version__
+
+OBJECTIVES = {"others": "masked-word", "causal": "next-word"}  # the layer's mask -> what each position predicts
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """A finished (or interrupted) run: the layer to save, and the held-out table to show."""
+
+    layer: TrainedLayer  # the best weights (lowest held-out loss) with their provenance
+    evaluation: Evaluation  # raw attention, the random start and the trained layer on the held-out sentences
+    corpus: Corpus
+    trainer: Trainer
+
+
+def prepare(lines: Iterable[str], vectors: Vectors, settings: TrainingSettings) -> tuple[Corpus, Trainer]:
+    """The corpus read and split, and a trainer ready to run (its checks done before any step)."""
+    corpus = read_corpus(lines, vectors, settings.max_words)
+    return corpus, Trainer(vectors, corpus, settings)
+
+
+def finish(trainer: Trainer, vectors: Vectors, corpus_name: str) -> TrainingRun:
+    """Evaluate the best weights so far (after a full run, or an interrupted one) and give them provenance."""
+    evaluation = trainer.evaluate()
+    return TrainingRun(layer_of(trainer, vectors, corpus_name, evaluation), evaluation, trainer.corpus, trainer)
+
+
+def train(lines: Iterable[str], vectors: Vectors, settings: TrainingSettings, corpus_name: str,
+          progress: Callable[[Progress], None] | None = None) -> TrainingRun:
+    """Read, train and evaluate in one call (a KeyboardInterrupt propagates: use prepare/finish to keep a part)."""
+    _, trainer = prepare(lines, vectors, settings)
+    trainer.run(progress)
+    return finish(trainer, vectors, corpus_name)
+
+
+def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: Evaluation) -> TrainedLayer:
+    """The trainer's best weights as a TrainedLayer: settings as explain adopts them, and where they came from."""
+    config, corpus, settings = trainer.feed.config, trainer.corpus, trainer.settings
+    layer = {"objective": OBJECTIVES[config.mask], "heads": config.heads, "d_k": config.width(vectors.dims),
+             "mask": config.mask, "positions": config.positions, "position_scale": config.position_scale,
+             "seed": config.seed, "scale": config.scale, "similarity": config.similarity,
+             "temperature": config.temperature}
+    history = [{"epoch": report.epoch, "training_loss": report.training_loss,
+                "held_out_loss": report.held_out.loss} for report in trainer.history]
+    provenance = {
+        "vectors": {"name": vectors.name, "fingerprint": vectors.fingerprint, "count": vectors.count,
+                    "dims": vectors.dims},
+        "corpus": {"name": corpus_name, "fingerprint": corpus.fingerprint, "sentences": corpus.lines,
+                   "train_sentences": len(corpus.training), "held_out_sentences": len(corpus.evaluation),
+                   "skipped_short": corpus.short, "skipped_long": corpus.long, "unknown_words": corpus.unknown,
+                   "words": corpus.words},
+        "training": {"epochs": len(trainer.history) - 1, "epochs_asked": settings.epochs,
+                     "best_epoch": trainer.best.epoch, "interrupted": trainer.interrupted,
+                     "batch_size": settings.batch_size, "learning_rate": settings.learning_rate,
+                     "softmax_vocab": len(trainer.feed.vocabulary), "held_out_loss": trainer.best.held_out_loss,
+                     "history": history},
+        "evaluation": [{"layer": name, **asdict(getattr(evaluation, name))} for name in ("raw", "random", "trained")],
+        "attn_cli_version": __version__,
+    }
+    return TrainedLayer(projections=trainer.best.weights, layer=layer, provenance=provenance)

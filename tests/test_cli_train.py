@@ -1,0 +1,188 @@
+"""`attn-cli train` end to end: the demo learns its cue, a corpus trains a layer that explain, trace and compare
+apply, the same seed gives the same file, Ctrl-C keeps weights only when asked, and bad input is one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import attn_cli
+from attn_cli.training.demo import demo_corpus
+from attn_cli.training.trainer import Trainer
+from attn_cli.training.weights import load_layer
+
+SENTENCE = "money bank grows"
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """One `train --demo --json` run (about 3 s): its report and its weights file."""
+    from typer.testing import CliRunner
+
+    from attn_cli.cli.app import app
+
+    path = tmp_path_factory.mktemp("demo") / "demo.npz"
+    result = CliRunner().invoke(app, ["train", "--demo", "--out", str(path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout), path, result.stderr
+
+
+@pytest.fixture(scope="module")
+def corpus_text() -> str:
+    """300 sentences of real words (the demo's generator, another seed): a corpus without a known answer."""
+    return "\n".join(demo_corpus(attn_cli.load_vectors(), sentences=300, seed=5).lines) + "\n"
+
+
+def test_the_demo_learns_to_look_at_the_cue(demo_run, schema_validator):
+    report, path, stderr = demo_run
+    schema_validator("train").validate(report)
+    weights = report["demo"]["cue_weight"]
+    assert weights["trained"] > 0.8 and weights["raw"] < 0.3 and weights["random"] < 0.3
+    table = {row["layer"]: row for row in report["weights"]["evaluation"]}
+    assert table["trained"]["loss"] < min(table["raw"]["loss"], table["random"]["loss"])
+    assert table["trained"]["accuracy_at_1"] > max(table["raw"]["accuracy_at_1"], table["random"]["accuracy_at_1"])
+    assert stderr == f"attn-cli: wrote {path} in {stderr.split(' in ')[1].split(' s;')[0]} s; see it with: " \
+                     f'attn-cli explain "money bank grows" --weights {path}\n'  # no bar in a pipe
+
+
+def test_the_demo_layer_is_what_explain_shows(run, demo_run):
+    report, path, _ = demo_run
+    layer = load_layer(path)
+    assert layer.provenance["evaluation"] == report["weights"]["evaluation"]
+    assert layer.layer["objective"] == "masked-word" and layer.layer["mask"] == "others"
+    result = run("explain", SENTENCE, "--weights", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert "attention trained projections (from seed 0)" in result.stdout
+    assert "masked-word on the demo corpus (generated)" in " ".join(result.stdout.split())
+    document = json.loads(run("explain", SENTENCE, "--weights", str(path), "--json").stdout)
+    assert document["weights"]["digest"] == layer.digest
+    assert np.allclose(np.diagonal(np.array(document["heads"][0]["weights"])), 0.0)
+
+
+def test_a_corpus_from_stdin_trains_a_layer_every_command_applies(run, tmp_path, corpus_text, schema_validator):
+    path = tmp_path / "layer.npz"
+    result = run("train", "-", "--out", str(path), "--epochs", "1", "--heads", "2", "--d-k", "32",
+                 "--mask", "causal", "--positions", "sinusoidal", "--softmax-vocab", "3000", input=corpus_text)
+    assert result.exit_code == 0, result.stderr
+    assert "next-word objective, 2 head(s), d_k 32, mask causal, positions sinusoidal" in result.stdout
+    for line in ("raw attention", "random start", "trained layer"):
+        assert line in result.stdout
+    layer = load_layer(path)
+    assert layer.provenance["corpus"]["name"] == "stdin" and layer.provenance["corpus"]["sentences"] == 300
+    assert layer.provenance["training"]["softmax_vocab"] == 3000
+    for command in (["explain", SENTENCE], ["trace", SENTENCE, "--word", "bank"],
+                    ["compare", "river bank flows", SENTENCE]):
+        shown = run(*command, "--weights", str(path), "--json")
+        assert shown.exit_code == 0, shown.stderr
+        document = json.loads(shown.stdout)
+        schema_validator(command[0]).validate(document)
+    trace = json.loads(run("trace", SENTENCE, "--word", "bank", "--weights", str(path), "--json").stdout)
+    assert trace["settings"]["mask"] == "causal" and trace["settings"]["heads"] == 2
+    assert trace["projections"]["rows"]["w_k"][1]["first"] == layer.projections.w_k[1, :3].tolist()
+
+
+def test_the_same_inputs_and_seed_give_the_same_file(run, tmp_path, corpus_text):
+    paths = [tmp_path / "one.npz", tmp_path / "two.npz"]
+    for path in paths:
+        assert run("train", "-", "--out", str(path), "--epochs", "1", "--seed", "4", "--softmax-vocab", "3000",
+                   input=corpus_text).exit_code == 0
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    other = tmp_path / "other.npz"
+    run("train", "-", "--out", str(other), "--epochs", "1", "--seed", "5", "--softmax-vocab", "3000",
+        input=corpus_text)
+    assert not np.array_equal(load_layer(other).projections.w_q, load_layer(paths[0]).projections.w_q)
+
+
+def interrupt_at(monkeypatch, epoch: int) -> None:
+    """Ctrl-C as the held-out check of `epoch` begins (epoch 0: before the first step)."""
+    check = Trainer._check
+
+    def interrupted(self, done, *args):
+        if done == epoch:
+            raise KeyboardInterrupt
+        return check(self, done, *args)
+
+    monkeypatch.setattr(Trainer, "_check", interrupted)
+
+
+def test_ctrl_c_writes_nothing_unless_asked(run, tmp_path, corpus_text, monkeypatch):
+    interrupt_at(monkeypatch, 2)
+    path = tmp_path / "layer.npz"
+    result = run("train", "-", "--out", str(path), "--epochs", "3", "--softmax-vocab", "3000", input=corpus_text)
+    assert result.exit_code == 130 and not path.exists() and result.stdout == ""
+    assert result.stderr == ("attn-cli: warning: interrupted; nothing written (pass --keep-on-interrupt to keep "
+                             "the best weights so far)\n")
+    kept = run("train", "-", "--out", str(path), "--epochs", "3", "--softmax-vocab", "3000", "--keep-on-interrupt",
+               input=corpus_text)
+    assert kept.exit_code == 130
+    assert kept.stderr == f"attn-cli: warning: interrupted; wrote the best weights so far (epoch 1) to {path}\n"
+    training = load_layer(path).provenance["training"]
+    assert training["interrupted"] and training["epochs"] == 1 and training["best_epoch"] == 1
+
+
+def test_ctrl_c_before_the_first_epoch_ends_keeps_nothing(run, tmp_path, corpus_text, monkeypatch):
+    interrupt_at(monkeypatch, 1)
+    path = tmp_path / "layer.npz"
+    result = run("train", "-", "--out", str(path), "--keep-on-interrupt", "--softmax-vocab", "3000",
+                 input=corpus_text)
+    assert result.exit_code == 130 and not path.exists()
+    assert "interrupted before the first epoch ended; nothing learnt, nothing written" in result.stderr
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["train"], 2, "give a CORPUS file, one sentence per line (- reads stdin), or --demo"),
+    (["train", "corpus.txt", "--demo", "--out", "x.npz"], 2, "give a CORPUS (a file, or - for stdin) or --demo, "
+                                                             "not both"),
+    (["train", "--demo"], 2, "give --out FILE, where the trained layer goes"),
+    (["train", "--demo", "--out", "/no/such/folder/x.npz"], 2, "give a file name in an existing folder"),
+    (["train", "--demo", "--out", "x.npz", "--mask", "others"], 2, "--mask must be 'none' (masked word) or "
+                                                                     "'causal' (next word)"),
+    (["train", "--demo", "--out", "x.npz", "--epochs", "0"], 2, "--epochs must be a whole number >= 1"),
+    (["train", "--demo", "--out", "x.npz", "--heads", "3"], 2, "--heads 3 does not divide the width 128"),
+    (["train", "--demo", "--out", "x.npz", "--learning-rate", "nan"], 2, "--learning-rate must be a finite "
+                                                                          "number > 0"),
+    (["train", "missing.txt", "--out", "x.npz"], 2, "CORPUS missing.txt: no such file; pass a text file with one "
+                                                    "sentence per line"),
+])
+def test_bad_training_input_is_one_line(run, tmp_path, monkeypatch, args, code, words):
+    monkeypatch.chdir(tmp_path)
+    result = run(*args)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert result.stdout == "" and len(result.stderr.splitlines()) == 1 and words in result.stderr
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_out_may_not_replace_the_corpus(run, tmp_path, corpus_text):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(corpus_text)
+    result = run("train", str(corpus), "--out", str(corpus))
+    assert result.exit_code == 2 and "is the CORPUS input" in result.stderr
+    assert corpus.read_text() == corpus_text
+
+
+def test_a_corpus_too_small_to_hold_out_names_the_fix(run, tmp_path):
+    result = run("train", "-", "--out", str(tmp_path / "x.npz"), input="money bank grows\nriver bank flows\n")
+    assert result.exit_code == 3
+    assert "training holds out one sentence in 10 to evaluate on, so it needs at least 10" in result.stderr
+
+
+def test_unreadable_lines_are_skipped_with_one_warning(run, tmp_path, corpus_text):
+    data = corpus_text.encode() + b"bad \xff\xfe line\n"
+    result = run("train", "-", "--out", str(tmp_path / "x.npz"), "--epochs", "1", "--softmax-vocab", "3000",
+                 input=data)
+    assert result.exit_code == 0, result.stderr
+    warning = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "skipped 1 unreadable line(s); the first: line 301" in warning[0]
+
+
+def test_the_python_api_trains_and_explains(corpus_text, tmp_path):
+    run = attn_cli.train(corpus_text.splitlines(), epochs=1, softmax_vocab=3000, corpus_name="generated")
+    assert {"raw", "random", "trained"} == set(vars(run.evaluation))
+    result = attn_cli.explain(SENTENCE, weights=run.layer)
+    assert result.settings.mode == "trained" and result.to_dict()["weights"]["file"] is None
+    run.layer.save(tmp_path / "api.npz")
+    assert load_layer(tmp_path / "api.npz").digest == run.layer.digest
+    with pytest.raises(TypeError, match="an iterable of str"):
+        attn_cli.train("money bank grows")
