@@ -1,6 +1,7 @@
 """The package's layers, read from the source: data flows one way and nothing imports upward or in a circle.
 
 base (errors, version, labels, literal) <- vectors <- engine <- documents <- render <- (settings, results, api) <- cli
+                                                         engine <- training (learning a layer) <- (library, cli)
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ ALLOWED = {  # layer -> the layers its modules may import (its own included)
     "vectors": {"base", "vectors"},
     "engine": {"base", "vectors", "engine"},
     "documents": {"base", "vectors", "engine", "documents"},
+    "training": {"base", "vectors", "engine", "training"},
     "render": {"base", "render"},
-    "library": {"base", "vectors", "engine", "documents", "render", "library"},
-    "cli": {"base", "vectors", "engine", "documents", "render", "library", "cli"},
+    "library": {"base", "vectors", "engine", "documents", "render", "training", "library"},
+    "cli": {"base", "vectors", "engine", "documents", "render", "training", "library", "cli"},
 }
-NO_USER_INTERFACE = ("engine", "documents")  # pure numpy and plain data: no Rich, no Typer
+NO_USER_INTERFACE = ("engine", "documents", "training")  # pure numpy and plain data: no Rich, no Typer
 
 
 def module_name(path: Path) -> str:
