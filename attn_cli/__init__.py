@@ -26,18 +26,18 @@ _EXPORTS = {
     "ExplainResult": "attn_cli.results", "TraceResult": "attn_cli.results", "CompareResult": "attn_cli.results",
     "CrossResult": "attn_cli.results",
     "AttnError": "attn_cli.errors", "SettingsError": "attn_cli.errors", "InputError": "attn_cli.errors",
-    "VectorsError": "attn_cli.errors",
+    "VectorsError": "attn_cli.errors", "WeightsError": "attn_cli.errors",
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "Settings", "Vectors",
     "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer",
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
-    "AttnError", "SettingsError", "InputError", "VectorsError",
+    "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError",
 ]
 
 if TYPE_CHECKING:
     from attn_cli.api import compare, cross, explain, load_vectors, trace, train
-    from attn_cli.errors import AttnError, InputError, SettingsError, VectorsError
+    from attn_cli.errors import AttnError, InputError, SettingsError, VectorsError, WeightsError
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.settings import Settings
     from attn_cli.training.run import TrainingRun

@@ -17,7 +17,7 @@ from hypothesis.extra.numpy import arrays
 import attn_cli
 from attn_cli.engine.attention import AttentionConfig, Projections, draw_projections, multi_head_attention
 from attn_cli.engine.learning import batch_loss, layer_forward
-from attn_cli.errors import InputError, SettingsError
+from attn_cli.errors import InputError, SettingsError, VectorsError
 from attn_cli.training.batches import Feed, length_batches
 from attn_cli.training.corpus import is_held_out, read_corpus
 from attn_cli.training.demo import DEMO_SETTINGS, cue_weights, demo_corpus
@@ -254,3 +254,8 @@ def test_training_on_the_demo_learns_to_attend_from_the_answer_to_its_cue(defaul
     assert scores.trained.loss < min(scores.raw.loss, scores.random.loss)
     assert scores.trained.accuracy_at_10 > max(scores.raw.accuracy_at_10, scores.random.accuracy_at_10)
     assert scores.trained.predictions == scores.raw.predictions == scores.random.predictions > 0
+
+
+def test_the_demo_needs_a_vector_set_with_enough_common_words(small_vectors):
+    with pytest.raises(VectorsError, match="the demo needs 240: use a larger vector set"):
+        demo_corpus(small_vectors)

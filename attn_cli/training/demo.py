@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attn_cli.engine.learning import Layer, identity_layer, layer_forward
+from attn_cli.errors import VectorsError
 from attn_cli.training.batches import Feed
 from attn_cli.training.evaluation import projected_layer
 from attn_cli.training.settings import TrainingSettings
@@ -41,7 +42,8 @@ def demo_corpus(vectors: Vectors, sentences: int = 2_000, pairs: int = 20, fille
     rng = np.random.default_rng(seed)
     pool = [row for row in range(*COMMON_WORDS) if row < vectors.count and plain_word(vectors, row)]
     if len(pool) < 2 * pairs + fillers:
-        raise ValueError(f"{vectors.name} has {len(pool)} plain common words; the demo needs {2 * pairs + fillers}")
+        raise VectorsError(f"{vectors.name} has {len(pool)} plain words among its ranks {COMMON_WORDS[0]:,} to "
+                           f"{COMMON_WORDS[1]:,}; the demo needs {2 * pairs + fillers}: use a larger vector set")
     chosen = rng.choice(pool, size=2 * pairs + fillers, replace=False)  # distinct rows, in random order
     cues, answers, filler_rows = chosen[:pairs], chosen[pairs:2 * pairs], chosen[2 * pairs:]
     lines = []

@@ -1,6 +1,7 @@
 """How well a layer predicts the held-out sentences' words: loss, accuracy@1 and accuracy@10.
 
-Three layers are compared on the same predictions, with the same mask:
+Three layers are compared on the same predictions, with the same mask and inputs (position codes included
+when the run uses them):
     raw      Q = K = V = X, scale "none" (explain's raw default): y_i = sum_j w_ij x_j, scored against E as it is
     random   the initial projected weights (draw_projections with the run's seed): the untrained starting point
     trained  the learned weights
