@@ -7,7 +7,6 @@ parser error) and leaves as one line on stderr with its documented exit code.
 from __future__ import annotations
 
 import errno
-import importlib
 import os
 import shlex
 import sys
@@ -24,7 +23,7 @@ from attn_cli.cli.messages import as_options, bug_message, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
-from attn_cli.cli.outputs import Draw, ReportOutputs
+from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
 from attn_cli.api import compare_tokenized, cross_tokenized, explain_tokenized, trace_tokenized
 from attn_cli.documents.explain import traced_indices, with_input
 from attn_cli.settings import Settings
@@ -270,14 +269,6 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
 
     groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
     run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
-
-
-def renderer(module: str, function: str) -> Draw:
-    """A table renderer of attn_cli.render.<module>, imported only when tables are drawn (Rich costs ~50 ms)."""
-    def draw(report: dict, console) -> None:
-        getattr(importlib.import_module(f"attn_cli.render.{module}"), function)(report, console)
-
-    return draw
 
 
 def command_line(ctx: typer.Context) -> str:

@@ -13,6 +13,7 @@ holds them all), and --svg keeps Rich's recording of every table.
 from __future__ import annotations
 
 import errno
+import importlib
 import io
 import os
 import re
@@ -35,6 +36,14 @@ Draw = Callable[[dict, "Console"], None]
 _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 
 
+
+
+def renderer(module: str, function: str) -> Draw:
+    """A table renderer of attn_cli.render.<module>, imported only when tables are drawn (Rich costs ~50 ms)."""
+    def draw(report: dict, console) -> None:
+        getattr(importlib.import_module(f"attn_cli.render.{module}"), function)(report, console)
+
+    return draw
 
 
 def stdout_closed() -> None:

@@ -17,7 +17,7 @@ import typer
 from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import as_options, fail, warn
 from attn_cli.cli.options import OUTPUT_PANEL, VectorOptions, same_regular_file, with_vector_options
-from attn_cli.cli.outputs import ReportOutputs
+from attn_cli.cli.outputs import ReportOutputs, renderer
 from attn_cli.documents.explain import document_header
 from attn_cli.errors import InputError, UsageError
 from attn_cli.training.settings import DEFAULT_SOFTMAX_VOCAB, TrainingSettings
@@ -95,8 +95,6 @@ def train(
     save(run.layer, target)
     report = {**document_header("train"), "out": str(target), "weights": run.layer.describe(),
               "demo": None if generated is None else demo_block(trainer, generated)}
-    from attn_cli.cli.app import renderer
-
     outputs = ReportOutputs(renderer("train", "render_train"), style="json" if json else "tables", files={},
                             command_line="")
     outputs.show(report)
