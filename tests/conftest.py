@@ -8,9 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import attn_cli
 from typer.testing import CliRunner
 
 from attn_cli.cli.app import app
+from attn_cli.engine.attention import AttentionConfig, draw_projections
+from attn_cli.training.weights import TrainedLayer
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -121,3 +125,26 @@ def large_norm_file(tmp_path) -> str:
     path.write_text("".join(f"{word} {' '.join(f'{x:.6f}' for x in row)}\n"
                             for word, row in zip(LARGE_NORM_WORDS, rows)), encoding="utf-8")
     return str(path)
+
+
+def stand_in_layer(vectors, *, heads: int = 1, d_k: int | None = None, mask: str = "others", seed: int = 3,
+                   draw_seed: int = 11) -> TrainedLayer:
+    """A layer whose "learnt" weights are another seed's random draw: different from its own start, as training
+    leaves them."""
+    width = d_k or vectors.dims
+    weights = draw_projections(vectors.dims, AttentionConfig(mode="projected", d_k=width, heads=heads, seed=draw_seed,
+                                                             output_projection=True))
+    layer = {"objective": "masked-word" if mask == "others" else "next-word", "heads": heads, "d_k": width,
+             "mask": mask, "positions": "none", "position_scale": "auto", "seed": seed, "scale": "sqrt",
+             "similarity": "dot", "temperature": 1.0}
+    provenance = {
+        "vectors": {"name": vectors.name, "fingerprint": vectors.fingerprint, "count": vectors.count,
+                    "dims": vectors.dims},
+        "corpus": {"name": "corpus.txt", "fingerprint": "0" * 32, "sentences": 20, "train_sentences": 18,
+                   "held_out_sentences": 2},
+        "training": {"epochs": 1, "held_out_loss": 9.5},
+        "evaluation": [{"layer": name, "loss": 9.9, "accuracy_at_1": 0.0, "accuracy_at_10": 0.1}
+                       for name in ("raw", "random", "trained")],
+        "attn_cli_version": attn_cli.__version__,
+    }
+    return TrainedLayer(projections=weights, layer=layer, provenance=provenance)

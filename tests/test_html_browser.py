@@ -337,3 +337,34 @@ def test_the_content_security_policy_runs_only_the_pages_own_script(run, tmp_pat
     assert cell.startswith("rgb(") and cell != "rgba(0, 0, 0, 0)"  # colours set through the CSSOM still apply
     assert view.errors and all("Content Security Policy" in error for error in view.errors)
     assert view.requests == [view.url]
+
+
+def test_a_trained_layer_switches_to_the_random_weights_it_started_from(run, tmp_path, browser):
+    from attn_cli.training.weights import save_layer
+    from conftest import stand_in_layer
+
+    import attn_cli
+
+    layer = tmp_path / "layer.npz"
+    save_layer(layer, stand_in_layer(attn_cli.load_vectors(), heads=2, d_k=64))
+    path, [report] = write_report(run, tmp_path, "money bank grows", "--weights", str(layer))
+    view = OfflinePage(browser, path)
+    page = view.page
+    assert f"weights {layer}: masked-word on corpus.txt" in page.locator("p.note").first.inner_text()
+    cells = page.locator("table.heatmap td")
+
+    def shown() -> list[str]:
+        return cells.all_text_contents()
+
+    def expected(heads: list[dict], head: int) -> list[str]:
+        return three([w for row in heads[head]["weights"] for w in row])  # the diagonal (masked) hatched at 0
+
+    assert shown() == expected(report["heads"], 0)
+    page.check("input[name='weights-0'][value='initial']")
+    assert shown() == expected(report["initial"]["heads"], 0)
+    page.check("input[name='head-0'][value='1']")  # the head switch follows the chosen weights
+    assert shown() == expected(report["initial"]["heads"], 1)
+    page.check("input[name='weights-0'][value='trained']")
+    assert shown() == expected(report["heads"], 1)
+    assert report["initial"]["heads"][1]["weights"] != report["heads"][1]["weights"]
+    view.assert_clean()
