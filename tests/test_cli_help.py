@@ -87,6 +87,10 @@ def test_every_example_in_the_help_runs(run, words, tmp_path, monkeypatch):
     assert "e.g. --" not in " ".join(text.translate(BOX).split()), "examples belong in Examples, where they run"
     monkeypatch.chdir(tmp_path)
     (tmp_path / "vectors.txt").write_text("money 1 0 0 1\nbank 0 1 0 1\ngrows 0 0 1 1\nriver 1 1 0 0\n")
+    (tmp_path / "corpus.txt").write_text("".join(f"the river bank {word} flows past the old mill\n"
+                                                 for word in ("slowly", "quickly", "gently", "again", "today",
+                                                              "north", "south", "east", "west", "home", "away",
+                                                              "down", "up", "there", "here", "now")))
     fetched = tmp_path / "model.gz"
     fetched.write_bytes(b"")
     monkeypatch.setattr(gensim_data, "download", lambda name, show_progress=True: fetched)  # no network here
