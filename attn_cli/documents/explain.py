@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Collection
 
 import numpy as np
 
@@ -77,14 +77,17 @@ def analyse_shifts(results: list[AttentionResult], queries: list[TokenizedSenten
 
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
-                     shifts: list[Shift], options: ReportOptions) -> dict:
-    """The explain document of a self-attention result already computed (compare reuses it per sentence)."""
+                     shifts: list[Shift], options: ReportOptions, wanted: Collection[str] | None = None) -> dict:
+    """The explain document of a self-attention result already computed (compare reuses it per sentence).
+
+    `wanted` names the attention blocks to build (None: all), for --fields, which drops the others anyway.
+    """
     texts = [token.text for token in tokenized.tokens]
     report = {
         **document_header("explain"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        **attention_blocks(result, shifts, vectors, texts, texts, options),
+        **attention_blocks(result, shifts, vectors, texts, texts, options, wanted),
     }
     report.update(included_matrices(result, tokenized.embeddings, options.include))
     return report
@@ -152,20 +155,24 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
 
 
 def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
-                     key_texts: list[str], options: ReportOptions) -> dict:
-    """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass.
+                     key_texts: list[str], options: ReportOptions, wanted: Collection[str] | None = None) -> dict:
+    """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass, those `wanted` only.
 
     `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
-    self-attention, another sentence's in cross-attention.
+    self-attention, another sentence's in cross-attention. The diagnostics (their advice reruns the
+    softmax under each remedy) are most of a short sentence's document: `--fields shifts` skips them.
     """
-    return {
-        "vectors": vectors.describe(),
-        "settings": settings_block(result, options),
-        "heads": heads_block(result),
-        "shifts": [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
-        "diagnostics": diagnostics_block(result, texts, key_texts),
-        **trained_blocks(result, texts, key_texts, options),
+    blocks: dict[str, Callable[[], object]] = {
+        "vectors": vectors.describe,
+        "settings": lambda: settings_block(result, options),
+        "heads": lambda: heads_block(result),
+        "shifts": lambda: [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
+        "diagnostics": lambda: diagnostics_block(result, texts, key_texts),
     }
+    built = {name: build() for name, build in blocks.items() if wanted is None or name in wanted}
+    if wanted is None or {"weights", "initial"} & set(wanted):
+        built.update(trained_blocks(result, texts, key_texts, options))
+    return built
 
 
 def trained_blocks(result: AttentionResult, texts: list[str], key_texts: list[str], options: ReportOptions) -> dict:
