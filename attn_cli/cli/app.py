@@ -239,7 +239,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups):
     tokenize and `check` each, build the documents of those that pass together, show them in order.
 
-    With --fields (and no picture, which draws whole documents) `build` is told the top-level keys kept."""
+    `build` is told the top-level keys the output shows (`ReportOutputs.wanted`: --fields, --plain)."""
     if batch.listing_fields():
         print("\n".join(available_fields(command)))
         return
@@ -248,7 +248,6 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
     outputs = ReportOutputs(render, style=batch.output_style(engine),
                             files=engine.picture_files(batch.file, stdin=sentence == STDIN),
                             command_line=command_line(ctx), selection=selection)
-    wanted = None if selection is None or outputs.files else frozenset(selection)
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
     vectors = engine.load_vectors(warn)
@@ -267,7 +266,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
             warn_unknown(tokenized, line.where)
             outcomes.append(len(ready))
             ready.append((text, tokenized))
-        reports = build(ready, vectors, wanted) if ready else []
+        reports = build(ready, vectors, outputs.wanted) if ready else []
         return [outcome if isinstance(outcome, InputError) else reports[outcome] for outcome in outcomes]
 
     groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
