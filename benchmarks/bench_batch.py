@@ -152,11 +152,6 @@ def main() -> None:
                 base_rate = count / base[0][0]
                 cells += f"| {base_rate:16,.0f} | {rate / base_rate:15.2f} | {base[0][1]:20.0f} "
             print(cells + "|")
-        words = min(50_000, args.words)
-        gflops = sgemm_gflops(16 * 12, words, args.dims)
-        print(f"\nsgemm ceiling: [192, {args.dims}] x [{args.dims}, {words:,}] float32 at {gflops:,.0f} GFLOP/s; "
-              f"12 contextual queries a sentence allow at most {gflops * 1e9 / (2 * 12 * words * args.dims):,.0f} "
-              "sentences/s with --neighbors")
 
         print("\nPeak memory against the number of lines (explain - --json --neighbors 0)\n")
         print("| lines | seconds | sentences/s | peak RSS MB |")
@@ -166,6 +161,12 @@ def main() -> None:
             sentence_file(lines, count, seed=2, vocabulary=drawn)
             seconds, peak = timed_batch(["--json", "--neighbors", "0", *vectors], lines, env)
             print(f"| {count:,} | {seconds:.1f} | {count / seconds:,.0f} | {peak:.0f} |")
+        # last: its arrays would count in the peak RSS of every child forked after it
+        words = min(50_000, args.words)
+        gflops = sgemm_gflops(16 * 12, words, args.dims)
+        print(f"\nsgemm ceiling: [192, {args.dims}] x [{args.dims}, {words:,}] float32 at {gflops:,.0f} GFLOP/s; "
+              f"12 contextual queries a sentence allow at most {gflops * 1e9 / (2 * 12 * words * args.dims):,.0f} "
+              "sentences/s with --neighbors")
 
 
 def summary(samples: list[tuple[float, float]]) -> tuple[float, float]:
