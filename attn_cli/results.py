@@ -18,7 +18,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 import numpy as np
 
@@ -52,8 +52,11 @@ class Report:
 
     _draw: tuple[str, str]  # (module of attn_cli.render, function) that draws the document as tables
 
-    def document(self) -> dict:
-        """The document as the renderers take it: matrices as numpy arrays (-inf where masked)."""
+    def document(self, wanted: Collection[str] | None = None) -> dict:
+        """The document as the renderers take it: matrices as numpy arrays (-inf where masked).
+
+        `wanted` names the top-level keys a caller will keep (None: all); others may be left out unbuilt.
+        """
         raise NotImplementedError
 
     def to_dict(self) -> dict:
@@ -161,9 +164,9 @@ class ExplainResult(Report):
         """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give)."""
         return advise(self.attention)
 
-    def document(self) -> dict:
+    def document(self, wanted: Collection[str] | None = None) -> dict:
         return explain_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
-                                self.settings.report)
+                                self.settings.report, wanted)
 
     def python_call(self) -> str:
         return call_text("explain", [self.sentence], self.settings)
@@ -182,7 +185,7 @@ class TraceResult(ExplainResult):
     shuffle_check: bool = False
     _draw = ("trace", "render_trace")
 
-    def document(self) -> dict:
+    def document(self, wanted: Collection[str] | None = None) -> dict:
         return trace_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
                               self.settings.report, self.traced, dims=self.dims, shuffle_check=self.shuffle_check)
 
@@ -198,7 +201,7 @@ class CompareResult(Report):
     words: list[WordComparison]  # static and contextual cosines between the occurrences, and what pulled them
     _draw = ("compare", "render_compare")
 
-    def document(self) -> dict:
+    def document(self, wanted: Collection[str] | None = None) -> dict:
         return compare_document([sentence.document() for sentence in self.sentences], self.words)
 
     def python_call(self) -> str:
@@ -225,7 +228,7 @@ class CrossResult(Report):
     weights = AttentionArray("[heads, n_target, n_source] softmax weights")
     outputs = AttentionArray("[n_target, d_out] the target's contextual vectors")
 
-    def document(self) -> dict:
+    def document(self, wanted: Collection[str] | None = None) -> dict:
         return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors,
                               self.attention, self.shifts, self.settings.report)
 

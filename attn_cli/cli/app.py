@@ -197,8 +197,8 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     settings = engine.settings()
     each_report(ctx, "explain", one_sentence(sentence), engine, batch, settings, renderer("terminal", "render_explain"),
-                lambda sentences, vectors: [result.document()
-                                            for result in explain_tokenized(sentences, vectors, settings)])
+                lambda sentences, vectors, wanted: [result.document(wanted)
+                                                    for result in explain_tokenized(sentences, vectors, settings)])
 
 
 TRACE_PANEL = "Trace"
@@ -227,17 +227,19 @@ def trace(
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     settings = engine.settings()
     each_report(ctx, "trace", one_sentence(sentence), engine, batch, settings, renderer("trace", "render_trace"),
-                lambda sentences, vectors: [result.document() for result in trace_tokenized(
+                lambda sentences, vectors, wanted: [result.document(wanted) for result in trace_tokenized(
                     sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)],
                 check=lambda tokenized: traced_indices(tokenized, word))
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
                 settings: Settings, render: Draw,
-                build: Callable[[list[tuple[str, TokenizedSentence]], Vectors], list[dict]],
+                build: Callable[[list[tuple[str, TokenizedSentence]], Vectors, Optional[frozenset[str]]], list[dict]],
                 check: Callable[[TokenizedSentence], object] = lambda tokenized: None) -> None:
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups):
-    tokenize and `check` each, build the documents of those that pass together, show them in order."""
+    tokenize and `check` each, build the documents of those that pass together, show them in order.
+
+    `build` is told the top-level keys the output shows (`ReportOutputs.wanted`: --fields, --plain)."""
     if batch.listing_fields():
         print("\n".join(available_fields(command)))
         return
@@ -264,7 +266,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
             warn_unknown(tokenized, line.where)
             outcomes.append(len(ready))
             ready.append((text, tokenized))
-        reports = build(ready, vectors) if ready else []
+        reports = build(ready, vectors, outputs.wanted) if ready else []
         return [outcome if isinstance(outcome, InputError) else reports[outcome] for outcome in outcomes]
 
     groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))

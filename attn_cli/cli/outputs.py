@@ -25,7 +25,7 @@ from attn_cli.errors import UsageError
 from attn_cli.cli.fields import Selection, select
 from attn_cli.files import write_text
 from attn_cli.render.json_out import write_json
-from attn_cli.render.plain import header, plain_records
+from attn_cli.render.plain import READS, header, plain_records
 from attn_cli.render.consoles import draw_literally, report_console, trimmed
 
 if TYPE_CHECKING:
@@ -78,6 +78,16 @@ class ReportOutputs:
         if "--svg" in files and style != "tables":  # tables for the SVG only, never on stdout
             self.recorder = report_console(record=True, file=io.StringIO(), width=self.terminal.width,
                                            force_terminal=True)
+
+    @property
+    def wanted(self) -> frozenset[str] | None:
+        """The top-level keys of a document this output shows (None: all): the --fields kept, or the blocks
+        --plain reads; all of them when tables or a picture (--html, --svg) draw whole documents."""
+        if self.files or self.style == "tables":
+            return None
+        if self.selection is not None:
+            return frozenset(self.selection)
+        return frozenset(READS) if self.style == "plain" else None
 
     @property
     def json(self) -> bool:

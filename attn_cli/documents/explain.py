@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Collection
 
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Contribution, NeighborSearch, Shift, advise,
+from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Advice, Contribution, NeighborSearch, Shift, advise,
                                      position_norms, pulled_by, row_diagnostics, shift_queries, token_shifts)
 from attn_cli.engine.attention import (AttentionConfig, AttentionResult, Projections, merge_heads,
                                        multi_head_attention, reattend)
@@ -77,14 +77,17 @@ def analyse_shifts(results: list[AttentionResult], queries: list[TokenizedSenten
 
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
-                     shifts: list[Shift], options: ReportOptions) -> dict:
-    """The explain document of a self-attention result already computed (compare reuses it per sentence)."""
+                     shifts: list[Shift], options: ReportOptions, wanted: Collection[str] | None = None) -> dict:
+    """The explain document of a self-attention result already computed (compare reuses it per sentence).
+
+    `wanted` names the attention blocks to build (None: all), for --fields, which drops the others anyway.
+    """
     texts = [token.text for token in tokenized.tokens]
     report = {
         **document_header("explain"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        **attention_blocks(result, shifts, vectors, texts, texts, options),
+        **attention_blocks(result, shifts, vectors, texts, texts, options, wanted),
     }
     report.update(included_matrices(result, tokenized.embeddings, options.include))
     return report
@@ -152,20 +155,24 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
 
 
 def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
-                     key_texts: list[str], options: ReportOptions) -> dict:
-    """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass.
+                     key_texts: list[str], options: ReportOptions, wanted: Collection[str] | None = None) -> dict:
+    """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass, those `wanted` only.
 
     `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
-    self-attention, another sentence's in cross-attention.
+    self-attention, another sentence's in cross-attention. The diagnostics (their advice reruns the
+    softmax under each remedy) are most of a short sentence's document: `--fields shifts` skips them.
     """
-    return {
-        "vectors": vectors.describe(),
-        "settings": settings_block(result, options),
-        "heads": heads_block(result),
-        "shifts": [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
-        "diagnostics": diagnostics_block(result, texts, key_texts),
-        **trained_blocks(result, texts, key_texts, options),
+    blocks: dict[str, Callable[[], object]] = {
+        "vectors": vectors.describe,
+        "settings": lambda: settings_block(result, options),
+        "heads": lambda: heads_block(result),
+        "shifts": lambda: [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
+        "diagnostics": lambda: diagnostics_block(result, texts, key_texts),
     }
+    built = {name: build() for name, build in blocks.items() if wanted is None or name in wanted}
+    if wanted is None or {"weights", "initial"} & set(wanted):
+        built.update(trained_blocks(result, texts, key_texts, options))
+    return built
 
 
 def trained_blocks(result: AttentionResult, texts: list[str], key_texts: list[str], options: ReportOptions) -> dict:
@@ -206,7 +213,7 @@ def tokens_block(tokenized: TokenizedSentence) -> dict:
 
 def settings_block(result: AttentionResult, options: ReportOptions) -> dict:
     """The attention settings as given, what they came to for these inputs, and the neighbour search."""
-    settings = asdict(result.config)
+    settings = dict(vars(result.config))  # its fields in order (asdict's deep copy of scalars cost 0.1 ms a line)
     del settings["weights"]  # a trained layer's digest is in the document's own `weights` block
     norms = position_norms(result)
     settings.update({
@@ -260,7 +267,12 @@ def diagnostics_block(result: AttentionResult, texts: list[str], key_texts: list
             {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
              "argmax": row.argmax, "argmax_token": key_texts[row.argmax]} for i, row in enumerate(rows)
         ]})
-    return {"heads": heads, "warnings": [asdict(advice) for advice in advise(result)]}
+    return {"heads": heads, "warnings": [advice_block(advice) for advice in advise(result)]}
+
+
+def advice_block(advice: Advice) -> dict:
+    """`asdict(advice)` without its deep copy of every row number: the fields in order, remedies as dicts."""
+    return {**vars(advice), "remedies": [dict(vars(remedy)) for remedy in advice.remedies]}
 
 
 def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...]) -> dict:

@@ -64,23 +64,21 @@ def split_words(sentence: str) -> list[str]:
 def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
              max_tokens: int = DEFAULT_MAX_TOKENS) -> TokenizedSentence:
     """Tokens with their vectors; raises InputError when nothing is left to attend or too much."""
-    pieces = [piece for word in split_words(sentence) for piece in vocabulary_parts(word, vectors)]
-    words = [text for text, _ in pieces]
-    if not words:
+    pieces = [piece for word in split_words(sentence) for piece in _lexicon(vectors).pieces(word)]
+    if not pieces:
         raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
-    if len(words) > max_tokens:
-        raise InputError(f"the sentence has {len(words):,} tokens, more than ", Option("max_tokens", max_tokens),
-                         "; shorten it or pass ", Option("max_tokens", len(words)),
+    if len(pieces) > max_tokens:
+        raise InputError(f"the sentence has {len(pieces):,} tokens, more than ", Option("max_tokens", max_tokens),
+                         "; shorten it or pass ", Option("max_tokens", len(pieces)),
                          " (memory grows with the square of the length)")
     tokens: list[Token] = []
     dropped: list[DroppedToken] = []
-    rows: list[np.ndarray] = []
-    for position, (word, clitic) in enumerate(pieces):
-        found = vectors.lookup(word)
-        if found is not None:
-            key, row = found
+    rows: list[np.ndarray | int] = []  # a vocabulary row, or a vector of its own (subword, zeros)
+    lexicon = _lexicon(vectors)
+    for position, (word, clitic, key, row) in enumerate(pieces):
+        if key is not None and row is not None:
             tokens.append(Token(word, key, position))
-            rows.append(vectors.rows([row])[0])
+            rows.append(row)
         elif not any(char.isalnum() for char in word):
             dropped.append(DroppedToken(word, position, "symbol" if is_symbol(word) else "punctuation"))
         elif clitic:
@@ -92,20 +90,81 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
             tokens.append(Token(word, None, position))
             rows.append(np.zeros(vectors.dims))
         else:
-            dropped.append(DroppedToken(word, position, "out of vocabulary", suggest(word, vectors)))
+            dropped.append(DroppedToken(word, position, "out of vocabulary", lexicon.suggest(word)))
 
     unknown = [item for item in dropped if item.reason == "out of vocabulary"]
     if unknown and oov == "error":
         raise InputError(f"not in the vocabulary of {vectors.name}: {describe_unknown(unknown)}; "
                          "fix the spelling, or pass ", Option("oov", "skip"), " or ", Option("oov", "zero"))
     if tokens and oov == "zero" and vectors.subword is None and all(token.key is None for token in tokens):
-        unknown = [DroppedToken(t.text, t.position, "out of vocabulary", suggest(t.text, vectors)) for t in tokens]
+        unknown = [DroppedToken(t.text, t.position, "out of vocabulary", lexicon.suggest(t.text)) for t in tokens]
         tokens = []  # only zero vectors: nothing to attend, whatever the oov policy says
     if not tokens:
         detail = f": {describe_unknown(unknown)}" if unknown else ""
         raise InputError(f"no word of the sentence is in the vocabulary of {vectors.name}{detail}; "
                          "use words the vector set knows or pass ", Option("vectors"), " with a larger set")
-    return TokenizedSentence(tokens, dropped, np.vstack(rows))
+    return TokenizedSentence(tokens, dropped, embeddings(rows, vectors))
+
+
+def embeddings(rows: list[np.ndarray | int], vectors: Vectors) -> np.ndarray:
+    """[n, d] float64: the vocabulary rows read (and checked) in one call, the other vectors as they are."""
+    stored = [row for row in rows if isinstance(row, int)]
+    if len(stored) == len(rows):
+        return vectors.rows(stored)
+    read = iter(vectors.rows(stored)) if stored else iter(())
+    return np.vstack([next(read) if isinstance(row, int) else row for row in rows])
+
+
+Piece = tuple[str, bool, "str | None", "int | None"]  # text, is a clitic, vocabulary key and row (None: unknown)
+
+
+class Lexicon:
+    """Each word's pieces and their vocabulary entries, looked up once per run: a batch repeats its words.
+
+    A lookup goes through the vocabulary's hash table (a memmap in the cache), about 10 us a word;
+    a corpus of a million lines has a few tens of thousands of distinct words. Only rows' numbers are
+    kept, not their vectors (read per sentence, in one call), so memory stays small and bounded.
+    """
+
+    def __init__(self, vectors: Vectors) -> None:
+        self.vectors = vectors
+        self.known: dict[str, tuple[Piece, ...]] = {}
+        self.suggestions: dict[str, tuple[str, ...]] = {}
+
+    def pieces(self, word: str) -> tuple[Piece, ...]:
+        found = self.known.get(word)
+        if found is None:
+            if len(self.known) >= MAX_REMEMBERED:
+                self.known.clear()
+            found = self.known[word] = tuple((text, clitic, *self.entry(text))
+                                             for text, clitic in vocabulary_parts(word, self.vectors))
+        return found
+
+    def suggest(self, word: str) -> tuple[str, ...]:
+        """`suggest(word)`, remembered: an unknown word costs a scan of the 50,000 most frequent words."""
+        found = self.suggestions.get(word)
+        if found is None:
+            if len(self.suggestions) >= MAX_REMEMBERED:
+                self.suggestions.clear()
+            found = self.suggestions[word] = suggest(word, self.vectors)
+        return found
+
+    def entry(self, text: str) -> tuple[str | None, int | None]:
+        found = self.vectors.lookup(text)
+        return (None, None) if found is None else found
+
+
+MAX_REMEMBERED = 200_000  # distinct words a run remembers (~40 MB at most), then it starts again
+_LEXICONS: dict[int, Lexicon] = {}
+
+
+def _lexicon(vectors: Vectors) -> Lexicon:
+    """The lexicon of this vector set, one at a time (a new set replaces it)."""
+    found = _LEXICONS.get(id(vectors))
+    if found is None or found.vectors is not vectors:
+        _LEXICONS.clear()
+        found = _LEXICONS[id(vectors)] = Lexicon(vectors)
+    return found
 
 
 def is_symbol(text: str) -> bool:

@@ -22,6 +22,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from attn_cli.render.fast_json import encode
+
 STREAM_ABOVE = 65_536  # numbers in one value's arrays beyond which it is streamed row by row (~1.2 MB of JSON)
 
 
@@ -29,14 +31,15 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
     """One JSON document and a newline, written whole or not at all, flushed so a pipe sees it at once.
 
     It is encoded first, so a failure while encoding (a NaN, a bug) leaves no cut
-    document behind: a small one by one call of the C encoder, a large one (more than
-    STREAM_ABOVE numbers) row by row into a spool that stays in memory up to
+    document behind: a small one by fast_json (orjson, respelled byte for byte as the
+    C encoder writes), a large one (more than STREAM_ABOVE numbers) row by row into a spool that stays in memory up to
     BUFFER_BYTES and beyond that moves to an anonymous temporary file (gone with the
     process, however it ends), then copied out.
     """
     stream = stream or sys.stdout
     try:
-        stream.write(json.dumps(document, allow_nan=False, default=_encodable([STREAM_ABOVE])) + "\n")
+        budget = [STREAM_ABOVE]
+        stream.write(encode(document, _encodable(budget), budget) + "\n")
     except _TooLarge:
         import shutil
         import tempfile

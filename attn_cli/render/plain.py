@@ -12,6 +12,7 @@ import json
 
 from attn_cli.literal import literal
 
+READS = ("tokens", "shifts", "traces")  # the blocks of a document plain_records reads (a builder may skip the rest)
 COLUMNS = ("line", "id", "index", "token", "key", "cosine", "delta_norm", "self_weight",
            "pulled_by", "pulled_weight", "pulled_share", "neighbors_after")
 
