@@ -6,7 +6,7 @@ and caches of 400,000 x 300 and 2,196,017 x 300 words for the warm runs (the
 2.2 M cache is written directly, the same layout an import writes, to spare
 5.6 GB of text). Every figure is a whole process; peak RSS comes from wait4.
 
-    python benchmarks/bench_vectors.py [--runs 7] [--import-runs 1] [--words 400000] [--big 2196017]
+    python benchmarks/bench_vectors.py [--runs 7] [--import-runs 1] [--words 400000] [--big 2196017] [--smoke]
 """
 
 from __future__ import annotations
@@ -104,7 +104,10 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=2_196_017)
     parser.add_argument("--dims", type=int, default=300)
     parser.add_argument("--make-cache", metavar="FOLDER", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="20,000 x 50 and 40,000 x 50, 2 runs: seconds, for CI")
     args, rest = parser.parse_known_args()
+    if args.smoke:
+        args.runs, args.import_runs, args.words, args.big, args.dims = 2, 1, 20_000, 40_000, 50
     if args.make_cache:
         direct_cache(Path(args.make_cache), int(rest[0]), int(rest[1]), Path(rest[2]))
         return
