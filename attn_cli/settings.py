@@ -86,8 +86,10 @@ class Settings:
         for name, value in layer.settings().items():
             given = getattr(self, name)
             if given != defaults[name] and given != value:
-                raise SettingsError(name, f"is fixed by {layer.name}, which was trained with {value!r}; leave it "
-                                          "out (or train another layer)")
+                raise SettingsError(name, f"cannot be {given!r} with {layer.name}: its learnt weights replace the "
+                                          "random ones; leave it out" if name == "mode" else
+                                    f"is fixed by {layer.name}, which was trained with {value!r}; leave it out "
+                                    "(or train another layer)")
             object.__setattr__(self, name, value)
 
     @property
