@@ -244,5 +244,6 @@ def call_text(function: str, arguments: list[Any], settings: Settings) -> str:
     defaults, layer = Settings(), settings.layer
     adopted = {} if layer is None else {**layer.settings(), "weights": layer.source or "FILE"}  # all from the file
     changed = [f"{name}={adopted.get(name, value)!r}" for name, value in vars(settings).items()
-               if getattr(defaults, name) != value and (name == "weights" or name not in adopted)]
+               if not name.startswith("_") and getattr(defaults, name) != value
+               and (name == "weights" or name not in adopted)]
     return f"attn_cli.{function}({', '.join([*map(repr, arguments), *changed])})"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from attn_cli.documents.explain import INCLUDABLE, ReportOptions
@@ -50,6 +50,8 @@ class Settings:
     neighbor_vocab: int | None = 50_000  # search among this many most frequent words (None: all)
     include: tuple[str, ...] = ()  # extra matrices in to_dict(): documents.explain.INCLUDABLE
     weights: TrainedLayer | str | os.PathLike[str] | None = None  # a layer from `attn-cli train` (or its file)
+    # the settings a layer set (name, value): replace() carries them, so a new layer or none undoes them
+    _adopted: tuple[tuple[str, Any], ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.include, str):  # "qkv" or "embeddings,qkv", as --include takes them
@@ -71,7 +73,14 @@ class Settings:
 
     def _adopt_layer(self) -> None:
         """With `weights`, the layer's own settings: a file path is read, and a setting given another value
-        than the layer was trained with is an error (the weights only mean something as they were trained)."""
+        than the layer was trained with is an error (the weights only mean something as they were trained).
+        A setting left at its default takes the layer's value. What an earlier layer set (this object may be
+        a replace() of one with other weights, or none) is undone first, unless it was changed since."""
+        defaults = {item.name: item.default for item in fields(self) if item.default is not MISSING}
+        for name, value in self._adopted:
+            if getattr(self, name) == value:
+                object.__setattr__(self, name, defaults[name])
+        object.__setattr__(self, "_adopted", ())
         if self.weights is None:
             if self.mode == "trained":
                 raise SettingsError("mode", "'trained' needs the weights of a layer made by attn-cli train",
@@ -82,7 +91,6 @@ class Settings:
 
         layer = self.weights if isinstance(self.weights, TrainedLayer) else load_layer(self.weights)
         object.__setattr__(self, "weights", layer)
-        defaults = {field.name: field.default for field in fields(self) if field.default is not MISSING}
         for name, value in layer.settings().items():
             given = getattr(self, name)
             if given != defaults[name] and given != value:
@@ -91,6 +99,7 @@ class Settings:
                                     f"is fixed by {layer.name}, which was trained with {value!r}; leave it out "
                                     "(or train another layer)")
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "_adopted", tuple(layer.settings().items()))
 
     @property
     def attention(self) -> AttentionConfig:
@@ -116,7 +125,7 @@ class Settings:
     @classmethod
     def resolve(cls, settings: Settings | None = None, **changes: Any) -> Settings:
         """`settings` (or the defaults) with keyword changes; an unknown keyword names the closest one."""
-        names = [field.name for field in fields(cls)]
+        names = [item.name for item in fields(cls) if not item.name.startswith("_")]
         for name in changes:
             if name not in names:
                 close = difflib.get_close_matches(name, names, n=1)

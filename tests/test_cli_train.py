@@ -154,6 +154,12 @@ def test_bad_training_input_is_one_line(run, tmp_path, monkeypatch, args, code, 
     assert not (tmp_path / "x.npz").exists()
 
 
+def test_a_held_out_split_with_nothing_to_predict_names_the_fix(run, tmp_path, corpus_text):
+    result = run("train", "-", "--out", str(tmp_path / "x.npz"), "--softmax-vocab", "1", input=corpus_text)
+    assert result.exit_code == 3 and not (tmp_path / "x.npz").exists()
+    assert "the held-out sentences hold no word among the --softmax-vocab (1) most frequent words" in result.stderr
+
+
 def test_out_may_not_replace_the_corpus(run, tmp_path, corpus_text):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(corpus_text)

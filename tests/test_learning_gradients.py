@@ -32,7 +32,7 @@ def problem(heads: int, d_k: int, positions: str, mask: str, n: int, seed: int =
         sentence += 0.0 if codes is None else codes
     targets = prediction_targets(words, mask, VOCABULARY)
     layer = Layer(draw_projections(D, config), heads, config.scale_factor(d_k // heads))
-    return inputs, targets, layer, visible_matrix(mask, n, n), vocabulary[:VOCABULARY]
+    return inputs, targets, layer, visible_matrix(mask, words[:, None, :], words[:, None, :]), vocabulary[:VOCABULARY]
 
 
 def numeric_gradient(inputs, targets, layer: Layer, visible, vocabulary, name: str) -> np.ndarray:

@@ -51,13 +51,28 @@ def random_lines(count: int, seed: int = 0, vocabulary: int = 60) -> list[str]:
 
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
-def test_others_rows_hide_the_diagonal_and_sum_to_one(data):
+def test_others_rows_hide_every_copy_of_their_word_and_sum_to_one(data):
     n, heads = data.draw(st.integers(2, 7)), data.draw(st.sampled_from([1, 2]))
-    x = data.draw(arrays(np.float64, (n, 4), elements=st.floats(-5, 5, allow_nan=False)))
+    x = data.draw(arrays(np.float64, (n, 4), elements=st.sampled_from([-1.5, 0.0, 2.0])))  # copies are common
     mode = data.draw(st.sampled_from(["raw", "projected"]))
-    result = multi_head_attention(x, config=AttentionConfig(mode=mode, mask="others", heads=heads))
-    assert np.all(np.diagonal(result.weights, axis1=1, axis2=2) == 0)
+    config = AttentionConfig(mode=mode, mask="others", heads=heads)
+    if len(np.unique(x, axis=0)) < 2:  # one word, however often: nothing else to see
+        with pytest.raises(InputError, match="nothing to attend to"):
+            multi_head_attention(x, config=config)
+        return
+    result = multi_head_attention(x, config=config)
+    copies = (x[:, None, :] == x[None, :, :]).all(axis=-1)  # [n, n]: key j holds query i's word
+    assert np.all(result.weights[:, copies] == 0) and np.all(result.weights[:, ~copies] > 0)
     np.testing.assert_allclose(result.weights.sum(axis=-1), 1.0, rtol=1e-12)
+
+
+def test_others_hides_the_same_word_not_the_same_place():
+    result = attn_cli.explain("the river bank by the money bank", mask="others", neighbors=0)
+    bank, other_bank, the = 2, 6, 4
+    assert result.weights[0, bank, other_bank] == 0 and result.weights[0, other_bank, bank] == 0
+    assert result.weights[0, 0, the] == 0 and result.weights[0, bank, the] > 0
+    cross = attn_cli.cross("money bank grows", "river bank", mask="others", neighbors=0)  # target over source
+    assert cross.weights[0, 1, 1] == 0 and cross.weights[0, 0, 1] > 0  # bank never sees bank, river sees it
 
 
 def test_a_single_word_under_others_is_refused_with_the_fix():
@@ -126,8 +141,8 @@ def test_a_sentence_always_falls_on_the_same_side_of_the_split(default_vectors):
 
 
 def test_a_corpus_too_small_to_hold_out_a_tenth_is_refused_with_the_fix(small_vectors):
-    with pytest.raises(InputError, match=r"the corpus has 3 usable sentence\(s\) of 5 \(2 had fewer than 2 known "
-                                         r"words\).*needs at least 10.*add sentences"):
+    with pytest.raises(InputError, match=r"the corpus has 3 usable sentence\(s\) of 5 \(2 had fewer than 2 different "
+                                         r"known words\).*needs at least 10.*add sentences"):
         read_corpus(["w1 w2", "w3 w4", "w5 w6 w7", "w8", "qq"], small_vectors, 200)
 
 

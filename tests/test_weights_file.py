@@ -172,6 +172,13 @@ def hostile(path: Path, kind: str) -> None:
         rewritten(path, lambda metadata: metadata.update(format="something-else"))
     elif kind == "wrong shape":
         rewritten(path, lambda metadata: metadata["layer"].update(d_k=32))
+    elif kind == "bad mask":
+        rewritten(path, lambda metadata: metadata["layer"].update(mask="bogus"))
+    elif kind == "deep":  # nested deeper than Python's recursion limit: written as text, as no dict could hold it
+        with np.load(path) as stored:
+            arrays = {name: stored[name] for name in stored.files}
+        text = str(arrays.pop("metadata"))[:-1] + ', "extra": ' + "[" * 5000 + "]" * 5000 + "}"
+        np.savez(path, metadata=np.array(text), **arrays)
     elif kind == "infinite loss":
         rewritten(path, lambda metadata: metadata["training"].update(held_out_loss=float("inf")))
 
@@ -187,6 +194,8 @@ HOSTILE = {
     "other format": "another format",
     "wrong shape": "larger than its 128 x 32 shape",
     "infinite loss": "Infinity in the metadata",
+    "bad mask": "its layer settings are invalid: mask must be one of",
+    "deep": "damaged or was not written by attn-cli train",
 }
 
 
@@ -222,6 +231,20 @@ def test_a_missing_file_names_the_command_that_makes_one(run, tmp_path):
     result = run("explain", SENTENCE, "--weights", str(tmp_path / "nope.npz"))
     assert result.exit_code == 5
     assert "does not exist; train one with attn-cli train CORPUS --out" in result.stderr
+
+
+def test_settings_with_a_layer_can_be_replaced_and_resolved(layer_file, tmp_path, vectors):
+    from dataclasses import replace
+
+    settings = attn_cli.Settings(weights=layer_file, neighbors=3)
+    assert (settings.mode, settings.heads, settings.mask) == ("trained", 2, "others")
+    other = tmp_path / "other.npz"
+    save_layer(other, stand_in_layer(vectors))  # one head, the full width
+    swapped = attn_cli.Settings.resolve(settings, weights=other)
+    assert (swapped.heads, swapped.d_k, swapped.neighbors) == (1, 128, 3)
+    plain = replace(settings, weights=None)
+    assert (plain.mode, plain.heads, plain.mask, plain.scale, plain.neighbors) == ("raw", 1, "none", "none", 3)
+    assert attn_cli.explain(SENTENCE, settings=settings, weights=other).settings.heads == 1
 
 
 def test_trained_mode_needs_a_layer():

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from attn_cli.engine.attention import (AttentionConfig, AttentionResult, row_norms, scaled, similarity_scores,
-                                       static_outputs, term_shares, unit_rows, value_space, visible_matrix)
+                                       static_outputs, term_shares, unit_rows, value_space)
 from attn_cli.engine.attention import rerun as attention_rerun
 from attn_cli.vectors.store import Vectors
 
@@ -454,5 +454,4 @@ def pulled_by(shift: Shift, self_attention: bool) -> list[Contribution]:
 
 def visible_mask(result: AttentionResult) -> np.ndarray:
     """[n_q, n_k] bool: the keys each query may see under the result's mask."""
-    n_q, n_k = result.weights.shape[1:]
-    return visible_matrix(result.config.mask, n_q, n_k)
+    return result.visible

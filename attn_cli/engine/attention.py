@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -150,6 +150,8 @@ class AttentionResult:
     scale_factor: float
     projections: Projections | None
     self_attention: bool  # keys are the queries' own tokens (no separate context was given)
+    visible: np.ndarray = field(default_factory=lambda: np.ones((0, 0), dtype=bool))  # [n_q, n_k]: the keys each
+    # query may see under the mask (attend_inputs always sets it)
     query_codes: np.ndarray | None = None  # [n_q, d] the position codes added to the queries' inputs (None: none)
     context_codes: np.ndarray | None = None  # [n_k, d] those added to the keys' and values' inputs
 
@@ -204,18 +206,28 @@ def causal_mask(n_q: int, n_k: int) -> np.ndarray:
     return np.tril(np.ones((n_q, n_k), dtype=bool))
 
 
-def visible_matrix(mask: str, n_q: int, n_k: int) -> np.ndarray:
-    """The keys each query may see under a mask name (one of MASKS): [n_q, n_k] bool, True = visible.
+def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) -> np.ndarray:
+    """The keys each query may see under a mask name (one of MASKS): [.., n_q, n_k] bool, True = visible.
 
-    none: all; causal: j <= i (no look ahead); others: j != i, each word sees every word but itself,
-    so its output is built from its context alone (what a masked-word objective needs). The one rule
-    the engine, the diagnostics and training follow.
+    query_words [.., n_q] and key_words [.., n_k] identify each position's word (equal ids, the same word).
+    none: all; causal: j <= i (no look ahead); others: every key that holds another word, so a word's
+    output is built from its context alone, never from itself or a copy of itself elsewhere in the
+    sentence (what a masked-word objective needs: a query that could find its own copy would know the
+    answer). The one rule the engine, the diagnostics and training follow.
     """
+    n_q, n_k = query_words.shape[-1], key_words.shape[-1]
     if mask == "causal":
         return causal_mask(n_q, n_k)
     if mask == "others":
-        return ~np.eye(n_q, n_k, dtype=bool)
+        return query_words[..., :, None] != key_words[..., None, :]
     return np.ones((n_q, n_k), dtype=bool)
+
+
+def word_ids(x_q: np.ndarray, x_k: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Ids of the words of x_q [n_q, d] and x_k [n_k, d] (default: x_q): equal vectors, equal ids."""
+    rows = x_q if x_k is None else np.vstack([x_q, x_k])  # [n_q (+ n_k), d]
+    ids = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+    return ids[:len(x_q)], ids if x_k is None else ids[len(x_q):]
 
 
 def sinusoidal_positions(n: int, d: int) -> np.ndarray:
@@ -342,11 +354,14 @@ def multi_head_attention(
     """
     x_q = np.asarray(query_embeddings, dtype=np.float64)  # [n_q, d]
     x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [n_k, d]
+    words = word_ids(x_q, None if context_embeddings is None else x_k) if config.mask == "others" else (
+        np.arange(len(x_q)), np.arange(len(x_k)))
+    visible = visible_matrix(config.mask, *words)  # [n_q, n_k], from the words before their positions
     codes_q = position_codes(config, x_q)  # [n_q, d] or None
     codes_k = codes_q if context_embeddings is None else position_codes(config, x_k)  # [n_k, d] or None
     if codes_q is not None and codes_k is not None:
         x_q, x_k = x_q + codes_q, x_k + codes_k
-    result = attend_inputs(x_q, x_k, config, layer_projections(x_q.shape[1], config, projections),
+    result = attend_inputs(x_q, x_k, config, layer_projections(x_q.shape[1], config, projections), visible,
                            self_attention=context_embeddings is None)
     return replace(result, query_codes=codes_q, context_codes=codes_k)
 
@@ -356,17 +371,16 @@ def reattend(result: AttentionResult, projections: Projections) -> AttentionResu
     layer's random starting point, say."""
     d_model = result.query_inputs.shape[1]
     checked = layer_projections(d_model, replace(result.config, mode="trained"), projections)
-    return replace(attend_inputs(result.query_inputs, result.context_inputs, result.config, checked,
+    return replace(attend_inputs(result.query_inputs, result.context_inputs, result.config, checked, result.visible,
                                  self_attention=result.self_attention),
                    query_codes=result.query_codes, context_codes=result.context_codes)
 
 
-def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, projections: Projections | None, *,
-                  self_attention: bool) -> AttentionResult:
+def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, projections: Projections | None,
+                  visible: np.ndarray, *, self_attention: bool) -> AttentionResult:
     """The layer over inputs that already carry their positions, x_q [n_q, d] and x_k [n_k, d], through
-    `projections` (None: raw mode)."""
-    n_q, d_model = x_q.shape
-    n_k = x_k.shape[0]
+    `projections` (None: raw mode), each query seeing the keys `visible` [n_q, n_k] allows."""
+    d_model = x_q.shape[1]
     width = config.check_width(d_model)
     if projections is None:
         q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
@@ -376,13 +390,13 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
-    mask = visible_matrix(config.mask, n_q, n_k)
-    if not mask.any(axis=1).all():
-        raise InputError(f"the mask {config.mask!r} hides each word from itself, so a single word has nothing to "
-                         "attend to; give at least two words or pass ", Option("mask", "none"))
+    if not visible.any(axis=1).all():
+        raise InputError(f"the mask {config.mask!r} hides from each word its own copies, so a word with no other "
+                         "word to see has nothing to attend to; give a sentence of at least two different words "
+                         "or pass ", Option("mask", "none"))
     head_outputs, weights, logits, scores = attend(
         queries, keys, values, scale=scale, temperature=config.temperature,
-        similarity=config.similarity, mask=mask,
+        similarity=config.similarity, mask=visible,
     )
     outputs = merge_heads(head_outputs)  # [n_q, d_k]
     if projections is not None and projections.w_o is not None:
@@ -393,7 +407,7 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
         queries=queries, keys=keys, values=values,
         scores=scores, logits=logits, weights=weights,
         head_outputs=head_outputs, outputs=outputs,
-        scale_factor=scale, projections=projections, self_attention=self_attention,
+        scale_factor=scale, projections=projections, self_attention=self_attention, visible=visible,
     )
 
 

@@ -88,7 +88,7 @@ def prediction_targets(words: np.ndarray, mask: str, vocabulary_size: int) -> np
 
 
 def layer_forward(inputs: np.ndarray, layer: Layer, visible: np.ndarray) -> LayerPass:
-    """Attention over each sentence of the batch: inputs [B, n, d], visible [n, n] bool -> LayerPass."""
+    """Attention over each sentence of the batch: inputs [B, n, d], visible [B, 1, n, n] or [n, n] bool."""
     w = layer.projections
     # [B, n, d] x [d, d_k] -> [B, n, d_k] -> [B, H, n, d_head]
     queries, keys, values = (split_heads(inputs @ m, layer.heads) for m in (w.w_q, w.w_k, w.w_v))

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits, remedy_settings
-from attn_cli.engine.attention import LARGEST, AttentionConfig, AttentionResult, rerun, static_outputs, visible_matrix
+from attn_cli.engine.attention import LARGEST, AttentionConfig, AttentionResult, rerun, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
 
@@ -177,9 +177,8 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
 
 
 def visible_keys(result: AttentionResult, index: int) -> np.ndarray:
-    """The keys query `index` may see: [n_k] bool, its row of the mask's visible matrix."""
-    n_q, n_k = result.weights.shape[1:]
-    return visible_matrix(result.config.mask, n_q, n_k)[index]
+    """The keys query `index` may see: [n_k] bool, its row of the result's visible matrix."""
+    return result.visible[index]
 
 
 def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:

@@ -23,7 +23,7 @@ class Batch:
     words: np.ndarray  # [B, n] rows of the vector set
     inputs: np.ndarray  # [B, n, d] float64: their vectors (+ position codes)
     targets: np.ndarray  # [B, n] the vocabulary row each position predicts, NO_TARGET for none
-    visible: np.ndarray  # [n, n] bool: the keys each query may see
+    visible: np.ndarray  # [B, 1, n, n] or [n, n] bool: the keys each query may see (every head alike)
 
 
 @dataclass(frozen=True)
@@ -42,14 +42,13 @@ class Feed:
     def batch(self, sentences: Sequence[np.ndarray]) -> Batch:
         """Sentences of one length n -> a Batch."""
         words = np.stack(sentences)  # [B, n]
-        n = words.shape[1]
         inputs = self.vectors.rows(words.ravel().tolist()).reshape(*words.shape, self.vectors.dims)  # [B, n, d]
         for sentence in inputs:  # the codes of each sentence, exactly as explain adds them
             codes = position_codes(self.config, sentence)
             if codes is not None:
                 sentence += codes
         return Batch(words, inputs, prediction_targets(words, self.config.mask, len(self.vocabulary)),
-                     visible_matrix(self.config.mask, n, n))
+                     visible_matrix(self.config.mask, words[:, None, :], words[:, None, :]))  # [B, 1, n, n]
 
     def batches(self, sentences: Sequence[np.ndarray], size: int,
                 rng: np.random.Generator | None = None) -> Iterator[Batch]:

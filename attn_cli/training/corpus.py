@@ -2,7 +2,7 @@
 
 Words follow the product's own rule (tokenize.split_words and vocabulary_parts, then Vectors.lookup),
 so a trained layer sees sentences as explain does. Unknown words are skipped without the spelling
-suggestions explain gives (a corpus may hold millions of them); sentences left with fewer than two
+suggestions explain gives (a corpus may hold millions of them); sentences left with fewer than two different
 known words (nothing to predict from) or more than `max_words` are skipped and counted.
 
 The held-out tenth is chosen by a hash of each sentence's words, not by its place in the file, so a
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -34,16 +35,16 @@ class Corpus:
     held_out: np.ndarray  # [S] bool
     fingerprint: str  # blake2b of the text as read (its lines, each ended by "\n"): names the corpus in provenance
     lines: int  # sentences read
-    short: int  # skipped: fewer than two known words
+    short: int  # skipped: fewer than two different known words
     long: int  # skipped: more than max_words known words
     unknown: int  # words skipped as unknown to the vector set
     words: int  # known words in the usable sentences
 
-    @property
+    @cached_property
     def training(self) -> list[np.ndarray]:
         return [s for s, held in zip(self.sentences, self.held_out) if not held]
 
-    @property
+    @cached_property
     def evaluation(self) -> list[np.ndarray]:
         return [s for s, held in zip(self.sentences, self.held_out) if held]
 
@@ -59,7 +60,7 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int) -> Corpu
         read += 1
         keys, rows, missing = known_words(line, vectors)
         unknown += missing
-        if len(rows) < 2:
+        if len(set(rows)) < 2:  # a word is predicted from other words: "ha ha" has none
             short += 1
         elif len(rows) > max_words:
             long += 1
@@ -102,7 +103,7 @@ def check_split(corpus: Corpus) -> None:
     usable = len(corpus.sentences)
     held = int(corpus.held_out.sum())
     if usable < MIN_SENTENCES or held == 0 or held == usable:
-        skipped = f" ({corpus.short:,} had fewer than 2 known words)" if corpus.short else ""
+        skipped = f" ({corpus.short:,} had fewer than 2 different known words)" if corpus.short else ""
         raise InputError(f"the corpus has {usable:,} usable sentence(s) of {corpus.lines:,}{skipped}, {held:,} of "
                          f"them held out; training holds out one sentence in {HELD_OUT_SHARE} to evaluate on, so "
                          f"it needs at least {MIN_SENTENCES} (more, in practice: hundreds); add sentences, one "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
+from attn_cli.errors import InputError
 from attn_cli.training.corpus import Corpus, read_corpus
 from attn_cli.training.evaluation import Evaluation
 from attn_cli.training.settings import TrainingSettings
@@ -39,6 +40,8 @@ def prepare(lines: Iterable[str], vectors: Vectors, settings: TrainingSettings) 
 
 def finish(trainer: Trainer, vectors: Vectors, corpus_name: str) -> TrainingRun:
     """Evaluate the best weights so far (after a full run, or an interrupted one) and give them provenance."""
+    if not trainer.history:
+        raise InputError("training stopped before the initial weights were scored: nothing to evaluate or keep")
     evaluation = trainer.evaluate()
     return TrainingRun(layer_of(trainer, vectors, corpus_name, evaluation), evaluation, trainer.corpus, trainer)
 

@@ -18,6 +18,7 @@ import numpy as np
 from attn_cli.engine.adam import adam_start, adam_step
 from attn_cli.engine.attention import Projections, draw_projections
 from attn_cli.engine.learning import batch_loss
+from attn_cli.errors import InputError, Option
 from attn_cli.training.batches import Feed
 from attn_cli.training.corpus import Corpus
 from attn_cli.training.evaluation import Evaluation, LayerScore, evaluate_layers, projected_layer, score_layer
@@ -74,7 +75,10 @@ class Trainer:
             raise RuntimeError("a Trainer runs once: make a new one to train again")
         self._started = True
         try:
-            self._check(0, None, 0.0)
+            if not self._check(0, None, 0.0).held_out.predictions:
+                raise InputError("the held-out sentences hold no word among the ", Option("softmax_vocab"),
+                                 f" ({len(self.feed.vocabulary):,}) most frequent words, so nothing can be scored; "
+                                 "raise it or add sentences")
             done, adam = 0, adam_start(parameters(self.initial))
             for epoch in range(1, self.settings.epochs + 1):
                 loss_sum, predictions, start = 0.0, 0, time.perf_counter()

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from attn_cli.engine.attention import MAX_D_K, AttentionConfig, Projections, draw_projections
-from attn_cli.errors import Option, WeightsError
+from attn_cli.errors import Option, SettingsError, WeightsError
 from attn_cli.files import write_bytes
 from attn_cli.vectors.store import Vectors
 
@@ -135,12 +135,17 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
             matrices = {name: np.asarray(stored[name]) for name in MATRICES}
     except WeightsError:
         raise
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+    except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
         raise _not_ours(source, f"{type(exc).__name__}: {exc}") from None
-    return TrainedLayer(projections=_projections(source, metadata, matrices), layer=metadata["layer"],
-                        provenance={key: value for key, value in metadata.items()
-                                    if key not in ("format", "format_version", "layer")},
-                        source=source)
+    layer = TrainedLayer(projections=_projections(source, metadata, matrices), layer=metadata["layer"],
+                         provenance={key: value for key, value in metadata.items()
+                                     if key not in ("format", "format_version", "layer")},
+                         source=source)
+    try:
+        layer.config()  # the engine checks every setting: a file must not name an option the user never gave
+    except SettingsError as exc:
+        raise _not_ours(source, f"its layer settings are invalid: {exc.message}") from None
+    return layer
 
 
 def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> dict[str, Any]:
