@@ -27,7 +27,8 @@ def default_vectors():
 def traced(vectors, sentence: str, config: AttentionConfig, **options):
     """(document, engine result, embeddings) for the same sentence and settings."""
     tokenized = tokenize(sentence, vectors)
-    [result] = trace_tokenized([(sentence, tokenized)], vectors, Settings(**vars(config)), **options)
+    settings = Settings(**{name: value for name, value in vars(config).items() if name != "weights_digest"})
+    [result] = trace_tokenized([(sentence, tokenized)], vectors, settings, **options)
     report = result.to_dict()
     return report, multi_head_attention(tokenized.embeddings, config=config), tokenized.embeddings
 

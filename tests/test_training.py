@@ -274,3 +274,27 @@ def test_training_on_the_demo_learns_to_attend_from_the_answer_to_its_cue(defaul
 def test_the_demo_needs_a_vector_set_with_enough_common_words(small_vectors):
     with pytest.raises(VectorsError, match="the demo needs 240: use a larger vector set"):
         demo_corpus(small_vectors)
+
+
+def test_adam_steps_by_the_learning_rate_against_the_gradient_and_changes_nothing_in_place():
+    from attn_cli.engine.adam import AdamSettings, adam_start, adam_step
+
+    params = (np.array([1.0, -2.0, 0.5]),)
+    grads = (np.array([3.0, -0.01, 0.0]),)
+    before = params[0].copy()
+    settings = AdamSettings(learning_rate=0.1)
+    state = adam_start(params)
+    (first,), state = adam_step(params, grads, state, settings)
+    np.testing.assert_allclose(first - before, [-0.1, 0.1, 0.0], atol=1e-6)  # bias-corrected: lr x sign(g)
+    assert np.array_equal(params[0], before)  # new arrays, the old ones untouched
+    m = v = np.zeros(3)  # a plain reference of the bias-corrected update, for more steps
+    x, g = before.copy(), grads[0]
+    for t in (1, 2, 3):
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+        x = x - 0.1 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+        if t == 1:
+            np.testing.assert_allclose(first, x, rtol=1e-12)
+    current, state_now = (first,), state
+    for _ in range(2):
+        current, state_now = adam_step(current, grads, state_now, settings)
+    np.testing.assert_allclose(current[0], x, rtol=1e-12)

@@ -97,7 +97,7 @@ def test_the_tables_name_the_file_and_its_training(run, layer_file):
     result = run("explain", SENTENCE, "--weights", str(layer_file))
     assert result.exit_code == 0, result.stderr
     assert "trained projections (from seed 3)" in result.stdout
-    assert "masked-word on corpus.txt (18 sentences), 1 epochs, held-out loss 9.500" in " ".join(result.stdout.split())
+    assert "masked-word on corpus.txt (18 sentences), 1 epoch, held-out loss 9.500" in " ".join(result.stdout.split())
 
 
 def test_a_setting_the_layer_fixes_cannot_be_changed(run, layer_file):

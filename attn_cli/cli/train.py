@@ -6,22 +6,27 @@ TrainingSettings, shows a progress bar on a terminal, and decides what Ctrl-C ke
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 
 from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import as_options, fail, warn
 from attn_cli.cli.options import OUTPUT_PANEL, VectorOptions, same_regular_file, with_vector_options
-from attn_cli.cli.outputs import ReportOutputs, renderer
+from attn_cli.cli.outputs import ReportOutputs, renderer, write_file
 from attn_cli.documents.explain import document_header
 from attn_cli.errors import InputError, UsageError
 from attn_cli.training.settings import DEFAULT_SOFTMAX_VOCAB, TrainingSettings
+from attn_cli.literal import literal
 from attn_cli.vectors.store import Vectors
+
+if TYPE_CHECKING:
+    from attn_cli.training.weights import TrainedLayer
 
 TRAIN_PANEL = "Training"
 INTERRUPTED = 130
@@ -98,8 +103,8 @@ def train(
     outputs = ReportOutputs(renderer("train", "render_train"), style="json" if json else "tables", files={},
                             command_line="")
     outputs.show(report)
-    sys.stderr.write(f"attn-cli: wrote {target} in {time.perf_counter() - started:.1f} s; see it with: "
-                     f"{EXAMPLE} {target}\n")
+    sys.stderr.write(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; see it "
+                     f"with: {EXAMPLE} {literal(shlex.quote(str(target)))}\n")
     return 0
 
 
@@ -134,14 +139,11 @@ def corpus_lines(corpus: str | None) -> Iterator[str]:
         warn(f"skipped {len(unreadable):,} unreadable line(s); the first: {unreadable[0]}")
 
 
-def save(layer, target: Path) -> None:
+def save(layer: TrainedLayer, target: Path) -> None:
     """Write the weights file atomically; a failure is a usage error naming --out."""
-    from attn_cli.training.weights import save_layer
+    from attn_cli.training.weights import layer_bytes
 
-    try:
-        save_layer(target, layer)
-    except OSError as exc:
-        raise UsageError(f"cannot write --out {target}: {exc.strerror or exc}; choose a writable file") from None
+    write_file(target, "--out", layer_bytes(layer))
 
 
 def interrupted(trainer, vectors: Vectors, name: str, target: Path, keep: bool) -> int:

@@ -9,7 +9,7 @@ renderer reads the same document, so the tables and the JSON cannot disagree.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Collection
 
 import numpy as np
@@ -150,7 +150,7 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
         "w_o": None if w_o is None else list(w_o.shape),
         "std": [1 / math.sqrt(d_model), None if w_o is None else 1 / math.sqrt(width)],
         "rows": {name: [vector_summary(row, dims) for row in matrix[:dims]]
-                 for name, matrix in asdict(result.projections).items() if matrix is not None},
+                 for name, matrix in vars(result.projections).items() if matrix is not None},
     }
 
 
@@ -214,7 +214,7 @@ def tokens_block(tokenized: TokenizedSentence) -> dict:
 def settings_block(result: AttentionResult, options: ReportOptions) -> dict:
     """The attention settings as given, what they came to for these inputs, and the neighbour search."""
     settings = dict(vars(result.config))  # its fields in order (asdict's deep copy of scalars cost 0.1 ms a line)
-    del settings["weights"]  # a trained layer's digest is in the document's own `weights` block
+    del settings["weights_digest"]  # a trained layer's digest is in the document's own `weights` block
     norms = position_norms(result)
     settings.update({
         "d_model": result.query_inputs.shape[1],

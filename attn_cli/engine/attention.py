@@ -45,7 +45,7 @@ class AttentionConfig:
     positions: str = "none"
     position_scale: str | float = "auto"  # "auto" (codes as long as the words, on average) or a multiplier >= 0
     output_projection: bool = False
-    weights: str | None = None  # trained mode: a digest naming the learned weights passed with the inputs
+    weights_digest: str | None = None  # trained mode: names the learned weights passed with the inputs
 
     def __post_init__(self) -> None:
         for setting, choices in (("mode", LAYER_MODES), ("similarity", SIMILARITIES), ("mask", MASKS),
@@ -82,7 +82,8 @@ class AttentionConfig:
                  fix={"mode": "projected"})
         _require(not self.output_projection or self.mode != "raw", "output_projection",
                  "applies only to projected mode", fix={"mode": "projected"})
-        _require(self.weights is None or (self.mode == "trained" and isinstance(self.weights, str)), "weights",
+        _require(self.weights_digest is None or (self.mode == "trained" and isinstance(self.weights_digest, str)),
+                 "weights_digest",
                  "names learned weights, which only trained mode uses", fix={"mode": "trained"})
 
     def check_width(self, d_model: int) -> int:
@@ -371,7 +372,8 @@ def reattend(result: AttentionResult, projections: Projections) -> AttentionResu
     layer's random starting point, say."""
     d_model = result.query_inputs.shape[1]
     checked = layer_projections(d_model, replace(result.config, mode="trained"), projections)
-    return replace(attend_inputs(result.query_inputs, result.context_inputs, result.config, checked, result.visible,
+    config = replace(result.config, weights_digest=None)  # not the weights the digest names
+    return replace(attend_inputs(result.query_inputs, result.context_inputs, config, checked, result.visible,
                                  self_attention=result.self_attention),
                    query_codes=result.query_codes, context_codes=result.context_codes)
 

@@ -16,7 +16,7 @@ d_head = d_k / H dims and a vocabulary of N words:
 
 The vocabulary product and its softmax cost N x d per prediction, twice, and dominate: they run in the
 vocabulary's dtype (float32 when training, float64 for the gradient checks); the attention runs in float64
-through the engine's own `scaled`, so the weights are those `multi_head_attention` shows for the same layer.
+through the engine's own `attend`, so the weights are those `multi_head_attention` shows for the same layer.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.attention import Projections, merge_heads, scaled, split_heads
+from attn_cli.engine.attention import Projections, attend, merge_heads, split_heads
 
 NO_TARGET = -1  # a position that predicts nothing (the last word under next-word, a word outside the vocabulary)
 SCORE_BLOCK_BYTES = 24 * 2**20  # scores of one block of predictions: glibc maps (and zeroes) blocks over 32 MB anew
@@ -92,9 +92,8 @@ def layer_forward(inputs: np.ndarray, layer: Layer, visible: np.ndarray) -> Laye
     w = layer.projections
     # [B, n, d] x [d, d_k] -> [B, n, d_k] -> [B, H, n, d_head]
     queries, keys, values = (split_heads(inputs @ m, layer.heads) for m in (w.w_q, w.w_k, w.w_v))
-    scores = queries @ np.swapaxes(keys, -1, -2)  # [B, H, n, d_head] x [B, H, d_head, n] -> [B, H, n, n]
-    _, weights = scaled(scores, layer.scale, 1.0, visible)  # [B, H, n, n]
-    concatenated = merge_heads(weights @ values)  # [B, H, n, n] x [B, H, n, d_head] -> [B, n, d_k]
+    head_outputs, weights, _, _ = attend(queries, keys, values, scale=layer.scale, mask=visible)  # the engine's own
+    concatenated = merge_heads(head_outputs)  # [B, H, n, d_head] -> [B, n, d_k]
     outputs = concatenated if w.w_o is None else concatenated @ w.w_o  # [B, n, d_k] x [d_k, d] -> [B, n, d]
     return LayerPass(inputs, queries, keys, values, weights, concatenated, outputs)
 

@@ -151,9 +151,10 @@ def weights_lines(weights: dict | None) -> list[Text]:
     if weights is None:
         return []
     corpus, training = weights["corpus"], weights["training"]
+    epochs = training["epochs"]
     return [Text(f"weights   {weights['file'] or 'in memory'}: {weights['layer']['objective']} on {corpus['name']} "
-                 f"({corpus['train_sentences']:,} sentences), {training['epochs']} epochs, held-out loss "
-                 f"{training['held_out_loss']:.3f}")]
+                 f"({corpus['train_sentences']:,} sentences), {epochs} epoch{'s' if epochs != 1 else ''}, "
+                 f"held-out loss {training['held_out_loss']:.3f}")]
 
 
 def positions_lines(settings: dict) -> list[Text]:

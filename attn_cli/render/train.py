@@ -16,9 +16,10 @@ def render_train(report: dict, console: Console) -> None:
     corpus, training = weights["corpus"], weights["training"]
     stopped = f" (interrupted; best epoch {training['best_epoch']})" if training["interrupted"] else (
         f", best epoch {training['best_epoch']}")
+    asked = training["epochs_asked"]
     console.print(Text(f"Trained on {corpus['name']}: {corpus['train_sentences']:,} sentences, "
-                       f"{corpus['held_out_sentences']:,} held out; {training['epochs']} of "
-                       f"{training['epochs_asked']} epochs{stopped}", style="bold"))
+                       f"{corpus['held_out_sentences']:,} held out; {training['epochs']} of {asked} "
+                       f"epoch{'s' if asked != 1 else ''}{stopped}", style="bold"))
     console.print(f"{weights['layer']['objective']} objective, {weights['layer']['heads']} head(s), "
                   f"d_k {weights['layer']['d_k']}, mask {weights['layer']['mask']}, positions "
                   f"{weights['layer']['positions']}, predicting among {training['softmax_vocab']:,} words")

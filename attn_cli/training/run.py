@@ -19,7 +19,7 @@ from attn_cli.training.weights import TrainedLayer
 from attn_cli.vectors.store import Vectors
 from attn_cli.version import __version__
 
-OBJECTIVES = {"others": "masked-word", "causal": "next-word"}  # the layer's mask -> what each position predicts
+OBJECTIVE_NAMES = {"others": "masked-word", "causal": "next-word"}  # the layer's mask -> what a position predicts
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def train(lines: Iterable[str], vectors: Vectors, settings: TrainingSettings, co
 def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: Evaluation) -> TrainedLayer:
     """The trainer's best weights as a TrainedLayer: settings as explain adopts them, and where they came from."""
     config, corpus, settings = trainer.feed.config, trainer.corpus, trainer.settings
-    layer = {"objective": OBJECTIVES[config.mask], "heads": config.heads, "d_k": config.width(vectors.dims),
+    layer = {"objective": OBJECTIVE_NAMES[config.mask], "heads": config.heads, "d_k": config.width(vectors.dims),
              "mask": config.mask, "positions": config.positions, "position_scale": config.position_scale,
              "seed": config.seed, "scale": config.scale, "similarity": config.similarity,
              "temperature": config.temperature}

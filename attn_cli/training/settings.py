@@ -12,7 +12,7 @@ from attn_cli.engine.adam import AdamSettings
 from attn_cli.engine.attention import POSITIONS, AttentionConfig, is_real, is_whole
 from attn_cli.errors import SettingsError
 
-OBJECTIVES = {"none": "others", "causal": "causal"}  # --mask -> the layer's mask: masked word, next word
+LAYER_MASKS = {"none": "others", "causal": "causal"}  # --mask -> the layer's mask: masked word, next word
 DEFAULT_SOFTMAX_VOCAB = 50_000
 MAX_SENTENCE_WORDS = 200  # longer sentences are skipped: a batch holds B x H x n x n weights
 
@@ -33,7 +33,7 @@ class TrainingSettings:
     max_words: int = MAX_SENTENCE_WORDS  # sentences with more known words are skipped (and counted)
 
     def __post_init__(self) -> None:
-        _check(self.mask in OBJECTIVES, "mask", f"must be 'none' (masked word) or 'causal' (next word) "
+        _check(self.mask in LAYER_MASKS, "mask", f"must be 'none' (masked word) or 'causal' (next word) "
                                                 f"(got {self.mask!r})")
         _check(self.positions in POSITIONS, "positions", f"must be one of {', '.join(map(repr, POSITIONS))} "
                                                          f"(got {self.positions!r})")
@@ -49,7 +49,7 @@ class TrainingSettings:
     @property
     def layer_mask(self) -> str:
         """The mask the layer runs with: "others" for the masked-word objective, "causal" for next word."""
-        return OBJECTIVES[self.mask]
+        return LAYER_MASKS[self.mask]
 
     @property
     def attention(self) -> AttentionConfig:

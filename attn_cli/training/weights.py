@@ -77,7 +77,7 @@ class TrainedLayer:
 
     def config(self) -> AttentionConfig:
         """The engine's configuration of this layer: "trained" mode, named by the weights' digest."""
-        return AttentionConfig(**self.settings(), weights=self.digest)
+        return AttentionConfig(**self.settings(), weights_digest=self.digest)
 
     def initial(self) -> Projections:
         """The seeded random weights training started from: what `--mode projected` shows for this layer."""
@@ -111,13 +111,18 @@ class TrainedLayer:
 
 def save_layer(path: str | os.PathLike[str], layer: TrainedLayer) -> None:
     """Write the layer to `path` atomically: a reader sees the old file or the whole new one."""
+    write_bytes(Path(path), layer_bytes(layer))
+
+
+def layer_bytes(layer: TrainedLayer) -> bytes:
+    """The weights file's bytes: the four matrices and the metadata, as numpy's .npz without pickle."""
     metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "layer": layer.layer, **layer.provenance}
     buffer = io.BytesIO()
     arrays: dict[str, Any] = {name: np.asarray(getattr(layer.projections, name), dtype=np.float64)
                               for name in MATRICES}
     arrays["metadata"] = np.array(json.dumps(metadata, allow_nan=False))
     np.savez(buffer, **arrays)
-    write_bytes(Path(path), buffer.getvalue())
+    return buffer.getvalue()
 
 
 def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:

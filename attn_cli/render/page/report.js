@@ -307,7 +307,7 @@
   /** A trained layer's file and what it learnt from (terminal.py's weights_lines). */
   function weightsText(weights) {
     return `weights ${weights.file === null ? "in memory" : weights.file}: ${weights.layer.objective} on ${weights.corpus.name} `
-      + `(${weights.corpus.train_sentences.toLocaleString("en")} sentences), ${weights.training.epochs} epochs, `
+      + `(${weights.corpus.train_sentences.toLocaleString("en")} sentences), ${weights.training.epochs} epoch${weights.training.epochs === 1 ? "" : "s"}, `
       + `held-out loss ${weights.training.held_out_loss.toFixed(3)}`;
   }
 
