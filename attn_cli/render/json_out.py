@@ -159,11 +159,23 @@ def _row_bytes(row: np.ndarray) -> bytes:
     values = np.ascontiguousarray(row, dtype=np.float64)  # [n]
     if np.isnan(values).any():
         raise ValueError("refusing to write NaN to JSON")  # orjson would write null
-    encoded = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)
+    encoded = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)  # b"[x,y,...]"
     tiny = np.flatnonzero((np.abs(values) < REPR_SPELT_ABOVE) & (values != 0))  # [t]
-    if not len(tiny):
-        return encoded.replace(b",", b", ")
-    items = encoded[1:-1].split(b",")  # [n]
-    for position, value in zip(tiny.tolist(), values[tiny].tolist()):
-        items[position] = repr(value).encode("ascii")
-    return b"[" + b", ".join(items) + b"]"
+    if len(tiny):
+        encoded = _respelt(encoded, tiny, values[tiny].tolist())
+    return encoded.replace(b",", b", ")
+
+
+def _respelt(encoded: bytes, items: np.ndarray, values: list[float]) -> bytes:
+    """The row's JSON with the numbers at positions `items` [t] (ascending) spelt by repr, the rest as they are.
+
+    The items are found by their commas, not by splitting the row into n pieces (a
+    5,000-number row of scores holds a few such numbers, 8,000 of 15,000 rows hold one).
+    """
+    commas = np.flatnonzero(np.frombuffer(encoded, dtype=np.uint8) == ord(","))  # [n - 1]
+    bounds = np.concatenate(([0], commas, [len(encoded) - 1]))  # [n + 1]: item i lies between bounds i and i + 1
+    pieces, done = [], 0
+    for item, value in zip(items.tolist(), values):
+        pieces += [encoded[done:int(bounds[item]) + 1], repr(value).encode("ascii")]
+        done = int(bounds[item + 1])
+    return b"".join(pieces + [encoded[done:]])
