@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -112,7 +113,7 @@ class NeighborSearch:
                                                                   where=usable)  # [N]
         else:
             self.rows, self.inverse_norms = mapped_unit_rows(embeddings, result), None
-        self.letters = np.flatnonzero([is_letter(word) for word in self.words])  # columns of one-letter words
+        self.letters = letter_columns(self.words)  # columns of one-letter words
         self.answers: dict[tuple[bytes, str | None, int], list[Neighbor]] = {}  # see nearest()
 
     @classmethod
@@ -192,6 +193,14 @@ class NeighborSearch:
 def is_letter(word: str | None) -> bool:
     """A one-letter word (a, i, s, t...): listed as a neighbour only of a one-letter token."""
     return word is not None and len(word) == 1 and word.isalpha()
+
+
+def letter_columns(words: Sequence[str]) -> np.ndarray:
+    """The positions of the one-letter words (`is_letter`), found by length at C speed: a call per word over the
+    50,000 searched took 15 ms of a warm run."""
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))  # [N]
+    return np.array([column for column in np.flatnonzero(lengths == 1).tolist() if is_letter(words[column])],
+                    dtype=np.int64)
 
 
 def top_k_rows(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
