@@ -19,7 +19,6 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
-from attn_cli.documents.compare import compared_words
 from attn_cli.documents.explain import analyse_shifts, attend_each, layer_projections, traced_indices
 from attn_cli.engine.attention import is_whole, multi_head_attention
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
@@ -171,6 +170,8 @@ def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Sett
 def compare_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *,
                       words: tuple[str, ...] = ()) -> CompareResult:
     """`compare` for tokenized sentences; `words` names the words to compare (default: every shared word)."""
+    from attn_cli.documents.compare import compared_words  # only compare pays for its import
+
     sentences = explain_tokenized(items, vectors, settings)
     comparisons = compared_words([sentence for sentence, _ in items], [tokens for _, tokens in items], vectors,
                                  [result.attention for result in sentences], [result.shifts for result in sentences],

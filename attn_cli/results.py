@@ -10,7 +10,6 @@ command line's tables.
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import os
@@ -18,20 +17,21 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Collection
+from typing import TYPE_CHECKING, Any, Callable, Collection
 
 import numpy as np
 
-from attn_cli.documents.compare import compare_document, cross_document
 from attn_cli.documents.explain import explain_document, trace_document
 from attn_cli.engine.analysis import Advice, Contribution, RowDiagnostic, Shift, advise, pulled_by, row_diagnostics
 from attn_cli.engine.attention import AttentionResult, Projections
-from attn_cli.engine.comparison import WordComparison
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence
 from attn_cli.render.flags import SPELLING
 from attn_cli.render.consoles import draw_literally, report_console, trimmed
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
+
+if TYPE_CHECKING:  # compare and cross import their modules when they build a document: explain never loads them
+    from attn_cli.engine.comparison import WordComparison
 
 
 class AttentionArray:
@@ -85,6 +85,8 @@ class Report:
 
     def _repr_html_(self) -> str:
         """Jupyter shows the report inline: the page in a sandboxed iframe, nothing fetched from anywhere."""
+        import html
+
         page = html.escape(self.to_html(), quote=True)
         return (f'<iframe srcdoc="{page}" sandbox="allow-scripts" title="attn-cli report" '
                 'style="width: 100%; height: 640px; border: 1px solid #ddd; resize: vertical;"></iframe>')
@@ -202,6 +204,8 @@ class CompareResult(Report):
     _draw = ("compare", "render_compare")
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
+        from attn_cli.documents.compare import compare_document
+
         return compare_document([sentence.document() for sentence in self.sentences], self.words)
 
     def python_call(self) -> str:
@@ -229,6 +233,8 @@ class CrossResult(Report):
     outputs = AttentionArray("[n_target, d_out] the target's contextual vectors")
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
+        from attn_cli.documents.compare import cross_document
+
         return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors,
                               self.attention, self.shifts, self.settings.report)
 

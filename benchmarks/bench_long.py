@@ -1,0 +1,83 @@
+"""Long sentences: whole `attn-cli explain SENTENCE --json` processes of 300, 1,000 and 5,000 tokens, time and peak RSS.
+
+Sentences of random common words of the embedded default set (seeded, so every run
+and every tree reads the same ones), default settings, `--max-tokens` raised to the
+length; the JSON goes to /dev/null, so the disk's speed is not measured. With
+`--baseline-tree` the same commands run interleaved with another checkout of attn-cli
+(PYTHONPATH pointing at it), and the table gives each size's ratio to it; without, the
+ratio is to the 300-token run scaled by (n / 300)^2, what n x n work alone would cost.
+Peak RSS comes from wait4.
+
+    python benchmarks/bench_long.py [--runs 3] [--baseline-tree /path/to/other/checkout] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+THIS_TREE = Path(__file__).resolve().parent.parent
+SIZES = (300, 1000, 5000)
+SMOKE_SIZES = (50, 200)
+
+
+def sentence(tokens: int) -> str:
+    """`tokens` words drawn from the 3,000 most frequent of the default set (letters only, two or more)."""
+    words = (THIS_TREE / "data" / "default.vocab.txt").read_text(encoding="utf-8").splitlines()[:3000]
+    common = [word for word in words if word.isalpha() and len(word) > 1]
+    draw = random.Random(15)
+    return " ".join(draw.choice(common) for _ in range(tokens))
+
+
+def run(tree: Path, text: str, tokens: int) -> tuple[float, float]:
+    """(seconds, peak RSS in MB) of one explain --json process of the attn-cli checkout at `tree`."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    command = [PYTHON, "-m", "attn_cli", "explain", text, "--json", "--max-tokens", str(max(tokens, 1000))]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"{tree}: explain of {tokens} tokens failed ({status}): {process.stderr.read().decode()}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3, help="runs of each size (5,000 tokens: at most 2)")
+    parser.add_argument("--baseline-tree", type=Path, help="another attn-cli checkout to run side by side")
+    parser.add_argument("--smoke", action="store_true", help=f"{SMOKE_SIZES} tokens once each: seconds, for CI")
+    args = parser.parse_args()
+    sizes, runs = (SMOKE_SIZES, 1) if args.smoke else (SIZES, args.runs)
+    trees = {"this code": THIS_TREE, **({"baseline": args.baseline_tree.resolve()} if args.baseline_tree else {})}
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {runs} run(s) each, interleaved\n")
+    samples: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for tokens in sizes:
+        text = sentence(tokens)
+        for _ in range(min(runs, 2) if tokens >= 5000 else runs):
+            for name, tree in trees.items():
+                samples.setdefault((tokens, name), []).append(run(tree, text, tokens))
+    medians = {key: statistics.median(t for t, _ in values) for key, values in samples.items()}
+    print("| tokens | code      | median s | min s   | max s   | peak RSS MB | ratio |")
+    print("|--------|-----------|----------|---------|---------|-------------|-------|")
+    for (tokens, name), values in samples.items():
+        times = [t for t, _ in values]
+        if args.baseline_tree:
+            ratio = f"{medians[tokens, name] / medians[tokens, 'baseline']:.2f}"  # x baseline
+        else:
+            ratio = f"{medians[tokens, name] / (medians[sizes[0], name] * (tokens / sizes[0]) ** 2):.2f}"
+        print(f"| {tokens:6,} | {name:<9} | {medians[tokens, name]:8.2f} | {min(times):7.2f} | {max(times):7.2f} | "
+              f"{max(r for _, r in values):11.0f} | {ratio:>5} |")
+    print("\nratio: x the baseline tree's median" if args.baseline_tree else
+          f"\nratio: x the {sizes[0]}-token median scaled by (n / {sizes[0]})^2")
+
+
+if __name__ == "__main__":
+    main()
