@@ -142,7 +142,7 @@ def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: Tr
     from attn_cli.training.run import train as train_run
     from attn_cli.training.settings import TrainingSettings
 
-    if isinstance(sentences, str):
+    if isinstance(sentences, (str, bytes)):
         raise TypeError("sentences must be an iterable of str (one sentence each), not one str")
     chosen = replace(settings or TrainingSettings(), **changes)
     return train_run(sentences, as_vectors(vectors), chosen, corpus_name, progress)

@@ -89,6 +89,9 @@ class Settings:
             return
         from attn_cli.training.weights import TrainedLayer, load_layer
 
+        if not isinstance(self.weights, (TrainedLayer, str, os.PathLike)):
+            raise SettingsError("weights", f"must be a weights file (a path) or a TrainedLayer (got "
+                                           f"{type(self.weights).__name__})")
         layer = self.weights if isinstance(self.weights, TrainedLayer) else load_layer(self.weights)
         object.__setattr__(self, "weights", layer)
         for name, value in layer.settings().items():

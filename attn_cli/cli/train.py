@@ -26,11 +26,12 @@ from attn_cli.literal import literal
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:
+    from attn_cli.training.corpus import Corpus
     from attn_cli.training.weights import TrainedLayer
 
 TRAIN_PANEL = "Training"
 INTERRUPTED = 130
-EXAMPLE = 'attn-cli explain "money bank grows" --weights'
+EXAMPLE = 'attn-cli explain "money bank grows"'
 
 
 def _option(*flags: str, **kwargs) -> typer.models.OptionInfo:
@@ -78,6 +79,9 @@ def train(
     from attn_cli.training.run import finish, prepare
 
     target = output_file(out, corpus, demo, source.vectors)
+    if demo and mask != "none":
+        raise UsageError("--demo hides a word and asks the layer to find its cue (the masked-word objective); "
+                         "leave out --mask causal")
     base = DEMO_SETTINGS if demo else TrainingSettings()
     settings = TrainingSettings(
         mask=mask, heads=heads, d_k=d_k, positions=positions, seed=seed,
@@ -89,23 +93,38 @@ def train(
     generated = demo_corpus(found, seed=seed) if demo else None
     lines = generated.lines if generated is not None else corpus_lines(corpus)
     name = "the demo corpus (generated)" if demo else ("stdin" if corpus == STDIN else str(corpus))
-    _, trainer = prepare(lines, found, settings)
+    corpus_read, trainer = prepare(lines, found, settings)
+    tell_skipped(corpus_read)
     started = time.perf_counter()
     try:
         with progress_bar(enabled=not json) as show:
             trainer.run(show)
-    except KeyboardInterrupt:
+        run = finish(trainer, found, name)
+    except KeyboardInterrupt:  # while training or scoring the held-out split at the end
         return interrupted(trainer, found, name, target, keep_on_interrupt)
-    run = finish(trainer, found, name)
     save(run.layer, target)
-    report = {**document_header("train"), "out": str(target), "weights": run.layer.describe(),
+    if trainer.best.epoch == 0:
+        warn("training never beat the random start on the held-out sentences, so the file holds the random "
+             "weights; lower --learning-rate, or add sentences")
+    report = {**document_header("train"), "out": str(target),
+              "weights": {**run.layer.describe(), "file": str(target)},
               "demo": None if generated is None else demo_block(trainer, generated)}
     outputs = ReportOutputs(renderer("train", "render_train"), style="json" if json else "tables", files={},
                             command_line="")
     outputs.show(report)
+    again = shlex.join([*(["--vectors", source.vectors] if source.vectors else []),
+                        *(["--limit", str(source.limit)] if source.limit else []), "--weights", str(target)])
     sys.stderr.write(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; see it "
-                     f"with: {EXAMPLE} {literal(shlex.quote(str(target)))}\n")
+                     f"with: {EXAMPLE} {literal(again)}\n")
     return 0
+
+
+def tell_skipped(corpus: Corpus) -> None:
+    """One warning naming the sentences training leaves out, and why."""
+    reasons = [f"{count:,} with {why}" for count, why in ((corpus.short, "fewer than 2 different known words"),
+                                                         (corpus.long, "more than 200 known words")) if count]
+    if reasons:
+        warn(f"skipped {corpus.short + corpus.long:,} of {corpus.lines:,} sentences: {', '.join(reasons)}")
 
 
 def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str | None) -> Path:
@@ -118,8 +137,11 @@ def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str |
         raise UsageError("give --out FILE, where the trained layer goes; e.g. attn-cli train --demo --out demo.npz")
     if out.is_dir() or not out.parent.is_dir():
         raise UsageError(f"--out {out}: give a file name in an existing folder, e.g. --out layer.npz")
-    for flag, path in (("CORPUS", corpus), ("--vectors", vectors)):
-        if path and path != STDIN and same_regular_file(out, Path(path)):
+    if out.exists() and not out.is_file():
+        raise UsageError(f"--out {out} is not a regular file (a device or a pipe); give a file name, e.g. "
+                         "--out layer.npz")
+    for flag, path in (("CORPUS", "/dev/stdin" if corpus == STDIN else corpus), ("--vectors", vectors)):
+        if path and same_regular_file(out, Path(path)):
             raise UsageError(f"--out {out} is the {flag} input; writing it would replace it, so give --out "
                              "another file name")
     return out

@@ -419,7 +419,8 @@ def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnosti
         code="flat", head=head,
         message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
                  "the scaled scores are too close together to prefer any word" + UNTRAINED_NOTE * projected),
-        remedies=head_remedies(result, head, "flat"), larger_scale=result.scale_factor >= 1,
+        remedies=head_remedies(result, head, "flat"),
+        larger_scale=result.scale_factor >= 1 and result.config.mode != "trained",
         rows=list(range(len(rows))), eligible_rows=len(rows),
     )
 
@@ -440,7 +441,10 @@ def remedy_settings(code: str, config: AttentionConfig, scale_factor: float) -> 
 
 
 def head_remedies(result: AttentionResult, head: int, code: str) -> list[Remedy]:
-    """Each remedy for `code` with the largest weights it would give this head."""
+    """Each remedy for `code` with the largest weights it would give this head; none for a trained layer, whose
+    settings are fixed by its weights file."""
+    if result.config.mode == "trained":
+        return []
     return [Remedy(settings, _largest_weights(result, head, settings))
             for settings in remedy_settings(code, result.config, result.scale_factor)]
 

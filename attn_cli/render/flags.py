@@ -38,7 +38,12 @@ def remedies_text(warning: dict) -> str:
     options = [f"{settings_text(remedy['settings'])} (largest weights {low:.2f}-{high:.2f})"
                for remedy in warning["remedies"] for low, high in [remedy["largest_weights"]]]
     options += [f"a larger {setting_name('scale')}"] if warning["larger_scale"] else []
+    if not options:  # a trained layer: its weights file fixes every setting
+        return FIXED_BY_TRAINING
     return "try " + " or ".join(filter(None, [", ".join(options[:-1]), options[-1]]))
+
+
+FIXED_BY_TRAINING = "the weights file fixes the settings: train longer, or on more text, to change what it learnt"
 
 
 def see_with_text(note: dict) -> str:

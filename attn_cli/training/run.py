@@ -17,6 +17,7 @@ from attn_cli.training.settings import TrainingSettings
 from attn_cli.training.trainer import Progress, Trainer
 from attn_cli.training.weights import TrainedLayer
 from attn_cli.vectors.store import Vectors
+from attn_cli.vectors import DEFAULT_NAME
 from attn_cli.version import __version__
 
 OBJECTIVE_NAMES = {"others": "masked-word", "causal": "next-word"}  # the layer's mask -> what a position predicts
@@ -65,7 +66,8 @@ def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: E
                 "held_out_loss": report.held_out.loss} for report in trainer.history]
     provenance = {
         "vectors": {"name": vectors.name, "fingerprint": vectors.fingerprint, "count": vectors.count,
-                    "dims": vectors.dims},
+                    "dims": vectors.dims, "default": vectors.name.startswith(f"{DEFAULT_NAME} ("),
+                    "limit": vectors.details.get("limit")},
         "corpus": {"name": corpus_name, "fingerprint": corpus.fingerprint, "sentences": corpus.lines,
                    "train_sentences": len(corpus.training), "held_out_sentences": len(corpus.evaluation),
                    "skipped_short": corpus.short, "skipped_long": corpus.long, "unknown_words": corpus.unknown,

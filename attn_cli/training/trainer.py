@@ -85,6 +85,9 @@ class Trainer:
                 for batch in self.feed.batches(self.corpus.training, self.settings.batch_size, self._rng):
                     result = batch_loss(batch.inputs, batch.targets, projected_layer(self.feed.config, self.latest),
                                         batch.visible, self.feed.vocabulary)
+                    if not np.isfinite(result.loss):
+                        raise InputError("training diverged: the loss is no longer a finite number; lower ",
+                                         Option("learning_rate"), f" (now {self.settings.learning_rate:g})")
                     if result.predictions:
                         updated, adam = adam_step(parameters(self.latest), parameters(result.gradients), adam,
                                                   self.settings.adam)

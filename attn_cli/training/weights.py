@@ -38,10 +38,12 @@ METADATA_FIELDS = {  # what the loader and the renderers read, with its kind (se
     "vectors.dims": "count", "corpus": "dict", "corpus.name": "text", "corpus.train_sentences": "size",
     "training": "dict", "training.epochs": "size", "training.held_out_loss": "number",
 }
+TRAINED_SETTINGS = {"scale": "sqrt", "similarity": "dot", "temperature": 1.0}  # what every trained layer has
+TRAINED = {"masked-word": {**TRAINED_SETTINGS, "mask": "others"}, "next-word": {**TRAINED_SETTINGS, "mask": "causal"}}
 LAYER_KEYS = ("objective", "heads", "d_k", "mask", "positions", "position_scale", "seed", "scale",
               "similarity", "temperature")
 MAX_METADATA_BYTES = 1 << 20  # the metadata is a few KB; a larger member is not ours
-MAX_D_MODEL = 65_536  # wider than any word vectors: bounds what a file may make us decompress
+MAX_D_MODEL = 8_192  # wider than any word vectors: with MAX_D_K, a file decompresses to at most 1 GiB
 ARRAY_HEADER_BYTES = 4096  # room for an .npy member's header beyond its float64 data
 
 
@@ -88,13 +90,22 @@ class TrainedLayer:
     def check_vectors(self, vectors: Vectors) -> None:
         """Refuse vectors other than the set the layer was trained on: its words and values are what it learned."""
         trained_on = self.provenance["vectors"]
-        if vectors.fingerprint == trained_on["fingerprint"]:
+        if vectors.fingerprint == trained_on["fingerprint"] and vectors.dims == trained_on["dims"]:
             return
         raise WeightsError(f"{self.name} was trained on the vector set {trained_on['name']!r} "
                            f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on {vectors.name!r} "
-                           f"({vectors.count:,} x {vectors.dims}); pass ",
-                           Option("vectors", trained_on["name"]), " (with the same limit), or train a layer "
-                           "for these vectors")
+                           f"({vectors.count:,} x {vectors.dims}); ", *self.source_options(),
+                           "or train a layer for these vectors")
+
+    def source_options(self) -> list[str | Option]:
+        """How to name the vector set it was trained on: "pass --vectors X --limit N, " (as Options)."""
+        trained_on = self.provenance["vectors"]
+        options = [] if trained_on.get("default") else [Option("vectors", trained_on["name"])]
+        if isinstance(trained_on.get("limit"), int):
+            options.append(Option("limit", trained_on["limit"]))
+        if not options:
+            return ["use the embedded set (leave out ", Option("vectors"), "), "]
+        return ["pass ", *[part for option in options for part in (option, " ")], "(the set it was trained on), "]
 
     @property
     def name(self) -> str:
@@ -131,6 +142,8 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
     if not os.path.exists(source):
         raise WeightsError(f"weights file {source} does not exist; train one with attn-cli train CORPUS "
                            f"--out {source} (or attn-cli train --demo --out {source})")
+    if not os.path.isfile(source):  # a device or FIFO could be read for ever
+        raise WeightsError(f"weights file {source} is not a regular file; pass the .npz file attn-cli train wrote")
     try:
         with zipfile.ZipFile(source) as archive:
             sizes = {info.filename: info.file_size for info in archive.infolist()}
@@ -164,7 +177,10 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
     metadata = json.loads(str(text), parse_constant=_refuse_constant)
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise _not_ours(source, "another format")
-    if not isinstance(metadata.get("format_version"), int) or metadata["format_version"] > FORMAT_VERSION:
+    version = metadata.get("format_version")
+    if not (isinstance(version, int) and not isinstance(version, bool) and version >= 1):
+        raise _not_ours(source, "no format version")
+    if version > FORMAT_VERSION:
         raise WeightsError(f"weights file {source} was written by a newer attn-cli (format "
                            f"{metadata.get('format_version')!r}); upgrade attn-cli to read it")
     if not all(_fits(metadata, path, kind) for path, kind in METADATA_FIELDS.items()):
@@ -173,6 +189,9 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
     if not (all(key in layer for key in LAYER_KEYS) and layer["d_k"] <= MAX_D_K
             and metadata["vectors"]["dims"] <= MAX_D_MODEL):
         raise _not_ours(source, "its layer settings are incomplete")
+    expected = TRAINED.get(layer["objective"])
+    if expected is None or any(layer[key] != value for key, value in expected.items()):
+        raise _not_ours(source, "its layer settings are not what attn-cli train writes")
     return metadata
 
 

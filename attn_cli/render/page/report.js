@@ -84,6 +84,7 @@
   function remediesText(warning) {
     const options = warning.remedies.map((r) => `${flagText(r.settings)} (largest weights ${r.largest_weights.map((w) => w.toFixed(2)).join("-")})`);
     if (warning.larger_scale) options.push(`a larger ${settingName("scale")}`);
+    if (!options.length) return "the weights file fixes the settings: train longer, or on more text, to change what it learnt";
     return "try " + [options.slice(0, -1).join(", "), options[options.length - 1]].filter(Boolean).join(" or ");
   }
 
