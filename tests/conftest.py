@@ -139,7 +139,7 @@ def stand_in_layer(vectors, *, heads: int = 1, d_k: int | None = None, mask: str
              "similarity": "dot", "temperature": 1.0}
     provenance = {
         "vectors": {"name": vectors.name, "fingerprint": vectors.fingerprint, "count": vectors.count,
-                    "dims": vectors.dims},
+                    "dims": vectors.dims, "default": True, "limit": None},
         "corpus": {"name": "corpus.txt", "fingerprint": "0" * 32, "sentences": 20, "train_sentences": 18,
                    "held_out_sentences": 2},
         "training": {"epochs": 1, "held_out_loss": 9.5},

@@ -44,7 +44,7 @@ def test_the_demo_learns_to_look_at_the_cue(demo_run, schema_validator):
     assert table["trained"]["loss"] < min(table["raw"]["loss"], table["random"]["loss"])
     assert table["trained"]["accuracy_at_1"] > max(table["raw"]["accuracy_at_1"], table["random"]["accuracy_at_1"])
     assert stderr == f"attn-cli: wrote {path} in {stderr.split(' in ')[1].split(' s;')[0]} s; see it with: " \
-                     f'attn-cli explain "money bank grows" --weights {path}\n'  # no bar in a pipe
+                     f'attn-cli explain "money bank grows" --weights {path}\n'  # no bar in a pipe, nothing skipped
 
 
 def test_the_demo_layer_is_what_explain_shows(run, demo_run):
@@ -137,8 +137,10 @@ def test_ctrl_c_before_the_first_epoch_ends_keeps_nothing(run, tmp_path, corpus_
                                                              "not both"),
     (["train", "--demo"], 2, "give --out FILE, where the trained layer goes"),
     (["train", "--demo", "--out", "/no/such/folder/x.npz"], 2, "give a file name in an existing folder"),
-    (["train", "--demo", "--out", "x.npz", "--mask", "others"], 2, "--mask must be 'none' (masked word) or "
-                                                                     "'causal' (next word)"),
+    (["train", "-", "--out", "x.npz", "--mask", "others"], 2, "--mask must be 'none' (masked word) or "
+                                                                "'causal' (next word)"),
+    (["train", "--demo", "--out", "x.npz", "--mask", "causal"], 2, "--demo hides a word and asks the layer to find "
+                                                                     "its cue"),
     (["train", "--demo", "--out", "x.npz", "--epochs", "0"], 2, "--epochs must be a whole number >= 1"),
     (["train", "--demo", "--out", "x.npz", "--heads", "3"], 2, "--heads 3 does not divide the width 128"),
     (["train", "--demo", "--out", "x.npz", "--learning-rate", "nan"], 2, "--learning-rate must be a finite "
@@ -166,6 +168,26 @@ def test_out_may_not_replace_the_corpus(run, tmp_path, corpus_text):
     result = run("train", str(corpus), "--out", str(corpus))
     assert result.exit_code == 2 and "is the CORPUS input" in result.stderr
     assert corpus.read_text() == corpus_text
+
+
+def test_out_may_not_replace_the_corpus_read_from_stdin(tmp_path, corpus_text):
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(corpus_text)
+    with corpus.open("rb") as stdin:
+        result = subprocess.run([sys.executable, "-m", "attn_cli", "train", "-", "--out", str(corpus)], stdin=stdin,
+                                capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "is the CORPUS input" in result.stderr
+    assert corpus.read_text() == corpus_text
+
+
+def test_a_diverging_run_names_the_learning_rate(run, tmp_path, corpus_text):
+    result = run("train", "-", "--out", str(tmp_path / "x.npz"), "--learning-rate", "1e30", "--softmax-vocab",
+                 "3000", input=corpus_text)
+    assert result.exit_code == 3 and not (tmp_path / "x.npz").exists()
+    assert "training diverged: the loss is no longer a finite number; lower --learning-rate" in result.stderr
 
 
 def test_a_corpus_too_small_to_hold_out_names_the_fix(run, tmp_path):

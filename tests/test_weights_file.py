@@ -114,8 +114,7 @@ def test_another_vector_set_is_refused_with_the_fix(run, layer_file, tmp_path):
     result = run("explain", SENTENCE, "--weights", str(layer_file), "--limit", "5000")
     assert result.exit_code == 5 and result.stdout == ""
     assert "was trained on the vector set 'default (minilm-l6-128d)' (21,745 words x 128 dims), not on" in result.stderr
-    assert "pass --vectors 'default (minilm-l6-128d)'" not in result.stderr  # spelt as an option value, unquoted
-    assert "--vectors default (minilm-l6-128d)" in result.stderr
+    assert "use the embedded set (leave out --vectors), or train a layer for these vectors" in result.stderr
     with pytest.raises(WeightsError, match="was trained on the vector set"):
         attn_cli.explain(SENTENCE, weights=layer_file, vectors=attn_cli.load_vectors(limit=5000))
 
@@ -194,7 +193,7 @@ HOSTILE = {
     "other format": "another format",
     "wrong shape": "larger than its 128 x 32 shape",
     "infinite loss": "Infinity in the metadata",
-    "bad mask": "its layer settings are invalid: mask must be one of",
+    "bad mask": "its layer settings are not what attn-cli train writes",
     "deep": "damaged or was not written by attn-cli train",
 }
 
@@ -225,6 +224,14 @@ def test_a_pickle_in_the_file_is_never_run(tmp_path, layer_file):
     with pytest.raises(WeightsError, match="damaged or was not written"):
         load_layer(layer_file)
     assert not marker.exists()
+
+
+def test_a_weights_path_that_is_not_a_file_is_refused_at_once(run, tmp_path):
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)  # no writer: reading it would wait for ever
+    for path in (fifo, tmp_path):
+        result = run("explain", SENTENCE, "--weights", str(path))
+        assert result.exit_code == 5 and "is not a regular file" in result.stderr
 
 
 def test_a_missing_file_names_the_command_that_makes_one(run, tmp_path):
