@@ -2,15 +2,20 @@
 
 Absolute times drift on shared machines, so every command runs interleaved with
 the baselines (`python -c pass`, `python -c "import numpy"`) in the same loop,
-and the table reports medians and ratios. Run: python benchmarks/bench_startup.py [--runs N]
+and the table reports medians and ratios. Compiled bytecode is kept (in a temporary
+PYTHONPYCACHEPREFIX, even where PYTHONDONTWRITEBYTECODE is set), as an installed
+package has it: compiling attn-cli's modules from source costs ~0.1 s a run, no user's.
+Run: python benchmarks/bench_startup.py [--runs N] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 PYTHON = sys.executable
@@ -27,22 +32,27 @@ COMMANDS = {
 BASELINE = 'python -c "import numpy" (baseline)'
 
 
-def time_once(command: list[str]) -> float:
+def time_once(command: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
+    parser.add_argument("--smoke", action="store_true", help="2 runs: seconds, for CI")
+    args = parser.parse_args()
+    runs = 2 if args.smoke else args.runs
     samples: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    for command in COMMANDS.values():  # warm the file cache once
-        time_once(command)
-    for _ in range(runs):  # interleaved, so drift hits every command alike
-        for name, command in COMMANDS.items():
-            samples[name].append(time_once(command))
+    with tempfile.TemporaryDirectory(prefix="attn-bench-pyc-") as pycache:
+        env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = pycache
+        for command in COMMANDS.values():  # warm the file cache and compile the bytecode once
+            time_once(command, env)
+        for _ in range(runs):  # interleaved, so drift hits every command alike
+            for name, command in COMMANDS.items():
+                samples[name].append(time_once(command, env))
     baseline = statistics.median(samples[BASELINE])
     print(f"{runs} runs each, interleaved; times in seconds\n")
     print(f"| {'command':<40} | median | min    | max    | x baseline |")

@@ -175,8 +175,11 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     logits = np.asarray(logits, dtype=np.float64)
     peak = np.max(logits, axis=-1, keepdims=True)  # [..., 1]
     infinite_row = np.isposinf(peak)
-    finite_peak = np.where(infinite_row, 0.0, peak)
-    shifted = np.where(infinite_row, np.where(np.isposinf(logits), 0.0, -np.inf), logits - finite_peak)
+    if infinite_row.any():
+        finite_peak = np.where(infinite_row, 0.0, peak)
+        shifted = np.where(infinite_row, np.where(np.isposinf(logits), 0.0, -np.inf), logits - finite_peak)
+    else:  # the same numbers, without the two passes that only a row holding +inf needs
+        shifted = logits - peak
     exps = np.exp(shifted)  # [..., n], every entry in [0, 1], the row's top entries exactly 1
     return exps / np.sum(exps, axis=-1, keepdims=True)
 
@@ -337,8 +340,8 @@ def scaled(scores: np.ndarray, scale: float, temperature: float,
 def _scaled_rows(scores: np.ndarray, scale: float, temperature: float,
                  mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """`scaled` of a block of rows: [.., b, n_k] -> logits, weights; mask [.., b, n_k] (broadcast) or None."""
-    visible = np.ones(scores.shape, dtype=bool) if mask is None else np.broadcast_to(mask, scores.shape)
-    top = np.max(np.where(visible, scores, -np.inf), axis=-1, keepdims=True)  # [.., n_q, 1]
+    visible = None if mask is None else np.broadcast_to(mask, scores.shape)
+    top = np.max(_hidden(scores, visible), axis=-1, keepdims=True)  # [.., n_q, 1]
     with np.errstate(over="ignore", invalid="ignore"):
         factor = np.float64(scale) / np.float64(temperature)
         if np.isfinite(factor):
@@ -346,8 +349,12 @@ def _scaled_rows(scores: np.ndarray, scale: float, temperature: float,
         else:
             logits = np.where(scores == top, np.inf, -np.inf)
             shifted = np.where(scores == top, 0.0, -np.inf)
-    return (np.where(visible, np.clip(logits, -LARGEST, LARGEST), -np.inf),
-            softmax(np.where(visible, shifted, -np.inf)))
+    return _hidden(np.clip(logits, -LARGEST, LARGEST), visible), softmax(_hidden(shifted, visible))
+
+
+def _hidden(values: np.ndarray, visible: np.ndarray | None) -> np.ndarray:
+    """The values with -inf where a key is not visible; without a mask, the values themselves (no copy)."""
+    return values if visible is None else np.where(visible, values, -np.inf)
 
 
 LARGEST = np.finfo(np.float64).max
