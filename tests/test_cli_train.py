@@ -162,6 +162,15 @@ def test_a_held_out_split_with_nothing_to_predict_names_the_fix(run, tmp_path, c
     assert "the held-out sentences hold no word among the --softmax-vocab (1) most frequent words" in result.stderr
 
 
+def test_the_help_states_the_library_defaults(run):
+    from attn_cli.training.settings import DEFAULT_SOFTMAX_VOCAB, TrainingSettings
+
+    text = " ".join(run("train", "--help").stdout.translate(str.maketrans("│╭╮╰╯─", "      ")).split())
+    defaults = TrainingSettings()
+    assert f"(default {DEFAULT_SOFTMAX_VOCAB:,})" in text and f"(default {defaults.epochs})" in text
+    assert f"(default {defaults.batch_size};" in text and f"(default {defaults.learning_rate:g};" in text
+
+
 def test_out_may_not_replace_the_corpus(run, tmp_path, corpus_text):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(corpus_text)

@@ -21,7 +21,6 @@ from attn_cli.cli.options import OUTPUT_PANEL, VectorOptions, same_regular_file,
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_file
 from attn_cli.documents.explain import document_header
 from attn_cli.errors import InputError, UsageError
-from attn_cli.training.settings import DEFAULT_SOFTMAX_VOCAB, TrainingSettings
 from attn_cli.literal import literal
 from attn_cli.vectors.store import Vectors
 
@@ -66,7 +65,7 @@ def train(
                                                                  "0.01).")] = None,
     softmax_vocab: Annotated[Optional[int], _option(
         "--softmax-vocab", metavar="N", show_default=False,
-        help=f"Predict among the N most frequent words (default {DEFAULT_SOFTMAX_VOCAB:,}).")] = None,
+        help="Predict among the N most frequent words (default 50,000).")] = None,
     keep_on_interrupt: Annotated[bool, _option("--keep-on-interrupt",
                                                help="On Ctrl-C, write the best weights so far.")] = False,
     *,
@@ -75,7 +74,8 @@ def train(
                                        help="Write the result as JSON to stdout.")] = False,
 ) -> int:
     """Learn W_Q, W_K, W_V and W_O of one attention layer from CORPUS; the vectors stay frozen."""
-    from attn_cli.training.demo import DEMO_SETTINGS, demo_corpus
+    from attn_cli.training.demo import DEMO_SETTINGS, demo_corpus  # here: every other command's start-up is spared
+    from attn_cli.training.settings import TrainingSettings
     from attn_cli.training.run import finish, prepare
 
     target = output_file(out, corpus, demo, source.vectors)
