@@ -17,10 +17,11 @@ import argparse
 import os
 import random
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_vectors import run as timed_process  # noqa: E402  (same folder: the shared process timer)
 
 PYTHON = sys.executable
 THIS_TREE = Path(__file__).resolve().parent.parent
@@ -39,14 +40,8 @@ def sentence(tokens: int) -> str:
 def run(tree: Path, text: str, tokens: int) -> tuple[float, float]:
     """(seconds, peak RSS in MB) of one explain --json process of the attn-cli checkout at `tree`."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    command = [PYTHON, "-m", "attn_cli", "explain", text, "--json", "--max-tokens", str(max(tokens, 1000))]
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    if status != 0:
-        raise SystemExit(f"{tree}: explain of {tokens} tokens failed ({status}): {process.stderr.read().decode()}")
-    return elapsed, usage.ru_maxrss / 1024
+    return timed_process([PYTHON, "-m", "attn_cli", "explain", text, "--json", "--max-tokens", str(max(tokens, 1000))],
+                         env)
 
 
 def main() -> None:
