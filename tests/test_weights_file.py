@@ -262,3 +262,9 @@ def test_trained_mode_needs_a_layer():
 def test_the_schema_lists_the_trained_blocks(explain_schema):
     assert {"weights", "initial"} <= set(explain_schema["properties"])
     jsonschema.Draft202012Validator.check_schema(explain_schema)
+
+
+def test_a_sentence_of_one_word_names_no_option_the_file_fixes(run, layer_file):
+    result = run("explain", "bank bank", "--weights", str(layer_file))
+    assert result.exit_code == 3 and "give a sentence of at least two different words" in result.stderr
+    assert "--mask" not in result.stderr  # the file fixes the mask: suggesting --mask none would be exit 2

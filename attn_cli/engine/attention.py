@@ -421,9 +421,10 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
     if not visible.any(axis=1).all():
+        fix = () if config.mode == "trained" else (" or pass ", Option("mask", "none"))  # a trained layer's is fixed
         raise InputError(f"the mask {config.mask!r} hides from each word its own copies, so a word with no other "
-                         "word to see has nothing to attend to; give a sentence of at least two different words "
-                         "or pass ", Option("mask", "none"))
+                         "word to see has nothing to attend to; give a sentence of at least two different words",
+                         *fix)
     head_outputs, weights, logits, scores = attend(
         queries, keys, values, scale=scale, temperature=config.temperature,
         similarity=config.similarity, mask=visible,
