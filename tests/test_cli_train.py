@@ -197,6 +197,7 @@ def test_a_diverging_run_names_the_learning_rate(run, tmp_path, corpus_text):
                  "3000", input=corpus_text)
     assert result.exit_code == 3 and not (tmp_path / "x.npz").exists()
     assert "training diverged: the loss is no longer a finite number; lower --learning-rate" in result.stderr
+    assert len(result.stderr.splitlines()) == 1  # no numpy warning before it
 
 
 def test_a_corpus_too_small_to_hold_out_names_the_fix(run, tmp_path):

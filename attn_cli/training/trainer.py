@@ -83,8 +83,10 @@ class Trainer:
             for epoch in range(1, self.settings.epochs + 1):
                 loss_sum, predictions, start = 0.0, 0, time.perf_counter()
                 for batch in self.feed.batches(self.corpus.training, self.settings.batch_size, self._rng):
-                    result = batch_loss(batch.inputs, batch.targets, projected_layer(self.feed.config, self.latest),
-                                        batch.visible, self.feed.vocabulary)
+                    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is told below, once
+                        result = batch_loss(batch.inputs, batch.targets,
+                                            projected_layer(self.feed.config, self.latest), batch.visible,
+                                            self.feed.vocabulary)
                     if not np.isfinite(result.loss):
                         raise InputError("training diverged: the loss is no longer a finite number; lower ",
                                          Option("learning_rate"), f" (now {self.settings.learning_rate:g})")
