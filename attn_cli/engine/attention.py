@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -151,8 +151,7 @@ class AttentionResult:
     scale_factor: float
     projections: Projections | None
     self_attention: bool  # keys are the queries' own tokens (no separate context was given)
-    visible: np.ndarray = field(default_factory=lambda: np.ones((0, 0), dtype=bool))  # [n_q, n_k]: the keys each
-    # query may see under the mask (attend_inputs always sets it)
+    visible: np.ndarray  # [n_q, n_k] bool: the keys each query may see under the mask
     query_codes: np.ndarray | None = None  # [n_q, d] the position codes added to the queries' inputs (None: none)
     context_codes: np.ndarray | None = None  # [n_k, d] those added to the keys' and values' inputs
 

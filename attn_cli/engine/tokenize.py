@@ -64,7 +64,7 @@ def split_words(sentence: str) -> list[str]:
 def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
              max_tokens: int = DEFAULT_MAX_TOKENS) -> TokenizedSentence:
     """Tokens with their vectors; raises InputError when nothing is left to attend or too much."""
-    pieces = [piece for word in split_words(sentence) for piece in _lexicon(vectors).pieces(word)]
+    pieces = sentence_pieces(sentence, vectors)
     if not pieces:
         raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
     if len(pieces) > max_tokens:
@@ -79,7 +79,7 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
         if key is not None and row is not None:
             tokens.append(Token(word, key, position))
             rows.append(row)
-        elif not any(char.isalnum() for char in word):
+        elif not has_letters(word):
             dropped.append(DroppedToken(word, position, "symbol" if is_symbol(word) else "punctuation"))
         elif clitic:
             dropped.append(DroppedToken(word, position, "clitic"))  # the 's of bank's, when the set has no 's
@@ -106,6 +106,21 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
     return TokenizedSentence(tokens, dropped, embeddings(rows, vectors))
 
 
+Piece = tuple[str, bool, "str | None", "int | None"]  # text, is a clitic, vocabulary key and row (None: unknown)
+
+
+def sentence_pieces(sentence: str, vectors: Vectors) -> list[Piece]:
+    """The sentence's pieces (words, their stems and clitics, punctuation) with their vocabulary entries, each
+    word looked up once per run: what tokenize and a training corpus both read."""
+    lexicon = _lexicon(vectors)
+    return [piece for word in split_words(sentence) for piece in lexicon.pieces(word)]
+
+
+def has_letters(text: str) -> bool:
+    """A word or number, not punctuation or a symbol: only such a piece can be an unknown word."""
+    return any(char.isalnum() for char in text)
+
+
 def embeddings(rows: list[np.ndarray | int], vectors: Vectors) -> np.ndarray:
     """[n, d] float64: the vocabulary rows read (and checked) in one call, the other vectors as they are."""
     stored = [row for row in rows if isinstance(row, int)]
@@ -113,9 +128,6 @@ def embeddings(rows: list[np.ndarray | int], vectors: Vectors) -> np.ndarray:
         return vectors.rows(stored)
     read = iter(vectors.rows(stored)) if stored else iter(())
     return np.vstack([next(read) if isinstance(row, int) else row for row in rows])
-
-
-Piece = tuple[str, bool, "str | None", "int | None"]  # text, is a clitic, vocabulary key and row (None: unknown)
 
 
 class Lexicon:

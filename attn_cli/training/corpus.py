@@ -1,6 +1,6 @@
 """A training corpus: sentences as rows of the vector set, split into training and held-out sentences.
 
-Words follow the product's own rule (tokenize.split_words and vocabulary_parts, then Vectors.lookup),
+Words follow the product's own rule (tokenize.sentence_pieces, through the run's per-word lexicon),
 so a trained layer sees sentences as explain does. Unknown words are skipped without the spelling
 suggestions explain gives (a corpus may hold millions of them); sentences left with fewer than two different
 known words (nothing to predict from) or more than `max_words` are skipped and counted.
@@ -19,7 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
-from attn_cli.engine.tokenize import split_words, vocabulary_parts
+from attn_cli.engine.tokenize import has_letters, sentence_pieces
 from attn_cli.errors import InputError
 from attn_cli.vectors.store import Vectors
 
@@ -81,14 +81,12 @@ def known_words(sentence: str, vectors: Vectors) -> tuple[list[str], list[int], 
     keys: list[str] = []
     rows: list[int] = []
     unknown = 0
-    for word in split_words(sentence):
-        for piece, clitic in vocabulary_parts(word, vectors):
-            found = vectors.lookup(piece)
-            if found is not None:
-                keys.append(found[0])
-                rows.append(found[1])
-            elif any(char.isalnum() for char in piece) and not clitic:
-                unknown += 1
+    for text, clitic, key, row in sentence_pieces(sentence, vectors):
+        if key is not None and row is not None:
+            keys.append(key)
+            rows.append(row)
+        elif has_letters(text) and not clitic:
+            unknown += 1
     return keys, rows, unknown
 
 
