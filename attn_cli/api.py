@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 from attn_cli.documents.explain import analyse_shifts, attend_each, layer_projections, traced_indices
-from attn_cli.engine.attention import is_whole, multi_head_attention
+from attn_cli.engine.attention import as_stack, is_whole, multi_head_attention
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
 from attn_cli.errors import InputError, SettingsError
 from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
@@ -148,12 +148,15 @@ def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: Tr
     return train_run(sentences, as_vectors(vectors), chosen, corpus_name, progress)
 
 
-def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[ExplainResult]:
-    """`explain` for many tokenized sentences at once (one neighbour search for all of them)."""
+def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *,
+                      diagnosed: bool = True) -> list[ExplainResult]:
+    """`explain` for many tokenized sentences at once (one neighbour search for all of them); `diagnosed`: their
+    diagnostics computed together too (else each on first use)."""
     check_layer(settings, vectors)
-    results, shifts = attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.report)
-    return [ExplainResult(sentence, tokens, vectors, settings, result, shift)
-            for (sentence, tokens), result, shift in zip(items, results, shifts)]
+    results, shifts, diagnoses = attend_each([tokens for _, tokens in items], vectors, settings.attention,
+                                             settings.report, diagnosed=diagnosed)
+    return [ExplainResult(sentence, tokens, vectors, settings, result, shift, diagnosis)
+            for (sentence, tokens), result, shift, diagnosis in zip(items, results, shifts, diagnoses)]
 
 
 def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *, word: str | None = None,
@@ -161,7 +164,7 @@ def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Sett
     """`trace` for many tokenized sentences at once; a sentence without `word` raises InputError."""
     traced = [traced_indices(tokens, word) for _, tokens in items]
     check_layer(settings, vectors)
-    results, shifts = attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.report)
+    results, shifts, _ = attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.report)
     return [TraceResult(sentence, tokens, vectors, settings, result, shift, traced=indices, dims=dims,
                         shuffle_check=shuffle_check)
             for (sentence, tokens), result, shift, indices in zip(items, results, shifts, traced)]
@@ -184,7 +187,7 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
     check_layer(settings, vectors)
     result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention,
                                   layer_projections(settings.report))
-    [shifts] = analyse_shifts([result], [target[1]], vectors, settings.report)
+    [[shifts]] = analyse_shifts([as_stack(result)], [[target[1]]], vectors, settings.report)
     return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
 
 

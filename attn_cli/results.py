@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection
 import numpy as np
 
 from attn_cli.documents.explain import explain_document, trace_document
-from attn_cli.engine.analysis import Advice, Contribution, RowDiagnostic, Shift, advise, pulled_by, row_diagnostics
+from attn_cli.engine.analysis import Advice, Contribution, Diagnosis, RowDiagnostic, Shift, diagnose, pulled_by
 from attn_cli.engine.attention import AttentionResult, Projections
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence
 from attn_cli.render.flags import SPELLING
@@ -121,6 +121,7 @@ class ExplainResult(Report):
     settings: Settings
     attention: AttentionResult
     shifts: list[Shift]  # one per token: cosine, delta_norm, contributions, neighbours before and after
+    diagnosis: Diagnosis | None = field(default=None, compare=False)  # computed with its batch; None: on first use
     _draw = ("terminal", "render_explain")
 
     @property
@@ -159,16 +160,19 @@ class ExplainResult(Report):
     @property
     def diagnostics(self) -> list[list[RowDiagnostic]]:
         """Per head, per query row: entropy in bits, the largest weight and where it goes."""
-        return [row_diagnostics(self.attention.weights[head]) for head in range(self.attention.n_heads)]
+        return self._diagnosis().rows
 
     @property
     def warnings(self) -> list[Advice]:
         """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give)."""
-        return advise(self.attention)
+        return self._diagnosis().advice
+
+    def _diagnosis(self) -> Diagnosis:
+        return self.diagnosis or diagnose(self.attention)
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
         return explain_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
-                                self.settings.report, wanted)
+                                self.settings.report, wanted, self.diagnosis)
 
     def python_call(self) -> str:
         return call_text("explain", [self.sentence], self.settings)

@@ -197,8 +197,9 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     settings = engine.settings()
     each_report(ctx, "explain", one_sentence(sentence), engine, batch, settings, renderer("terminal", "render_explain"),
-                lambda sentences, vectors, wanted: [result.document(wanted)
-                                                    for result in explain_tokenized(sentences, vectors, settings)])
+                lambda sentences, vectors, wanted: [
+                    result.document(wanted) for result in explain_tokenized(
+                        sentences, vectors, settings, diagnosed=wanted is None or "diagnostics" in wanted)])
 
 
 TRACE_PANEL = "Trace"

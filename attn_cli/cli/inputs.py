@@ -28,7 +28,7 @@ from attn_cli.errors import InputError, UsageError
 
 STDIN = "-"
 INPUT_FORMATS = ("text", "jsonl")
-GROUP_LINES = 16  # lines computed together at most: their 2 x 16 x ~12 neighbour queries fill a product
+GROUP_LINES = 256  # lines computed together at most: the sentences of one length among them form one stack
 _CHUNK = 1 << 16
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a 5,000-token sentence of 20-letter words is a tenth of that
 TERMINAL_NOTE = "reading sentences from the terminal, one per line; end with Ctrl-D (Ctrl-Z Enter on Windows)"

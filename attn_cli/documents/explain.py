@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Callable, Collection
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Advice, Contribution, NeighborSearch, Shift, advise,
-                                     position_norms, pulled_by, row_diagnostics, shift_queries, token_shifts)
-from attn_cli.engine.attention import (AttentionConfig, AttentionResult, Projections, merge_heads,
-                                       multi_head_attention, reattend)
+from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Advice, Contribution, Diagnosis, NeighborSearch, Shift,
+                                     diagnose, diagnose_stack, position_norms, pulled_by, shift_queries, stack_shifts)
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, Projections, attention_stacks, merge_heads,
+                                       reattend, unstack)
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
@@ -43,11 +43,23 @@ PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.rando
 
 
 def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig,
-                options: ReportOptions) -> tuple[list[AttentionResult], list[list[Shift]]]:
-    """Self-attention over each sentence, then the shifts of all of them (one neighbour search)."""
-    projections = layer_projections(options)
-    results = [multi_head_attention(tokens.embeddings, config=config, projections=projections) for tokens in tokenized]
-    return results, analyse_shifts(results, tokenized, vectors, options)
+                options: ReportOptions, *, diagnosed: bool = False,
+                ) -> tuple[list[AttentionResult], list[list[Shift]], list[Diagnosis | None]]:
+    """Self-attention over each sentence, the shifts of all of them (one neighbour search) and, if `diagnosed`,
+    each one's diagnostics, in the sentences' order.
+
+    The sentences of one length are computed as one stack ([B, n, d]): a batch of short sentences
+    makes a few numpy calls per stack instead of a few hundred per sentence, with the same numbers.
+    """
+    stacks = attention_stacks([tokens.embeddings for tokens in tokenized], config, layer_projections(options))
+    shifts = analyse_shifts([stack for _, stack in stacks], [[tokenized[i] for i in members] for members, _ in stacks],
+                            vectors, options)
+    found: dict[int, tuple[AttentionResult, list[Shift], Diagnosis | None]] = {}  # by the sentence's index
+    for (members, stack), their_shifts in zip(stacks, shifts):
+        diagnoses: list[Diagnosis | None] = list(diagnose_stack(stack)) if diagnosed else [None] * len(members)
+        found.update(zip(members, zip(unstack(stack), their_shifts, diagnoses)))
+    ordered = [found[i] for i in range(len(tokenized))]
+    return [item[0] for item in ordered], [item[1] for item in ordered], [item[2] for item in ordered]
 
 
 def layer_projections(options: ReportOptions) -> Projections | None:
@@ -55,29 +67,31 @@ def layer_projections(options: ReportOptions) -> Projections | None:
     return None if options.layer is None else options.layer.projections
 
 
-def analyse_shifts(results: list[AttentionResult], queries: list[TokenizedSentence], vectors: Vectors,
-                   options: ReportOptions) -> list[list[Shift]]:
-    """The shifts of several attention passes of one configuration, with nearest vocabulary words if asked.
+def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
+                   options: ReportOptions) -> list[list[list[Shift]]]:
+    """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
+    sentences), with nearest vocabulary words if asked.
 
     Their neighbour queries go to one search, which answers QUERY_BLOCK of them per matrix
     product: the [N, d] vocabulary is read from memory once per block instead of once per sentence.
     """
-    if options.neighbors == 0 or not results:
-        return [token_shifts(result) for result in results]
-    search = NeighborSearch.shared(vectors, results[0], options.neighbor_vocab)
-    keys = [[token.key for token in tokenized.tokens] for tokenized in queries]
-    found = search.nearest(np.vstack([shift_queries(result) for result in results]), options.neighbors,
+    if options.neighbors == 0 or not stacks:
+        return [stack_shifts(stack) for stack in stacks]
+    search = NeighborSearch.shared(vectors, stacks[0], options.neighbor_vocab)
+    keys = [[token.key for token in tokenized.tokens] for sentences in queries for tokenized in sentences]
+    found = search.nearest(np.vstack([shift_queries(stack) for stack in stacks]), options.neighbors,
                            [key for sentence in keys for key in sentence + sentence])
     shifts, start = [], 0
-    for result in results:
-        count = 2 * result.outputs.shape[0]
-        shifts.append(token_shifts(result, found[start:start + count]))
+    for stack in stacks:
+        count = 2 * stack.outputs.shape[0] * stack.outputs.shape[1]
+        shifts.append(stack_shifts(stack, found[start:start + count]))
         start += count
     return shifts
 
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
-                     shifts: list[Shift], options: ReportOptions, wanted: Collection[str] | None = None) -> dict:
+                     shifts: list[Shift], options: ReportOptions, wanted: Collection[str] | None = None,
+                     diagnosis: Diagnosis | None = None) -> dict:
     """The explain document of a self-attention result already computed (compare reuses it per sentence).
 
     `wanted` names the attention blocks to build (None: all), for --fields, which drops the others anyway.
@@ -87,7 +101,7 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
         **document_header("explain"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        **attention_blocks(result, shifts, vectors, texts, texts, options, wanted),
+        **attention_blocks(result, shifts, vectors, texts, texts, options, wanted, diagnosis),
     }
     report.update(included_matrices(result, tokenized.embeddings, options.include))
     return report
@@ -155,7 +169,8 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
 
 
 def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
-                     key_texts: list[str], options: ReportOptions, wanted: Collection[str] | None = None) -> dict:
+                     key_texts: list[str], options: ReportOptions, wanted: Collection[str] | None = None,
+                     diagnosis: Diagnosis | None = None) -> dict:
     """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass, those `wanted` only.
 
     `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
@@ -167,7 +182,7 @@ def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vect
         "settings": lambda: settings_block(result, options),
         "heads": lambda: heads_block(result),
         "shifts": lambda: [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
-        "diagnostics": lambda: diagnostics_block(result, texts, key_texts),
+        "diagnostics": lambda: diagnostics_block(diagnosis or diagnose(result), texts, key_texts),
     }
     built = {name: build() for name, build in blocks.items() if wanted is None or name in wanted}
     if wanted is None or {"weights", "initial"} & set(wanted):
@@ -182,7 +197,8 @@ def trained_blocks(result: AttentionResult, texts: list[str], key_texts: list[st
         return {}
     initial = reattend(result, options.layer.initial())
     return {"weights": options.layer.describe(),
-            "initial": {"heads": heads_block(initial), "diagnostics": diagnostics_block(initial, texts, key_texts)}}
+            "initial": {"heads": heads_block(initial),
+                        "diagnostics": diagnostics_block(diagnose(initial), texts, key_texts)}}
 
 
 def document_header(command: str) -> dict:
@@ -259,15 +275,12 @@ def contribution_blocks(contributions: list[Contribution], key_texts: list[str])
             for c in contributions]
 
 
-def diagnostics_block(result: AttentionResult, texts: list[str], key_texts: list[str]) -> dict:
-    heads = []
-    for head in range(result.n_heads):
-        rows = row_diagnostics(result.weights[head])
-        heads.append({"index": head, "rows": [
-            {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
-             "argmax": row.argmax, "argmax_token": key_texts[row.argmax]} for i, row in enumerate(rows)
-        ]})
-    return {"heads": heads, "warnings": [advice_block(advice) for advice in advise(result)]}
+def diagnostics_block(diagnosis: Diagnosis, texts: list[str], key_texts: list[str]) -> dict:
+    heads = [{"index": head, "rows": [
+        {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
+         "argmax": row.argmax, "argmax_token": key_texts[row.argmax]} for i, row in enumerate(rows)
+    ]} for head, rows in enumerate(diagnosis.rows)]
+    return {"heads": heads, "warnings": [advice_block(advice) for advice in diagnosis.advice]}
 
 
 def advice_block(advice: Advice) -> dict:

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from attn_cli.engine.attention import (AttentionConfig, AttentionResult, row_blocks, row_norms, scaled,
-                                       similarity_scores, static_outputs, term_shares, unit_rows, value_space)
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, as_stack, row_blocks, row_norms, scaled,
+                                       similarity_scores, static_outputs, term_shares, unit_rows, unstack, value_space)
 from attn_cli.engine.attention import rerun as attention_rerun
 from attn_cli.vectors.store import Vectors
 
@@ -85,6 +85,14 @@ class Advice:
     larger_scale: bool  # flat at a scale factor >= 1: a larger scale multiplier (no value computed) would sharpen too
     rows: list[int] = field(default_factory=list)  # the query rows it concerns (every row with a choice when flat)
     eligible_rows: int = 0  # the rows that could spread their weight at all (at least two visible keys)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One sentence's softmax at a glance: each head's query rows, and the warnings they call for."""
+
+    rows: list[list[RowDiagnostic]]  # [head][query row]
+    advice: list[Advice]
 
 
 class NeighborSearch:
@@ -244,43 +252,53 @@ def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int
     return rows
 
 
-def shift_queries(result: AttentionResult) -> np.ndarray:
-    """What the shifts search neighbours for: each token's own value, then its output: [2 n, d_out]."""
-    return np.vstack([static_outputs(result), result.outputs])
+def shift_queries(stack: AttentionResult) -> np.ndarray:
+    """What the shifts search neighbours for: per sentence of a stack, each token's own value, then its output:
+    [B, n, d_out] twice -> [B * 2 n, d_out]."""
+    both = np.concatenate([static_outputs(stack), stack.outputs], axis=-2)  # [B, 2 n, d_out]
+    return both.reshape(-1, both.shape[-1])
 
 
 def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None = None) -> list[Shift]:
-    """One `Shift` per query token; `nearest` holds the neighbours of `shift_queries(result)`, if searched.
+    """One `Shift` per query token of one sentence; `nearest` as `stack_shifts` takes it."""
+    return stack_shifts(as_stack(result), nearest)[0]
 
-    Every measure is computed for all tokens at once (a batch of short sentences spends its time
-    here, so no numpy call runs per token); the loop only packs the numbers.
+
+def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = None) -> list[list[Shift]]:
+    """The `Shift`s of each sentence of a stack (arrays led by B); `nearest` holds the neighbours of
+    `shift_queries(stack)` in its order, if searched.
+
+    Every measure is computed for all sentences and tokens at once (a batch of short sentences spends
+    its time here, so no numpy call runs per sentence or token); the loops only pack the numbers.
     """
-    static = static_outputs(result)  # [n, d_out]
-    outputs = result.outputs  # [n, d_out]
-    mean_weights = head_mean(result.weights)  # [n_q, n_k]
-    n = len(static)
-    nearest = nearest or [[] for _ in range(2 * n)]  # before, then after
-    cosines = row_cosines(static, outputs).tolist()  # [n]
-    delta_norms = np.linalg.norm(outputs - static, axis=1).tolist()
-    static_norms, contextual_norms = np.linalg.norm(static, axis=1).tolist(), np.linalg.norm(outputs, axis=1).tolist()
-    top = top_indices(mean_weights, MAX_CONTRIBUTIONS)  # [n_q, k]
-    top_weights = np.take_along_axis(mean_weights, top, axis=1).tolist()
-    top_shares = term_shares(result, top).tolist()
-    self_weights = np.diagonal(mean_weights).tolist() if result.self_attention else [None] * n
-    return [
-        Shift(index=i, self_weight=self_weights[i], cosine=cosines[i], delta_norm=delta_norms[i],
-              static_norm=static_norms[i], contextual_norm=contextual_norms[i],
+    static = static_outputs(stack)  # [B, n, d_out]
+    outputs = stack.outputs  # [B, n, d_out]
+    mean_weights = head_mean(stack.weights)  # [B, n_q, n_k]
+    count, n = outputs.shape[:2]
+    nearest = nearest or [[] for _ in range(2 * n * count)]  # per sentence: its n before, then its n after
+    cosines = row_cosines(static, outputs).tolist()  # [B][n]
+    delta_norms = np.linalg.norm(outputs - static, axis=-1).tolist()
+    static_norms, contextual_norms = np.linalg.norm(static, axis=-1).tolist(), np.linalg.norm(outputs, axis=-1).tolist()
+    top = top_indices(mean_weights, MAX_CONTRIBUTIONS)  # [B, n_q, k]
+    top_weights = np.take_along_axis(mean_weights, top, axis=-1).tolist()
+    top_shares = term_shares(stack, top).tolist()
+    self_weights = (np.diagonal(mean_weights, axis1=-2, axis2=-1).tolist() if stack.self_attention
+                    else [[None] * n] * count)
+    keys = top.tolist()
+    return [[
+        Shift(index=i, self_weight=self_weights[b][i], cosine=cosines[b][i], delta_norm=delta_norms[b][i],
+              static_norm=static_norms[b][i], contextual_norm=contextual_norms[b][i],
               contributions=[Contribution(j, weight, share)
-                             for j, weight, share in zip(top[i].tolist(), top_weights[i], top_shares[i])],
-              neighbors_before=nearest[i], neighbors_after=nearest[n + i])
+                             for j, weight, share in zip(keys[b][i], top_weights[b][i], top_shares[b][i])],
+              neighbors_before=nearest[2 * n * b + i], neighbors_after=nearest[2 * n * b + n + i])
         for i in range(n)
-    ]
+    ] for b in range(count)]
 
 
 def head_mean(weights: np.ndarray) -> np.ndarray:
-    """The weights averaged over heads: [H, n_q, n_k] -> [n_q, n_k]; one head's are their own mean (x / 1 is x), so
-    the default single head needs no [n, n] copy."""
-    return weights[0] if len(weights) == 1 else weights.mean(axis=0)
+    """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k]; one head's are their own mean (x / 1 is
+    x), so the default single head needs no [n, n] copy."""
+    return weights[..., 0, :, :] if weights.shape[-3] == 1 else weights.mean(axis=-3)
 
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
@@ -318,15 +336,22 @@ def _top_of_rows(flat: np.ndarray, k: int) -> np.ndarray:
 
 
 def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """cos(a_i, b_i) for each row pair, 0.0 where either row is zero: [n, d] x [n, d] -> [n]."""
-    return np.einsum("id,id->i", unit_rows(a), unit_rows(b))
+    """cos(a_i, b_i) for each row pair, 0.0 where either row is zero: [.., n, d] x [.., n, d] -> [.., n]."""
+    return np.einsum("...d,...d->...", unit_rows(a), unit_rows(b))
 
 
 def row_diagnostics(weights: np.ndarray) -> list[RowDiagnostic]:
     """Entropy (bits), largest weight and its key for each row of one head: [n_q, n_k] -> n_q rows."""
-    entropies = np.concatenate([entropy_bits(weights[rows]) for rows in row_blocks(*weights.shape)]).tolist()  # [n_q]
-    return [RowDiagnostic(entropy, peak, argmax) for entropy, peak, argmax in
-            zip(entropies, weights.max(axis=-1).tolist(), weights.argmax(axis=-1).tolist())]
+    return matrix_diagnostics(weights)[0]
+
+
+def matrix_diagnostics(weights: np.ndarray) -> list[list[RowDiagnostic]]:
+    """`row_diagnostics` of every [n_q, n_k] matrix of weights [.., n_q, n_k], in order, from a few numpy calls."""
+    flat = weights.reshape(-1, weights.shape[-1])  # [m, n_k]
+    entropies = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).tolist()  # [m]
+    rows = list(map(RowDiagnostic, entropies, flat.max(axis=-1).tolist(), flat.argmax(axis=-1).tolist()))
+    n_q = weights.shape[-2]
+    return [rows[start:start + n_q] for start in range(0, len(rows), n_q)]
 
 
 def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
@@ -338,25 +363,43 @@ def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
 
 
 def advise(result: AttentionResult) -> list[Advice]:
-    """A warning for each head with saturated rows (even one), or whose every row is flat, with computed remedies.
+    """The warnings on one sentence's weights (see `diagnose_stack`)."""
+    return diagnose(result).advice
+
+
+def diagnose(result: AttentionResult) -> Diagnosis:
+    """One sentence's `Diagnosis`."""
+    return diagnose_stack(as_stack(result))[0]
+
+
+def diagnose_stack(stack: AttentionResult) -> list[Diagnosis]:
+    """Each sentence's rows, and a warning for each head with saturated rows (even one) or whose every row is flat,
+    with computed remedies (each computed once for the whole stack).
 
     Only rows that see at least two keys count: a row with one visible key (the first under the
     causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
     """
-    advice = []
-    visible = visible_mask(result).sum(axis=1)  # [n_q]: keys each query may see
-    for head in range(result.n_heads):
-        weights = result.weights[head]
-        rows = row_diagnostics(weights)
-        eligible = [i for i, count in enumerate(visible.tolist()) if count > 1]
-        saturated = [i for i in eligible if rows[i].max_weight >= SATURATION_LEVEL]
-        if saturated:
-            advice.append(_saturation_advice(result, head, rows, saturated, len(eligible)))
-        elif eligible and len(eligible) == len(rows) and all(
-            rows[i].entropy_bits >= FLATNESS_LEVEL * math.log2(visible[i]) for i in eligible
-        ):
-            advice.append(_flatness_advice(result, head, rows))
-    return _positions_advice(result) + advice
+    count, heads, n_q = stack.weights.shape[:3]
+    matrices = matrix_diagnostics(stack.weights)  # [B * H][n_q]
+    visible = np.broadcast_to(stack.visible.sum(axis=-1), (count, n_q)).tolist()  # [B][n_q]: keys each query sees
+    remedies = StackRemedies(stack)
+    parts = unstack(stack) if stack.query_codes is not None else []  # the positions advice reruns a sentence
+    found = []
+    for b in range(count):
+        rows = matrices[b * heads:(b + 1) * heads]
+        eligible = [i for i, seen in enumerate(visible[b]) if seen > 1]
+        advice = _positions_advice(parts[b]) if parts else []
+        for head, head_rows in enumerate(rows):
+            saturated = [i for i in eligible if head_rows[i].max_weight >= SATURATION_LEVEL]
+            if saturated:
+                advice.append(_saturation_advice(stack, head, head_rows, saturated, len(eligible),
+                                                 remedies.of(b, head, "saturated")))
+            elif eligible and len(eligible) == n_q and all(
+                head_rows[i].entropy_bits >= FLATNESS_LEVEL * math.log2(visible[b][i]) for i in eligible
+            ):
+                advice.append(_flatness_advice(stack, head, head_rows, remedies.of(b, head, "flat")))
+        found.append(Diagnosis(rows, advice))
+    return found
 
 
 def position_norms(result: AttentionResult) -> tuple[float, float] | None:
@@ -392,7 +435,7 @@ def _positions_advice(result: AttentionResult) -> list[Advice]:
 
 
 def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic], saturated: list[int],
-                       eligible: int) -> Advice:
+                       eligible: int, remedies: list[Remedy]) -> Advice:
     """Saturated rows of one head: all of them ("every row") or a count ("7 of 10 rows"), on themselves or not."""
     lowest = min(rows[i].max_weight for i in saturated)
     on_self = result.self_attention and all(rows[i].argmax == i for i in saturated)
@@ -406,12 +449,12 @@ def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnos
         message=(f"head {head + 1}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on {target} "
                  f"(lowest such weight {lowest:.3f}): the scores{where} are so far apart that the softmax is "
                  "one-hot"),
-        remedies=head_remedies(result, head, "saturated"), larger_scale=False,
+        remedies=remedies, larger_scale=False,
         rows=saturated, eligible_rows=eligible,
     )
 
 
-def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic]) -> Advice:
+def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic], remedies: list[Remedy]) -> Advice:
     """At a scale factor >= 1 no named scale is larger, so the advice can only say "a larger scale"."""
     highest = max(row.max_weight for row in rows)
     projected = result.config.mode == "projected"
@@ -419,7 +462,7 @@ def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnosti
         code="flat", head=head,
         message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
                  "the scaled scores are too close together to prefer any word" + UNTRAINED_NOTE * projected),
-        remedies=head_remedies(result, head, "flat"),
+        remedies=remedies,
         larger_scale=result.scale_factor >= 1 and result.config.mode != "trained",
         rows=list(range(len(rows))), eligible_rows=len(rows),
     )
@@ -440,32 +483,50 @@ def remedy_settings(code: str, config: AttentionConfig, scale_factor: float) -> 
     return sharper + ([{"scale": "none"}] if scale_factor < 1 else [])
 
 
-def head_remedies(result: AttentionResult, head: int, code: str) -> list[Remedy]:
-    """Each remedy for `code` with the largest weights it would give this head; none for a trained layer, whose
-    settings are fixed by its weights file."""
-    if result.config.mode == "trained":
-        return []
-    return [Remedy(settings, _largest_weights(result, head, settings))
-            for settings in remedy_settings(code, result.config, result.scale_factor)]
+class StackRemedies:
+    """The remedies for each head of each sentence of a stack, with the largest weights each would give.
+
+    Each remedy's weights are computed once for the whole stack, when a head first needs it. None
+    for a trained layer, whose settings are fixed by its weights file.
+    """
+
+    def __init__(self, stack: AttentionResult) -> None:
+        self.stack = stack
+        self.weights: dict[tuple, tuple[list[list[float]], list[list[float]]]] = {}  # remedy -> [B][H] min, max
+
+    def of(self, sentence: int, head: int, code: str) -> list[Remedy]:
+        """The remedies for `code` ("saturated" or "flat") of one head of one sentence."""
+        if self.stack.config.mode == "trained":
+            return []
+        found = []
+        for settings in remedy_settings(code, self.stack.config, self.stack.scale_factor):
+            key = tuple(settings.items())
+            if key not in self.weights:
+                self.weights[key] = _largest_weights(self.stack, settings)
+            lows, highs = self.weights[key]
+            found.append(Remedy(settings, (lows[sentence][head], highs[sentence][head])))
+        return found
 
 
-def _largest_weights(result: AttentionResult, head: int, settings: dict[str, Any]) -> tuple[float, float]:
-    """The smallest and largest row maximum of `head` if it ran under `settings` instead.
+def _largest_weights(stack: AttentionResult, settings: dict[str, Any]) -> tuple[list[list[float]], list[list[float]]]:
+    """The smallest and largest row maximum of each head of each sentence if the stack ran under `settings`:
+    [B][H] each.
 
-    Recomputed from the head's own queries and keys, scaled as the engine scales (an overflowing
+    Recomputed from the heads' own queries and keys, scaled as the engine scales (an overflowing
     factor / temperature is the hard-max limit), so the advice is never NaN.
     """
-    config = result.config
+    config = stack.config
     similarity = settings.get("similarity", config.similarity)
-    scores = result.scores[head] if similarity == config.similarity else similarity_scores(
-        result.queries[head], result.keys[head], similarity)  # [n_q, n_k]
-    factor = result.scale_factor
+    scores = stack.scores if similarity == config.similarity else similarity_scores(
+        stack.queries, stack.keys, similarity)  # [B, H, n_q, n_k]
+    factor = stack.scale_factor
     if "scale" in settings:
-        factor = replace(config, scale=settings["scale"]).scale_factor(result.d_head)
-    temperature, visible = settings.get("temperature", config.temperature), visible_mask(result)
-    maxima = np.concatenate([scaled(scores[rows], factor, temperature, visible[rows])[1].max(axis=1)
-                             for rows in row_blocks(*scores.shape)])  # [n_q], without [n, n] logits and weights
-    return float(maxima.min()), float(maxima.max())
+        factor = replace(config, scale=settings["scale"]).scale_factor(stack.d_head)
+    temperature, visible = settings.get("temperature", config.temperature), np.expand_dims(stack.visible, -3)
+    maxima = np.concatenate([scaled(scores[..., rows, :], factor, temperature, visible[..., rows, :])[1].max(axis=-1)
+                             for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
+                            axis=-1)  # [B, H, n_q], without [n, n] logits and weights of every head at once
+    return maxima.min(axis=-1).tolist(), maxima.max(axis=-1).tolist()
 
 
 def pulled_by(shift: Shift, self_attention: bool) -> list[Contribution]:
@@ -477,8 +538,3 @@ def pulled_by(shift: Shift, self_attention: bool) -> list[Contribution]:
     others = [c for c in shift.contributions
               if c.share >= PULL_SHARE and not (self_attention and c.index == shift.index)]
     return others[:MAX_PULLS]
-
-
-def visible_mask(result: AttentionResult) -> np.ndarray:
-    """[n_q, n_k] bool: the keys each query may see under the result's mask."""
-    return result.visible

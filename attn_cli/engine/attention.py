@@ -135,7 +135,11 @@ class Projections:
 
 @dataclass(frozen=True)
 class AttentionResult:
-    """Every intermediate of one multi-head attention pass (H heads, n_q queries, n_k keys)."""
+    """Every intermediate of one multi-head attention pass (H heads, n_q queries, n_k keys).
+
+    The shapes are one sentence's; a stack of B sentences (`multi_head_attention` of [B, n, d])
+    leads each array with B, except `visible` and the codes when every sentence shares them.
+    """
 
     config: AttentionConfig
     query_inputs: np.ndarray  # [n_q, d]  embeddings (+ positions) that make the queries
@@ -157,7 +161,7 @@ class AttentionResult:
 
     @property
     def n_heads(self) -> int:
-        return self.weights.shape[0]
+        return self.weights.shape[-3]
 
     @property
     def d_head(self) -> int:
@@ -255,12 +259,12 @@ def scaled_positions(config: AttentionConfig, x: np.ndarray) -> np.ndarray:
     instead, to the same end, but that multiplies every dot score by d_model and saturates the softmax.
     A zero vector (an unknown word kept as zeros) gets no code under "auto".
     """
-    codes = sinusoidal_positions(*x.shape)  # [n, d]
+    codes = sinusoidal_positions(*x.shape[-2:])  # [n, d]
     if not isinstance(config.position_scale, str):
-        return float(config.position_scale) * codes
+        return float(config.position_scale) * codes  # [n, d]: every sentence of a stack alike
     code_norms = row_norms(codes)  # [n]
-    ratios = np.divide(row_norms(x), code_norms, out=np.zeros_like(code_norms), where=code_norms > 0)
-    return codes * ratios[:, None]
+    ratios = np.divide(row_norms(x), code_norms, out=np.zeros(x.shape[:-1]), where=code_norms > 0)  # [.., n]
+    return codes * ratios[..., None]
 
 
 def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
@@ -270,9 +274,9 @@ def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
 
 
 def row_norms(x: np.ndarray) -> np.ndarray:
-    """|x_i| of each row [n, d] -> [n], without overflow or underflow (each row divided by its peak first)."""
-    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [n]
-    scaled = np.divide(x, peak[:, None], out=np.zeros(x.shape), where=peak[:, None] > 0)
+    """|x_i| of each row [.., n, d] -> [.., n], without overflow or underflow (each row divided by its peak first)."""
+    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [.., n]
+    scaled = np.divide(x, peak[..., None], out=np.zeros(x.shape), where=peak[..., None] > 0)
     with np.errstate(over="ignore"):
         return peak * np.linalg.norm(scaled, axis=-1)
 
@@ -379,19 +383,84 @@ def multi_head_attention(
     multiplies them by seeded random W_Q, W_K, W_V; trained mode by the given
     `projections` (required then, refused otherwise). With H heads the width is split
     into H equal slices, each attended on its own, then concatenated.
+
+    A stack of B sentences of one length, [B, n_q, d] (and [B, n_k, d]), gives one result whose
+    arrays lead with B: the same numbers as B separate calls (every step works per row or per
+    matrix), in a few numpy calls instead of a few per sentence. `unstack` splits it.
     """
-    x_q = np.asarray(query_embeddings, dtype=np.float64)  # [n_q, d]
-    x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [n_k, d]
-    words = word_ids(x_q, None if context_embeddings is None else x_k) if config.mask == "others" else (
-        np.arange(len(x_q)), np.arange(len(x_k)))
-    visible = visible_matrix(config.mask, *words)  # [n_q, n_k], from the words before their positions
-    codes_q = position_codes(config, x_q)  # [n_q, d] or None
-    codes_k = codes_q if context_embeddings is None else position_codes(config, x_k)  # [n_k, d] or None
+    x_q = np.asarray(query_embeddings, dtype=np.float64)  # [.., n_q, d]
+    x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [.., n_k, d]
+    visible = visible_matrix(config.mask, *sentence_words(config.mask, x_q, None if context_embeddings is None
+                                                          else x_k))  # [.., n_q, n_k], from the words themselves
+    codes_q = position_codes(config, x_q)  # [.., n_q, d] or None
+    codes_k = codes_q if context_embeddings is None else position_codes(config, x_k)  # [.., n_k, d] or None
     if codes_q is not None and codes_k is not None:
         x_q, x_k = x_q + codes_q, x_k + codes_k
-    result = attend_inputs(x_q, x_k, config, layer_projections(x_q.shape[1], config, projections), visible,
+    result = attend_inputs(x_q, x_k, config, layer_projections(x_q.shape[-1], config, projections), visible,
                            self_attention=context_embeddings is None)
     return replace(result, query_codes=codes_q, context_codes=codes_k)
+
+
+def sentence_words(mask: str, x_q: np.ndarray, x_k: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """What `visible_matrix` compares: each position's word id under the "others" mask (each sentence of a stack
+    numbered on its own), else the positions [n_q] and [n_k] themselves."""
+    n_q, n_k = x_q.shape[-2], (x_q if x_k is None else x_k).shape[-2]
+    if mask != "others":
+        return np.arange(n_q), np.arange(n_k)
+    if x_q.ndim == 2:
+        return word_ids(x_q, x_k)
+    pairs = [word_ids(q, None if x_k is None else k) for q, k in zip(x_q, x_q if x_k is None else x_k)]
+    return np.stack([q for q, _ in pairs]), np.stack([k for _, k in pairs])  # [B, n_q], [B, n_k]
+
+
+def attention_stacks(embeddings: list[np.ndarray], config: AttentionConfig,
+                     projections: Projections | None = None) -> list[tuple[list[int], AttentionResult]]:
+    """Self-attention over each sentence [n_i, d]: the sentences of one length as one stack, each stack with the
+    indices of its sentences (`unstack` gives their own results, the same numbers as one call each).
+
+    A stack the layer refuses (InputError) is computed again as stacks of one, so the first
+    sentence it refuses raises, as a call of its own would.
+    """
+    stacks = []
+    for members in same_length(embeddings):
+        try:
+            stacks.append((members, multi_head_attention(np.stack([embeddings[i] for i in members]), config=config,
+                                                         projections=projections)))
+        except InputError:
+            stacks += [([i], multi_head_attention(embeddings[i][None], config=config, projections=projections))
+                       for i in members]
+    return stacks
+
+
+def same_length(embeddings: list[np.ndarray]) -> list[list[int]]:
+    """The indices of the sentences, grouped by length (first appearance first), each group in order."""
+    groups: dict[int, list[int]] = {}
+    for i, sentence in enumerate(embeddings):
+        groups.setdefault(len(sentence), []).append(i)
+    return list(groups.values())
+
+
+def as_stack(result: AttentionResult) -> AttentionResult:
+    """One sentence's result as a stack of one: each array led by 1 (its mask and codes stay as shared)."""
+    return replace(result, query_inputs=result.query_inputs[None], context_inputs=result.context_inputs[None],
+                   queries=result.queries[None], keys=result.keys[None], values=result.values[None],
+                   scores=result.scores[None], logits=result.logits[None], weights=result.weights[None],
+                   head_outputs=result.head_outputs[None], outputs=result.outputs[None])
+
+
+def unstack(result: AttentionResult) -> list[AttentionResult]:
+    """A stacked result (arrays leading with B) as B results of one sentence each, their arrays views of its."""
+    def part(array: np.ndarray | None, i: int, rank: int) -> np.ndarray | None:
+        return array if array is None or array.ndim < rank else array[i]  # shared (a mask of [n_q, n_k]) or own
+
+    return [AttentionResult(
+        config=result.config, query_inputs=result.query_inputs[i], context_inputs=result.context_inputs[i],
+        queries=result.queries[i], keys=result.keys[i], values=result.values[i], scores=result.scores[i],
+        logits=result.logits[i], weights=result.weights[i], head_outputs=result.head_outputs[i],
+        outputs=result.outputs[i], scale_factor=result.scale_factor, projections=result.projections,
+        self_attention=result.self_attention, visible=part(result.visible, i, 3),  # type: ignore[arg-type]
+        query_codes=part(result.query_codes, i, 3), context_codes=part(result.context_codes, i, 3),
+    ) for i in range(len(result.outputs))]
 
 
 def reattend(result: AttentionResult, projections: Projections) -> AttentionResult:
@@ -407,9 +476,9 @@ def reattend(result: AttentionResult, projections: Projections) -> AttentionResu
 
 def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, projections: Projections | None,
                   visible: np.ndarray, *, self_attention: bool) -> AttentionResult:
-    """The layer over inputs that already carry their positions, x_q [n_q, d] and x_k [n_k, d], through
-    `projections` (None: raw mode), each query seeing the keys `visible` [n_q, n_k] allows."""
-    d_model = x_q.shape[1]
+    """The layer over inputs that already carry their positions, x_q [.., n_q, d] and x_k [.., n_k, d], through
+    `projections` (None: raw mode), each query seeing the keys `visible` [.., n_q, n_k] allows."""
+    d_model = x_q.shape[-1]
     width = config.check_width(d_model)
     if projections is None:
         q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
@@ -419,16 +488,16 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
-    if not visible.any(axis=1).all():
+    if not visible.any(axis=-1).all():
         fix = () if config.mode == "trained" else (" or pass ", Option("mask", "none"))  # a trained layer's is fixed
         raise InputError(f"the mask {config.mask!r} hides from each word its own copies, so a word with no other "
                          "word to see has nothing to attend to; give a sentence of at least two different words",
                          *fix)
     head_outputs, weights, logits, scores = attend(
         queries, keys, values, scale=scale, temperature=config.temperature,
-        similarity=config.similarity, mask=visible,
+        similarity=config.similarity, mask=visible[..., None, :, :],  # [.., 1, n_q, n_k]: every head alike
     )
-    outputs = merge_heads(head_outputs)  # [n_q, d_k]
+    outputs = merge_heads(head_outputs)  # [.., n_q, d_k]
     if projections is not None and projections.w_o is not None:
         outputs = outputs @ projections.w_o  # [n_q, d_k] x [d_k, d] -> [n_q, d]
 
@@ -495,22 +564,22 @@ def output_terms(result: AttentionResult) -> np.ndarray:
 
 
 def term_shares(result: AttentionResult, keys: np.ndarray) -> np.ndarray:
-    """share[i, j] = term_ij . y_i / |y_i|^2 for the keys j of row i listed in `keys`: [n_q, k] -> [n_q, k].
+    """share[i, j] = term_ij . y_i / |y_i|^2 for the keys j of row i listed in `keys`: [.., n_q, k] -> [.., n_q, k].
 
     The part of output y_i that key j supplies: term_ij is key j's weighted value (all heads,
     through W_O) and the terms sum to y_i, so a row of all keys' shares sums to 1 (0 for a zero
     output). Computed as sum over heads of w_ij (v_j . z_i) with z_i = y_i mapped back through
     W_O^T, which needs O(H n^2) memory instead of the O(n^2 d) of the terms themselves; only the
-    listed keys' products are kept past the one matrix product.
+    listed keys' products are kept past the one matrix product. Works on a stack as on one sentence.
     """
     back = result.outputs
     if result.projections is not None and result.projections.w_o is not None:
-        back = back @ result.projections.w_o.T  # [n_q, d] x [d, width] -> [n_q, width]
-    dots = split_heads(back, result.n_heads) @ np.swapaxes(result.values, -1, -2)  # [H, n_q, n_k]: z_i . v_j
-    listed = np.broadcast_to(keys, dots.shape[:1] + keys.shape)  # [H, n_q, k]
+        back = back @ result.projections.w_o.T  # [.., n_q, d] x [d, width] -> [.., n_q, width]
+    dots = split_heads(back, result.n_heads) @ np.swapaxes(result.values, -1, -2)  # [.., H, n_q, n_k]: z_i . v_j
+    listed = np.broadcast_to(np.expand_dims(keys, -3), dots.shape[:-1] + keys.shape[-1:])  # [.., H, n_q, k]
     along = np.sum(np.take_along_axis(result.weights, listed, axis=-1) * np.take_along_axis(dots, listed, axis=-1),
-                   axis=0)  # [n_q, k]
-    squared = np.einsum("id,id->i", result.outputs, result.outputs)[:, None]  # [n_q, 1]
+                   axis=-3)  # [.., n_q, k]
+    squared = np.einsum("...id,...id->...i", result.outputs, result.outputs)[..., None]  # [.., n_q, 1]
     return np.divide(along, squared, out=np.zeros_like(along), where=squared > 0)
 
 

@@ -1,0 +1,86 @@
+"""A stack of sentences gives, bit for bit, what each sentence gives alone.
+
+`explain` computes the sentences of one length as one [B, n, d] stack (`attention_stacks`),
+then their shifts (`stack_shifts`) and diagnostics (`diagnose_stack`) from the stacked
+arrays. Every step works per row or per matrix, so the numbers must be exactly those of
+one call per sentence (`multi_head_attention`, `token_shifts`, `diagnose`, which are the
+same functions on a stack of one): checked here on hypothesis-generated sentences and
+settings, repeated words included (the "others" mask numbers each sentence's words).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from attn_cli.engine.analysis import diagnose, diagnose_stack, stack_shifts, token_shifts
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, attention_stacks, multi_head_attention, unstack
+from attn_cli.errors import InputError
+from tests.test_attention_properties import ELEMENTS, configs
+
+ARRAYS = ("query_inputs", "context_inputs", "queries", "keys", "values", "scores", "logits", "weights",
+          "head_outputs", "outputs", "visible", "query_codes", "context_codes")
+
+
+@st.composite
+def sentence_sets(draw):
+    """(d, sentences): 2 to 7 sentences of 1 to 5 words in d dims, some lengths shared, some words repeated."""
+    d = draw(st.integers(2, 6))
+    sentences = []
+    for _ in range(draw(st.integers(2, 7))):
+        words = draw(arrays(np.float64, (draw(st.integers(1, 5)), d), elements=ELEMENTS))
+        if len(words) > 2 and draw(st.booleans()):
+            words[-1] = words[0]  # a repeated word: the "others" mask hides both from each other
+        sentences.append(words)
+    return d, sentences
+
+
+def alone(sentences, config) -> list[AttentionResult | None]:
+    """Each sentence through its own call; None where the layer refuses it."""
+    found: list[AttentionResult | None] = []
+    for words in sentences:
+        try:
+            found.append(multi_head_attention(words, config=config))
+        except InputError:
+            found.append(None)
+    return found
+
+
+def same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and a.shape == b.shape
+                                         and np.array_equal(a, b, equal_nan=True))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_a_stack_gives_every_sentence_what_it_gives_alone(data):
+    d, sentences = data.draw(sentence_sets())
+    config = data.draw(configs(d, mask=data.draw(st.sampled_from(["none", "causal", "others"]))))
+    expected = alone(sentences, config)
+    if None in expected:  # a sentence the layer refuses: the stacks refuse the first of them, as a loop would
+        with pytest.raises(InputError):
+            attention_stacks(sentences, config)
+        return
+    stacks = attention_stacks(sentences, config)
+    assert sorted(i for members, _ in stacks for i in members) == list(range(len(sentences)))
+    for members, stack in stacks:
+        assert {len(sentences[i]) for i in members} == {stack.outputs.shape[1]}  # one length per stack
+        for i, part, shifts, diagnosis in zip(members, unstack(stack), stack_shifts(stack), diagnose_stack(stack)):
+            single = expected[i]
+            assert single is not None
+            for name in ARRAYS:
+                assert same(getattr(part, name), getattr(single, name)), name
+            assert shifts == token_shifts(single)
+            assert diagnosis == diagnose(single)
+
+
+def test_stacks_keep_the_sentences_order_and_group_them_by_length():
+    rng = np.random.default_rng(0)
+    sentences = [rng.standard_normal((n, 4)) for n in (3, 5, 3, 1, 5, 3)]
+    stacks = attention_stacks(sentences, AttentionConfig())
+    assert [members for members, _ in stacks] == [[0, 2, 5], [1, 4], [3]]
+    assert [stack.outputs.shape for _, stack in stacks] == [(3, 3, 4), (2, 5, 4), (1, 1, 4)]
+
