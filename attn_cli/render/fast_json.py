@@ -34,7 +34,7 @@ import numpy as np
 import orjson
 
 _quoted: Callable[[str], str] = json.encoder.encode_basestring_ascii
-_STRUCTURE = re.compile(rb"[,:\[\]{}]")  # never inside a string this module takes from orjson
+_NOT_STRUCTURE = bytes(set(range(256)) - set(b'",:[]{}'))  # deleted, the quotes and structure stay
 _SHORT_EXPONENT = re.compile(rb"e-(\d)(?=[,\]}])")  # 3.2e-7 -> 3.2e-07
 _FIXED_SMALL = re.compile(rb"([\[,:]-?)(0\.0000\d+)")  # 0.00001 -> 1e-05 (orjson's fixed notation under 1e-4)
 _OPTIONS = (orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS)
@@ -78,6 +78,16 @@ def _scalar(value: Any) -> str | None:
     return "null" if value is None else None
 
 
+def _holds_structure(out: bytes) -> bool:
+    """Whether a string of this JSON (which holds no backslash, so no escaped quote) holds `, : [ ] { }`.
+
+    With every other byte deleted, a string free of them is `""`, and no two strings meet (a
+    structure byte always parts them); removing the `""` pairs leaves a quote only where a
+    string held one. Three C passes, about three times faster than splitting out the strings.
+    """
+    return b'"' in out.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+
+
 def _from_orjson(value: Any, convert: Callable[[Any], Any], budget: list[int]) -> str:
     """The list as orjson writes it, respelled as the stdlib would; _Refused when that cannot be proved exact."""
     nulls = [0]  # infinite array entries, written as null
@@ -103,7 +113,7 @@ def _from_orjson(value: Any, convert: Callable[[Any], Any], budget: list[int]) -
         raise _Refused from None  # an integer beyond 64 bits, a key that is not a string...
     if not out.isascii() or b"\\" in out or b"\x7f" in out or out.count(b"null") != nulls[0]:
         raise _Refused
-    if _STRUCTURE.search(b"".join(out.split(b'"')[1::2])):  # no escaped quote: odd pieces are the strings
+    if _holds_structure(out):
         raise _Refused
     if b"e-" in out:
         out = _SHORT_EXPONENT.sub(rb"e-0\g<1>", out)
