@@ -33,9 +33,10 @@ MAX_PULLS = 3  # at most this many pulling words per token
 
 class Contribution(NamedTuple):
     """A key's part in one token's output. The per-token records (this, Neighbor, Shift, RowDiagnostic) are named
-    tuples: a batch makes hundreds per sentence, and a tuple is made in half the time of a frozen dataclass."""
+    tuples: a batch makes hundreds per sentence, and a tuple is made in half the time of a frozen dataclass.
+    The field `index` (named so since the first release) hides tuple.index, which no caller uses."""
 
-    index: int  # key position among the tokens
+    index: int  # type: ignore[assignment]  # key position among the tokens
     weight: float  # w_ij, averaged over heads
     share: float  # (w_ij v_j) . y_i / |y_i|^2: the part of y_i this term supplies (shares sum to 1)
 
@@ -48,7 +49,7 @@ class Neighbor(NamedTuple):
 class Shift(NamedTuple):
     """How token i moved: static s_i (own value) versus contextual y_i."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the token's position (hides tuple.index, as in Contribution)
     self_weight: float | None  # w_ii averaged over heads: what the token kept of itself (None in cross-attention)
     cosine: float  # cosine(s_i, y_i)
     delta_norm: float  # |y_i - s_i|
