@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attn_cli.engine.analysis import SAMPLE_STRIDE, NeighborSearch, top_k_rows
-from attn_cli.engine.attention import AttentionConfig, multi_head_attention
+from attn_cli.engine.attention import AttentionConfig, multi_head_attention, unit_rows
 from attn_cli.vectors.store import Vectors
 
 
@@ -133,3 +133,44 @@ def test_answers_forgotten_at_the_limit_are_searched_again(monkeypatch):
         words = [f"w{row}" for row in rows]
         assert search.nearest(queries, 3, words) == fresh._nearest_block(analysis.unit_rows(queries), 3, words)
     assert len(search.answers) <= 4
+
+
+@pytest.mark.parametrize("stored_norms", [False, True])
+def test_neighbours_are_a_full_float64_sort_even_where_float32_cannot_tell_the_words_apart(stored_norms):
+    """Issue 15.2: words whose cosines differ by less than float32's rounding were ranked by float32 alone, so the
+    five reported could miss closer ones. Forty words nearly parallel to the queries (cosines 1 - 1e-7, apart by
+    ~1e-8, under float32's resolution of ~6e-8 there): the answer must be the first five of a full float64 sort
+    of the search's own cosines, ties by column."""
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal(64)
+    matrix = rng.standard_normal((4000, 64))
+    matrix[100:140] = base + rng.standard_normal((40, 64)) * 3e-4
+    matrix = matrix.astype(np.float32)
+    words = [f"w{i}" for i in range(len(matrix))]
+    norms = np.linalg.norm(matrix.astype(np.float64), axis=1).astype(np.float32) if stored_norms else None
+    queries = base + rng.standard_normal((30, 64)) * 1e-4
+    search = NeighborSearch(Vectors("test", words, matrix, lowercase=True, norms=norms),
+                            multi_head_attention(queries[:2]), vocabulary_size=None)
+    found = search.nearest(queries, 5, [None] * len(queries))
+
+    cosines = np.einsum("qd,nd->qn", unit_rows(queries), search.rows.astype(np.float64))  # every word, in float64
+    if search.inverse_norms is not None:
+        cosines = cosines * search.inverse_norms
+    for row, neighbours in zip(cosines, found):
+        expected = np.lexsort((np.arange(len(row)), -row))[:5]
+        assert [n.word for n in neighbours] == [words[j] for j in expected]
+        assert [n.cosine for n in neighbours] == row[expected].tolist()
+
+
+def test_a_query_with_more_near_ties_than_the_slack_scores_every_tied_word():
+    """Sixty copies of one vector tie exactly: the RESCORED_SLACK words after the fifth cannot reach past the
+    margin, so every word within it is scored; the answer is the copies with the lowest columns."""
+    rng = np.random.default_rng(5)
+    matrix = rng.standard_normal((3000, 32)).astype(np.float32)
+    copies = rng.permutation(np.arange(200, 3000))[:60]
+    matrix[copies] = matrix[7]
+    words = [f"w{i}" for i in range(len(matrix))]
+    search = NeighborSearch(Vectors("test", words, matrix, lowercase=True), multi_head_attention(
+        matrix[[7]].astype(np.float64)), vocabulary_size=None)
+    [found] = search.nearest(matrix[[7]].astype(np.float64), 5, [None])
+    assert [n.word for n in found] == [words[j] for j in sorted([7, *copies.tolist()])[:5]]

@@ -21,6 +21,7 @@ from attn_cli.vectors.store import Vectors
 MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
 SAMPLE_STRIDE = 16  # top_k_rows: one column in this many sets each row's threshold
+RESCORED_SLACK = 8  # words ranked past the wanted ones and scored in float64 too: float32's near-ties (see _exact_top)
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
@@ -123,6 +124,9 @@ class NeighborSearch:
             self.rows, self.inverse_norms = mapped_unit_rows(embeddings, result), None
         self.letters = letter_columns(self.words)  # columns of one-letter words
         self.answers: dict[tuple[bytes, str | None, int], list[Neighbor]] = {}  # see nearest()
+        # |float32 cosine - float64 cosine| <= (d + 3) unit roundoffs for a unit query and a row as long as its norm
+        # says (each term's rounding, the query's, the product's); 4 x that for norms stored a little short
+        self.rounding = 4 * (self.rows.shape[1] + 3) * float(np.finfo(np.float32).eps) / 2
 
     @classmethod
     def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
@@ -163,7 +167,8 @@ class NeighborSearch:
         return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """One float32 matrix product for the block ranks every word; the few best are then scored in float64.
+        """One float32 matrix product for the block ranks every word; the few best (and every word within float32's
+        rounding of them) are then scored in float64, so the answer is a full float64 sort's.
 
         The float64 cosines do not depend on which other queries shared the product (BLAS rounds a
         float32 product differently by its shape), so a sentence reads the same alone or in a batch.
@@ -182,13 +187,7 @@ class NeighborSearch:
         asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf
-        ranked, ranked_cosines = top_k_rows(cosines, min(k + 1, len(self.words)))  # [b, k + 1]
-        exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[ranked].astype(np.float64))  # [b, k + 1]
-        if self.inverse_norms is not None:
-            exact *= self.inverse_norms[ranked]
-        exact[np.isneginf(ranked_cosines)] = -np.inf  # left out above (single letters): dropped below
-        order = np.argsort(-exact, axis=1, kind="stable")
-        ranked, exact = np.take_along_axis(ranked, order, axis=1), np.take_along_axis(exact, order, axis=1)
+        ranked, exact = self._exact_top(cosines, unit_queries, min(k + 1, len(self.words)))  # [b, k + 1] each
         found = []
         for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), exact.tolist(), exclude,
                                                          np.logical_not(unit_queries.any(axis=1)).tolist()):
@@ -196,6 +195,45 @@ class NeighborSearch:
                          if self.words[row] != word_to_skip and value != -np.inf]
             found.append([] if zero else neighbors[:k])  # a zero vector (an OOV word as zeros) has no direction
         return found
+
+    def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column:
+        exactly a full float64 sort's first `wanted` (-inf where fewer words qualify).
+
+        The float32 cosines [b, N] rank the words, but words whose cosines differ by less than their
+        rounding (`self.rounding`, a few parts in 10^5 at 300 dims) can come out in the wrong order.
+        So every word within twice that of the wanted-th best is scored again in float64: any word of
+        the true top lies there. Usually the RESCORED_SLACK words ranked next reach past that
+        margin; a query with more near-ties than that takes every word within it.
+        """
+        b, n = cosines.shape
+        ranked, approximate = top_k_rows(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s] each
+        floor = approximate[:, wanted - 1] - 2 * self.rounding  # [b]
+        crowded = ((approximate[:, -1] >= floor) & (ranked.shape[1] < n) & np.isfinite(floor)
+                   & unit_queries.any(axis=1))  # [b]; a zero query (no direction) ties with every word: no answer
+        ranked, exact = ranked[~crowded], self._cosines(unit_queries[~crowded], ranked[~crowded], approximate[~crowded])
+        picked = np.empty((b, wanted), dtype=np.intp), np.empty((b, wanted))
+        order = np.lexsort((ranked, -exact), axis=-1)[:, :wanted]  # by cosine down, then column
+        picked[0][~crowded], picked[1][~crowded] = (np.take_along_axis(ranked, order, axis=-1),
+                                                    np.take_along_axis(exact, order, axis=-1))
+        for row in np.flatnonzero(crowded).tolist():
+            columns = np.flatnonzero(cosines[row] >= floor[row])  # [c]
+            scores = np.concatenate([  # [c], a few thousand rows at a time (duplicated vectors can tie by the million)
+                self._cosines(unit_queries[row:row + 1], columns[None, start:start + 4096],
+                              cosines[row:row + 1, columns[start:start + 4096]])[0]
+                for start in range(0, len(columns), 4096)])
+            order = np.lexsort((columns, -scores))[:wanted]
+            picked[0][row], picked[1][row] = columns[order], scores[order]
+        return picked
+
+    def _cosines(self, unit_queries: np.ndarray, columns: np.ndarray, approximate: np.ndarray) -> np.ndarray:
+        """The float64 cosines of queries [b, d_out] with their listed columns [b, c]: -inf where the float32 ones
+        were (words left out: single letters, unusable rows)."""
+        exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[columns].astype(np.float64))  # [b, c]
+        if self.inverse_norms is not None:
+            exact *= self.inverse_norms[columns]
+        exact[np.isneginf(approximate)] = -np.inf
+        return exact
 
 
 def is_letter(word: str | None) -> bool:
