@@ -10,7 +10,7 @@ import errno
 import os
 import shlex
 import sys
-from typing import Annotated, Callable, Optional
+from typing import Annotated, Callable, Iterable, Iterator, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -24,7 +24,7 @@ from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, l
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
 from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
-from attn_cli.api import compare_tokenized, cross_tokenized, explain_tokenized, trace_tokenized
+from attn_cli.api import Tokenized, compare_tokenized, cross_tokenized, explain_tokenized, trace_tokenized
 from attn_cli.documents.explain import traced_indices, with_input
 from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
@@ -197,9 +197,9 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     settings = engine.settings()
     each_report(ctx, "explain", one_sentence(sentence), engine, batch, settings, renderer("terminal", "render_explain"),
-                lambda sentences, vectors, wanted: [
+                lambda sentences, vectors, wanted: (
                     result.document(wanted) for result in explain_tokenized(
-                        sentences, vectors, settings, diagnosed=wanted is None or "diagnostics" in wanted)])
+                        sentences, vectors, settings, diagnosed=wanted is None or "diagnostics" in wanted)))
 
 
 TRACE_PANEL = "Trace"
@@ -228,14 +228,14 @@ def trace(
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     settings = engine.settings()
     each_report(ctx, "trace", one_sentence(sentence), engine, batch, settings, renderer("trace", "render_trace"),
-                lambda sentences, vectors, wanted: [result.document(wanted) for result in trace_tokenized(
-                    sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)],
+                lambda sentences, vectors, wanted: (result.document(wanted) for result in trace_tokenized(
+                    sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)),
                 check=lambda tokenized: traced_indices(tokenized, word))
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
                 settings: Settings, render: Draw,
-                build: Callable[[list[tuple[str, TokenizedSentence]], Vectors, Optional[frozenset[str]]], list[dict]],
+                build: Callable[[list[Tokenized], Vectors, Optional[frozenset[str]]], Iterable[dict]],
                 check: Callable[[TokenizedSentence], object] = lambda tokenized: None) -> None:
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups):
     tokenize and `check` each, build the documents of those that pass together, show them in order.
@@ -253,8 +253,8 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
                         f'echo "money bank grows" | attn-cli {command} -')
     vectors = engine.load_vectors(warn)
 
-    def build_group(group: list[InputLine]) -> list[dict | InputError]:
-        outcomes: list[int | InputError] = []  # an index into `ready`, or why the line failed
+    def build_group(group: list[InputLine]) -> Iterator[dict | InputError]:
+        outcomes: list[InputError | None] = []  # why the line failed, or None: its document comes from `build`
         ready: list[tuple[str, TokenizedSentence]] = []
         for line in group:
             try:
@@ -265,10 +265,11 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
                 outcomes.append(InputError(as_options(exc)))
                 continue
             warn_unknown(tokenized, line.where)
-            outcomes.append(len(ready))
+            outcomes.append(None)
             ready.append((text, tokenized))
-        reports = build(ready, vectors, outputs.wanted) if ready else []
-        return [outcome if isinstance(outcome, InputError) else reports[outcome] for outcome in outcomes]
+        reports = iter(build(ready, vectors, outputs.wanted) if ready else ())  # each made as it is shown
+        for outcome in outcomes:
+            yield next(reports) if outcome is None else outcome
 
     groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
     run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)

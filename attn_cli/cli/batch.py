@@ -21,14 +21,15 @@ from attn_cli.cli.messages import bug_message
 from attn_cli.cli.outputs import ReportOutputs
 from attn_cli.documents.explain import error_document, with_input
 
-BuildGroup = Callable[[list[InputLine]], list["dict | InputError"]]  # a document, or why the line failed
+BuildGroup = Callable[[list[InputLine]], Iterable["dict | InputError"]]  # per line, in order: a document (made as it
+# is shown, so a group's documents are never all in memory at once), or why the line failed
 COLLECTION_ALLOCATIONS = 100_000  # net allocations between passes of the cycle collector in a run (Python's: 700)
 
 
 def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: ReportOutputs, *, command: str,
               strict: bool, tell: Callable[[str], None]) -> None:
-    """Build each group of lines, then show its documents in order; `tell` writes a failed line's message
-    to stderr (not with --json)."""
+    """Build each group of lines, showing its documents in order as they are made; `tell` writes a failed line's
+    message to stderr (not with --json)."""
     count = failed = 0
     held: tuple[InputLine, str] | None = None  # a failed first line, until a second line arrives
     with rare_collections():
