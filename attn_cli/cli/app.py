@@ -10,7 +10,8 @@ import errno
 import os
 import shlex
 import sys
-from typing import Annotated, Callable, Optional
+from collections.abc import Iterator, MutableMapping
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -29,8 +30,6 @@ from attn_cli.documents.explain import traced_indices, with_input
 from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
 from attn_cli.vectors.store import Vectors
-from attn_cli.cli.train import train
-from attn_cli.cli.vectors import vectors_app
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError: type[Exception] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -41,7 +40,14 @@ class OutputClosed(Exception):
 
 
 class OneLineErrors(TyperGroup):
-    """Runs the commands and turns every expected failure into one stderr line and an exit code."""
+    """Runs the commands and turns every expected failure into one stderr line and an exit code.
+
+    The commands of LAZY_COMMANDS are built (their modules imported) only when a run, a help screen or a
+    listing asks for them: `explain` never loads `train` or `vectors`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands(self.commands, LAZY_COMMANDS)
 
     def invoke(self, ctx):
         try:
@@ -363,11 +369,60 @@ def warn_unknown(tokenized: TokenizedSentence, where: str = "") -> None:
         fail(f"skipped {describe_unknown(unknown)}{place}: not in the vocabulary", kind="warning")
 
 
-app.command(cls=HelpInOrder, epilog=examples(
-    "attn-cli train --demo --out demo.npz",
-    "attn-cli train corpus.txt --out layer.npz --heads 2 --epochs 5",
-    'attn-cli explain "money bank grows" --weights demo.npz'))(train)
-app.add_typer(vectors_app, name="vectors")
+def _train(holder: typer.Typer) -> None:
+    from attn_cli.cli.train import train
+
+    holder.command(cls=HelpInOrder, epilog=examples(
+        "attn-cli train --demo --out demo.npz",
+        "attn-cli train corpus.txt --out layer.npz --heads 2 --epochs 5",
+        'attn-cli explain "money bank grows" --weights demo.npz'))(train)
+
+
+def _vectors(holder: typer.Typer) -> None:
+    from attn_cli.cli.vectors import vectors_app
+
+    holder.add_typer(vectors_app, name="vectors")
+
+
+# the commands registered on first use, after the ones above, in this order: each function registers its command on
+# a Typer of its own, as it would on `app`, so Typer builds the very same command (only later)
+LAZY_COMMANDS: dict[str, Callable[[typer.Typer], None]] = {"train": _train, "vectors": _vectors}
+
+
+class LazyCommands(MutableMapping[str, Any]):
+    """A group's commands by name, in order, as click reads them (TyperGroup.commands): the names are known at
+    once (listings, "did you mean"), a lazy command is built the first time it is looked up."""
+
+    def __init__(self, built: MutableMapping[str, Any], lazy: dict[str, Callable[[typer.Typer], None]]) -> None:
+        self._built, self._lazy = dict(built), {name: add for name, add in lazy.items() if name not in built}
+        self._order = [*self._built, *self._lazy]
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            add = self._lazy.pop(name)  # KeyError for a name that is neither
+            holder = typer.Typer()
+            add(holder)
+            self._built[name] = typer.main.get_group(holder).commands[name]
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._lazy.pop(name, None)
+        if name not in self._built:
+            self._order.append(name)
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._built and name not in self._lazy:
+            raise KeyError(name)
+        self._built.pop(name, None)
+        self._lazy.pop(name, None)
+        self._order.remove(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._order))
+
+    def __len__(self) -> int:
+        return len(self._order)
 
 
 def main() -> None:
