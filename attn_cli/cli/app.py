@@ -6,10 +6,12 @@ parser error) and leaves as one line on stderr with its documented exit code.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Iterator, MutableMapping
 from typing import Annotated, Any, Callable, Optional
 
@@ -426,5 +428,36 @@ class LazyCommands(MutableMapping[str, Any]):
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Run the command line; it ends with SystemExit(exit code), as click's standalone mode does."""
     app()
+
+
+def run() -> None:
+    """The `attn-cli` program (its console script, and `python -m attn_cli`): main(), then `exit_now`."""
+    try:
+        main()
+    except SystemExit as stop:
+        exit_now(stop)
+        raise
+
+
+def exit_now(stop: SystemExit) -> None:
+    """End the process with `stop`'s code without tearing the interpreter down, when that teardown has nothing
+    left to do: an int code, no atexit callback, no thread to wait for, and stdout and stderr flushed without
+    an error. Otherwise return, and the caller's SystemExit ends the run as it always did (the interpreter then
+    reports a failed flush itself, with its exit code 120).
+
+    The teardown frees every module and joins numpy's BLAS threads: ~15-20 ms of a run whose whole work,
+    `explain` on a cached set, takes ~25 ms (docs/benchmarks.md).
+    """
+    code = 0 if stop.code is None else stop.code
+    if not isinstance(code, int) or atexit._ncallbacks() or any(
+            not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
+        return
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):  # a full disk, a closed pipe, a closed stream
+        return
+    os._exit(code)
