@@ -57,9 +57,11 @@ def attn_commands(vectors: str, words: int, dims: int) -> dict[str, list[str]]:
     }
 
 
-def time_once(command: list[str], env: dict[str, str]) -> float:
+def time_once(command: list[str], env: dict[str, str], cwd: str) -> float:
+    """Seconds of one whole process, run in `cwd`: never a checkout, whose attn_cli `python -m` and `-c` would
+    import (they put the working folder first on sys.path) whatever PYTHONPATH says."""
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     return time.perf_counter() - start
 
 
@@ -93,12 +95,12 @@ def main() -> None:
             for label, tree in trees.items():
                 commands[name, label] = (command, {**env, "PYTHONPATH": tree})
         for command, command_env in commands.values():  # warm the file cache and compile the bytecode once
-            time_once(command, command_env)
+            time_once(command, command_env, scratch)
         samples: dict[tuple[str, str], list[float]] = {key: [] for key in commands}
         loads = [os.getloadavg()[0]]
         for _ in range(args.runs):  # interleaved, so drift hits every command (and both trees) alike
             for key, (command, command_env) in commands.items():
-                samples[key].append(time_once(command, command_env))
+                samples[key].append(time_once(command, command_env, scratch))
             loads.append(os.getloadavg()[0])
 
     baseline = statistics.median(samples[BASELINE, ""])
