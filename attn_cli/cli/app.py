@@ -44,8 +44,8 @@ class OutputClosed(Exception):
 class OneLineErrors(TyperGroup):
     """Runs the commands and turns every expected failure into one stderr line and an exit code.
 
-    The commands of LAZY_COMMANDS are built (their modules imported) only when a run, a help screen or a
-    listing asks for them: `explain` never loads `train` or `vectors`."""
+    Its commands are those of LAZY_COMMANDS, each built (its module imported) only when a run, a help screen
+    or a listing asks for it: `explain` never builds `trace` nor loads `train` or `vectors`."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -163,6 +163,18 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+# every command, in the order `attn-cli --help` lists them, by a function that registers it on a Typer as it would
+# on `app`: OneLineErrors (LazyCommands) has Typer build a command, and imports its module, only when a run, a help
+# screen or a listing looks it up, so `explain` never builds `trace` or imports `train`
+LAZY_COMMANDS: dict[str, Callable[[typer.Typer], object]] = {}
+
+
+def command(**settings: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """`@app.command(**settings)`, registered in LAZY_COMMANDS under the function's name."""
+    def register(function: Callable[..., None]) -> Callable[..., None]:
+        LAZY_COMMANDS[function.__name__] = lambda holder: holder.command(**settings)(function)
+        return function
+    return register
 
 
 def _print_version(value: bool) -> None:
@@ -189,7 +201,7 @@ def one_sentence(words: list[str] | None) -> str | None:
     return " ".join(words) if words else None
 
 
-@app.command(cls=HelpInOrder, epilog=examples(
+@command(cls=HelpInOrder, epilog=examples(
     "attn-cli explain money bank grows",
     "attn-cli explain river bank flows --scale sqrt --heads 2",
     "attn-cli explain money bank grows --json --fields tokens,shifts.cosine"))
@@ -212,7 +224,7 @@ def explain(
 TRACE_PANEL = "Trace"
 
 
-@app.command(cls=HelpInOrder, epilog=examples(
+@command(cls=HelpInOrder, epilog=examples(
     "attn-cli trace money bank grows --word bank",
     "attn-cli trace money bank grows --word bank --mode projected --dims 5",
     "attn-cli trace money bank grows --json --fields tokens.text,traces.token"))
@@ -292,7 +304,7 @@ COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 COMPARE_PANEL = "Compare"
 
 
-@app.command(cls=HelpInOrder, epilog=examples(
+@command(cls=HelpInOrder, epilog=examples(
     f"{COMPARE_EXAMPLE}", f"{COMPARE_EXAMPLE} --word bank --json", f"{COMPARE_EXAMPLE} --cross"))
 @with_engine_options
 def compare(
@@ -386,16 +398,14 @@ def _vectors(holder: typer.Typer) -> None:
     holder.add_typer(vectors_app, name="vectors")
 
 
-# the commands registered on first use, after the ones above, in this order: each function registers its command on
-# a Typer of its own, as it would on `app`, so Typer builds the very same command (only later)
-LAZY_COMMANDS: dict[str, Callable[[typer.Typer], None]] = {"train": _train, "vectors": _vectors}
+LAZY_COMMANDS.update(train=_train, vectors=_vectors)
 
 
 class LazyCommands(MutableMapping[str, Any]):
     """A group's commands by name, in order, as click reads them (TyperGroup.commands): the names are known at
     once (listings, "did you mean"), a lazy command is built the first time it is looked up."""
 
-    def __init__(self, built: MutableMapping[str, Any], lazy: dict[str, Callable[[typer.Typer], None]]) -> None:
+    def __init__(self, built: MutableMapping[str, Any], lazy: dict[str, Callable[[typer.Typer], object]]) -> None:
         self._built, self._lazy = dict(built), {name: add for name, add in lazy.items() if name not in built}
         self._order = [*self._built, *self._lazy]
 
