@@ -58,7 +58,7 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
             if given:  # what only reading a file can use is an error without one, never silently ignored
                 raise SettingsError(name, "applies only to a vector file", fix={"vectors": "FILE"})
         return _default_vectors() if limit is None else _default_vectors().first(limit)
-    from attn_cli.vectors.importer import LoadOptions
+    from attn_cli.vectors.warm import LoadOptions
 
     options = LoadOptions(file_format=format, limit=limit, skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle,
                           show_progress=progress, warn=warn or (lambda message: None))

@@ -98,6 +98,9 @@ def main() -> None:
         args.sample, args.words, args.dims = 1, 5_000, 50
     with tempfile.TemporaryDirectory(prefix="attn-batch-") as scratch:
         scratch = Path(scratch)
+        # the children run here, never in a checkout: `python -m attn_cli` puts the working folder first on
+        # sys.path, so from a checkout both trees would run its attn_cli whatever PYTHONPATH says
+        os.chdir(scratch)
         env = {**os.environ, "ATTN_CLI_CACHE": str(scratch / "cache")}
         os.environ["ATTN_CLI_CACHE"] = env["ATTN_CLI_CACHE"]
         stand_in = scratch / "synthetic.txt"  # the cache is keyed to this small file

@@ -22,11 +22,25 @@ def _commands():
     while todo:
         words, command = todo.pop(0)
         yield words, command
-        for name, sub in sorted((getattr(command, "commands", None) or {}).items()):
-            todo.append(((*words, name), sub))
+        if hasattr(command, "list_commands"):  # a group: its commands as click finds them (some are built then)
+            context = typer.Context(command)
+            todo += [((*words, name), command.get_command(context, name))
+                     for name in sorted(command.list_commands(context))]
 
 
 COMMANDS = list(_commands())
+
+
+def test_explain_loads_neither_train_nor_vectors():
+    """Those two commands are built, and their modules imported, only when a run or a help screen asks for them."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from attn_cli.cli.app import main; sys.argv = ['attn-cli', 'explain', 'bank', '--json']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "loaded = {'attn_cli.cli.train', 'attn_cli.cli.vectors'} & set(sys.modules)\nassert not loaded, loaded")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
 BOX = str.maketrans({character: " " for character in "│╭╮╰╯─"})
 
 

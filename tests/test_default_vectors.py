@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from attn_cli import __version__
 from attn_cli.vectors.default import default_data_dir, load_default_vectors
 
 
@@ -52,6 +53,23 @@ def test_explain_on_the_default_set_never_imports_gensim():
 def test_python_dash_m_runs_the_cli():
     finished = subprocess.run([sys.executable, "-m", "attn_cli", "--version"], capture_output=True, text=True)
     assert finished.returncode == 0 and finished.stdout.startswith("attn-cli ")
+
+
+@pytest.mark.parametrize("setup, shown", [
+    ("", ""),
+    ("import atexit; atexit.register(print, 'atexit ran')", "atexit ran\n"),
+    ("import threading, time; threading.Thread(target=lambda: (time.sleep(0.3), print('thread ran'))).start()",
+     "thread ran\n"),
+])
+def test_the_program_skips_the_teardown_only_when_nothing_waits_for_it(setup, shown):
+    """run() ends the process at once with the command's exit code (stdout flushed), unless an atexit callback
+    or a thread would run at a normal exit: then it exits as main() does, and they run."""
+    code = (f"{setup}\nimport sys\nfrom attn_cli.cli import run\nsys.argv = ['attn-cli'] + sys.argv[1:]\nrun()\n"
+            "print('not reached')")
+    for arguments, exit_code, printed in ((["--version"], 0, f"attn-cli {__version__}\n"),
+                                          (["explain", "money", "--heads", "0"], 2, "")):
+        finished = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True)
+        assert (finished.returncode, finished.stdout) == (exit_code, printed + shown), finished.stderr
 
 
 def test_default_set_lists_the_most_frequent_words_first(default_vectors, run):

@@ -245,11 +245,15 @@ def test_a_killed_import_leaves_no_cache(tmp_path, private_cache):
     assert not list((private_cache / "v1").glob(".tmp-*"))  # swept by the next import
 
 
-def test_the_cached_path_never_imports_gensim(tmp_path, glove_file):
+def test_the_cached_path_never_imports_gensim_nor_the_importer(tmp_path, glove_file):
+    """A warm run maps the cache (warm.py) and loads none of the import life cycle: its writers, the leftovers
+    sweep, tempfile."""
     load_vectors(glove_file)
     code = ("import sys; from attn_cli.cli.app import main; sys.argv = ['attn-cli', 'explain', 'the of', '--json', "
             f"'--vectors', {glove_file!r}]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-            "assert 'gensim' not in sys.modules, 'gensim imported'")
+            "assert 'gensim' not in sys.modules, 'gensim imported'\n"
+            "loaded = {'attn_cli.vectors.importer', 'attn_cli.vectors.leftovers', 'tempfile'} & set(sys.modules)\n"
+            "assert not loaded, loaded")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
     assert result.returncode == 0, result.stderr
 

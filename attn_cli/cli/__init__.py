@@ -1,5 +1,5 @@
 """The `attn-cli` command line: a thin client of the library, turning options into settings and results into output."""
 
-from attn_cli.cli.app import main
+from attn_cli.cli.app import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]

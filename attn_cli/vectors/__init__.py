@@ -16,13 +16,14 @@ __all__ = ["Vectors", "load_vectors", "resolve_source"]
 def load_vectors(source: str | None, options=None) -> Vectors:
     """The embedded default for None or 'default'; a file or gensim-data name through the cache otherwise.
 
-    `options` is an importer.LoadOptions (the shared --format, --limit, ...); the
-    importer is imported only here, so the embedded default stays as light as before.
+    `options` is a warm.LoadOptions (the shared --format, --limit, ...). The cache is
+    read only here, so the embedded default stays as light as before; and the
+    importer only when the cache has no sound set of the file, so a warm run stays light too.
     """
     if source in (None, "", DEFAULT_NAME):
         return load_default_vectors()
     from attn_cli.vectors.formats import CACHEABLE, FORMATS, detect_format, read_gensim_pickle
-    from attn_cli.vectors.importer import LoadOptions, cached_vectors
+    from attn_cli.vectors.warm import LoadOptions, Wanted, warm_vectors
 
     options = options or LoadOptions()
     path, name = resolve_source(source)
@@ -35,7 +36,13 @@ def load_vectors(source: str | None, options=None) -> Vectors:
         return read_gensim_pickle(path, options.trust_pickle, options.limit)
     if file_format not in CACHEABLE:
         raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(FORMATS)}")
-    return cached_vectors(path, file_format, options, name)
+    wanted = Wanted.of(path, file_format, options, name)
+    vectors = warm_vectors(wanted)
+    if vectors is None:
+        from attn_cli.vectors.importer import cached_vectors  # missing, corrupt or unreachable: import or rebuild
+
+        vectors = cached_vectors(wanted)
+    return vectors
 
 
 def resolve_source(source: str) -> tuple[Path, str | None]:

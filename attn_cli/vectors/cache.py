@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -39,7 +38,6 @@ from typing import Callable
 import numpy as np
 
 from attn_cli.errors import DamagedCache
-from attn_cli.vectors.leftovers import delete, import_prefix
 from attn_cli.vectors.store import Vectors, row_norms
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
@@ -197,31 +195,6 @@ def layout_folder(root: Path | None = None) -> Path:
     if layout.is_symlink():
         raise OSError(errno.ELOOP, f"{layout} is a symbolic link, which the cache never follows", str(layout))
     return layout
-
-
-def new_temporary_folder(layout: Path, key: str) -> Path:
-    """A private folder next to the final one (same file system: the rename is atomic), named as leftovers.py
-    recognises it should the import be killed: `.tmp-<key>-<pid>-<random>`."""
-    layout.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=import_prefix(key), dir=layout))
-
-
-def publish(temporary: Path, final: Path) -> bool:
-    """Rename the finished folder into place; False when something was there first (another process's import,
-    or a folder this user cannot delete), which the caller checks before using it."""
-    try:
-        os.rename(temporary, final)
-    except OSError:
-        if not os.path.lexists(final):
-            raise
-        return False
-    return True
-
-
-def discard(final: Path) -> None:
-    """Delete what stands at a set's own place (leftovers.delete: a link itself, never what it leads to). What
-    cannot be deleted stays (the importer then uses its own import once)."""
-    delete(final)
 
 
 def shared_with_others(folder: Path) -> str | None:

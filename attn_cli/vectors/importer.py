@@ -1,8 +1,10 @@
-"""Import a GloVe / word2vec file into the cache (once), then map it (every run).
+"""Import a GloVe / word2vec file into the cache: the life cycle behind a warm run's lookup.
 
-`cached_vectors` is the whole life cycle: find the cache folder for this exact
-file, check it, rebuild it when corrupt, import it when missing, and fall back
-to a throw-away folder when the cache cannot be written.
+`cached_vectors` runs when warm.py found nothing to serve: it checks the cache
+folder for this exact file again (another process may have imported it since),
+rebuilds it when corrupt, imports it when missing, and falls back to a
+throw-away folder when the cache cannot be written. Imported only then, so a
+warm run never loads the writers, the leftovers sweep, tempfile or the progress bar.
 """
 
 from __future__ import annotations
@@ -13,50 +15,23 @@ import os
 import shutil
 import tempfile
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, cached_sets, discard,
-                                    layout_folder, load_cached, new_temporary_folder, publish, read_meta,
-                                    shared_with_others)
+from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, cached_sets, layout_folder,
+                                    load_cached, read_meta)
 from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
-from attn_cli.vectors.leftovers import IMPORT, SCRATCH, scratch_folder, scratch_prefix, sweep as sweep_leftovers
+from attn_cli.vectors.leftovers import (IMPORT, SCRATCH, delete, import_prefix, scratch_folder, scratch_prefix,
+                                        sweep as sweep_leftovers)
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
+from attn_cli.vectors.warm import LoadOptions, Wanted, serve
+
+__all__ = ["LoadOptions", "cached_vectors", "import_into"]  # LoadOptions: where callers have always found it
 
 
-@dataclass(frozen=True)
-class LoadOptions:
-    """How to read a vector source: the shared --format, --limit, --skip-bad-lines, --trust-pickle."""
-
-    file_format: str | None = None  # None: detect from the content
-    limit: int | None = None
-    skip_bad_lines: bool = False
-    trust_pickle: bool = False
-    show_progress: bool = True  # a bar on stderr when it is a terminal (off with --json)
-    warn: Callable[[str], None] = field(default=lambda message: None, compare=False)
-
-
-@dataclass(frozen=True)
-class _Wanted:
-    """What a run asks the cache for: this file, as it is now, read this way."""
-
-    path: Path
-    fingerprint: Fingerprint
-    file_format: str
-    options: LoadOptions
-    name: str | None
-
-    @property
-    def key(self) -> str:
-        return self.fingerprint.key(self.file_format, self.options.limit)
-
-
-def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str | None = None) -> Vectors:
-    """The cached form of `path`, importing it first if needed."""
-    wanted = _Wanted(path, Fingerprint.of(path), file_format, options, name)
+def cached_vectors(wanted: Wanted) -> Vectors:
+    """The cached form of `wanted.path`, importing it first if needed."""
     root = cache_root()
     try:
         layout = layout_folder(root)
@@ -66,18 +41,18 @@ def cached_vectors(path: Path, file_format: str, options: LoadOptions, name: str
         sweep_leftovers([(layout, IMPORT), (scratch_folder(), SCRATCH)])  # of imports killed long ago
         temporary = new_temporary_folder(layout, wanted.key)
     except OSError as exc:
-        options.warn(f"cannot write the cache at {root} ({exc.strerror or exc}); reading {path} without a cache "
-                     "(set ATTN_CLI_CACHE to a writable folder to make the next run fast)")
+        wanted.options.warn(f"cannot write the cache at {root} ({exc.strerror or exc}); reading {wanted.path} "
+                            "without a cache (set ATTN_CLI_CACHE to a writable folder to make the next run fast)")
         return _without_cache(wanted)
     try:
-        import_into(temporary, path, wanted.fingerprint, file_format, options)
+        import_into(temporary, wanted.path, wanted.fingerprint, wanted.file_format, wanted.options)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
     return _publish(temporary, layout / wanted.key, wanted)
 
 
-def _without_cache(wanted: _Wanted) -> Vectors:
+def _without_cache(wanted: Wanted) -> Vectors:
     """Import into a throw-away folder in $TMPDIR, named as leftovers.py finds it should the run be killed."""
     with tempfile.TemporaryDirectory(prefix=scratch_prefix()) as scratch:
         folder = Path(scratch) / wanted.key
@@ -86,38 +61,20 @@ def _without_cache(wanted: _Wanted) -> Vectors:
         return load_cached(folder, wanted.name)  # the maps stay valid after the files are deleted
 
 
-def _warm(final: Path, wanted: _Wanted) -> Vectors | None:
+def _warm(final: Path, wanted: Wanted) -> Vectors | None:
     """The set at `final` when there is one made from this very file; None when there is none, or when it was
     corrupt, planted or not a folder (it is then reported and deleted, so the caller imports afresh)."""
     if not os.path.lexists(final):
         return None
     try:
-        return _serve(final, wanted)
+        return serve(final, wanted)
     except CorruptCache as exc:
         wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
         discard(final)
         return None
 
 
-_WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in this process
-
-
-def _serve(folder: Path, wanted: _Wanted) -> Vectors:
-    """The set in `folder`, checked to be sound and made from this file (CorruptCache otherwise); a folder
-    others can write is served with a warning, once per run."""
-    meta = read_meta(folder)
-    wanted.fingerprint.check_origin(meta, wanted.file_format, wanted.options.limit)
-    vectors = load_cached(folder, wanted.name, meta)
-    shared = shared_with_others(folder)
-    if shared and folder not in _WARNED_SHARED:
-        _WARNED_SHARED.add(folder)
-        wanted.options.warn(f"the cache {folder} is {shared}: whoever can write it decides what this run reads; "
-                            "keep the cache in a folder only you can write (set ATTN_CLI_CACHE)")
-    refuse_skipped_lines(meta, wanted.options)
-    return vectors
-
-
-def _publish(temporary: Path, final: Path, wanted: _Wanted) -> Vectors:
+def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
     """Rename this import into place and map it. When another process's import got there first, use that one
     if it checks out; when what is there cannot be replaced (not this user's to delete), map this import once."""
     if publish(temporary, final):
@@ -125,7 +82,7 @@ def _publish(temporary: Path, final: Path, wanted: _Wanted) -> Vectors:
         remove_stale(final)
         return vectors
     try:
-        return _serve(final, wanted)
+        return serve(final, wanted)
     except CorruptCache as exc:
         wanted.options.warn(f"cannot replace the corrupt cache at {final} ({exc}); using this run's import of "
                             f"{wanted.path} once")
@@ -134,11 +91,29 @@ def _publish(temporary: Path, final: Path, wanted: _Wanted) -> Vectors:
         shutil.rmtree(temporary, ignore_errors=True)
 
 
-def refuse_skipped_lines(meta: dict, options: LoadOptions) -> None:
-    """A cache imported with --skip-bad-lines serves a run without it only if no line was skipped."""
-    if meta.get("bad_lines") and not options.skip_bad_lines:
-        raise VectorsError(f"{meta['first_bad_lines'][0]}; fix the line or pass ", Option("skip_bad_lines", True),
-                           " to leave such lines out")
+def new_temporary_folder(layout: Path, key: str) -> Path:
+    """A private folder next to the final one (same file system: the rename is atomic), named as leftovers.py
+    recognises it should the import be killed: `.tmp-<key>-<pid>-<random>`."""
+    layout.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=import_prefix(key), dir=layout))
+
+
+def publish(temporary: Path, final: Path) -> bool:
+    """Rename the finished folder into place; False when something was there first (another process's import,
+    or a folder this user cannot delete), which the caller checks before using it."""
+    try:
+        os.rename(temporary, final)
+    except OSError:
+        if not os.path.lexists(final):
+            raise
+        return False
+    return True
+
+
+def discard(final: Path) -> None:
+    """Delete what stands at a set's own place (leftovers.delete: a link itself, never what it leads to). What
+    cannot be deleted stays (the importer then uses its own import once)."""
+    delete(final)
 
 
 def remove_stale(final: Path) -> None:
