@@ -18,6 +18,7 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,10 +39,12 @@ def sentence(tokens: int) -> str:
 
 
 def run(tree: Path, text: str, tokens: int) -> tuple[float, float]:
-    """(seconds, peak RSS in MB) of one explain --json process of the attn-cli checkout at `tree`."""
+    """(seconds, peak RSS in MB) of one explain --json process of the attn-cli checkout at `tree`, run outside any
+    checkout: `python -m attn_cli` puts the working folder first on sys.path, ahead of PYTHONPATH."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    return timed_process([PYTHON, "-m", "attn_cli", "explain", text, "--json", "--max-tokens", str(max(tokens, 1000))],
-                         env)
+    with tempfile.TemporaryDirectory(prefix="attn-long-") as outside:
+        return timed_process([PYTHON, "-m", "attn_cli", "explain", text, "--json", "--max-tokens",
+                              str(max(tokens, 1000))], env, cwd=outside)
 
 
 def main() -> None:
