@@ -422,7 +422,7 @@ def attention_stacks(embeddings: list[np.ndarray], config: AttentionConfig,
     sentence it refuses raises, as a call of its own would.
     """
     stacks = []
-    for members in same_length(embeddings):
+    for members in same_length(embeddings, config.heads):
         try:
             stacks.append((members, multi_head_attention(np.stack([embeddings[i] for i in members]), config=config,
                                                          projections=projections)))
@@ -432,12 +432,21 @@ def attention_stacks(embeddings: list[np.ndarray], config: AttentionConfig,
     return stacks
 
 
-def same_length(embeddings: list[np.ndarray]) -> list[list[int]]:
-    """The indices of the sentences, grouped by length (first appearance first), each group in order."""
+def same_length(embeddings: list[np.ndarray], heads: int = 1) -> list[list[int]]:
+    """The indices of the sentences grouped by length (first appearance first), each group in order and cut to
+    at most STACK_CELLS cells of a stack's largest arrays: long sentences go one at a time, as they did alone."""
     groups: dict[int, list[int]] = {}
     for i, sentence in enumerate(embeddings):
         groups.setdefault(len(sentence), []).append(i)
-    return list(groups.values())
+    stacks = []
+    for members in groups.values():
+        n, d = embeddings[members[0]].shape
+        size = max(1, STACK_CELLS // (heads * n * n + n * d))  # sentences per stack: [B, H, n, n] and [B, n, d]
+        stacks += [members[start:start + size] for start in range(0, len(members), size)]
+    return stacks
+
+
+STACK_CELLS = 1 << 20  # cells of a stack's [B, H, n, n] (plus [B, n, d]) arrays at most: 8 MB of float64 each
 
 
 def as_stack(result: AttentionResult) -> AttentionResult:
