@@ -9,7 +9,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -32,25 +32,24 @@ PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this
 MAX_PULLS = 3  # at most this many pulling words per token
 
 
-class Contribution(NamedTuple):
-    """A key's part in one token's output. The per-token records (this, Neighbor, Shift, RowDiagnostic) are named
-    tuples: a batch makes hundreds per sentence, and a tuple is made in half the time of a frozen dataclass.
-    The field `index` (named so since the first release) hides tuple.index, which no caller uses."""
-
-    index: int  # type: ignore[assignment]  # key position among the tokens
+@dataclass(frozen=True)
+class Contribution:
+    index: int  # key position among the tokens
     weight: float  # w_ij, averaged over heads
     share: float  # (w_ij v_j) . y_i / |y_i|^2: the part of y_i this term supplies (shares sum to 1)
 
 
-class Neighbor(NamedTuple):
+@dataclass(frozen=True)
+class Neighbor:
     word: str
     cosine: float
 
 
-class Shift(NamedTuple):
+@dataclass(frozen=True)
+class Shift:
     """How token i moved: static s_i (own value) versus contextual y_i."""
 
-    index: int  # type: ignore[assignment]  # the token's position (hides tuple.index, as in Contribution)
+    index: int
     self_weight: float | None  # w_ii averaged over heads: what the token kept of itself (None in cross-attention)
     cosine: float  # cosine(s_i, y_i)
     delta_norm: float  # |y_i - s_i|
@@ -61,7 +60,8 @@ class Shift(NamedTuple):
     neighbors_after: list[Neighbor]
 
 
-class RowDiagnostic(NamedTuple):
+@dataclass(frozen=True)
+class RowDiagnostic:
     entropy_bits: float
     max_weight: float
     argmax: int
