@@ -149,13 +149,14 @@ def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: Tr
 
 
 def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *,
-                      diagnosed: bool = True) -> list[ExplainResult]:
+                      diagnosed: bool = False) -> list[ExplainResult]:
     """`explain` for many tokenized sentences at once (one neighbour search for all of them); `diagnosed`: their
-    diagnostics computed together too (else each on first use)."""
+    diagnostics computed together too, for their documents (else each when a document needs it)."""
     check_layer(settings, vectors)
     results, shifts, diagnoses = attend_each([tokens for _, tokens in items], vectors, settings.attention,
                                              settings.report, diagnosed=diagnosed)
-    return [ExplainResult(sentence, tokens, vectors, settings, result, shift, diagnosis)
+    return [ExplainResult(sentence, tokens, vectors, settings, result, shift,
+                          None if diagnosis is None else (result, diagnosis))
             for (sentence, tokens), result, shift, diagnosis in zip(items, results, shifts, diagnoses)]
 
 

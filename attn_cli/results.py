@@ -121,7 +121,9 @@ class ExplainResult(Report):
     settings: Settings
     attention: AttentionResult
     shifts: list[Shift]  # one per token: cosine, delta_norm, contributions, neighbours before and after
-    diagnosis: Diagnosis | None = field(default=None, compare=False)  # computed with its batch; None: on first use
+    # the diagnosis computed with its batch, for the attention it was computed from (`document` uses it while
+    # `attention` is still that one); the properties below compute their own, fresh objects, as they always did
+    _diagnosed: tuple[AttentionResult, Diagnosis] | None = field(default=None, compare=False, repr=False)
     _draw = ("terminal", "render_explain")
 
     @property
@@ -160,19 +162,20 @@ class ExplainResult(Report):
     @property
     def diagnostics(self) -> list[list[RowDiagnostic]]:
         """Per head, per query row: entropy in bits, the largest weight and where it goes."""
-        return self._diagnosis().rows
+        return diagnose(self.attention).rows
 
     @property
     def warnings(self) -> list[Advice]:
         """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give)."""
-        return self._diagnosis().advice
+        return diagnose(self.attention).advice
 
-    def _diagnosis(self) -> Diagnosis:
-        return self.diagnosis or diagnose(self.attention)
+    def _batch_diagnosis(self) -> Diagnosis | None:
+        """The diagnosis computed with the batch, if `attention` is still what it was computed from."""
+        return self._diagnosed[1] if self._diagnosed is not None and self._diagnosed[0] is self.attention else None
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
         return explain_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
-                                self.settings.report, wanted, self.diagnosis)
+                                self.settings.report, wanted, self._batch_diagnosis())
 
     def python_call(self) -> str:
         return call_text("explain", [self.sentence], self.settings)

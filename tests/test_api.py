@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
 import attn_cli
+from attn_cli.api import explain_tokenized
 from attn_cli.engine.attention import softmax
+from attn_cli.settings import Settings
 
 SENTENCE = "money bank grows"
 
@@ -215,3 +218,19 @@ def test_a_limit_applies_to_the_default_set_and_reprs_are_short():
     assert vectors.count == 10 and repr(vectors) == "<Vectors 'default (minilm-l6-128d)': 10 words x 128 dims>"
     assert repr(attn_cli.trace(SENTENCE, word="bank")).startswith("<TraceResult 'money bank grows'")
     assert attn_cli.load_vectors().to_keyedvectors().vectors.dtype == np.float32
+
+
+def test_a_results_diagnostics_are_its_own_and_follow_its_attention():
+    """Issue 15 audit: the diagnosis a batch computes for its documents must not leak: `.warnings` and
+    `.diagnostics` are fresh objects on every access, and a result whose attention was replaced describes the
+    new attention, in its properties and in its document."""
+    vectors, settings = attn_cli.load_vectors(), Settings(temperature=0.001)
+    [hot] = explain_tokenized([(SENTENCE, attn_cli.api._tokenize(SENTENCE, vectors, settings))], vectors, settings,
+                              diagnosed=True)
+    assert hot.warnings and hot.warnings is not hot.warnings
+    hot.warnings.clear()
+    hot.diagnostics[0].pop()
+    diagnostics = hot.to_dict()["diagnostics"]
+    assert len(diagnostics["warnings"]) == 1 and len(diagnostics["heads"][0]["rows"]) == 3
+    cool = dataclasses.replace(hot, attention=attn_cli.explain(SENTENCE).attention)
+    assert cool.warnings == [] and cool.to_dict()["diagnostics"] == attn_cli.explain(SENTENCE).to_dict()["diagnostics"]
