@@ -103,6 +103,25 @@ def test_bad_lines_become_error_objects_and_the_run_goes_on(run, explain_schema)
                       "or pass --strict to stop at the first"]
 
 
+@pytest.mark.parametrize("command", [["explain"], ["trace", "--word", "bank"]])
+def test_a_line_the_layer_refuses_fails_alone(run, command):
+    """Issue 15 audit: under the "others" mask a line of one word (or one word repeated) has nothing to attend
+    to. Its group is computed together, but the refusal is that line's error object; the others are written."""
+    lines = "money bank grows\nbank\nriver bank flows\nbank bank bank\n"
+    result = run(*command, "-", "--json", "--neighbors", "0", "--mask", "others", input=lines)
+    assert result.exit_code == 3, result.stderr
+    documents = json_lines(result.stdout)
+    assert [(d["line"], "error" in d) for d in documents] == [(1, False), (2, True), (3, False), (4, True)]
+    assert "--mask none" in documents[1]["error"]["message"] and "2 of 4 input lines failed" in result.stderr
+
+
+def test_a_lines_warnings_come_with_it_and_strict_warns_of_no_line_after_the_failure(run):
+    lines = "money qqzzxv grows\nzzqqx\nbank qqyyzz\n"
+    result = run("explain", "-", "--json", "--neighbors", "0", "--strict", input=lines)
+    assert result.exit_code == 3
+    assert "qqzzxv" in result.stderr and "qqyyzz" not in result.stderr  # line 3 is never reached
+
+
 def test_too_long_lines_fail_alone(run):
     result = run("explain", "-", "--json", "--neighbors", "0", "--max-tokens", "3",
                  input="money bank grows\nthe money bank grows fast\n")
@@ -385,3 +404,21 @@ def test_a_bug_while_writing_a_document_fails_that_line_alone_and_never_cuts_it(
     assert "shifts" in lines[0] and "shifts" in lines[2]
     assert lines[1]["error"]["code"] == 1 and "refusing to write NaN" in lines[1]["error"]["message"]
     assert "this is a bug" in lines[1]["error"]["message"]
+
+
+def test_a_group_is_read_and_computed_a_run_of_lines_at_a_time():
+    """Issue 15 audit: a group's inputs and results live until its last document is written, and 256 lines of
+    1,000 tokens computed together took gigabytes. Runs of at most `limit` numbers (a larger line alone), each
+    read from the group only when the run before it is done, keep it to what a few lines need, in order."""
+    from attn_cli.cli.app import runs_within
+
+    taken: list[int] = []
+
+    def sizes():
+        for size in (200, 2_000_000, 200, 200, 720_000, 980_000, 18_000_000):
+            taken.append(size)
+            yield size
+
+    runs = runs_within(sizes(), lambda size: size, 2_000_000)
+    assert next(runs) == [200] and taken == [200, 2_000_000]  # the second run not read further than needed
+    assert list(runs) == [[2_000_000], [200, 200, 720_000, 980_000], [18_000_000]]

@@ -13,7 +13,7 @@ import shlex
 import sys
 import threading
 from collections.abc import Iterable, Iterator, MutableMapping
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Callable, Optional, TypeVar
 
 import typer
 from typer.core import TyperGroup
@@ -32,6 +32,8 @@ from attn_cli.documents.explain import traced_indices, with_input
 from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
 from attn_cli.vectors.store import Vectors
+
+T = TypeVar("T")
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError: type[Exception] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -274,25 +276,72 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
     vectors = engine.load_vectors(warn)
 
     def build_group(group: list[InputLine]) -> Iterator[dict | InputError]:
-        outcomes: list[InputError | None] = []  # why the line failed, or None: its document comes from `build`
-        ready: list[tuple[str, TokenizedSentence]] = []
-        for line in group:
-            try:
-                text = line.sentence()
-                tokenized = tokenize(text, vectors, settings.oov, settings.max_tokens)
-                check(tokenized)
-            except InputError as exc:
-                outcomes.append(InputError(as_options(exc)))
-                continue
-            warn_unknown(tokenized, line.where)
-            outcomes.append(None)
-            ready.append((text, tokenized))
-        reports = iter(build(ready, vectors, outputs.wanted) if ready else ())  # each made as it is shown
-        for outcome in outcomes:
-            yield next(reports) if outcome is None else outcome
+        """Each line's document, or why it failed, in order: the lines are read, tokenized and computed a run of
+        about GROUP_CELLS numbers at a time, so 256 long lines never take gigabytes at once."""
+        for run in runs_within(map(tokenized_line, group), lambda item: attention_cells(item[1], settings),
+                               GROUP_CELLS):
+            ready = [outcome for _, outcome in run if not isinstance(outcome, InputError)]
+            reports = built(ready)
+            for line, outcome in run:
+                if isinstance(outcome, InputError):
+                    yield outcome
+                else:
+                    warn_unknown(outcome[1], line.where)  # next to its line's output, not all before a group's
+                    yield next(reports)
+
+    def tokenized_line(line: InputLine) -> tuple[InputLine, InputError | Tokenized]:
+        try:
+            text = line.sentence()
+            tokenized = tokenize(text, vectors, settings.oov, settings.max_tokens)
+            check(tokenized)
+        except InputError as exc:
+            return line, InputError(as_options(exc))
+        return line, (text, tokenized)
+
+    def built(ready: list[Tokenized]) -> Iterator[dict | InputError]:
+        """The documents of sentences that passed tokenizing, made as they are shown; when the layer refuses one
+        (the "others" mask over a single word), each is built alone, so only that line fails."""
+        if not ready:
+            return
+        try:
+            documents = iter(build(ready, vectors, outputs.wanted))  # computes their attention
+        except InputError:
+            for item in ready:
+                try:
+                    yield from build([item], vectors, outputs.wanted)
+                except InputError as exc:
+                    yield InputError(as_options(exc))
+        else:
+            yield from documents
 
     groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
     run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
+
+
+GROUP_CELLS = 1 << 21  # numbers of the attention matrices and inputs computed together in a batch (16 MB each)
+
+
+def attention_cells(outcome: InputError | Tokenized, settings: Settings) -> int:
+    """What a line adds to a run: its [heads, n, n] matrices and its [n, d] inputs (nothing for a failed line)."""
+    if isinstance(outcome, InputError):
+        return 0
+    n, d = outcome[1].embeddings.shape
+    return settings.attention.heads * n * n + n * d
+
+
+def runs_within(items: Iterable[T], size: Callable[[T], int], limit: int) -> Iterator[list[T]]:
+    """Consecutive runs of the items whose sizes add up to at most `limit` (a larger item alone), each taken from
+    `items` only when the run before it has been used."""
+    run: list[T] = []
+    held = 0
+    for item in items:
+        if run and held + size(item) > limit:
+            yield run
+            run, held = [], 0
+        run.append(item)
+        held += size(item)
+    if run:
+        yield run
 
 
 def command_line(ctx: typer.Context) -> str:
