@@ -20,7 +20,7 @@ from attn_cli.engine.analysis import diagnose, diagnose_stack, stack_shifts, tok
 from attn_cli.engine.attention import (STACK_CELLS, AttentionConfig, AttentionResult, attention_stacks,
                                        multi_head_attention, same_length, unstack)
 from attn_cli.errors import InputError
-from tests.test_attention_properties import ELEMENTS, configs
+from test_attention_properties import ELEMENTS, configs
 
 ARRAYS = ("query_inputs", "context_inputs", "queries", "keys", "values", "scores", "logits", "weights",
           "head_outputs", "outputs", "visible", "query_codes", "context_codes")
