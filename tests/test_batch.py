@@ -422,3 +422,42 @@ def test_a_group_is_read_and_computed_a_run_of_lines_at_a_time():
     runs = runs_within(sizes(), lambda size: size, 2_000_000)
     assert next(runs) == [200] and taken == [200, 2_000_000]  # the second run not read further than needed
     assert list(runs) == [[2_000_000], [200, 200, 720_000, 980_000], [18_000_000]]
+
+
+@pytest.mark.parametrize("failure, code", [("input", 3), ("bug", 1)])
+def test_an_error_while_making_a_lines_document_fails_that_line_alone(run, monkeypatch, failure, code):
+    """Issue 15 audit: documents are made as they are shown, after their group's attention; an error met while
+    making one (an InputError of its input, or a bug) fails that line alone, and the lines after it are written."""
+    from attn_cli.errors import InputError
+    from attn_cli.results import ExplainResult
+
+    real = ExplainResult.document
+
+    def failing_on_bank(self, wanted=None):
+        if self.sentence == "the bank":
+            raise InputError("no document for this one") if failure == "input" else RuntimeError("boom")
+        return real(self, wanted)
+
+    monkeypatch.setattr(ExplainResult, "document", failing_on_bank)
+    result = run("explain", "-", "--json", "--neighbors", "0", input="money bank grows\nthe bank\nriver flows\n")
+    assert result.exit_code == 3
+    documents = json_lines(result.stdout)
+    assert [(d["line"], d.get("error", {}).get("code")) for d in documents] == [(1, None), (2, code), (3, None)]
+    assert "1 of 3 input lines failed" in result.stderr
+
+
+def test_an_explain_result_has_the_fields_it_always_had():
+    """Issue 15 audit: the diagnosis a batch keeps for its documents is no dataclass field of the result."""
+    import dataclasses
+
+    from attn_cli.api import explain_tokenized
+    from attn_cli.results import ExplainResult
+    from attn_cli.settings import Settings
+    import attn_cli
+
+    fields = ["sentence", "tokenized", "vectors", "settings", "attention", "shifts"]
+    assert [field.name for field in dataclasses.fields(ExplainResult)] == fields
+    vectors, settings = attn_cli.load_vectors(), Settings()
+    [result] = explain_tokenized([("money bank grows", attn_cli.api._tokenize("money bank grows", vectors, settings))],
+                                 vectors, settings, diagnosed=True)
+    assert list(dataclasses.asdict(result)) == fields and ExplainResult.__match_args__ == tuple(fields)

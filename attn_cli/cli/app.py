@@ -12,6 +12,7 @@ import os
 import shlex
 import sys
 import threading
+from functools import partial
 from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Annotated, Any, Callable, Optional, TypeVar
 
@@ -19,7 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 from attn_cli.version import __version__
-from attn_cli.cli.batch import run_lines
+from attn_cli.cli.batch import Document, run_lines
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.messages import as_options, bug_message, fail, warn
@@ -219,9 +220,9 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     settings = engine.settings()
     each_report(ctx, "explain", one_sentence(sentence), engine, batch, settings, renderer("terminal", "render_explain"),
-                lambda sentences, vectors, wanted: (
-                    result.document(wanted) for result in explain_tokenized(
-                        sentences, vectors, settings, diagnosed=wanted is None or "diagnostics" in wanted)))
+                lambda sentences, vectors, wanted: [
+                    partial(result.document, wanted) for result in explain_tokenized(
+                        sentences, vectors, settings, diagnosed=wanted is None or "diagnostics" in wanted)])
 
 
 TRACE_PANEL = "Trace"
@@ -250,14 +251,14 @@ def trace(
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     settings = engine.settings()
     each_report(ctx, "trace", one_sentence(sentence), engine, batch, settings, renderer("trace", "render_trace"),
-                lambda sentences, vectors, wanted: (result.document(wanted) for result in trace_tokenized(
-                    sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)),
+                lambda sentences, vectors, wanted: [partial(result.document, wanted) for result in trace_tokenized(
+                    sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)],
                 check=lambda tokenized: traced_indices(tokenized, word))
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
                 settings: Settings, render: Draw,
-                build: Callable[[list[Tokenized], Vectors, Optional[frozenset[str]]], Iterable[dict]],
+                build: Callable[[list[Tokenized], Vectors, Optional[frozenset[str]]], Iterable[Document]],
                 check: Callable[[TokenizedSentence], object] = lambda tokenized: None) -> None:
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups):
     tokenize and `check` each, build the documents of those that pass together, show them in order.
@@ -275,7 +276,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
                         f'echo "money bank grows" | attn-cli {command} -')
     vectors = engine.load_vectors(warn)
 
-    def build_group(group: list[InputLine]) -> Iterator[dict | InputError]:
+    def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
         """Each line's document, or why it failed, in order: the lines are read, tokenized and computed a run of
         about GROUP_CELLS numbers at a time, so 256 long lines never take gigabytes at once."""
         for run in runs_within(map(tokenized_line, group), lambda item: attention_cells(item[1], settings),
@@ -298,7 +299,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
             return line, InputError(as_options(exc))
         return line, (text, tokenized)
 
-    def built(ready: list[Tokenized]) -> Iterator[dict | InputError]:
+    def built(ready: list[Tokenized]) -> Iterator[Document | InputError]:
         """The documents of sentences that passed tokenizing, made as they are shown; when the layer refuses one
         (the "others" mask over a single word), each is built alone, so only that line fails."""
         if not ready:

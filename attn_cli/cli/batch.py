@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Union
 
 from attn_cli.errors import InputError
 from attn_cli.cli.inputs import InputLine
-from attn_cli.cli.messages import bug_message
+from attn_cli.cli.messages import as_options, bug_message
 from attn_cli.cli.outputs import ReportOutputs
 from attn_cli.documents.explain import error_document, with_input
 
-BuildGroup = Callable[[list[InputLine]], Iterable["dict | InputError"]]  # per line, in order: a document (made as it
-# is shown, so a group's documents are never all in memory at once), or why the line failed
+Document = Callable[[], dict]  # makes a line's document when it is shown: a group's are never all in memory at once
+BuildGroup = Callable[[list[InputLine]], Iterable[Union[Document, InputError]]]  # per line, in order: its document, or
+# why the line failed
 COLLECTION_ALLOCATIONS = 100_000  # net allocations between passes of the cycle collector in a run (Python's: 700)
 
 
@@ -49,8 +50,8 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
                         failed += 1
                     continue
                 if line.number is None:
-                    outputs.show(outcome)
-                elif not shown(line, outcome, outputs, command, tell):
+                    outputs.show(outcome())
+                elif not shown(line, outcome, outputs, command, tell, strict):
                     failed += 1
     if held is not None:  # the only line: fail as a sentence argument would
         raise InputError(held[0].located(held[1]))
@@ -78,15 +79,21 @@ def rare_collections() -> Iterator[None]:
         gc.set_threshold(*threshold)
 
 
-def shown(line: InputLine, document: dict, outputs: ReportOutputs, command: str,
-          tell: Callable[[str], None]) -> bool:
-    """Show one line's document; a bug met while writing it fails that line alone (an error object with
-    code 1, never a cut document: write_json encodes a document whole before writing it)."""
+def shown(line: InputLine, document: Document, outputs: ReportOutputs, command: str,
+          tell: Callable[[str], None], strict: bool) -> bool:
+    """Make and show one line's document; an error of its input met while making it, or a bug met while making
+    or writing it, fails that line alone (a bug's error object has code 1; never a cut document: write_json
+    encodes a document whole before writing it)."""
     assert line.number is not None  # a line of stdin or --file
     try:
-        outputs.show(with_input(document, line.number, line.id, line.meta))
+        outputs.show(with_input(document(), line.number, line.id, line.meta))
     except (OSError, KeyboardInterrupt):
         raise
+    except InputError as exc:
+        if strict:
+            raise InputError(line.located(as_options(exc))) from None
+        report_failure(line, as_options(exc), outputs, command, tell)
+        return False
     except Exception as exc:
         report_failure(line, f"internal error: {bug_message(exc)}", outputs, command, tell, code=1)
         return False
