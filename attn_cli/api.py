@@ -155,9 +155,10 @@ def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Se
     check_layer(settings, vectors)
     results, shifts, diagnoses = attend_each([tokens for _, tokens in items], vectors, settings.attention,
                                              settings.report, diagnosed=diagnosed)
-    return [ExplainResult(sentence, tokens, vectors, settings, result, shift,
-                          None if diagnosis is None else (result, diagnosis))
-            for (sentence, tokens), result, shift, diagnosis in zip(items, results, shifts, diagnoses)]
+    found = [ExplainResult(sentence, tokens, vectors, settings, result, shift)
+             for (sentence, tokens), result, shift in zip(items, results, shifts)]
+    return [result if diagnosis is None else result.keep_diagnosis(diagnosis)
+            for result, diagnosis in zip(found, diagnoses)]
 
 
 def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *, word: str | None = None,

@@ -17,7 +17,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection
 
 import numpy as np
 
@@ -121,9 +121,10 @@ class ExplainResult(Report):
     settings: Settings
     attention: AttentionResult
     shifts: list[Shift]  # one per token: cosine, delta_norm, contributions, neighbours before and after
-    # the diagnosis computed with its batch, for the attention it was computed from (`document` uses it while
-    # `attention` is still that one); the properties below compute their own, fresh objects, as they always did
-    _diagnosed: tuple[AttentionResult, Diagnosis] | None = field(default=None, compare=False, repr=False)
+    # not a field (fields, asdict and the constructor stay the six above): the diagnosis computed with its batch,
+    # for the attention it was computed from, which `document` uses while `attention` is still that one; the
+    # properties below compute their own, fresh objects, as they always did
+    _diagnosed: ClassVar[tuple[AttentionResult, Diagnosis] | None] = None
     _draw = ("terminal", "render_explain")
 
     @property
@@ -168,6 +169,11 @@ class ExplainResult(Report):
     def warnings(self) -> list[Advice]:
         """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give)."""
         return diagnose(self.attention).advice
+
+    def keep_diagnosis(self, diagnosis: Diagnosis) -> ExplainResult:
+        """This result, holding the diagnosis its batch computed for its attention (for its documents)."""
+        object.__setattr__(self, "_diagnosed", (self.attention, diagnosis))  # frozen: set as dataclasses set fields
+        return self
 
     def _batch_diagnosis(self) -> Diagnosis | None:
         """The diagnosis computed with the batch, if `attention` is still what it was computed from."""
