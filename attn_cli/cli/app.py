@@ -30,6 +30,7 @@ from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS,
 from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
 from attn_cli.api import Tokenized, compare_tokenized, cross_tokenized, explain_tokenized, trace_tokenized
 from attn_cli.documents.explain import traced_indices, with_input
+from attn_cli.engine.attention import sentence_cells
 from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
 from attn_cli.vectors.store import Vectors
@@ -326,8 +327,7 @@ def attention_cells(outcome: InputError | Tokenized, settings: Settings) -> int:
     """What a line adds to a run: its [heads, n, n] matrices and its [n, d] inputs (nothing for a failed line)."""
     if isinstance(outcome, InputError):
         return 0
-    n, d = outcome[1].embeddings.shape
-    return settings.attention.heads * n * n + n * d
+    return sentence_cells(outcome[1].embeddings, settings.attention.heads)
 
 
 def runs_within(items: Iterable[T], size: Callable[[T], int], limit: int) -> Iterator[list[T]]:

@@ -222,10 +222,9 @@ class NeighborSearch:
                                                     np.take_along_axis(exact, order, axis=-1))
         for row in np.flatnonzero(crowded).tolist():
             columns = np.flatnonzero(cosines[row] >= floor[row])  # [c]
-            scores = np.concatenate([  # [c], a few thousand rows at a time (duplicated vectors can tie by the million)
-                self._cosines(unit_queries[row:row + 1], columns[None, start:start + 4096],
-                              cosines[row:row + 1, columns[start:start + 4096]])[0]
-                for start in range(0, len(columns), 4096)])
+            scores = np.concatenate([  # [c], a block of rows at a time (duplicated vectors can tie by the million)
+                self._cosines(unit_queries[row:row + 1], columns[None, block], cosines[row:row + 1, columns[block]])[0]
+                for block in row_blocks(len(columns), self.rows.shape[1])])
             order = np.lexsort((columns, -scores))[:wanted]
             picked[0][row], picked[1][row] = columns[order], scores[order]
         return picked

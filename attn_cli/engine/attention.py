@@ -416,20 +416,12 @@ def sentence_words(mask: str, x_q: np.ndarray, x_k: np.ndarray | None) -> tuple[
 def attention_stacks(embeddings: list[np.ndarray], config: AttentionConfig,
                      projections: Projections | None = None) -> list[tuple[list[int], AttentionResult]]:
     """Self-attention over each sentence [n_i, d]: the sentences of one length as one stack, each stack with the
-    indices of its sentences (`unstack` gives their own results, the same numbers as one call each).
-
-    A stack the layer refuses (InputError) is computed again as stacks of one, so the first
-    sentence it refuses raises, as a call of its own would.
+    indices of its sentences (`unstack` gives their own results, the same numbers as one call each). A sentence
+    the layer refuses raises its InputError, as a call of its own would; the batch finds which one.
     """
-    stacks = []
-    for members in same_length(embeddings, config.heads):
-        try:
-            stacks.append((members, multi_head_attention(np.stack([embeddings[i] for i in members]), config=config,
-                                                         projections=projections)))
-        except InputError:
-            stacks += [([i], multi_head_attention(embeddings[i][None], config=config, projections=projections))
-                       for i in members]
-    return stacks
+    return [(members, multi_head_attention(np.stack([embeddings[i] for i in members]), config=config,
+                                           projections=projections))
+            for members in same_length(embeddings, config.heads)]
 
 
 def same_length(embeddings: list[np.ndarray], heads: int = 1) -> list[list[int]]:
@@ -440,13 +432,18 @@ def same_length(embeddings: list[np.ndarray], heads: int = 1) -> list[list[int]]
         groups.setdefault(len(sentence), []).append(i)
     stacks = []
     for members in groups.values():
-        n, d = embeddings[members[0]].shape
-        size = max(1, STACK_CELLS // (heads * n * n + n * d))  # sentences per stack: [B, H, n, n] and [B, n, d]
+        size = max(1, STACK_CELLS // sentence_cells(embeddings[members[0]], heads))  # sentences per stack
         stacks += [members[start:start + size] for start in range(0, len(members), size)]
     return stacks
 
 
 STACK_CELLS = 1 << 20  # cells of a stack's [B, H, n, n] (plus [B, n, d]) arrays at most: 8 MB of float64 each
+
+
+def sentence_cells(embeddings: np.ndarray, heads: int) -> int:
+    """The numbers a sentence [n, d] adds to a computation: its [H, n, n] matrices and its [n, d] rows."""
+    n, d = embeddings.shape
+    return heads * n * n + n * d
 
 
 def as_stack(result: AttentionResult) -> AttentionResult:
