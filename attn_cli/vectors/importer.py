@@ -25,7 +25,7 @@ from attn_cli.vectors.leftovers import (IMPORT, SCRATCH, delete, import_prefix, 
                                         sweep as sweep_leftovers)
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
-from attn_cli.vectors.warm import LoadOptions, Wanted, serve
+from attn_cli.vectors.warm import LoadOptions, Wanted, serve, served
 
 __all__ = ["LoadOptions", "cached_vectors", "import_into"]  # LoadOptions: where callers have always found it
 
@@ -64,10 +64,8 @@ def _without_cache(wanted: Wanted) -> Vectors:
 def _warm(final: Path, wanted: Wanted) -> Vectors | None:
     """The set at `final` when there is one made from this very file; None when there is none, or when it was
     corrupt, planted or not a folder (it is then reported and deleted, so the caller imports afresh)."""
-    if not os.path.lexists(final):
-        return None
     try:
-        return serve(final, wanted)
+        return served(final, wanted)
     except CorruptCache as exc:
         wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
         discard(final)

@@ -55,12 +55,14 @@ def warm_vectors(wanted: Wanted) -> Vectors | None:
     """The cached set of this very file when a sound one is in the cache; None when there is none, when it is
     corrupt, or when the cache cannot be reached: the importer then deals with it, and says what it met."""
     try:
-        final = layout_folder() / wanted.key
-        if os.path.lexists(final):
-            return serve(final, wanted)
+        return served(layout_folder() / wanted.key, wanted)
     except (OSError, CorruptCache):
-        pass
-    return None
+        return None
+
+
+def served(final: Path, wanted: Wanted) -> Vectors | None:
+    """The set at `final` (`serve`), or None when nothing is there; CorruptCache when what is there is unsound."""
+    return serve(final, wanted) if os.path.lexists(final) else None
 
 
 _WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in this process
