@@ -15,6 +15,11 @@ from typing import Callable
 NAME_ONLY = object()  # an Option without a value: the setting's name alone
 
 
+def flag(name: str) -> str:
+    """A setting's command-line option: "d_k" -> "--d-k" (the one place a keyword is spelt as a flag)."""
+    return "--" + name.replace("_", "-")
+
+
 @dataclass(frozen=True)
 class Option:
     """A setting named inside a message: `name=value` to Python, `--name value` on the command line."""
@@ -29,8 +34,8 @@ class Option:
         return self.name if self.value is NAME_ONLY else f"{self.name}={self.value!r}"
 
     def command_line(self) -> str:
-        flag = "--" + self.name.replace("_", "-")
-        return flag if self.value is NAME_ONLY or self.value is True else f"{flag} {self.value}"
+        option = flag(self.name)
+        return option if self.value is NAME_ONLY or self.value is True else f"{option} {self.value}"
 
 
 class AttnError(Exception):

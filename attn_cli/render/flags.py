@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
+from attn_cli.errors import flag
+
 SPELLING: ContextVar[str] = ContextVar("attn_cli_spelling", default="options")  # "options" or "keywords"
 
 
@@ -25,7 +27,7 @@ def settings_text(settings: dict) -> str:
 
 def setting_name(name: str) -> str:
     """A setting's name alone: "--d-k" on the command line, "d_k" as a keyword."""
-    return name if SPELLING.get() == "keywords" else "--" + name.replace("_", "-")
+    return name if SPELLING.get() == "keywords" else flag(name)
 
 
 def value_text(value: object) -> str:
