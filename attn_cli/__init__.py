@@ -22,7 +22,8 @@ _EXPORTS = {
     "compare": "attn_cli.api", "cross": "attn_cli.api", "train": "attn_cli.api",
     "TrainingSettings": "attn_cli.training.settings", "TrainingRun": "attn_cli.training.run",
     "TrainedLayer": "attn_cli.training.weights", "load_layer": "attn_cli.training.weights",
-    "Settings": "attn_cli.settings", "Vectors": "attn_cli.vectors.store",
+    "Settings": "attn_cli.settings", "Vectors": "attn_cli.vectors.store", "VECTOR_FORMATS": "attn_cli.vectors.formats",
+    "LayerSettings": "attn_cli.engine.attention", "Declared": "attn_cli.declared", "declarations": "attn_cli.declared",
     "ExplainResult": "attn_cli.results", "TraceResult": "attn_cli.results", "CompareResult": "attn_cli.results",
     "CrossResult": "attn_cli.results",
     "AttnError": "attn_cli.errors", "SettingsError": "attn_cli.errors", "InputError": "attn_cli.errors",
@@ -30,6 +31,7 @@ _EXPORTS = {
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "Settings", "Vectors",
+    "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
     "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer",
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
     "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError",
@@ -37,12 +39,15 @@ __all__ = [
 
 if TYPE_CHECKING:
     from attn_cli.api import compare, cross, explain, load_vectors, trace, train
+    from attn_cli.declared import Declared, declarations
+    from attn_cli.engine.attention import LayerSettings
     from attn_cli.errors import AttnError, InputError, SettingsError, VectorsError, WeightsError
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.settings import Settings
     from attn_cli.training.run import TrainingRun
     from attn_cli.training.settings import TrainingSettings
     from attn_cli.training.weights import TrainedLayer, load_layer
+    from attn_cli.vectors.formats import VECTOR_FORMATS
     from attn_cli.vectors.store import Vectors
 
 

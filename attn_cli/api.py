@@ -20,14 +20,15 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 from attn_cli.documents.explain import analyse_shifts, attend_each, layer_projections, traced_indices
-from attn_cli.engine.attention import as_stack, is_whole, multi_head_attention
+from attn_cli.declared import is_whole
+from attn_cli.engine.attention import as_stack, multi_head_attention
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
 from attn_cli.errors import InputError, SettingsError
 from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
 from attn_cli.settings import Settings
 from attn_cli.vectors import DEFAULT_NAME, load_default_vectors
 from attn_cli.vectors import load_vectors as load_source
-from attn_cli.vectors.formats import FORMATS
+from attn_cli.vectors.formats import VECTOR_FORMATS
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:
@@ -50,8 +51,8 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
     """
     if limit is not None and not (is_whole(limit) and limit >= 1):
         raise SettingsError("limit", f"must be at least 1 (got {limit!r})")
-    if format is not None and format not in FORMATS:
-        raise SettingsError("format", f"must be one of {', '.join(FORMATS)} (got {format!r})")
+    if format is not None and format not in VECTOR_FORMATS:
+        raise SettingsError("format", f"must be one of {', '.join(VECTOR_FORMATS)} (got {format!r})")
     if source is None or str(source) == DEFAULT_NAME:
         for name, given in (("format", format is not None), ("skip_bad_lines", skip_bad_lines),
                             ("trust_pickle", trust_pickle)):
@@ -84,7 +85,7 @@ def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | 
             **changes: Any) -> ExplainResult:
     """Self-attention over `sentence`: scores, weights, outputs, and how each word's vector moved."""
     _require_text(sentence=sentence)
-    chosen = Settings.resolve(settings, **changes)
+    chosen = _settings(settings, changes)
     source = as_vectors(vectors)
     [result] = explain_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen)
     return result
@@ -96,7 +97,7 @@ def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_chec
     _require_text(sentence=sentence, **({} if word is None else {"word": word}))
     if not (is_whole(dims) and dims >= 1):
         raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
-    chosen = Settings.resolve(settings, **changes)
+    chosen = _settings(settings, changes)
     source = as_vectors(vectors)
     [result] = trace_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen, word=word,
                                dims=dims, shuffle_check=shuffle_check)
@@ -110,7 +111,7 @@ def compare(sentences: Sequence[str], *, word: str | Sequence[str] | None = None
         raise InputError("compare needs a list of at least two sentences, e.g. "
                          '["river bank flows", "money bank grows"]')
     _require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
-    chosen = Settings.resolve(settings, **changes)
+    chosen = _settings(settings, changes)
     source = as_vectors(vectors)
     words = (word,) if isinstance(word, str) else tuple(word or ())
     tokenized = [(sentence, _tokenize(sentence, source, chosen)) for sentence in sentences]
@@ -121,7 +122,7 @@ def cross(source: str, target: str, *, vectors: VectorsLike = None, settings: Se
           **changes: Any) -> CrossResult:
     """Cross-attention: `target`'s tokens (queries) attend over `source`'s (keys and values)."""
     _require_text(source=source, target=target)
-    chosen = Settings.resolve(settings, **changes)
+    chosen = _settings(settings, changes)
     found = as_vectors(vectors)
     return cross_tokenized((source, _tokenize(source, found, chosen)), (target, _tokenize(target, found, chosen)),
                            found, chosen)
@@ -191,6 +192,18 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
                                   layer_projections(settings.report))
     [[shifts]] = analyse_shifts([as_stack(result)], [[target[1]]], vectors, settings.report)
     return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
+
+
+def _settings(settings: Settings | None, changes: dict[str, Any]) -> Settings:
+    """`settings` with the keyword changes, its weights file (if one is named) read: settings read no files."""
+    chosen = Settings.resolve(settings, **changes)
+    if chosen.weights_file is None:
+        return chosen
+    from dataclasses import replace
+
+    from attn_cli.training.weights import load_layer
+
+    return replace(chosen, weights=load_layer(chosen.weights_file))
 
 
 def check_layer(settings: Settings, vectors: Vectors) -> None:

@@ -92,13 +92,13 @@ def test_the_default_set_goes_through_keyed_vectors_unchanged():
 
 @pytest.mark.parametrize("settings, message", [
     ({"heads": 0}, "heads must be at least 1"),
-    ({"scale": "square"}, "scale must be 'none', 'sqrt' or a number >= 0 (got 'square')"),
+    ({"scale": "square"}, "scale must be 'none', 'sqrt' or a finite number >= 0 (got 'square')"),
     ({"temperature": 0}, "temperature must be a finite number > 0"),
     ({"d_k": 8}, "d_k applies only to projected mode; add mode='projected'"),
     ({"heads": 5}, "heads 5 does not divide the width 128"),
     ({"mode": "learned"}, "mode must be one of 'raw', 'projected' (got 'learned')"),
     ({"mode": "trained"}, "mode 'trained' needs the weights of a layer made by attn-cli train; add weights='FILE'"),
-    ({"neighbor_vocab": 0}, "neighbor_vocab must be a positive whole number"),
+    ({"neighbor_vocab": 0}, "neighbor_vocab must be at least 1, or None for all words"),
     ({"include": ("gradients",)}, "include got unknown gradients"),
     ({"head": 2}, "head is not a setting; did you mean 'heads'?"),
 ])

@@ -141,7 +141,7 @@ def test_ctrl_c_before_the_first_epoch_ends_keeps_nothing(run, tmp_path, corpus_
                                                                 "'causal' (next word)"),
     (["train", "--demo", "--out", "x.npz", "--mask", "causal"], 2, "--demo hides a word and asks the layer to find "
                                                                      "its cue"),
-    (["train", "--demo", "--out", "x.npz", "--epochs", "0"], 2, "--epochs must be a whole number >= 1"),
+    (["train", "--demo", "--out", "x.npz", "--epochs", "0"], 2, "--epochs must be at least 1"),
     (["train", "--demo", "--out", "x.npz", "--heads", "3"], 2, "--heads 3 does not divide the width 128"),
     (["train", "--demo", "--out", "x.npz", "--learning-rate", "nan"], 2, "--learning-rate must be a finite "
                                                                           "number > 0"),

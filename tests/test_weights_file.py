@@ -243,15 +243,26 @@ def test_a_missing_file_names_the_command_that_makes_one(run, tmp_path):
 def test_settings_with_a_layer_can_be_replaced_and_resolved(layer_file, tmp_path, vectors):
     from dataclasses import replace
 
-    settings = attn_cli.Settings(weights=layer_file, neighbors=3)
+    settings = attn_cli.Settings(weights=attn_cli.load_layer(layer_file), neighbors=3)
     assert (settings.mode, settings.heads, settings.mask) == ("trained", 2, "others")
     other = tmp_path / "other.npz"
     save_layer(other, stand_in_layer(vectors))  # one head, the full width
-    swapped = attn_cli.Settings.resolve(settings, weights=other)
+    swapped = attn_cli.Settings.resolve(settings, weights=attn_cli.load_layer(other))
     assert (swapped.heads, swapped.d_k, swapped.neighbors) == (1, 128, 3)
     plain = replace(settings, weights=None)
     assert (plain.mode, plain.heads, plain.mask, plain.scale, plain.neighbors) == ("raw", 1, "none", "none", 3)
     assert attn_cli.explain(SENTENCE, settings=settings, weights=other).settings.heads == 1
+
+
+def test_settings_read_no_file_the_function_given_them_does(layer_file, tmp_path):
+    settings = attn_cli.Settings(weights=layer_file)
+    assert settings.weights_file == layer_file and settings.mode == "raw"  # nothing read, nothing adopted yet
+    with pytest.raises(SettingsError, match="a file these settings have not read"):
+        settings.layer  # noqa: B018
+    missing = attn_cli.Settings(weights=tmp_path / "absent.npz")  # constructing never touches the disk
+    with pytest.raises(attn_cli.WeightsError):
+        attn_cli.explain(SENTENCE, settings=missing)
+    assert attn_cli.explain(SENTENCE, settings=settings).settings.mode == "trained"
 
 
 def test_trained_mode_needs_a_layer():

@@ -10,27 +10,24 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-import math
 import os
 import typing
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Callable, Optional, cast
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 from typer.core import TyperCommand
 
-from attn_cli.engine.attention import MASKS, MODES, POSITIONS, SIMILARITIES
-from attn_cli.errors import SettingsError, UsageError
-from attn_cli.settings import PositionScale, Scale, Settings
-from attn_cli.vectors.store import Vectors
+from attn_cli import (VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_layer,
+                      load_vectors)
+from attn_cli.errors import UsageError, flag
 from attn_cli.cli.inputs import INPUT_FORMATS
-from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
-from attn_cli.vectors.formats import FORMATS
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
+TRAIN_PANEL = "Training"
 BATCH_PANEL = "Batches and pipes"
 HELP_PANEL = "Help"
 LIST_FIELDS = "list"  # what a bare --fields stands for
@@ -79,67 +76,77 @@ if typing.TYPE_CHECKING:  # mypy cannot see the members of Enums built at run ti
     class _Choice(str, Enum):
         pass
 
-    Mode: typing.TypeAlias = _Choice
-    Similarity: typing.TypeAlias = _Choice
-    Mask: typing.TypeAlias = _Choice
-    Positions: typing.TypeAlias = _Choice
-    OovPolicy: typing.TypeAlias = _Choice
     InputFormat: typing.TypeAlias = _Choice
     VectorFormat: typing.TypeAlias = _Choice
 else:
-    Mode = _choices("Mode", MODES)
-    Similarity = _choices("Similarity", SIMILARITIES)
-    Mask = _choices("Mask", MASKS)
-    Positions = _choices("Positions", POSITIONS)
-    OovPolicy = _choices("OovPolicy", OOV_POLICIES)
     InputFormat = _choices("InputFormat", INPUT_FORMATS)
-    VectorFormat = _choices("VectorFormat", FORMATS)
+    VectorFormat = _choices("VectorFormat", VECTOR_FORMATS)
+
+PANELS = {"attention": ENGINE_PANEL, "output": OUTPUT_PANEL, "training": TRAIN_PANEL}
+
+
+def declared_option(name: str, declared: Declared, default: Any) -> inspect.Parameter:
+    """A setting's command-line option, built from its declaration: --name, its type (choices as an Enum, text
+    that `Declared.typed` reads), its default, metavar, help and panel."""
+    kind: Any
+    if declared.kind == "choice":
+        kind = _choices(name.title().replace("_", ""), declared.choices)
+        default = kind(default)
+    elif declared.typed_as_text:
+        kind = str
+        default = declared.typed_none if default is None else ",".join(default) if isinstance(default, tuple) else \
+            str(default)
+    else:
+        kind = {"whole": int, "number": float, "switch": bool}[declared.kind]
+        kind = kind if default is not None else Optional[kind]
+    metavar = None if declared.kind == "switch" else declared.metavar or "|".join(declared.choices) or "X"
+    option = typer.Option(flag(name), metavar=metavar, help=declared.help, rich_help_panel=PANELS[declared.group],
+                          show_default=default not in (None, ""))
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[kind, option])
+
+
+def declared_options(owner: type, names: list[str] | None = None) -> list[inspect.Parameter]:
+    """The options of a settings class's declared settings (`names` of them, in that order; default all)."""
+    found = declarations(owner)
+    defaults = {item.name: item.default for item in fields(owner)}
+    return [declared_option(name, found[name], defaults[name]) for name in names or list(found)]
+
+
+def chosen(owner: type, typed: dict[str, Any]) -> dict[str, Any]:
+    """The settings' values from their options' (an Enum member's value, text read by `Declared.typed`)."""
+    found = declarations(owner)
+    return {name: value.value if isinstance(value, Enum) else
+            found[name].typed(value) if found[name].typed_as_text and isinstance(value, str) else value
+            for name, value in typed.items()}
+
+
+SETTING_NAMES = [*declarations(LayerSettings), "weights", "vectors", "format", "limit", "skip_bad_lines",
+                 "trust_pickle", "oov", "neighbors", "neighbor_vocab", "max_tokens", "json", "include", "html", "svg"]
 
 
 @dataclass(frozen=True)
 class EngineOptions:
-    """What the user asked for, before validation turns it into an AttentionConfig."""
+    """What the user asked for: the library's declared settings as typed (`typed`, by keyword), and the options
+    of the command line alone: where the vectors come from, and what to write."""
 
-    mode: Mode = Mode("raw")
-    scale: str = "none"
-    temperature: float = 1.0
-    similarity: Similarity = Similarity("dot")
-    heads: int = 1
-    d_k: Optional[int] = None
-    seed: int = 0
-    mask: Mask = Mask("none")
-    positions: Positions = Positions("none")
-    position_scale: str = "auto"
-    output_projection: bool = False
+    typed: dict[str, Any] = field(default_factory=dict)
     weights: Optional[Path] = None
     vectors: Optional[str] = None
     format: Optional[VectorFormat] = None
     limit: Optional[int] = None
     skip_bad_lines: bool = False
     trust_pickle: bool = False
-    oov: OovPolicy = OovPolicy("skip")
-    neighbors: int = 5
-    neighbor_vocab: str = "50000"
-    max_tokens: int = DEFAULT_MAX_TOKENS
     json: bool = False
-    include: str = ""
     html: Optional[Path] = None
     svg: Optional[Path] = None
 
     def settings(self) -> Settings:
         """The library's settings these options stand for (a bad value raises SettingsError, exit 2)."""
-        if self.include and not self.json:
+        if self.typed.get("include") and not self.json:
             raise UsageError("--include adds matrices to the JSON output; add --json")
-        return Settings(
-            mode=self.mode.value, scale=parse_scale(self.scale), temperature=self.temperature,
-            similarity=self.similarity.value, heads=self.heads, d_k=self.d_k, seed=self.seed,
-            mask=self.mask.value, positions=self.positions.value,
-            position_scale=parse_position_scale(self.position_scale), output_projection=self.output_projection,
-            oov=self.oov.value, max_tokens=self.max_tokens, neighbors=self.neighbors,
-            neighbor_vocab=parse_neighbor_vocab(self.neighbor_vocab),
-            include=tuple(name.strip() for name in self.include.split(",") if name.strip()),
-            weights=self.weights,
-        )
+        layer = None if self.weights is None else load_layer(self.weights)  # the library's settings read no file
+        return Settings(**chosen(Settings, self.typed), weights=layer)
 
     def load_vectors(self, warn: Callable[[str], None]) -> Vectors:
         """The vectors --vectors names (the embedded set by default); a bar while importing, not with --json."""
@@ -150,19 +157,20 @@ class EngineOptions:
         """--html and --svg targets, checked before any work: the folder must exist, the two must differ, and
         neither may be an input (the --file sentences, a file on stdin read as `-`, or the --vectors file,
         however it is reached)."""
-        targets = {flag: path for flag, path in (("--html", self.html), ("--svg", self.svg)) if path is not None}
-        inputs = {flag: Path(path) for flag, path in (("--file", file), ("stdin", "/dev/stdin" if stdin else None),
+        targets = {option: path for option, path in (("--html", self.html), ("--svg", self.svg)) if path is not None}
+        inputs = {option: Path(path) for option, path in (("--file", file), ("stdin", "/dev/stdin" if stdin else None),
                                                       ("--vectors", self.vectors), ("--weights", self.weights))
                   if path}
-        for flag, path in targets.items():
+        for option, path in targets.items():
             if path.is_dir():
-                raise UsageError(f"{flag} {path} is a directory; give a file name, e.g. {flag} report.{flag[2:]}")
+                raise UsageError(f"{option} {path} is a directory; give a file name, e.g. {option} "
+                                 f"report.{option[2:]}")
             if not path.parent.is_dir():
-                raise UsageError(f"{flag} {path}: folder {path.parent} does not exist; create it or pick another")
+                raise UsageError(f"{option} {path}: folder {path.parent} does not exist; create it or pick another")
             for source, input_path in inputs.items():
                 if same_regular_file(path, input_path):
-                    raise UsageError(f"{flag} {path} is the {source} input; writing it would replace it, so give "
-                                     f"{flag} another file name")
+                    raise UsageError(f"{option} {path} is the {source} input; writing it would replace it, so give "
+                                     f"{option} another file name")
         if len(targets) == 2 and targets["--html"].resolve() == targets["--svg"].resolve():
             raise UsageError("--html and --svg name the same file; give each its own")
         return targets
@@ -180,8 +188,6 @@ class VectorOptions:
 
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
         """The vectors --vectors names (the embedded set by default), with a bar while a file is imported."""
-        from attn_cli.api import load_vectors
-
         return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
                             skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
                             warn=warn)
@@ -196,73 +202,18 @@ def same_regular_file(one: Path, other: Path) -> bool:
         return False
 
 
-def parse_scale(text: str) -> Scale:
-    """--scale: 'none', 'sqrt' or a finite number >= 0 (the multiplier applied to every score)."""
-    return cast(Scale, name_or_number(text, "scale", ("none", "sqrt")))
-
-
-def parse_position_scale(text: str) -> PositionScale:
-    """--position-scale: 'auto' or a finite number >= 0 (the multiplier of the position codes)."""
-    return cast(PositionScale, name_or_number(text, "position_scale", ("auto",)))
-
-
-def name_or_number(text: str, setting: str, names: tuple[str, ...]) -> str | float:
-    """One of `names` or a finite number >= 0, as typed after an option."""
-    word = text.strip().lower()
-    if word in names:
-        return word
-    try:
-        value = float(word)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise SettingsError(setting, f"must be {', '.join(names)} or a finite number >= 0 (got {text!r})")
-    return value
-
-
-def parse_neighbor_vocab(text: str) -> int | None:
-    """--neighbor-vocab N|all as the library's neighbor_vocab: a word count, or None for all words."""
-    if text.strip().lower() == "all":
-        return None
-    try:
-        size = int(text)
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise SettingsError("neighbor_vocab", f"must be a positive whole number or 'all' (got {text!r})")
-    return size
-
-
 def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.OptionInfo:
     return typer.Option(*flags, rich_help_panel=panel, **kwargs)
 
 
-ENGINE_ANNOTATIONS = {
-    # declared in the order the help shows them: the attention first, then the vectors and the output
-    "mode": Annotated[Mode, _option("--mode", metavar="raw|projected",
-                                    help="raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V.")],
-    "scale": Annotated[str, _option("--scale", metavar="none|sqrt|X",
-                                    help="Multiply scores by 1, by 1/sqrt(d_head) or by X >= 0.")],
-    "temperature": Annotated[float, _option("--temperature", metavar="T",
-                                            help="Divide the scaled scores by T (above 0).")],
-    "similarity": Annotated[Similarity, _option("--similarity", metavar="dot|cosine",
-                                                help="Score q.k (dot) or cos(q, k) (cosine).")],
-    "heads": Annotated[int, _option("--heads", metavar="H", help="Number of heads; each gets width / H dimensions.")],
-    "d_k": Annotated[Optional[int], _option("--d-k", metavar="N",
-                                            help="With --mode projected: total width of Q, K, V (default: d).")],
-    "seed": Annotated[int, _option("--seed", metavar="N",
-                                   help="With --mode projected: seed of the random W_Q, W_K, W_V.")],
-    "mask": Annotated[Mask, _option("--mask", metavar="none|causal|others",
-                                    help="causal: query i sees keys j <= i only; others: every key but its own.")],
-    "positions": Annotated[Positions, _option("--positions", metavar="none|sinusoidal",
-                                              help="Add sinusoidal position encodings to X.")],
-    "position_scale": Annotated[str, _option("--position-scale", metavar="auto|X",
-                                             help="With --positions: codes as long as their words (auto), or x X.")],
-    "output_projection": Annotated[bool, _option("--output-projection",
-                                                 help="With --mode projected: map the heads back to d with W_O.")],
+def fields_help(owner: type, name: str) -> str:
+    """The help a settings class gives a field that is not a declared setting (a trained layer's file)."""
+    return next(item.metadata["help"] for item in fields(owner) if item.name == name)
+
+
+COMMAND_LINE_ANNOTATIONS = {  # the options of the command line alone; the settings' come from their declarations
     "weights": Annotated[Optional[Path], _option(
-        "--weights", metavar="FILE",
-        help="A layer learned by attn-cli train: its W_Q, W_K, W_V, W_O and settings (trained mode).")],
+        "--weights", metavar="FILE", help=fields_help(Settings, "weights"))],
     "vectors": Annotated[Optional[str], _option(
         "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="FILE|NAME",
         help="A vector file (GloVe, word2vec, fastText; .gz, .bz2) or a gensim-data name, cached on first use. "
@@ -276,17 +227,7 @@ ENGINE_ANNOTATIONS = {
                                               help="Leave out malformed lines of --vectors (counted).")],
     "trust_pickle": Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,
                                             help="Allow gensim .kv/.model pickles (loading one can run code).")],
-    "oov": Annotated[OovPolicy, _option("--oov", panel=OUTPUT_PANEL, metavar="skip|error|zero",
-                                        help="Unknown words: skip them (warn), stop, or use zero vectors.")],
-    "neighbors": Annotated[int, _option("--neighbors", panel=OUTPUT_PANEL, metavar="N",
-                                        help="Nearest vocabulary words shown per token (0: none; at most 100).")],
-    "neighbor_vocab": Annotated[str, _option("--neighbor-vocab", panel=OUTPUT_PANEL, metavar="N|all",
-                                             help="Search neighbours among the N most frequent words.")],
-    "max_tokens": Annotated[int, _option("--max-tokens", panel=OUTPUT_PANEL, metavar="N",
-                                         help="Refuse longer sentences (memory grows with N squared).")],
     "json": Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write JSON to stdout.")],
-    "include": Annotated[str, _option("--include", panel=OUTPUT_PANEL, metavar="LIST",
-                                      help="With --json: add embeddings, qkv, outputs, projections, inputs.")],
     "html": Annotated[Optional[Path], _option("--html", panel=OUTPUT_PANEL, metavar="FILE",
                                               help="Also write an interactive HTML report.")],
     "svg": Annotated[Optional[Path], _option("--svg", panel=OUTPUT_PANEL, metavar="FILE",
@@ -294,15 +235,19 @@ ENGINE_ANNOTATIONS = {
 }
 
 
-def option_group(options_class: type, annotations: dict, name: str):
-    """A decorator giving `command(..., <name>: options_class)` each field of the dataclass as a CLI flag.
+def plain_options(owner: type, annotations: dict[str, Any]) -> list[inspect.Parameter]:
+    """Options declared by the command line itself, one per field of `owner` (a dataclass), with its default."""
+    return [inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=item.default,
+                              annotation=annotations[item.name]) for item in fields(owner) if item.name in annotations]
 
-    Typer reads the wrapper's `__signature__`: the group's fields replace the `name` parameter, and the
-    wrapper packs them back into one `options_class` instance. Groups stack (engine, then batch options).
+
+def option_group(parameters: list[inspect.Parameter], pack: Callable[..., object], name: str):
+    """A decorator giving `command(..., <name>: ...)` each of `parameters` as a CLI option; the wrapper hands the
+    command `pack(**their values)` as `name`.
+
+    Typer reads the wrapper's `__signature__`: the parameters replace the `name` parameter. Groups stack
+    (engine, then batch options).
     """
-    parameters = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
-                                    annotation=annotations[f.name]) for f in fields(options_class)]
-
     def decorate(command):
         signature = inspect.signature(command)
         hints = typing.get_type_hints(command, include_extras=True)  # Typer cannot evaluate string annotations
@@ -311,20 +256,33 @@ def option_group(options_class: type, annotations: dict, name: str):
 
         @functools.wraps(command)
         def wrapper(**kwargs):
-            group = options_class(**{parameter.name: kwargs.pop(parameter.name) for parameter in parameters})
+            group = pack(**{parameter.name: kwargs.pop(parameter.name) for parameter in parameters})
             return command(**{name: group}, **kwargs)
 
         # Typer reads __signature__ (inspect.signature honours it); functools.wraps' type does not declare it
         wrapper.__signature__ = signature.replace(parameters=own + parameters)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {**{p.name: p.annotation for p in own}, **annotations}
+        wrapper.__annotations__ = {**{p.name: p.annotation for p in own},
+                                   **{p.name: p.annotation for p in parameters}}
         return wrapper
 
     return decorate
 
 
-with_engine_options = option_group(EngineOptions, ENGINE_ANNOTATIONS, "engine")
-with_vector_options = option_group(VectorOptions, {f.name: ENGINE_ANNOTATIONS[f.name] for f in fields(VectorOptions)},
-                                   "source")
+def _engine_parameters() -> list[inspect.Parameter]:
+    """The attention commands' options, in the order their help lists them."""
+    declared = {parameter.name: parameter for parameter in declared_options(Settings)}
+    plain = {parameter.name: parameter for parameter in plain_options(EngineOptions, COMMAND_LINE_ANNOTATIONS)}
+    return [declared.get(name) or plain[name] for name in SETTING_NAMES]
+
+
+def _engine_options(**values: Any) -> EngineOptions:
+    typed = {name: values.pop(name) for name in list(values) if name in declarations(Settings)}
+    return EngineOptions(typed, **values)
+
+
+with_engine_options = option_group(_engine_parameters(), _engine_options, "engine")
+with_vector_options = option_group(plain_options(VectorOptions, COMMAND_LINE_ANNOTATIONS),
+                                   lambda **values: VectorOptions(**values), "source")
 
 
 @dataclass(frozen=True)
@@ -375,4 +333,5 @@ _BATCH_ANNOTATIONS = {
     "strict": Annotated[bool, _option("--strict", panel=BATCH_PANEL,
                                       help="Stop at the first line that fails (default: report it, go on).")],
 }
-with_batch_options = option_group(BatchOptions, _BATCH_ANNOTATIONS, "batch")
+with_batch_options = option_group(plain_options(BatchOptions, _BATCH_ANNOTATIONS),
+                                  lambda **values: BatchOptions(**values), "batch")

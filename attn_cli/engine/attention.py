@@ -14,15 +14,14 @@ Conventions (the same letters as the reading):
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from attn_cli.declared import CHOICE, NAMED_NUMBER, NUMBER, SWITCH, WHOLE, check_declared, setting
 from attn_cli.errors import InputError, Option, SettingsError
 
 MODES = ("raw", "projected")  # the modes a user picks; "trained" comes with a weights file instead
-LAYER_MODES = MODES + ("trained",)  # trained: W_Q, W_K, W_V, W_O given to multi_head_attention (projections=)
 SIMILARITIES = ("dot", "cosine")
 MASKS = ("none", "causal", "others")  # others: each query sees every key but its own (the masked-word view)
 POSITIONS = ("none", "sinusoidal")
@@ -31,57 +30,48 @@ MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabu
 
 
 @dataclass(frozen=True)
-class AttentionConfig:
-    """The knobs of one attention layer, validated on construction."""
+class LayerSettings:
+    """The knobs of one attention layer, each declared once (the API's keywords and the CLI's options derive
+    from these declarations), validated on construction."""
 
-    mode: str = "raw"  # one of LAYER_MODES
-    scale: str | float = "none"  # "none" (x1), "sqrt" (x 1/sqrt(d_head)) or a multiplier >= 0
-    temperature: float = 1.0
-    similarity: str = "dot"
-    heads: int = 1
-    d_k: int | None = None  # projected mode: total width of Q/K/V over all heads (default: d)
-    seed: int = 0
-    mask: str = "none"
-    positions: str = "none"
-    position_scale: str | float = "auto"  # "auto" (codes as long as the words, on average) or a multiplier >= 0
-    output_projection: bool = False
+    mode: str = setting("raw", "raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V. trained: a layer's "
+                               "learned ones.", CHOICE, choices=MODES, also=("trained",))
+    scale: str | float = setting("none", "Multiply scores by 1 (none), by 1/sqrt(d_head) (sqrt) or by X >= 0.",
+                                 NAMED_NUMBER, choices=SCALE_NAMES, metavar="none|sqrt|X")
+    temperature: float = setting(1.0, "Divide the scaled scores by T (above 0).", NUMBER, low=0, low_open=True,
+                                 example="0.5 (sharper) or 10 (flatter)", metavar="T")
+    similarity: str = setting("dot", "Score q.k (dot) or cos(q, k) (cosine).", CHOICE, choices=SIMILARITIES)
+    heads: int = setting(1, "Number of heads; each gets width / H dimensions.", WHOLE, low=1, metavar="H")
+    d_k: int | None = setting(None, "Projected mode: total width of Q, K, V (default: d).", WHOLE, low=1,
+                              high=MAX_D_K, none="the vectors' dims", metavar="N",
+                              says=f"from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word searched "
+                                   "for neighbours costs 4 bytes per dimension)")
+    seed: int = setting(0, "Projected mode: seed of the random W_Q, W_K, W_V.", WHOLE, low=0, metavar="N")
+    mask: str = setting("none", "causal: query i sees keys j <= i only; others: every key but its own.", CHOICE,
+                        choices=MASKS)
+    positions: str = setting("none", "Add sinusoidal position encodings to X.", CHOICE, choices=POSITIONS)
+    position_scale: str | float = setting("auto", "With positions: codes as long as their words (auto), or x X.",
+                                          NAMED_NUMBER, choices=("auto",), metavar="auto|X")
+    output_projection: bool = setting(False, "Projected mode: map the heads back to d with W_O.", SWITCH)
+
+    def __post_init__(self) -> None:
+        check_declared(self)
+        _require(self.position_scale == "auto" or self.positions != "none", "position_scale",
+                 "applies only with position encodings", fix={"positions": "sinusoidal"})
+        for name, value, unset in (("seed", self.seed, 0), ("d_k", self.d_k, None),
+                                   ("output_projection", self.output_projection, False)):
+            _require(value == unset or self.mode != "raw", name, "applies only to projected mode",
+                     fix={"mode": "projected"})
+
+
+@dataclass(frozen=True)
+class AttentionConfig(LayerSettings):
+    """The engine's configuration of one layer: its settings and, in trained mode, which learned weights."""
+
     weights_digest: str | None = None  # trained mode: names the learned weights passed with the inputs
 
     def __post_init__(self) -> None:
-        for setting, choices in (("mode", LAYER_MODES), ("similarity", SIMILARITIES), ("mask", MASKS),
-                                 ("positions", POSITIONS)):
-            value = getattr(self, setting)
-            _require(value in choices, setting, f"must be one of {', '.join(map(repr, choices))} (got {value!r})")
-        if isinstance(self.scale, str):
-            _require(self.scale in SCALE_NAMES, "scale",
-                     f"must be 'none', 'sqrt' or a number >= 0 (got {self.scale!r})")
-        else:
-            _require(is_real(self.scale) and math.isfinite(self.scale) and self.scale >= 0, "scale",
-                     f"must be 'none', 'sqrt' or a finite number >= 0 (got {self.scale!r})")
-        if isinstance(self.position_scale, str):
-            _require(self.position_scale == "auto", "position_scale",
-                     f"must be 'auto' or a number >= 0 (got {self.position_scale!r})")
-        else:
-            _require(is_real(self.position_scale) and math.isfinite(self.position_scale) and self.position_scale >= 0,
-                     "position_scale", f"must be 'auto' or a finite number >= 0 (got {self.position_scale!r})")
-            _require(self.positions != "none", "position_scale", "applies only with position encodings",
-                     fix={"positions": "sinusoidal"})
-        _require(is_real(self.temperature) and math.isfinite(self.temperature) and self.temperature > 0,
-                 "temperature", f"must be a finite number > 0, e.g. 0.5 (sharper) or 10 (flatter) "
-                                f"(got {self.temperature!r})")
-        _require(is_whole(self.heads) and self.heads >= 1, "heads", f"must be at least 1 (got {self.heads!r})")
-        _require(self.d_k is None or (is_whole(self.d_k) and 1 <= self.d_k <= MAX_D_K), "d_k",
-                 f"must be from 1 to {MAX_D_K:,} (the widths of real layers; each vocabulary word searched for "
-                 "neighbours costs 4 bytes per dimension)")
-        _require(is_whole(self.seed) and self.seed >= 0, "seed", f"must be a whole number >= 0 (got {self.seed!r})")
-        _require(self.seed == 0 or self.mode != "raw", "seed", "applies only to projected mode",
-                 fix={"mode": "projected"})
-        _require(isinstance(self.output_projection, bool), "output_projection",
-                 f"must be True or False (got {self.output_projection!r})")
-        _require(self.d_k is None or self.mode != "raw", "d_k", "applies only to projected mode",
-                 fix={"mode": "projected"})
-        _require(not self.output_projection or self.mode != "raw", "output_projection",
-                 "applies only to projected mode", fix={"mode": "projected"})
+        super().__post_init__()
         _require(self.weights_digest is None or (self.mode == "trained" and isinstance(self.weights_digest, str)),
                  "weights_digest",
                  "names learned weights, which only trained mode uses", fix={"mode": "trained"})
@@ -106,16 +96,6 @@ class AttentionConfig:
         if self.scale == "sqrt":
             return 1.0 / math.sqrt(d_head)
         return float(self.scale)
-
-
-def is_whole(value: object) -> bool:
-    """An integer (numpy's too) and not a bool: what counts, widths and seeds must be."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def is_real(value: object) -> bool:
-    """A real number (numpy's too) and not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _require(condition: bool, setting: str, problem: str, fix: dict[str, object] | None = None) -> None:

@@ -1,16 +1,16 @@
-"""`TrainingSettings`: every choice of a training run, validated in one place.
+"""`TrainingSettings`: every choice of a training run, each declared once (attn_cli.declared).
 
-A bad value raises `SettingsError` naming the keyword, which the command line spells as its option.
+The layer's width, heads, positions and seed are declared as the engine's `LayerSettings` declares them; a bad
+value raises `SettingsError` naming the keyword, which the command line spells as its option.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from attn_cli.declared import CHOICE, NUMBER, WHOLE, check_declared, setting, setting_like
 from attn_cli.engine.adam import AdamSettings
-from attn_cli.engine.attention import POSITIONS, AttentionConfig, is_real, is_whole
-from attn_cli.errors import SettingsError
+from attn_cli.engine.attention import AttentionConfig, LayerSettings
 
 LAYER_MASKS = {"none": "others", "causal": "causal"}  # --mask -> the layer's mask: masked word, next word
 DEFAULT_SOFTMAX_VOCAB = 50_000
@@ -21,30 +21,29 @@ MAX_SENTENCE_WORDS = 200  # longer sentences are skipped: a batch holds B x H x 
 class TrainingSettings:
     """The layer to learn and how to learn it. Every field has the command line's default."""
 
-    mask: str = "none"  # none: predict each word from the others (masked word); causal: predict the next word
-    heads: int = 1
-    d_k: int | None = None  # total width of Q, K, V over all heads (default: the vectors' dims)
-    positions: str = "none"  # "sinusoidal": add position codes (position_scale "auto") to the frozen inputs
-    seed: int = 0  # draws the initial weights (as explain --mode projected --seed) and shuffles the batches
-    softmax_vocab: int = DEFAULT_SOFTMAX_VOCAB  # predict among this many most frequent words (all if fewer)
-    learning_rate: float = 1e-3
-    batch_size: int = 32  # sentences per step
-    epochs: int = 3
-    max_words: int = MAX_SENTENCE_WORDS  # sentences with more known words are skipped (and counted)
+    mask: str = setting("none", "none: predict each word from the others. causal: predict the next word.", CHOICE,
+                        choices=tuple(LAYER_MASKS), says="'none' (masked word) or 'causal' (next word)",
+                        group="training")
+    heads: int = setting_like(LayerSettings, "heads", help="Number of heads.", group="training")
+    d_k: int | None = setting_like(LayerSettings, "d_k", help="Total width of Q, K, V (default: d).",
+                                   group="training")
+    positions: str = setting_like(LayerSettings, "positions", help="Add sinusoidal position encodings to the "
+                                                                   "inputs.", group="training")
+    seed: int = setting_like(LayerSettings, "seed", help="Seed of the initial weights and of the shuffling.",
+                             group="training")
+    softmax_vocab: int = setting(DEFAULT_SOFTMAX_VOCAB, "Predict among the N most frequent words (all if fewer).",
+                                 WHOLE, low=1, metavar="N", group="training")
+    learning_rate: float = setting(1e-3, "Adam's step size.", NUMBER, low=0, low_open=True, example="0.001",
+                                   metavar="R", group="training")
+    batch_size: int = setting(32, "Sentences per step.", WHOLE, low=1, metavar="N", group="training")
+    epochs: int = setting(3, "Passes over the corpus.", WHOLE, low=1, metavar="N", group="training")
+    max_words: int = setting(MAX_SENTENCE_WORDS, "Skip sentences with more known words (and count them); at least 2, "
+                                                 "as a word is predicted from others.", WHOLE, low=2, metavar="N",
+                             group="training")
 
     def __post_init__(self) -> None:
-        _check(self.mask in LAYER_MASKS, "mask", f"must be 'none' (masked word) or 'causal' (next word) "
-                                                f"(got {self.mask!r})")
-        _check(self.positions in POSITIONS, "positions", f"must be one of {', '.join(map(repr, POSITIONS))} "
-                                                         f"(got {self.positions!r})")
-        _check(is_real(self.learning_rate) and math.isfinite(self.learning_rate) and self.learning_rate > 0,
-               "learning_rate", f"must be a finite number > 0, e.g. 0.001 (got {self.learning_rate!r})")
-        for name in ("softmax_vocab", "batch_size", "epochs", "max_words"):
-            value = getattr(self, name)
-            _check(is_whole(value) and value >= 1, name, f"must be a whole number >= 1 (got {value!r})")
-        _check(self.max_words >= 2, "max_words", f"must be at least 2: a word is predicted from others "
-                                                 f"(got {self.max_words!r})")
-        self.attention  # noqa: B018 - the engine validates heads, d_k and seed
+        check_declared(self)
+        self.attention  # noqa: B018 - the engine checks what its layer cannot take together
 
     @property
     def layer_mask(self) -> str:
@@ -65,7 +64,3 @@ class TrainingSettings:
     def adam(self) -> AdamSettings:
         return AdamSettings(learning_rate=float(self.learning_rate))
 
-
-def _check(condition: bool, setting: str, problem: str) -> None:
-    if not condition:
-        raise SettingsError(setting, problem)

@@ -22,7 +22,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     """
     if source in (None, "", DEFAULT_NAME):
         return load_default_vectors()
-    from attn_cli.vectors.formats import CACHEABLE, FORMATS, detect_format, read_gensim_pickle
+    from attn_cli.vectors.formats import CACHEABLE, VECTOR_FORMATS, detect_format, read_gensim_pickle
     from attn_cli.vectors.warm import LoadOptions, Wanted, warm_vectors
 
     options = options or LoadOptions()
@@ -35,7 +35,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     if file_format == "gensim-pickle":
         return read_gensim_pickle(path, options.trust_pickle, options.limit)
     if file_format not in CACHEABLE:
-        raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(FORMATS)}")
+        raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(VECTOR_FORMATS)}")
     wanted = Wanted.of(path, file_format, options, name)
     vectors = warm_vectors(wanted)
     if vectors is None:

@@ -20,7 +20,7 @@ from attn_cli.errors import Option, VectorsError
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, is_lowercase_vocabulary
 
 CACHEABLE = ("glove", "word2vec", "word2vec-binary")
-FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
+VECTOR_FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
 _HEADER = re.compile(rb"^\s*\d+\s+\d+\s*$")
 _PROBE_BYTES = 4096
 _BODY_PROBE_BYTES = 1 << 16  # room for a few records of 4,096 dims
@@ -46,7 +46,7 @@ def open_maybe_compressed(path: Path):
 
 
 def detect_format(path: Path) -> str:
-    """One of FORMATS, from the magic numbers, the header line and the structure of the records after it."""
+    """One of VECTOR_FORMATS, from the magic numbers, the header line and the structure of the records after it."""
     try:
         with open_maybe_compressed(path) as handle:  # a .bin.gz is a fastText model too
             head = handle.peek(64)[:64]

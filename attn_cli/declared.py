@@ -1,0 +1,160 @@
+"""One declaration per setting: its type, default, allowed values and one line of help, in one place.
+
+A settings dataclass (the engine's `LayerSettings`, the API's `Settings`, `TrainingSettings`, `LoadOptions`)
+declares each field with `setting(...)`. Everything else is derived from that declaration, so adding a
+setting is one edit: the API keyword is the field, `check_declared` refuses a bad value with a message
+naming the keyword, the command line builds its option (name, type, choices, metavar, help) from
+`declarations()`, and the JSON `settings` block is the engine config's fields.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any
+
+from attn_cli.errors import SettingsError
+
+CHOICE, WHOLE, NUMBER, SWITCH, NAMED_NUMBER, NAMES = "choice", "whole", "number", "switch", "named number", "names"
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a setting takes, as the checks, the docs and the command line read it.
+
+    kind: CHOICE (one of `choices`), WHOLE (an int from `low` to `high`), NUMBER (a finite real, above
+    `low` or at least it as `low_open` says), SWITCH (True or False), NAMED_NUMBER (one of `choices`, or a
+    finite number >= 0) or NAMES (a tuple of names from `choices`; a comma-separated str is split).
+    `none` says what None means, where None is allowed ("all words"); `typed_none` is how the command line
+    types it ("all"). `also` are values the checks accept but nobody picks (the engine's "trained" mode comes
+    with a weights file). `says` words the allowed values where the plain wording would hide their meaning
+    ("0 (off) to 100"); `example` ends the message of a refused value.
+    """
+
+    help: str
+    kind: str
+    choices: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    none: str = ""
+    typed_none: str = ""
+    says: str = ""
+    example: str = ""
+    metavar: str = ""  # how the command line shows the value (default: the choices, or N, X)
+    group: str = "attention"  # which part of a command's help lists it: "attention", "output", "vectors"
+
+    def typed(self, text: str) -> Any:
+        """The value as typed after a command-line option ("sqrt", "0.5", "all", "qkv,outputs"), before checking."""
+        word = text.strip()
+        if self.typed_none and word.lower() == self.typed_none:
+            return None
+        if self.kind == NAMES:
+            return tuple(name.strip() for name in word.split(",") if name.strip())
+        if self.kind == NAMED_NUMBER and word.lower() in self.choices:
+            return word.lower()
+        if self.kind in (NAMED_NUMBER, NUMBER, WHOLE):
+            try:
+                return int(word) if self.kind == WHOLE else float(word)
+            except ValueError:
+                return text  # refused by the check, which shows it as typed
+        return text
+
+    @property
+    def typed_as_text(self) -> bool:
+        """Whether the command line takes the value as text for `typed` (names beside numbers, lists, "all")."""
+        return self.kind in (NAMED_NUMBER, NAMES) or bool(self.typed_none)
+
+
+def setting(default: Any, help: str, kind: str, **declared: Any) -> Any:
+    """A dataclass field declared as a setting (its metadata holds the `Declared`)."""
+    return field(default=default, metadata={"declared": Declared(help, kind, **declared)})
+
+
+def setting_like(owner: Any, name: str, **changes: Any) -> Any:
+    """A field declared as `owner`'s `name` is, with `changes` to its declaration (another help, say): what the
+    value may be stays declared once. `default=` changes the default."""
+    [found] = [item for item in fields(owner) if item.name == name]
+    default = changes.pop("default", found.default)
+    assert default is not MISSING, f"{name} has no default"
+    return field(default=default, metadata={"declared": replace(found.metadata["declared"], **changes)})
+
+
+def declarations(cls: Any) -> dict[str, Declared]:
+    """The declared settings of a settings dataclass (or instance), in field order."""
+    return {item.name: item.metadata["declared"] for item in fields(cls) if "declared" in item.metadata}
+
+
+def check_declared(owner: Any) -> None:
+    """Refuse (SettingsError naming the keyword) any declared field of `owner` its declaration does not allow."""
+    for name, declared in declarations(owner).items():
+        problem = value_problem(declared, getattr(owner, name))
+        if problem:
+            raise SettingsError(name, problem)
+
+
+def value_problem(declared: Declared, value: object) -> str:
+    """Why `value` is not allowed ('' when it is), in words that follow the setting's name."""
+    if (value is None and declared.none) or (isinstance(value, str) and value in declared.also):
+        return ""
+    if declared.kind == NAMES and isinstance(value, tuple) and all(isinstance(name, str) for name in value):
+        unknown = [name for name in value if name not in declared.choices]
+        return f"got unknown {', '.join(unknown)}; choose from {', '.join(declared.choices)}" if unknown else ""
+    if declared.kind in (WHOLE, NUMBER) and not (is_whole(value) if declared.kind == WHOLE else is_real(value)):
+        return f"must be {'an int' if declared.kind == WHOLE else 'a number'}, got {value!r}"
+    if _allowed(declared, value):
+        return ""
+    example = f"; e.g. {declared.example}" if declared.example else ""
+    return f"must be {declared.says or allowed_text(declared)} (got {value!r}){example}"
+
+
+def _allowed(declared: Declared, value: object) -> bool:
+    kind = declared.kind
+    if kind == CHOICE:
+        return isinstance(value, str) and value in declared.choices
+    if kind == SWITCH:
+        return isinstance(value, bool)
+    if kind == NAMES:
+        return False  # a tuple of names was judged by value_problem
+    if kind == NAMED_NUMBER and isinstance(value, str):
+        return value in declared.choices
+    if kind == WHOLE:
+        return is_whole(value) and _in_range(declared, value)  # type: ignore[arg-type]
+    return is_real(value) and math.isfinite(value) and _in_range(declared, value)  # type: ignore[arg-type]
+
+
+def _in_range(declared: Declared, value: float) -> bool:
+    low = 0 if declared.kind == NAMED_NUMBER and declared.low is None else declared.low
+    above = low is None or (value > low if declared.low_open else value >= low)
+    return above and (declared.high is None or value <= declared.high)
+
+
+def allowed_text(declared: Declared) -> str:
+    """What a setting takes, in words: "one of 'dot', 'cosine'", "from 1 to 4,096", "at least 1", ..."""
+    none = f", or None for {declared.none}" if declared.none else ""
+    if declared.kind == CHOICE:
+        return f"one of {', '.join(map(repr, declared.choices))}{none}"
+    if declared.kind == SWITCH:
+        return "True or False"
+    if declared.kind == NAMES:
+        return f"names from {', '.join(declared.choices)}"
+    if declared.kind == NAMED_NUMBER:
+        return f"{', '.join(map(repr, declared.choices))} or a finite number >= 0{none}"
+    if declared.kind == NUMBER:
+        bound = "" if declared.low is None else f" {'>' if declared.low_open else '>='} {declared.low:g}"
+        return f"a finite number{bound}{none}"
+    if declared.high is not None:
+        return f"from {declared.low:,} to {declared.high:,}{none}"
+    return f"at least {declared.low:,}{none}" if declared.low is not None else f"an int{none}"
+
+
+def is_whole(value: object) -> bool:
+    """An integer (numpy's too) and not a bool: what counts, widths and seeds must be."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value: object) -> bool:
+    """A real number (numpy's too) and not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
