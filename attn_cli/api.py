@@ -8,7 +8,7 @@
 Every function takes the settings as keywords or as one `Settings` object and
 vectors as `Vectors`, a path or gensim-data name, a gensim `KeyedVectors`, or
 nothing (the embedded default). The `*_tokenized` functions are the batch form
-the command line uses: sentences already tokenized, attended together so their
+behind `explain_many` (attn_cli.batches): sentences already tokenized, attended together so their
 neighbour searches share one pass over the vocabulary.
 """
 
@@ -85,7 +85,7 @@ def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | 
             **changes: Any) -> ExplainResult:
     """Self-attention over `sentence`: scores, weights, outputs, and how each word's vector moved."""
     _require_text(sentence=sentence)
-    chosen = _settings(settings, changes)
+    chosen = resolve_settings(settings, changes)
     source = as_vectors(vectors)
     [result] = explain_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen)
     return result
@@ -97,35 +97,46 @@ def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_chec
     _require_text(sentence=sentence, **({} if word is None else {"word": word}))
     if not (is_whole(dims) and dims >= 1):
         raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
-    chosen = _settings(settings, changes)
+    chosen = resolve_settings(settings, changes)
     source = as_vectors(vectors)
     [result] = trace_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen, word=word,
                                dims=dims, shuffle_check=shuffle_check)
     return result
 
 
-def compare(sentences: Sequence[str], *, word: str | Sequence[str] | None = None, vectors: VectorsLike = None,
-            settings: Settings | None = None, **changes: Any) -> CompareResult:
-    """The same word across two or more sentences (default: every word they share)."""
+def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[str] | None = None,
+            vectors: VectorsLike = None, settings: Settings | None = None, **changes: Any) -> CompareResult:
+    """The same word across two or more sentences (default: every word they share).
+
+    `sentences` may also be results of `explain` or `explain_many` (one vector set and settings): they are
+    compared as they are, without attending again; `vectors` and settings then come from them."""
     if isinstance(sentences, str) or len(sentences) < 2:
         raise InputError("compare needs a list of at least two sentences, e.g. "
                          '["river bank flows", "money bank grows"]')
-    _require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
-    chosen = _settings(settings, changes)
-    source = as_vectors(vectors)
     words = (word,) if isinstance(word, str) else tuple(word or ())
-    tokenized = [(sentence, _tokenize(sentence, source, chosen)) for sentence in sentences]
-    return compare_tokenized(tokenized, source, chosen, words=words)
+    if all(isinstance(sentence, ExplainResult) for sentence in sentences):
+        return _compared(list(sentences), words)  # type: ignore[arg-type]
+    _require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
+    chosen = resolve_settings(settings, changes)
+    source = as_vectors(vectors)
+    texts = [str(sentence) for sentence in sentences]
+    return _compared(explain_tokenized([(text, _tokenize(text, source, chosen)) for text in texts], source, chosen),
+                     words)
 
 
-def cross(source: str, target: str, *, vectors: VectorsLike = None, settings: Settings | None = None,
-          **changes: Any) -> CrossResult:
-    """Cross-attention: `target`'s tokens (queries) attend over `source`'s (keys and values)."""
+def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: VectorsLike = None,
+          settings: Settings | None = None, **changes: Any) -> CrossResult:
+    """Cross-attention: `target`'s tokens (queries) attend over `source`'s (keys and values).
+
+    Both may also be results of `explain` (one vector set and settings): their tokens are used as they are."""
+    if isinstance(source, ExplainResult) and isinstance(target, ExplainResult):
+        return cross_tokenized((source.sentence, source.tokenized), (target.sentence, target.tokenized),
+                               target.vectors, target.settings)
     _require_text(source=source, target=target)
-    chosen = _settings(settings, changes)
+    chosen = resolve_settings(settings, changes)
     found = as_vectors(vectors)
-    return cross_tokenized((source, _tokenize(source, found, chosen)), (target, _tokenize(target, found, chosen)),
-                           found, chosen)
+    return cross_tokenized((source, _tokenize(source, found, chosen)),  # type: ignore[arg-type]
+                           (target, _tokenize(target, found, chosen)), found, chosen)  # type: ignore[arg-type]
 
 
 def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: TrainingSettings | None = None,
@@ -173,15 +184,13 @@ def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Sett
             for (sentence, tokens), result, shift, indices in zip(items, results, shifts, traced)]
 
 
-def compare_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *,
-                      words: tuple[str, ...] = ()) -> CompareResult:
-    """`compare` for tokenized sentences; `words` names the words to compare (default: every shared word)."""
+def _compared(sentences: list[ExplainResult], words: tuple[str, ...]) -> CompareResult:
+    """The sentences' results with `words` compared across them (default: every shared word)."""
     from attn_cli.documents.compare import compared_words  # only compare pays for its import
 
-    sentences = explain_tokenized(items, vectors, settings)
-    comparisons = compared_words([sentence for sentence, _ in items], [tokens for _, tokens in items], vectors,
-                                 [result.attention for result in sentences], [result.shifts for result in sentences],
-                                 words)
+    comparisons = compared_words([result.sentence for result in sentences], [result.tokenized for result in sentences],
+                                 sentences[0].vectors, [result.attention for result in sentences],
+                                 [result.shifts for result in sentences], words)
     return CompareResult(sentences, comparisons)
 
 
@@ -194,7 +203,7 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
     return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
 
 
-def _settings(settings: Settings | None, changes: dict[str, Any]) -> Settings:
+def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Settings:
     """`settings` with the keyword changes, its weights file (if one is named) read: settings read no files."""
     chosen = Settings.resolve(settings, **changes)
     if chosen.weights_file is None:

@@ -20,6 +20,11 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def shorten(text: str, limit: int = 40) -> str:
+    """A word as it can stand in a one-line message: long ones cut, with their length."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 @dataclass(frozen=True)
 class Option:
     """A setting named inside a message: `name=value` to Python, `--name value` on the command line."""

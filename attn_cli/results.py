@@ -24,7 +24,7 @@ import numpy as np
 from attn_cli.documents.explain import explain_document, trace_document
 from attn_cli.engine.analysis import Advice, Contribution, Diagnosis, RowDiagnostic, Shift, diagnose, pulled_by
 from attn_cli.engine.attention import AttentionResult, Projections
-from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence
+from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence, describe_unknown
 from attn_cli.render.flags import SPELLING
 from attn_cli.render.consoles import draw_literally, report_console, trimmed
 from attn_cli.settings import Settings
@@ -136,6 +136,12 @@ class ExplainResult(Report):
     def dropped(self) -> list[DroppedToken]:
         """Tokens left out (punctuation, unknown words), with why and spelling suggestions."""
         return self.tokenized.dropped
+
+    @property
+    def unknown_words(self) -> str:
+        """The unknown words left out, as messages name them ('"bnak" (did you mean bank?)'); '' for none."""
+        unknown = [item for item in self.tokenized.dropped if item.reason == "out of vocabulary"]
+        return describe_unknown(unknown) if unknown else ""
 
     @property
     def embeddings(self) -> np.ndarray:

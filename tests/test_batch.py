@@ -410,7 +410,7 @@ def test_a_group_is_read_and_computed_a_run_of_lines_at_a_time():
     """Issue 15 audit: a group's inputs and results live until its last document is written, and 256 lines of
     1,000 tokens computed together took gigabytes. Runs of at most `limit` numbers (a larger line alone), each
     read from the group only when the run before it is done, keep it to what a few lines need, in order."""
-    from attn_cli.cli.app import runs_within
+    from attn_cli.batches import runs_within
 
     taken: list[int] = []
 

@@ -13,8 +13,8 @@ import shlex
 import sys
 import threading
 from functools import partial
-from collections.abc import Iterable, Iterator, MutableMapping
-from typing import Annotated, Any, Callable, Optional, TypeVar
+from collections.abc import Iterator, MutableMapping
+from typing import Annotated, Any, Callable, Optional, Union
 
 import typer
 from typer.core import TyperGroup
@@ -28,14 +28,10 @@ from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, l
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
 from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
-from attn_cli.api import Tokenized, compare_tokenized, cross_tokenized, explain_tokenized, trace_tokenized
-from attn_cli.documents.explain import traced_indices, with_input
-from attn_cli.engine.attention import sentence_cells
-from attn_cli.settings import Settings
-from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, shorten, tokenize
-from attn_cli.vectors.store import Vectors
-
-T = TypeVar("T")
+from attn_cli import ExplainResult, LineError, Vectors, compare as compare_sentences, cross as cross_attend
+from attn_cli import explain_many, trace_many
+from attn_cli.documents.explain import with_input
+from attn_cli.errors import shorten
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError: type[Exception] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
@@ -220,10 +216,9 @@ def explain(
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     settings = engine.settings()
-    each_report(ctx, "explain", one_sentence(sentence), engine, batch, settings, renderer("terminal", "render_explain"),
-                lambda sentences, vectors, wanted: [
-                    partial(result.document, wanted) for result in explain_tokenized(
-                        sentences, vectors, settings, diagnosed=wanted is None or "diagnostics" in wanted)])
+    each_report(ctx, "explain", one_sentence(sentence), engine, batch, renderer("terminal", "render_explain"),
+                lambda sentences, vectors, wanted: explain_many(
+                    sentences, vectors=vectors, settings=settings, diagnose=wanted is None or "diagnostics" in wanted))
 
 
 TRACE_PANEL = "Trace"
@@ -251,20 +246,20 @@ def trace(
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     settings = engine.settings()
-    each_report(ctx, "trace", one_sentence(sentence), engine, batch, settings, renderer("trace", "render_trace"),
-                lambda sentences, vectors, wanted: [partial(result.document, wanted) for result in trace_tokenized(
-                    sentences, vectors, settings, word=word, dims=dims, shuffle_check=shuffle_check)],
-                check=lambda tokenized: traced_indices(tokenized, word))
+    each_report(ctx, "trace", one_sentence(sentence), engine, batch, renderer("trace", "render_trace"),
+                lambda sentences, vectors, wanted: trace_many(
+                    sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors, settings=settings))
+
+
+Many = Callable[[list[str], Vectors, Optional[frozenset[str]]], Iterator[Union[ExplainResult, LineError]]]
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
-                settings: Settings, render: Draw,
-                build: Callable[[list[Tokenized], Vectors, Optional[frozenset[str]]], Iterable[Document]],
-                check: Callable[[TokenizedSentence], object] = lambda tokenized: None) -> None:
-    """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups):
-    tokenize and `check` each, build the documents of those that pass together, show them in order.
+                render: Draw, many: Many) -> None:
+    """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups) show
+    the documents of `many`'s results (attn_cli.explain_many or trace_many over the group) in order.
 
-    `build` is told the top-level keys the output shows (`ReportOutputs.wanted`: --fields, --plain)."""
+    `many` is told the top-level keys the output shows (`ReportOutputs.wanted`: --fields, --plain)."""
     if batch.listing_fields():
         print("\n".join(available_fields(command)))
         return
@@ -278,71 +273,20 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
     vectors = engine.load_vectors(warn)
 
     def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
-        """Each line's document, or why it failed, in order: the lines are read, tokenized and computed a run of
-        about GROUP_CELLS numbers at a time, so 256 long lines never take gigabytes at once."""
-        for run in runs_within(map(tokenized_line, group), lambda item: attention_cells(item[1], settings),
-                               GROUP_CELLS):
-            ready = [outcome for _, outcome in run if not isinstance(outcome, InputError)]
-            reports = built(ready)
-            for line, outcome in run:
-                if isinstance(outcome, InputError):
-                    yield outcome
-                else:
-                    warn_unknown(outcome[1], line.where)  # next to its line's output, not all before a group's
-                    yield next(reports)
-
-    def tokenized_line(line: InputLine) -> tuple[InputLine, InputError | Tokenized]:
-        try:
-            text = line.sentence()
-            tokenized = tokenize(text, vectors, settings.oov, settings.max_tokens)
-            check(tokenized)
-        except InputError as exc:
-            return line, InputError(as_options(exc))
-        return line, (text, tokenized)
-
-    def built(ready: list[Tokenized]) -> Iterator[Document | InputError]:
-        """The documents of sentences that passed tokenizing, made as they are shown; when the layer refuses one
-        (the "others" mask over a single word), each is built alone, so only that line fails."""
-        if not ready:
-            return
-        try:
-            documents = iter(build(ready, vectors, outputs.wanted))  # computes their attention
-        except InputError:
-            for item in ready:
-                try:
-                    yield from build([item], vectors, outputs.wanted)
-                except InputError as exc:
-                    yield InputError(as_options(exc))
-        else:
-            yield from documents
+        """Each line's document (made when it is shown), or why the line failed, in order."""
+        results = many([line.text for line in group if line.text is not None], vectors, outputs.wanted)
+        for line in group:
+            outcome = line.unreadable() or next(results)
+            if isinstance(outcome, LineError):
+                yield InputError(as_options(outcome.error))
+            elif isinstance(outcome, InputError):
+                yield outcome
+            else:
+                warn_unknown(outcome, line.where)  # next to its line's output, not all before a group's
+                yield partial(outcome.document, outputs.wanted)
 
     groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
     run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
-
-
-GROUP_CELLS = 1 << 21  # numbers of the attention matrices and inputs computed together in a batch (16 MB each)
-
-
-def attention_cells(outcome: InputError | Tokenized, settings: Settings) -> int:
-    """What a line adds to a run: its [heads, n, n] matrices and its [n, d] inputs (nothing for a failed line)."""
-    if isinstance(outcome, InputError):
-        return 0
-    return sentence_cells(outcome[1].embeddings, settings.attention.heads)
-
-
-def runs_within(items: Iterable[T], size: Callable[[T], int], limit: int) -> Iterator[list[T]]:
-    """Consecutive runs of the items whose sizes add up to at most `limit` (a larger item alone), each taken from
-    `items` only when the run before it has been used."""
-    run: list[T] = []
-    held = 0
-    for item in items:
-        if run and held + size(item) > limit:
-            yield run
-            run, held = [], 0
-        run.append(item)
-        held += size(item)
-    if run:
-        yield run
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -396,12 +340,18 @@ def compare(
                             files=engine.picture_files(file, stdin=STDIN in (texts or [])),
                             command_line=command_line(ctx))
     vectors = engine.load_vectors(warn)
-    tokenized = [(text, tokenize_or_warn(text, vectors, settings, line.where or f"sentence {number}"))
-                 for number, (text, line) in enumerate(zip(found, lines), 1)]
+    results = []
+    for number, (text, line, result) in enumerate(zip(found, lines, explain_many(found, vectors=vectors,
+                                                                                  settings=settings)), 1):
+        where = line.where or f"sentence {number}"
+        if isinstance(result, LineError):
+            raise InputError(f'{where} ("{shorten(text, 60)}"): {as_options(result.error)}')
+        warn_unknown(result, where)
+        results.append(result)
     if cross:
-        report = cross_tokenized(tokenized[0], tokenized[1], vectors, settings).document()
+        report = cross_attend(results[0], results[1]).document()
     else:
-        report = compare_tokenized(tokenized, vectors, settings, words=tuple(word or ())).document()
+        report = compare_sentences(results, word=tuple(word or ())).document()
         report["sentences"] = [block if line.number is None else with_input(block, line.number, line.id, line.meta)
                                for block, line in zip(report["sentences"], lines)]
     outputs.show(report)
@@ -415,24 +365,11 @@ def unquoted(texts: list[str]) -> None:
                          f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
 
 
-def tokenize_or_warn(text: str, vectors: Vectors, settings: Settings, where: str = "") -> TokenizedSentence:
-    """The sentence's tokens; a warning on stderr names the unknown words skipped (and where, if given)."""
-    try:
-        tokenized = tokenize(text, vectors, settings.oov, settings.max_tokens)
-    except InputError as exc:
-        if where:
-            raise InputError(f'{where} ("{shorten(text, 60)}"): {as_options(exc)}') from None
-        raise
-    warn_unknown(tokenized, where)
-    return tokenized
-
-
-def warn_unknown(tokenized: TokenizedSentence, where: str = "") -> None:
-    """A warning on stderr naming the unknown words skipped (and where, if given)."""
-    unknown = [item for item in tokenized.dropped if item.reason == "out of vocabulary"]
-    if unknown:
+def warn_unknown(result: ExplainResult, where: str = "") -> None:
+    """A warning on stderr naming the unknown words the result left out (and where, if given)."""
+    if result.unknown_words:
         place = f" in {where}" if where else ""
-        fail(f"skipped {describe_unknown(unknown)}{place}: not in the vocabulary", kind="warning")
+        fail(f"skipped {result.unknown_words}{place}: not in the vocabulary", kind="warning")
 
 
 def _train(holder: typer.Typer) -> None:

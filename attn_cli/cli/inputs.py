@@ -54,10 +54,15 @@ class InputLine:
         """The message with where it happened, for stderr: 'line 17 of stdin: ...'."""
         return f"{self.where}: {message}" if self.where else message
 
+    def unreadable(self) -> InputError | None:
+        """Why the line cannot be read (callers say where), None when it can."""
+        return None if self.error is None else InputError(self.error)
+
     def sentence(self) -> str:
         """The line's text, or an InputError with why it cannot be read (callers say where)."""
-        if self.error is not None:
-            raise InputError(self.error)
+        error = self.unreadable()
+        if error is not None:
+            raise error
         assert self.text is not None  # a line without an error always has its text
         return self.text
 

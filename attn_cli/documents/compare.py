@@ -15,7 +15,8 @@ from attn_cli.errors import InputError, Option
 from attn_cli.labels import copy_label, token_labels
 from attn_cli.documents.explain import (ReportOptions, attention_blocks, contribution_blocks, document_header,
                                        included_matrices, tokens_block)
-from attn_cli.engine.tokenize import TokenizedSentence, shorten
+from attn_cli.engine.tokenize import TokenizedSentence
+from attn_cli.errors import shorten
 from attn_cli.vectors.store import Vectors
 
 

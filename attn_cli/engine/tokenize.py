@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.errors import InputError, Option
+from attn_cli.errors import InputError, Option, shorten
 from attn_cli.vectors.store import Vectors
 
 OOV_POLICIES = ("skip", "error", "zero")
@@ -56,12 +57,15 @@ class TokenizedSentence:
     embeddings: np.ndarray  # [n, d] float64, one row per token
 
 
-def split_words(sentence: str) -> list[str]:
-    """Words and punctuation marks in reading order, after Unicode NFC normalisation."""
-    return _TOKEN.findall(unicodedata.normalize("NFC", sentence))
+def split_words(sentence: str | Sequence[str]) -> list[str]:
+    """Words and punctuation marks in reading order, after Unicode NFC normalisation; a list of words
+    (pre-tokenized) is taken as it is, each word normalised."""
+    if isinstance(sentence, str):
+        return _TOKEN.findall(unicodedata.normalize("NFC", sentence))
+    return [unicodedata.normalize("NFC", word) for word in sentence if word.strip()]
 
 
-def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
+def tokenize(sentence: str | Sequence[str], vectors: Vectors, oov: str = "skip",
              max_tokens: int = DEFAULT_MAX_TOKENS) -> TokenizedSentence:
     """Tokens with their vectors; raises InputError when nothing is left to attend or too much."""
     pieces = sentence_pieces(sentence, vectors)
@@ -109,7 +113,7 @@ def tokenize(sentence: str, vectors: Vectors, oov: str = "skip",
 Piece = tuple[str, bool, "str | None", "int | None"]  # text, is a clitic, vocabulary key and row (None: unknown)
 
 
-def sentence_pieces(sentence: str, vectors: Vectors) -> list[Piece]:
+def sentence_pieces(sentence: str | Sequence[str], vectors: Vectors) -> list[Piece]:
     """The sentence's pieces (words, their stems and clitics, punctuation) with their vocabulary entries, each
     word looked up once per run: what tokenize and a training corpus both read."""
     lexicon = _lexicon(vectors)
@@ -206,11 +210,6 @@ def describe_unknown(unknown: list[DroppedToken]) -> str:
         parts.append(f'"{shorten(item.text)}"{hint}')
     more = f" and {len(unknown) - MAX_NAMED:,} more" if len(unknown) > MAX_NAMED else ""
     return ", ".join(parts) + more
-
-
-def shorten(text: str, limit: int = 40) -> str:
-    """A word as it can stand in a one-line message: long ones cut, with their length."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def suggest(word: str, vectors: Vectors, limit: int = 3) -> tuple[str, ...]:

@@ -1,0 +1,156 @@
+"""Many sentences in one run: `explain_many` and `trace_many`, lazy iterators of results in input order.
+
+A corpus is read a group of lines at a time. Each group's sentences are tokenized, and those that pass are
+attended together (the sentences of one length as one stack, one neighbour search for the group), so a
+batch makes a few numpy calls per stack instead of a few hundred per sentence. A group's results are handed
+out before the next group is read, so memory stays flat in the number of lines. A line that cannot be
+attended (empty, every word unknown, too long, a refused mask) yields a `LineError` carrying its number
+and message instead of ending the run; the command line's batch mode is a loop over these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Callable, TypeVar, Union
+
+from attn_cli.api import (Tokenized, VectorsLike, as_vectors, check_layer, explain_tokenized, resolve_settings,
+                          trace_tokenized)
+from attn_cli.declared import is_whole
+from attn_cli.documents.explain import traced_indices
+from attn_cli.engine.attention import sentence_cells
+from attn_cli.engine.tokenize import TokenizedSentence, tokenize
+from attn_cli.errors import InputError, SettingsError
+from attn_cli.results import ExplainResult, TraceResult
+from attn_cli.settings import Settings
+from attn_cli.vectors.store import Vectors
+
+Line = Union[str, Sequence[str]]  # a sentence, or its words already split (pre-tokenized)
+Result = TypeVar("Result", ExplainResult, TraceResult)
+GROUP_LINES = 256  # lines read and tokenized together at most
+GROUP_CELLS = 1 << 21  # numbers of the attention matrices and inputs computed together (16 MB of float64)
+
+
+@dataclass(frozen=True)
+class LineError:
+    """A line that could not be attended: its number (1-based, counting every line given) and why.
+
+    `error` is the InputError the line raised, so a caller can word it for its own users (the command line
+    names --options where Python names keywords); `message` is its text as Python reads it."""
+
+    line: int
+    error: InputError
+
+    @property
+    def message(self) -> str:
+        return str(self.error)
+
+    def __repr__(self) -> str:
+        return f"<LineError line {self.line}: {self.message}>"
+
+
+def explain_many(lines: Iterable[Line], *, vectors: VectorsLike = None, settings: Settings | None = None,
+                 diagnose: bool = True, **changes: Any) -> Iterator[ExplainResult | LineError]:
+    """`explain` over each line of `lines` (sentences, or lists of words), lazily and in order: a result, or a
+    `LineError` for a line that cannot be attended.
+
+    The settings and vectors are checked now (a bad one raises here, not at the first line); the lines are
+    read as the iterator is consumed. `diagnose=False` leaves each result's diagnostics to be computed when
+    asked for, for runs that never look at them.
+    """
+    chosen, found = _prepared(vectors, settings, changes)
+    return _each_line(lines, found, chosen, lambda items: explain_tokenized(items, found, chosen, diagnosed=diagnose))
+
+
+def trace_many(lines: Iterable[Line], *, word: str | None = None, dims: int = 3, shuffle_check: bool = False,
+               vectors: VectorsLike = None, settings: Settings | None = None,
+               **changes: Any) -> Iterator[TraceResult | LineError]:
+    """`trace` over each line of `lines`, lazily and in order; a line without `word` is a `LineError`."""
+    if word is not None and not isinstance(word, str):
+        raise TypeError(f"word must be a str, not {type(word).__name__}")
+    if not (is_whole(dims) and dims >= 1):
+        raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
+    chosen, found = _prepared(vectors, settings, changes)
+    return _each_line(lines, found, chosen, lambda items: trace_tokenized(
+        items, found, chosen, word=word, dims=dims, shuffle_check=shuffle_check),
+        check=lambda tokenized: traced_indices(tokenized, word))
+
+
+def _prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str, Any]) -> tuple[Settings, Vectors]:
+    chosen = resolve_settings(settings, changes)
+    found = as_vectors(vectors)
+    check_layer(chosen, found)
+    return chosen, found
+
+
+Build = Callable[[list[Tokenized]], Sequence[Result]]
+
+
+def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, build: Build,
+               check: Callable[[TokenizedSentence], object] = lambda tokenized: None,
+               ) -> Iterator[Result | LineError]:
+    """Each line's result or LineError, a group of lines at a time, each group computed in runs of at most
+    GROUP_CELLS numbers, so a group of long sentences never takes gigabytes at once."""
+    if isinstance(lines, (str, bytes)):
+        raise TypeError("lines must be an iterable of sentences (str) or of word lists, not one str")
+    numbered = enumerate(lines, 1)
+    while group := list(islice(numbered, GROUP_LINES)):
+        tokenized = [(number, _tokenized(line, vectors, settings, check)) for number, line in group]
+        for run in runs_within(tokenized, lambda item: _cells(item[1], settings.attention.heads), GROUP_CELLS):
+            ready = [item for _, item in run if not isinstance(item, InputError)]
+            built = iter(_built(ready, build))
+            for number, item in run:
+                outcome = item if isinstance(item, InputError) else next(built)
+                yield LineError(number, outcome) if isinstance(outcome, InputError) else outcome
+
+
+def _tokenized(line: Line, vectors: Vectors, settings: Settings,
+               check: Callable[[TokenizedSentence], object]) -> Tokenized | InputError:
+    """The line with its tokens, or why it cannot be attended."""
+    if not (isinstance(line, str) or (isinstance(line, Sequence) and all(isinstance(word, str) for word in line))):
+        return InputError(f"a line must be a str or a list of words (str), not {type(line).__name__}")
+    try:
+        tokenized = tokenize(line, vectors, settings.oov, settings.max_tokens)
+        check(tokenized)
+    except InputError as exc:
+        return exc
+    return (line if isinstance(line, str) else " ".join(line)), tokenized
+
+
+def _cells(item: Tokenized | InputError, heads: int) -> int:
+    """What a line adds to a run: its [heads, n, n] matrices and its [n, d] inputs (nothing for a failed line)."""
+    return 0 if isinstance(item, InputError) else sentence_cells(item[1].embeddings, heads)
+
+
+def _built(ready: list[Tokenized], build: Build) -> Iterator[Result | InputError]:
+    """The results of the sentences that passed tokenizing; when the layer refuses one (the "others" mask over a
+    single word), each is built alone, so only that line fails."""
+    if not ready:
+        return
+    try:
+        yield from build(ready)
+    except InputError:
+        for item in ready:
+            try:
+                yield from build([item])
+            except InputError as exc:
+                yield exc
+
+
+T = TypeVar("T")
+
+
+def runs_within(items: Iterable[T], size: Callable[[T], int], limit: int) -> Iterator[list[T]]:
+    """Consecutive runs of the items whose sizes add up to at most `limit` (a larger item alone), each taken from
+    `items` only when the run before it has been used."""
+    run: list[T] = []
+    held = 0
+    for item in items:
+        if run and held + size(item) > limit:
+            yield run
+            run, held = [], 0
+        run.append(item)
+        held += size(item)
+    if run:
+        yield run
