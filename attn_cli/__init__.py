@@ -21,6 +21,7 @@ _EXPORTS = {
     "load_vectors": "attn_cli.api", "explain": "attn_cli.api", "trace": "attn_cli.api",
     "compare": "attn_cli.api", "cross": "attn_cli.api", "train": "attn_cli.api",
     "explain_many": "attn_cli.batches", "trace_many": "attn_cli.batches", "LineError": "attn_cli.batches",
+    "document_header": "attn_cli.documents.explain",
     "TrainingSettings": "attn_cli.training.settings", "TrainingRun": "attn_cli.training.run",
     "TrainedLayer": "attn_cli.training.weights", "load_layer": "attn_cli.training.weights",
     "Settings": "attn_cli.settings", "Vectors": "attn_cli.vectors.store", "VECTOR_FORMATS": "attn_cli.vectors.formats",
@@ -32,7 +33,7 @@ _EXPORTS = {
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
-    "LineError", "Settings", "Vectors",
+    "LineError", "document_header", "Settings", "Vectors",
     "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
     "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer",
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from attn_cli.api import compare, cross, explain, load_vectors, trace, train
     from attn_cli.batches import LineError, explain_many, trace_many
     from attn_cli.declared import Declared, declarations
+    from attn_cli.documents.explain import document_header
     from attn_cli.engine.attention import LayerSettings
     from attn_cli.errors import AttnError, InputError, SettingsError, VectorsError, WeightsError
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult

@@ -20,7 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 from attn_cli.version import __version__
-from attn_cli.cli.batch import Document, run_lines
+from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.messages import as_options, bug_message, fail, warn
@@ -30,7 +30,6 @@ from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS,
 from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
 from attn_cli import ExplainResult, LineError, Vectors, compare as compare_sentences, cross as cross_attend
 from attn_cli import explain_many, trace_many
-from attn_cli.documents.explain import with_input
 from attn_cli.errors import shorten
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.

@@ -19,7 +19,7 @@ from attn_cli.errors import InputError
 from attn_cli.cli.inputs import InputLine
 from attn_cli.cli.messages import as_options, bug_message
 from attn_cli.cli.outputs import ReportOutputs
-from attn_cli.documents.explain import error_document, with_input
+from attn_cli import document_header
 
 Document = Callable[[], dict]  # makes a line's document when it is shown: a group's are never all in memory at once
 BuildGroup = Callable[[list[InputLine]], Iterable[Union[Document, InputError]]]  # per line, in order: its document, or
@@ -106,3 +106,15 @@ def report_failure(line: InputLine, message: str, outputs: ReportOutputs, comman
         outputs.show_error(error_document(command, line.number, line.id, code, message))
     else:
         tell(line.located(message))
+
+
+def with_input(report: dict, number: int, id: object, meta: dict) -> dict:
+    """The document with the input line it came from: `line`, `id` (and `meta`) right after the header."""
+    header = document_header(report["command"])
+    located = {"line": number, "id": id, **({"meta": meta} if meta else {})}
+    return {**{key: report[key] for key in header}, **located, **report}
+
+
+def error_document(command: str, number: int | None, id: object, code: int, message: str) -> dict:
+    """What a batch writes for a line that failed: where, and the one-line error with its exit code."""
+    return {**document_header(command), "line": number, "id": id, "error": {"code": code, "message": message}}

@@ -202,20 +202,9 @@ def trained_blocks(result: AttentionResult, texts: list[str], key_texts: list[st
 
 
 def document_header(command: str) -> dict:
-    """The keys every command's document starts with."""
+    """The keys every JSON document of attn-cli starts with (schema_version, command, attn_cli_version): for
+    records a program writes beside them, as the command line's batch does for a line that failed."""
     return {"schema_version": SCHEMA_VERSION, "command": command, "attn_cli_version": __version__}
-
-
-def with_input(report: dict, number: int, id: object, meta: dict) -> dict:
-    """The document with the input line it came from: `line`, `id` (and `meta`) right after the header."""
-    header = document_header(report["command"])
-    located = {"line": number, "id": id, **({"meta": meta} if meta else {})}
-    return {**{key: report[key] for key in header}, **located, **report}
-
-
-def error_document(command: str, number: int | None, id: object, code: int, message: str) -> dict:
-    """What a batch writes for a line that failed: where, and the one-line error with its exit code."""
-    return {**document_header(command), "line": number, "id": id, "error": {"code": code, "message": message}}
 
 
 def tokens_block(tokenized: TokenizedSentence) -> dict:
