@@ -22,7 +22,9 @@ _EXPORTS = {
     "compare": "attn_cli.api", "cross": "attn_cli.api", "train": "attn_cli.api",
     "explain_many": "attn_cli.batches", "trace_many": "attn_cli.batches", "LineError": "attn_cli.batches",
     "document_header": "attn_cli.documents.explain",
+    "prepare_training": "attn_cli.api", "prepare_demo": "attn_cli.api", "DEMO_SETTINGS": "attn_cli.training.demo",
     "TrainingSettings": "attn_cli.training.settings", "TrainingRun": "attn_cli.training.run",
+    "Training": "attn_cli.training.run",
     "TrainedLayer": "attn_cli.training.weights", "load_layer": "attn_cli.training.weights",
     "Settings": "attn_cli.settings", "Vectors": "attn_cli.vectors.store", "VECTOR_FORMATS": "attn_cli.vectors.formats",
     "LayerSettings": "attn_cli.engine.attention", "Declared": "attn_cli.declared", "declarations": "attn_cli.declared",
@@ -35,13 +37,14 @@ __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
     "LineError", "document_header", "Settings", "Vectors",
     "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
-    "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer",
+    "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer", "prepare_training", "prepare_demo",
+    "DEMO_SETTINGS", "Training",
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
     "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError",
 ]
 
 if TYPE_CHECKING:
-    from attn_cli.api import compare, cross, explain, load_vectors, trace, train
+    from attn_cli.api import compare, cross, explain, load_vectors, prepare_demo, prepare_training, trace, train
     from attn_cli.batches import LineError, explain_many, trace_many
     from attn_cli.declared import Declared, declarations
     from attn_cli.documents.explain import document_header
@@ -49,7 +52,8 @@ if TYPE_CHECKING:
     from attn_cli.errors import AttnError, InputError, SettingsError, VectorsError, WeightsError
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.settings import Settings
-    from attn_cli.training.run import TrainingRun
+    from attn_cli.training.demo import DEMO_SETTINGS
+    from attn_cli.training.run import Training, TrainingRun
     from attn_cli.training.settings import TrainingSettings
     from attn_cli.training.weights import TrainedLayer, load_layer
     from attn_cli.vectors.formats import VECTOR_FORMATS

@@ -32,7 +32,7 @@ from attn_cli.vectors.formats import VECTOR_FORMATS
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:
-    from attn_cli.training.run import TrainingRun
+    from attn_cli.training.run import Training, TrainingRun
     from attn_cli.training.settings import TrainingSettings
     from attn_cli.training.trainer import Progress
 
@@ -149,15 +149,38 @@ def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: Tr
     with their provenance) goes to explain(..., weights=layer) or to a file with layer.save(path);
     `evaluation` holds the held-out table.
     """
+    return prepare_training(sentences, vectors=vectors, settings=settings, corpus_name=corpus_name,
+                            **changes).run(progress)
+
+
+def prepare_training(sentences: Iterable[str], *, vectors: VectorsLike = None,
+                     settings: TrainingSettings | None = None, corpus_name: str = "sentences",
+                     **changes: Any) -> Training:
+    """`train` made ready but not run: the corpus read and checked. `.run(progress)` trains; after a Ctrl-C,
+    `.best_epoch` and `.result()` give the best weights so far."""
     from dataclasses import replace
 
-    from attn_cli.training.run import train as train_run
+    from attn_cli.training.run import Training
     from attn_cli.training.settings import TrainingSettings
 
     if isinstance(sentences, (str, bytes)):
         raise TypeError("sentences must be an iterable of str (one sentence each), not one str")
     chosen = replace(settings or TrainingSettings(), **changes)
-    return train_run(sentences, as_vectors(vectors), chosen, corpus_name, progress)
+    return Training(sentences, as_vectors(vectors), chosen, corpus_name)
+
+
+def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
+    """The demo's run made ready: a generated corpus whose answer is known (a hidden word given away by one cue
+    word), trained with DEMO_SETTINGS and `changes`; the result's `demo` holds the cue weights."""
+    from dataclasses import replace
+
+    from attn_cli.training.demo import DEMO_SETTINGS, demo_corpus
+    from attn_cli.training.run import Training
+
+    chosen = replace(DEMO_SETTINGS, **changes)
+    found = as_vectors(vectors)
+    generated = demo_corpus(found, seed=chosen.seed)
+    return Training(generated.lines, found, chosen, "the demo corpus (generated)", demo=generated)
 
 
 def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *,

@@ -137,8 +137,8 @@ def test_ctrl_c_before_the_first_epoch_ends_keeps_nothing(run, tmp_path, corpus_
                                                              "not both"),
     (["train", "--demo"], 2, "give --out FILE, where the trained layer goes"),
     (["train", "--demo", "--out", "/no/such/folder/x.npz"], 2, "give a file name in an existing folder"),
-    (["train", "-", "--out", "x.npz", "--mask", "others"], 2, "--mask must be 'none' (masked word) or "
-                                                                "'causal' (next word)"),
+    (["train", "-", "--out", "x.npz", "--mask", "others"], 2, "Invalid value for '--mask': 'others' is not one of "
+                                                                "'none', 'causal'"),
     (["train", "--demo", "--out", "x.npz", "--mask", "causal"], 2, "--demo hides a word and asks the layer to find "
                                                                      "its cue"),
     (["train", "--demo", "--out", "x.npz", "--epochs", "0"], 2, "--epochs must be at least 1"),
@@ -163,12 +163,14 @@ def test_a_held_out_split_with_nothing_to_predict_names_the_fix(run, tmp_path, c
 
 
 def test_the_help_states_the_library_defaults(run):
-    from attn_cli.training.settings import DEFAULT_SOFTMAX_VOCAB, TrainingSettings
+    from attn_cli import DEMO_SETTINGS, TrainingSettings
 
     text = " ".join(run("train", "--help").stdout.translate(str.maketrans("│╭╮╰╯─", "      ")).split())
     defaults = TrainingSettings()
-    assert f"(default {DEFAULT_SOFTMAX_VOCAB:,})" in text and f"(default {defaults.epochs})" in text
-    assert f"(default {defaults.batch_size};" in text and f"(default {defaults.learning_rate:g};" in text
+    assert f"Default {defaults.softmax_vocab:,}; the demo's: {DEMO_SETTINGS.softmax_vocab:,}." in text
+    assert f"[default: {defaults.epochs}]" in text and f"[default: {defaults.max_words}]" in text
+    assert f"Default {defaults.batch_size}; the demo's: {DEMO_SETTINGS.batch_size}." in text
+    assert f"Default {defaults.learning_rate:g}; the demo's: {DEMO_SETTINGS.learning_rate:g}." in text
 
 
 def test_out_may_not_replace_the_corpus(run, tmp_path, corpus_text):

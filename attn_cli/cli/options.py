@@ -85,13 +85,13 @@ else:
 PANELS = {"attention": ENGINE_PANEL, "output": OUTPUT_PANEL, "training": TRAIN_PANEL}
 
 
-def declared_option(name: str, declared: Declared, default: Any) -> inspect.Parameter:
+def declared_option(name: str, declared: Declared, default: Any, note: str = "") -> inspect.Parameter:
     """A setting's command-line option, built from its declaration: --name, its type (choices as an Enum, text
-    that `Declared.typed` reads), its default, metavar, help and panel."""
+    that `Declared.typed` reads), its default, metavar, help (and `note` after it) and panel."""
     kind: Any
     if declared.kind == "choice":
         kind = _choices(name.title().replace("_", ""), declared.choices)
-        default = kind(default)
+        default = None if default is None else kind(default)
     elif declared.typed_as_text:
         kind = str
         default = declared.typed_none if default is None else ",".join(default) if isinstance(default, tuple) else \
@@ -100,8 +100,8 @@ def declared_option(name: str, declared: Declared, default: Any) -> inspect.Para
         kind = {"whole": int, "number": float, "switch": bool}[declared.kind]
         kind = kind if default is not None else Optional[kind]
     metavar = None if declared.kind == "switch" else declared.metavar or "|".join(declared.choices) or "X"
-    option = typer.Option(flag(name), metavar=metavar, help=declared.help, rich_help_panel=PANELS[declared.group],
-                          show_default=default not in (None, ""))
+    option = typer.Option(flag(name), metavar=metavar, help=" ".join(filter(None, (declared.help, note))),
+                          rich_help_panel=PANELS[declared.group], show_default=default not in (None, ""))
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[kind, option])
 

@@ -1,32 +1,31 @@
 """`attn-cli train`: learn W_Q, W_K, W_V and W_O from text, show the held-out table, write the weights file.
 
-The library does the work (attn_cli.training); this module reads the corpus, turns options into
-TrainingSettings, shows a progress bar on a terminal, and decides what Ctrl-C keeps.
+The library does the work (attn_cli.prepare_training, prepare_demo); this module reads the corpus, turns
+options into TrainingSettings (their options built from its declarations), shows a progress bar on a
+terminal, and decides what Ctrl-C keeps.
 """
 
 from __future__ import annotations
 
+import inspect
 import shlex
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
+from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
+from attn_cli import (DEMO_SETTINGS, TrainedLayer, Training, TrainingSettings, declarations, document_header,
+                      prepare_demo, prepare_training)
 from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import as_options, fail, warn
-from attn_cli.cli.options import OUTPUT_PANEL, VectorOptions, same_regular_file, with_vector_options
+from attn_cli.cli.options import (OUTPUT_PANEL, VectorOptions, chosen, declared_option, option_group,
+                                  same_regular_file, with_vector_options)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_file
-from attn_cli.documents.explain import document_header
 from attn_cli.errors import InputError, UsageError
 from attn_cli.literal import literal
-from attn_cli.vectors.store import Vectors
-
-if TYPE_CHECKING:
-    from attn_cli.training.corpus import Corpus
-    from attn_cli.training.weights import TrainedLayer
 
 TRAIN_PANEL = "Training"
 INTERRUPTED = 130
@@ -37,7 +36,25 @@ def _option(*flags: str, **kwargs) -> typer.models.OptionInfo:
     return typer.Option(*flags, rich_help_panel=TRAIN_PANEL, **kwargs)
 
 
+def _training_parameters() -> list[inspect.Parameter]:
+    """TrainingSettings' options, from its declarations; a setting the demo sets otherwise defaults to None (then
+    the plain run's or the demo's value, as --demo says) and its help names both."""
+    plain = TrainingSettings()
+    parameters = []
+    for name, declared in declarations(TrainingSettings).items():
+        default, demo = getattr(plain, name), getattr(DEMO_SETTINGS, name)
+        if demo == default:
+            parameters.append(declared_option(name, declared, default))
+        else:
+            parameters.append(declared_option(name, declared, None, note=f"Default {default:,}; the demo's: {demo:,}."))
+    return parameters
+
+
+with_training_options = option_group(_training_parameters(), lambda **values: values, "typed")
+
+
 @with_vector_options
+@with_training_options
 def train(
     corpus: Annotated[Optional[str], typer.Argument(
         metavar="CORPUS", show_default=False,
@@ -46,69 +63,38 @@ def train(
                                            help="Write the trained layer here (.npz).")] = None,
     demo: Annotated[bool, _option("--demo", help="Train on a generated task whose answer is known: a hidden "
                                                  "word given away by one cue word.")] = False,
-    mask: Annotated[str, _option("--mask", metavar="none|causal",
-                                 help="none: predict each word from the others. causal: predict the next "
-                                      "word.")] = "none",
-    heads: Annotated[int, _option("--heads", metavar="H", help="Number of heads.")] = 1,
-    d_k: Annotated[Optional[int], _option("--d-k", metavar="N", help="Total width of Q, K, V (default: d).",
-                                          show_default=False)] = None,
-    positions: Annotated[str, _option("--positions", metavar="none|sinusoidal",
-                                      help="Add sinusoidal position encodings to the inputs.")] = "none",
-    seed: Annotated[int, _option("--seed", metavar="N", help="Seed of the initial weights and of the "
-                                                              "shuffling.")] = 0,
-    epochs: Annotated[Optional[int], _option("--epochs", metavar="N", show_default=False,
-                                             help="Passes over the corpus (default 3).")] = None,
-    batch_size: Annotated[Optional[int], _option("--batch-size", metavar="N", show_default=False,
-                                                 help="Sentences per step (default 32; the demo's: 8).")] = None,
-    learning_rate: Annotated[Optional[float], _option(
-        "--learning-rate", metavar="R", show_default=False, help="Adam's step size (default 0.001; the demo's: "
-                                                                 "0.01).")] = None,
-    softmax_vocab: Annotated[Optional[int], _option(
-        "--softmax-vocab", metavar="N", show_default=False,
-        help="Predict among the N most frequent words (default 50,000).")] = None,
     keep_on_interrupt: Annotated[bool, _option("--keep-on-interrupt",
                                                help="On Ctrl-C, write the best weights so far.")] = False,
     *,
+    typed: dict[str, Any],
     source: VectorOptions,
     json: Annotated[bool, typer.Option("--json", rich_help_panel=OUTPUT_PANEL,
                                        help="Write the result as JSON to stdout.")] = False,
 ) -> int:
     """Learn W_Q, W_K, W_V and W_O of one attention layer from CORPUS; the vectors stay frozen."""
-    from attn_cli.training.demo import DEMO_SETTINGS, demo_corpus  # here: every other command's start-up is spared
-    from attn_cli.training.settings import TrainingSettings
-    from attn_cli.training.run import finish, prepare
-
     target = output_file(out, corpus, demo, source.vectors)
-    if demo and mask != "none":
+    changes = {name: value for name, value in chosen(TrainingSettings, typed).items() if value is not None}
+    if demo and changes.get("mask", "none") != "none":
         raise UsageError("--demo hides a word and asks the layer to find its cue (the masked-word objective); "
                          "leave out --mask causal")
-    base = DEMO_SETTINGS if demo else TrainingSettings()
-    settings = TrainingSettings(
-        mask=mask, heads=heads, d_k=d_k, positions=positions, seed=seed,
-        epochs=base.epochs if epochs is None else epochs,
-        batch_size=base.batch_size if batch_size is None else batch_size,
-        learning_rate=base.learning_rate if learning_rate is None else learning_rate,
-        softmax_vocab=base.softmax_vocab if softmax_vocab is None else softmax_vocab)
     found = source.load(warn, progress=not json)
-    generated = demo_corpus(found, seed=seed) if demo else None
-    lines = generated.lines if generated is not None else corpus_lines(corpus)
-    name = "the demo corpus (generated)" if demo else ("stdin" if corpus == STDIN else str(corpus))
-    corpus_read, trainer = prepare(lines, found, settings)
-    tell_skipped(corpus_read)
+    training = prepare_demo(vectors=found, **changes) if demo else prepare_training(
+        corpus_lines(corpus), vectors=found, corpus_name="stdin" if corpus == STDIN else str(corpus),
+        settings=TrainingSettings(**changes))
+    if training.skipped:
+        warn(training.skipped)
     started = time.perf_counter()
     try:
         with progress_bar(enabled=not json) as show:
-            trainer.run(show)
-        run = finish(trainer, found, name)
+            run = training.run(show)
     except KeyboardInterrupt:  # while training or scoring the held-out split at the end
-        return interrupted(trainer, found, name, target, keep_on_interrupt)
+        return interrupted(training, target, keep_on_interrupt)
     save(run.layer, target)
-    if trainer.best.epoch == 0:
+    if training.best_epoch == 0:
         warn("training never beat the random start on the held-out sentences, so the file holds the random "
              "weights; lower --learning-rate, or add sentences")
     report = {**document_header("train"), "out": str(target),
-              "weights": {**run.layer.describe(), "file": str(target)},
-              "demo": None if generated is None else demo_block(trainer, generated)}
+              "weights": {**run.layer.describe(), "file": str(target)}, "demo": run.demo}
     outputs = ReportOutputs(renderer("train", "render_train"), style="json" if json else "tables", files={},
                             command_line="")
     outputs.show(report)
@@ -117,14 +103,6 @@ def train(
     sys.stderr.write(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; see it "
                      f"with: {EXAMPLE} {literal(again)}\n")
     return 0
-
-
-def tell_skipped(corpus: Corpus) -> None:
-    """One warning naming the sentences training leaves out, and why."""
-    reasons = [f"{count:,} with {why}" for count, why in ((corpus.short, "fewer than 2 different known words"),
-                                                         (corpus.long, "more than 200 known words")) if count]
-    if reasons:
-        warn(f"skipped {corpus.short + corpus.long:,} of {corpus.lines:,} sentences: {', '.join(reasons)}")
 
 
 def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str | None) -> Path:
@@ -163,32 +141,20 @@ def corpus_lines(corpus: str | None) -> Iterator[str]:
 
 def save(layer: TrainedLayer, target: Path) -> None:
     """Write the weights file atomically; a failure is a usage error naming --out."""
-    from attn_cli.training.weights import layer_bytes
-
-    write_file(target, "--out", layer_bytes(layer))
+    write_file(target, "--out", layer.to_bytes())
 
 
-def interrupted(trainer, vectors: Vectors, name: str, target: Path, keep: bool) -> int:
+def interrupted(training: Training, target: Path, keep: bool) -> int:
     """Ctrl-C: keep the best weights so far only when asked (and only if an epoch has ended), then exit 130."""
-    from attn_cli.training.run import finish
-
     if not keep:
         fail("interrupted; nothing written (pass --keep-on-interrupt to keep the best weights so far)",
              kind="warning")
-    elif trainer.best.epoch == 0:
+    elif training.best_epoch == 0:
         fail("interrupted before the first epoch ended; nothing learnt, nothing written", kind="warning")
     else:
-        save(finish(trainer, vectors, name).layer, target)
-        fail(f"interrupted; wrote the best weights so far (epoch {trainer.best.epoch}) to {target}", kind="warning")
+        save(training.result().layer, target)
+        fail(f"interrupted; wrote the best weights so far (epoch {training.best_epoch}) to {target}", kind="warning")
     return INTERRUPTED
-
-
-def demo_block(trainer, generated) -> dict:
-    """What the demo adds to the report: the cue weights of the three layers and one of its pairs."""
-    from attn_cli.training.demo import cue_weights
-
-    cue, answer = next(iter(generated.answers.items()))
-    return {"pairs": len(generated.answers), "example": [cue, answer], "cue_weight": cue_weights(trainer, generated)}
 
 
 @contextmanager

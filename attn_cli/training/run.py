@@ -1,6 +1,6 @@
 """One training run from text to a `TrainedLayer`: read the corpus, train, evaluate, record where it came from.
 
-The command line and the Python API (`attn_cli.train`) both come here, so a layer trained either way
+The command line and the Python API (`attn_cli.train`, `prepare_training`) both come here, so a layer trained either way
 carries the same provenance: the vector set's fingerprint, the corpus's, the settings, the epochs and
 the held-out table. Timings are left out of the file, so the same inputs and seed give the same file.
 """
@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 
 from attn_cli.errors import InputError
 from attn_cli.training.corpus import Corpus, read_corpus
+from attn_cli.training.demo import DemoCorpus, cue_weights
 from attn_cli.training.evaluation import Evaluation
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.training.trainer import Progress, Trainer
@@ -31,28 +32,58 @@ class TrainingRun:
     evaluation: Evaluation  # raw attention, the random start and the trained layer on the held-out sentences
     corpus: Corpus
     trainer: Trainer
+    demo: dict | None = None  # the demo's pairs, one example and the cue weights of the three layers (demo only)
 
 
-def prepare(lines: Iterable[str], vectors: Vectors, settings: TrainingSettings) -> tuple[Corpus, Trainer]:
-    """The corpus read and split, and a trainer ready to run (its checks done before any step)."""
-    corpus = read_corpus(lines, vectors, settings.max_words)
-    return corpus, Trainer(vectors, corpus, settings)
+class Training:
+    """A run made ready: the corpus read and split, the trainer's checks done before any step.
+
+    `attn_cli.train` is `prepare_training(...).run()`. Holding one lets a caller show progress and, on
+    Ctrl-C, keep the best weights so far (`best_epoch`, then `result()`), as `attn-cli train` does.
+    """
+
+    def __init__(self, lines: Iterable[str], vectors: Vectors, settings: TrainingSettings, corpus_name: str,
+                 demo: DemoCorpus | None = None) -> None:
+        self.vectors, self.corpus_name, self.demo = vectors, corpus_name, demo
+        self.corpus = read_corpus(lines, vectors, settings.max_words)
+        self.trainer = Trainer(vectors, self.corpus, settings)
+
+    @property
+    def skipped(self) -> str:
+        """Which sentences training leaves out and why, as one message ('' when none)."""
+        corpus = self.corpus
+        reasons = [f"{count:,} with {why}" for count, why in (
+            (corpus.short, "fewer than 2 different known words"),
+            (corpus.long, f"more than {self.trainer.settings.max_words:,} known words")) if count]
+        return f"skipped {corpus.short + corpus.long:,} of {corpus.lines:,} sentences: {', '.join(reasons)}" \
+            if reasons else ""
+
+    @property
+    def best_epoch(self) -> int:
+        """The epoch of the best weights so far (0: the random start)."""
+        return self.trainer.best.epoch
+
+    def run(self, progress: Callable[[Progress], None] | None = None) -> TrainingRun:
+        """Train every epoch, then evaluate (a KeyboardInterrupt propagates; `result()` still gives the best so
+        far)."""
+        self.trainer.run(progress)
+        return self.result()
+
+    def result(self) -> TrainingRun:
+        """Evaluate the best weights so far (after a full run, or an interrupted one) and give them provenance."""
+        trainer = self.trainer
+        if not trainer.history:
+            raise InputError("training stopped before the initial weights were scored: nothing to evaluate or keep")
+        evaluation = trainer.evaluate()
+        demo = None if self.demo is None else demo_block(trainer, self.demo)
+        return TrainingRun(layer_of(trainer, self.vectors, self.corpus_name, evaluation), evaluation, trainer.corpus,
+                           trainer, demo)
 
 
-def finish(trainer: Trainer, vectors: Vectors, corpus_name: str) -> TrainingRun:
-    """Evaluate the best weights so far (after a full run, or an interrupted one) and give them provenance."""
-    if not trainer.history:
-        raise InputError("training stopped before the initial weights were scored: nothing to evaluate or keep")
-    evaluation = trainer.evaluate()
-    return TrainingRun(layer_of(trainer, vectors, corpus_name, evaluation), evaluation, trainer.corpus, trainer)
-
-
-def train(lines: Iterable[str], vectors: Vectors, settings: TrainingSettings, corpus_name: str,
-          progress: Callable[[Progress], None] | None = None) -> TrainingRun:
-    """Read, train and evaluate in one call (a KeyboardInterrupt propagates: use prepare/finish to keep a part)."""
-    _, trainer = prepare(lines, vectors, settings)
-    trainer.run(progress)
-    return finish(trainer, vectors, corpus_name)
+def demo_block(trainer: Trainer, demo: DemoCorpus) -> dict:
+    """What the demo adds to the report: the cue weights of the three layers and one of its pairs."""
+    cue, answer = next(iter(demo.answers.items()))
+    return {"pairs": len(demo.answers), "example": [cue, answer], "cue_weight": cue_weights(trainer, demo)}
 
 
 def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: Evaluation) -> TrainedLayer:

@@ -115,6 +115,10 @@ class TrainedLayer:
         """Write the layer to a weights file (atomically): what `--weights FILE` and load_layer read."""
         save_layer(path, self)
 
+    def to_bytes(self) -> bytes:
+        """The weights file's bytes (numpy's .npz, no pickle), for a caller that writes them itself."""
+        return layer_bytes(self)
+
     def describe(self) -> dict[str, Any]:
         """The JSON block naming the weights, so any output can be traced to the file and its training."""
         return {"file": self.source, "digest": self.digest, "layer": dict(self.layer), **self.provenance}

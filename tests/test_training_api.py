@@ -1,0 +1,41 @@
+"""The public training run: prepare_training / prepare_demo, and what a caller keeps after a Ctrl-C."""
+
+from __future__ import annotations
+
+import pytest
+
+import attn_cli
+
+
+@pytest.fixture(scope="module")
+def lines():
+    from attn_cli.training.demo import demo_corpus
+
+    return demo_corpus(attn_cli.load_vectors(), sentences=200).lines
+
+
+def test_the_skipped_sentences_are_named_before_training(lines):
+    training = attn_cli.prepare_training([*lines, "bank", "zzqx qqzx"], epochs=1)
+    assert training.skipped == "skipped 2 of 202 sentences: 2 with fewer than 2 different known words"
+    assert attn_cli.prepare_training(lines, epochs=1).skipped == ""
+
+
+def test_after_an_interrupt_the_best_weights_so_far_are_kept(lines):
+    training = attn_cli.prepare_training(lines, epochs=3, learning_rate=1e-2, batch_size=8)
+
+    def stop_after_the_first_epoch(progress):
+        if progress.epoch_done is not None and progress.epoch == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        training.run(stop_after_the_first_epoch)
+    run = training.result()
+    assert training.best_epoch in (0, 1)
+    assert run.layer.provenance["training"]["interrupted"] is True
+    assert run.layer.provenance["training"]["epochs"] == 1
+
+
+def test_train_is_prepare_then_run(lines):
+    once = attn_cli.train(lines, epochs=1, seed=2)
+    again = attn_cli.prepare_training(lines, epochs=1, seed=2).run()
+    assert once.layer.digest == again.layer.digest and once.demo is None
