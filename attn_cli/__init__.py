@@ -21,7 +21,7 @@ _EXPORTS = {
     "load_vectors": "attn_cli.api", "explain": "attn_cli.api", "trace": "attn_cli.api",
     "compare": "attn_cli.api", "cross": "attn_cli.api", "train": "attn_cli.api",
     "explain_many": "attn_cli.batches", "trace_many": "attn_cli.batches", "LineError": "attn_cli.batches",
-    "document_header": "attn_cli.documents.explain",
+    "document_header": "attn_cli.documents.explain", "write_file": "attn_cli.files",
     "prepare_training": "attn_cli.api", "prepare_demo": "attn_cli.api", "DEMO_SETTINGS": "attn_cli.training.demo",
     "TrainingSettings": "attn_cli.training.settings", "TrainingRun": "attn_cli.training.run",
     "Training": "attn_cli.training.run",
@@ -35,7 +35,7 @@ _EXPORTS = {
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
-    "LineError", "document_header", "Settings", "Vectors",
+    "LineError", "document_header", "write_file", "Settings", "Vectors",
     "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
     "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer", "prepare_training", "prepare_demo",
     "DEMO_SETTINGS", "Training",
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from attn_cli.documents.explain import document_header
     from attn_cli.engine.attention import LayerSettings
     from attn_cli.errors import AttnError, InputError, SettingsError, VectorsError, WeightsError
+    from attn_cli.files import write_file
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.settings import Settings
     from attn_cli.training.demo import DEMO_SETTINGS

@@ -7,6 +7,7 @@ table of exit codes is part of the public contract (docs/limits.md).
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePath
 
 from dataclasses import dataclass
@@ -18,6 +19,28 @@ NAME_ONLY = object()  # an Option without a value: the setting's name alone
 def flag(name: str) -> str:
     """A setting's command-line option: "d_k" -> "--d-k" (the one place a keyword is spelt as a flag)."""
     return "--" + name.replace("_", "-")
+
+
+# Text that came from input is shown literally: no terminal control, no reordering, on every output. Words of a
+# vector file, sentences, jsonl ids, file names and spelling suggestions can carry escape sequences (clear the
+# screen, write the clipboard through OSC 52, hide a link behind OSC 8, ring the bell) or bidi overrides that
+# reorder what a line seems to say. Before such text reaches a terminal, a log or an SVG (where U+0001 is not even
+# well-formed XML), each of those characters is written as its escape: ESC as `\\x1b`, RIGHT-TO-LEFT OVERRIDE as
+# `\\u202e`. Everything else, accents, CJK and emoji included, is left as it is.
+# C0 and C1 controls and DEL, bidi marks, overrides and isolates, line and paragraph separators, lone surrogates,
+# and the invisible spaces that make look-alike words (zero width space, word joiner, BOM); not the joiners of emoji
+_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029"
+                     "\ufeff\ud800-\udfff]")
+
+
+def literal(text: str) -> str:
+    """'bank\\x1b[2J' -> 'bank\\\\x1b[2J': each control or bidi character as its visible escape."""
+    return _HIDDEN.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def shorten(text: str, limit: int = 40) -> str:

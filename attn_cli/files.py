@@ -13,16 +13,16 @@ import stat
 from pathlib import Path
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader never sees half a file; an OSError says why it could not.
+def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write `data` (text is written as UTF-8) to `path` so that a reader never sees half a file; an OSError
+    says why it could not.
 
-    A file name that is not UTF-8 (shown in a page as lone surrogates) is written as \\udcxx escapes.
+    Text holding lone surrogates (a file name that is not UTF-8, shown in a page) is written with \\udcxx
+    escapes.
     """
-    write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
-
-
-def write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that a reader never sees half a file; an OSError says why it could not."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="backslashreplace")
+    path = Path(path)
     try:
         mode = os.stat(path).st_mode  # follows links
     except FileNotFoundError:

@@ -16,7 +16,6 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection
 
 import numpy as np
@@ -75,12 +74,12 @@ class Report:
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The self-contained HTML report (the same page as `--html`); written atomically to `path` if given."""
-        from attn_cli.files import write_text
+        from attn_cli.files import write_file
         from attn_cli.render.html import html_page
 
         page = html_page([self.document()], self.python_call(), spelling="keywords")
         if path is not None:
-            write_text(Path(path), page)
+            write_file(path, page)
         return page
 
     def _repr_html_(self) -> str:

@@ -212,7 +212,7 @@ def test_any_vector_file_loads_or_is_one_vectors_error(tmp_path_factory, content
 @given(words=st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=6, unique=True))
 def test_any_vocabulary_word_reaches_the_tables_literally(words):
     """Words of a vector set, as neighbours and in the sentence, never put a control or bidi character into
-    the tables (literal.py): the terminal sanitiser's target."""
+    the tables (errors.literal): the terminal sanitiser's target."""
     import re
 
     import attn_cli

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import attn_cli
-from attn_cli.literal import literal
+from attn_cli.errors import literal
 
 HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff]")
 MARKUP = "[link=https://evil.example]click-me[/link]"

@@ -1,6 +1,6 @@
 """The package's layers, read from the source: data flows one way and nothing imports upward or in a circle.
 
-base (errors, version, labels, literal, files, declared) <- vectors <- engine <- training <- documents <- render
+base (errors, version, labels, files, declared) <- vectors <- engine <- training <- documents <- render
     <- (settings, results, api) <- cli
 """
 
@@ -35,7 +35,7 @@ def layer(module: str) -> str | None:
     parts = module.split(".")
     if len(parts) == 1:
         return None
-    return {"errors": "base", "version": "base", "labels": "base", "literal": "base", "files": "base",
+    return {"errors": "base", "version": "base", "labels": "base", "files": "base",
             "declared": "base", "settings": "library",
             "results": "library", "api": "library", "batches": "library"}.get(parts[1], parts[1])
 

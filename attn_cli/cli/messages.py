@@ -6,7 +6,7 @@ import os
 import sys
 
 from attn_cli.errors import AttnError, Option
-from attn_cli.literal import literal
+from attn_cli.errors import literal
 
 
 def fail(message: str, kind: str = "error") -> None:

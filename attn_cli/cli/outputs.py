@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError
 from attn_cli.cli.fields import Selection, select
-from attn_cli.files import write_bytes, write_text
+from attn_cli import write_file
 from attn_cli.render.json_out import write_json
 from attn_cli.render.plain import READS, header, plain_records
 from attn_cli.render.consoles import draw_literally, report_console, trimmed
@@ -121,15 +121,15 @@ class ReportOutputs:
         if "--html" in self.files:
             from attn_cli.render.html import html_page
 
-            write_file(self.files["--html"], "--html", html_page(self.documents, self.command_line))
+            write_target(self.files["--html"], "--html", html_page(self.documents, self.command_line))
         if self.recorder is not None:
-            write_file(self.files["--svg"], "--svg", _WEB_FONT.sub("", self.recorder.export_svg(title=self.title)))
+            write_target(self.files["--svg"], "--svg", _WEB_FONT.sub("", self.recorder.export_svg(title=self.title)))
 
 
-def write_file(path: Path, flag: str, data: str | bytes) -> None:
+def write_target(path: Path, flag: str, data: str | bytes) -> None:
     """Write a picture or a weights file atomically (never half a file); a failure is a usage error naming the
     option."""
     try:
-        write_bytes(path, data) if isinstance(data, bytes) else write_text(path, data)
+        write_file(path, data)
     except OSError as exc:
         raise UsageError(f"cannot write {flag} {path}: {exc.strerror or exc}; choose a writable file") from None

@@ -23,9 +23,9 @@ from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import as_options, fail, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, VectorOptions, chosen, declared_option, option_group,
                                   same_regular_file, with_vector_options)
-from attn_cli.cli.outputs import ReportOutputs, renderer, write_file
+from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
 from attn_cli.errors import InputError, UsageError
-from attn_cli.literal import literal
+from attn_cli.errors import literal
 
 TRAIN_PANEL = "Training"
 INTERRUPTED = 130
@@ -141,7 +141,7 @@ def corpus_lines(corpus: str | None) -> Iterator[str]:
 
 def save(layer: TrainedLayer, target: Path) -> None:
     """Write the weights file atomically; a failure is a usage error naming --out."""
-    write_file(target, "--out", layer.to_bytes())
+    write_target(target, "--out", layer.to_bytes())
 
 
 def interrupted(training: Training, target: Path, keep: bool) -> int:

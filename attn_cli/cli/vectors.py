@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, Sequence
 import typer
 
 from attn_cli.errors import UsageError, VectorsError
-from attn_cli.literal import literal
+from attn_cli.errors import literal
 from attn_cli.cli.messages import warn
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json

@@ -9,9 +9,11 @@ piped table ends where its text ends, without the spaces Rich pads lines with.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, TextIO, cast
+from typing import TYPE_CHECKING, Any, Callable, TextIO, TypeVar, cast
 
-from attn_cli.literal import literal_document
+from attn_cli.errors import literal
+
+Document = TypeVar("Document")
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -62,3 +64,25 @@ def report_console(**options: Any) -> Console:
     from rich.console import Console
 
     return Console(markup=False, emoji=False, highlight=False, **options)
+
+
+def literal_document(document: Document) -> Document:
+    """A report document with every string in it made literal (numbers and matrices pass through untouched)."""
+    return cast(Document, _literal_value(document))
+
+
+def _literal_value(value: object) -> object:
+    if isinstance(value, str):
+        return literal(value)
+    if isinstance(value, dict):
+        return {key: _literal_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return value if _numbers(value) else [_literal_value(item) for item in value]
+    return value
+
+
+def _numbers(value: list) -> bool:
+    """Whether a list is a vector or a matrix (judged by its first number): nothing in it to make literal."""
+    first = value[0] if value else None
+    first = first[0] if isinstance(first, list) and first else first
+    return isinstance(first, (int, float)) and not isinstance(first, bool)

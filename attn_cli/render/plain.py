@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from attn_cli.literal import literal
+from attn_cli.errors import literal
 
 READS = ("tokens", "shifts", "traces")  # the blocks of a document plain_records reads (a builder may skip the rest)
 COLUMNS = ("line", "id", "index", "token", "key", "cosine", "delta_norm", "self_weight",

@@ -19,14 +19,13 @@ import os
 import zipfile
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from attn_cli.engine.attention import MAX_D_K, AttentionConfig, Projections, draw_projections
 from attn_cli.errors import Option, SettingsError, WeightsError
-from attn_cli.files import write_bytes
+from attn_cli.files import write_file
 from attn_cli.vectors.store import Vectors
 
 FORMAT = "attn-cli-weights"
@@ -126,7 +125,7 @@ class TrainedLayer:
 
 def save_layer(path: str | os.PathLike[str], layer: TrainedLayer) -> None:
     """Write the layer to `path` atomically: a reader sees the old file or the whole new one."""
-    write_bytes(Path(path), layer_bytes(layer))
+    write_file(path, layer_bytes(layer))
 
 
 def layer_bytes(layer: TrainedLayer) -> bytes:

@@ -10,7 +10,7 @@ import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from attn_cli.literal import literal
+from attn_cli.errors import literal
 
 
 @contextmanager
