@@ -23,7 +23,7 @@ from attn_cli.documents.explain import analyse_shifts, attend_each, layer_projec
 from attn_cli.declared import is_whole
 from attn_cli.engine.attention import as_stack, multi_head_attention
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
-from attn_cli.errors import InputError, SettingsError
+from attn_cli.errors import InputError, InputTypeError, SettingsError, SettingsTypeError
 from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
 from attn_cli.settings import Settings
 from attn_cli.vectors import DEFAULT_NAME, load_default_vectors
@@ -78,6 +78,9 @@ def as_vectors(vectors: VectorsLike) -> Vectors:
         return vectors
     if hasattr(vectors, "index_to_key") and hasattr(vectors, "vectors"):
         return Vectors.from_keyedvectors(vectors)
+    if not (vectors is None or isinstance(vectors, (str, os.PathLike))):
+        raise SettingsTypeError("vectors", "must be attn_cli.Vectors, a gensim KeyedVectors, a file path or a "
+                                           f"gensim-data name, got {type(vectors).__name__}")
     return load_vectors(vectors)
 
 
@@ -164,7 +167,9 @@ def prepare_training(sentences: Iterable[str], *, vectors: VectorsLike = None,
     from attn_cli.training.settings import TrainingSettings
 
     if isinstance(sentences, (str, bytes)):
-        raise TypeError("sentences must be an iterable of str (one sentence each), not one str")
+        raise InputTypeError("sentences must be an iterable of str (one sentence each), not one str")
+    if settings is not None and not isinstance(settings, TrainingSettings):
+        raise SettingsTypeError("settings", f"must be an attn_cli.TrainingSettings, got {type(settings).__name__}")
     chosen = replace(settings or TrainingSettings(), **changes)
     return Training(sentences, as_vectors(vectors), chosen, corpus_name)
 
@@ -248,7 +253,7 @@ def _require_text(**arguments: object) -> None:
     """Sentences and words are str: anything else is a TypeError naming the argument, as Python's own are."""
     for name, value in arguments.items():
         if not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+            raise InputTypeError(f"{name} must be a str, not {type(value).__name__}")
 
 
 def _tokenize(sentence: str, vectors: Vectors, settings: Settings) -> TokenizedSentence:

@@ -21,7 +21,7 @@ from attn_cli.declared import is_whole
 from attn_cli.documents.explain import traced_indices
 from attn_cli.engine.attention import sentence_cells
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
-from attn_cli.errors import InputError, SettingsError
+from attn_cli.errors import InputError, InputTypeError, SettingsError
 from attn_cli.results import ExplainResult, TraceResult
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
@@ -68,7 +68,7 @@ def trace_many(lines: Iterable[Line], *, word: str | None = None, dims: int = 3,
                **changes: Any) -> Iterator[TraceResult | LineError]:
     """`trace` over each line of `lines`, lazily and in order; a line without `word` is a `LineError`."""
     if word is not None and not isinstance(word, str):
-        raise TypeError(f"word must be a str, not {type(word).__name__}")
+        raise InputTypeError(f"word must be a str, not {type(word).__name__}")
     if not (is_whole(dims) and dims >= 1):
         raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
     chosen, found = _prepared(vectors, settings, changes)
@@ -93,7 +93,7 @@ def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, buil
     """Each line's result or LineError, a group of lines at a time, each group computed in runs of at most
     GROUP_CELLS numbers, so a group of long sentences never takes gigabytes at once."""
     if isinstance(lines, (str, bytes)):
-        raise TypeError("lines must be an iterable of sentences (str) or of word lists, not one str")
+        raise InputTypeError("lines must be an iterable of sentences (str) or of word lists, not one str")
     numbered = enumerate(lines, 1)
     while group := list(islice(numbered, GROUP_LINES)):
         tokenized = [(number, _tokenized(line, vectors, settings, check)) for number, line in group]

@@ -14,7 +14,7 @@ import numbers
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
-from attn_cli.errors import SettingsError
+from attn_cli.errors import SettingsError, SettingsTypeError
 
 CHOICE, WHOLE, NUMBER, SWITCH, NAMED_NUMBER, NAMES = "choice", "whole", "number", "switch", "named number", "names"
 
@@ -90,9 +90,10 @@ def declarations(cls: Any) -> dict[str, Declared]:
 def check_declared(owner: Any) -> None:
     """Refuse (SettingsError naming the keyword) any declared field of `owner` its declaration does not allow."""
     for name, declared in declarations(owner).items():
-        problem = value_problem(declared, getattr(owner, name))
+        value = getattr(owner, name)
+        problem = value_problem(declared, value)
         if problem:
-            raise SettingsError(name, problem)
+            raise (SettingsTypeError if wrong_type(declared, value) else SettingsError)(name, problem)
 
 
 def value_problem(declared: Declared, value: object) -> str:
@@ -108,6 +109,22 @@ def value_problem(declared: Declared, value: object) -> str:
         return ""
     example = f"; e.g. {declared.example}" if declared.example else ""
     return f"must be {declared.says or allowed_text(declared)} (got {value!r}){example}"
+
+
+def wrong_type(declared: Declared, value: object) -> bool:
+    """Whether `value` is not even of the setting's type (a str for a count): a TypeError as well."""
+    kind = declared.kind
+    if value is None:
+        return not declared.none
+    if kind in (WHOLE, NUMBER):
+        return not (is_whole(value) if kind == WHOLE else is_real(value))
+    if kind == SWITCH:
+        return not isinstance(value, bool)
+    if kind == CHOICE:
+        return not isinstance(value, str)
+    if kind == NAMED_NUMBER:
+        return not (isinstance(value, str) or is_real(value))
+    return not (isinstance(value, tuple) and all(isinstance(name, str) for name in value))
 
 
 def _allowed(declared: Declared, value: object) -> bool:

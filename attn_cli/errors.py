@@ -103,10 +103,19 @@ class SettingsError(UsageError, ValueError):
         super().__init__(Option(setting), " ", problem, *(["; add", *remedy] if remedy else []))
 
 
+class SettingsTypeError(SettingsError, TypeError):
+    """A setting of the wrong type (heads="2", settings={}): a SettingsError that is also the TypeError Python
+    users catch for it."""
+
+
 class InputError(AttnError):
     """The sentence itself cannot be attended: empty, all unknown words, ..."""
 
     exit_code = 3
+
+
+class InputTypeError(InputError, TypeError):
+    """Text asked for and something else given (explain(42)): an InputError that is also a TypeError."""
 
 
 class VectorsError(AttnError):

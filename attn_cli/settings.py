@@ -19,7 +19,7 @@ from attn_cli.declared import CHOICE, NAMES, WHOLE, check_declared, declarations
 from attn_cli.documents.explain import INCLUDABLE, ReportOptions
 from attn_cli.engine.attention import AttentionConfig, LayerSettings
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
-from attn_cli.errors import SettingsError
+from attn_cli.errors import SettingsError, SettingsTypeError
 
 if TYPE_CHECKING:
     from attn_cli.training.weights import TrainedLayer
@@ -120,6 +120,8 @@ class Settings(LayerSettings):
     @classmethod
     def resolve(cls, settings: Settings | None = None, **changes: Any) -> Settings:
         """`settings` (or the defaults) with keyword changes; an unknown keyword names the closest one."""
+        if settings is not None and not isinstance(settings, cls):
+            raise SettingsTypeError("settings", f"must be an attn_cli.{cls.__name__}, got {type(settings).__name__}")
         names = [item.name for item in fields(cls) if not item.name.startswith("_")]
         for name in changes:
             if name not in names:

@@ -234,3 +234,26 @@ def test_a_results_diagnostics_are_its_own_and_follow_its_attention():
     assert len(diagnostics["warnings"]) == 1 and len(diagnostics["heads"][0]["rows"]) == 3
     cool = dataclasses.replace(hot, attention=attn_cli.explain(SENTENCE).attention)
     assert cool.warnings == [] and cool.to_dict()["diagnostics"] == attn_cli.explain(SENTENCE).to_dict()["diagnostics"]
+
+
+@pytest.mark.parametrize("call, exception, words", [
+    (lambda: attn_cli.explain(42), attn_cli.InputError, "sentence must be a str, not int"),
+    (lambda: attn_cli.explain(SENTENCE, vectors=3.5), attn_cli.SettingsError, "vectors must be attn_cli.Vectors"),
+    (lambda: attn_cli.explain(SENTENCE, heads="2"), attn_cli.SettingsError, "heads must be an int, got '2'"),
+    (lambda: attn_cli.explain(SENTENCE, settings={}), attn_cli.SettingsError, "settings must be an attn_cli.Settings"),
+    (lambda: attn_cli.explain(SENTENCE, similarity=1), attn_cli.SettingsError, "similarity must be one of"),
+    (lambda: attn_cli.train(["a b"], settings={}), attn_cli.SettingsError, "settings must be an attn_cli.Training"),
+    (lambda: attn_cli.explain_many("money bank"), attn_cli.InputError, "not one str"),
+])
+def test_a_wrong_type_is_the_library_s_error_and_a_type_error(call, exception, words):
+    """Python users catch TypeError for a wrong type; the library's own family still holds it, in its words."""
+    with pytest.raises(exception, match=words) as caught:
+        result = call()
+        next(result)  # explain_many checks when iterated
+    assert isinstance(caught.value, TypeError)
+
+
+def test_a_wrong_value_is_not_a_type_error():
+    with pytest.raises(attn_cli.SettingsError) as caught:
+        attn_cli.explain(SENTENCE, heads=0)
+    assert not isinstance(caught.value, TypeError) and isinstance(caught.value, ValueError)
