@@ -461,3 +461,22 @@ def test_an_explain_result_has_the_fields_it_always_had():
     [result] = explain_tokenized([("money bank grows", attn_cli.api._tokenize("money bank grows", vectors, settings))],
                                  vectors, settings, diagnosed=True)
     assert list(dataclasses.asdict(result)) == fields and ExplainResult.__match_args__ == tuple(fields)
+
+
+def test_a_batch_names_its_unknown_words_once_at_the_end(run):
+    lines = "".join("money bnak grows\n" if n % 2 else "river bank zzqx\n" for n in range(40))
+    result = run("explain", "-", "--json", "--fields", "dropped_tokens", input=lines)
+    assert result.exit_code == 0
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings == ['attn-cli: warning: skipped 40 unknown words in 40 of 40 lines, not in the vocabulary; '
+                        'most often "zzqx" (20), "bnak" (20); each line\'s JSON lists its own under dropped_tokens']
+    documents = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [[item["text"] for item in document["dropped_tokens"]] for document in documents[:2]] == [["zzqx"], ["bnak"]]
+
+
+def test_quiet_leaves_out_warnings_but_not_errors(run):
+    quiet = run("explain", "-", "-q", "--plain", input="money bnak grows\n\nzzqx\n")
+    assert quiet.exit_code == 3 and "warning" not in quiet.stderr
+    assert "error: line 3 of stdin" in quiet.stderr
+    assert "warning: skipped" in run("explain", "money bnak grows").stderr
+    assert run("explain", "money bnak grows", "--quiet").stderr == ""

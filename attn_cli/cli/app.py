@@ -12,6 +12,7 @@ import os
 import shlex
 import sys
 import threading
+from collections import Counter
 from functools import partial
 from collections.abc import Iterator, MutableMapping
 from typing import Annotated, Any, Callable, Optional, Union
@@ -23,7 +24,7 @@ from attn_cli.version import __version__
 from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
 from attn_cli.cli.fields import available_fields, parse_selection
-from attn_cli.cli.messages import as_options, bug_message, fail, warn
+from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
@@ -214,6 +215,7 @@ def explain(
     batch: BatchOptions,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
+    QUIET.set(engine.quiet)
     settings = engine.settings()
     each_report(ctx, "explain", one_sentence(sentence), engine, batch, renderer("terminal", "render_explain"),
                 lambda sentences, vectors, wanted: explain_many(
@@ -244,6 +246,7 @@ def trace(
                                                      "change.")] = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
+    QUIET.set(engine.quiet)
     settings = engine.settings()
     each_report(ctx, "trace", one_sentence(sentence), engine, batch, renderer("trace", "render_trace"),
                 lambda sentences, vectors, wanted: trace_many(
@@ -270,6 +273,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
     vectors = engine.load_vectors(warn)
+    unknown = UnknownWords()
 
     def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
         """Each line's document (made when it is shown), or why the line failed, in order."""
@@ -281,11 +285,43 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
             elif isinstance(outcome, InputError):
                 yield outcome
             else:
-                warn_unknown(outcome, line.where)  # next to its line's output, not all before a group's
+                unknown.add(outcome, line)
                 yield partial(outcome.document, outputs.wanted)
 
     groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
-    run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
+    try:
+        run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
+    finally:
+        unknown.tell(outputs.json)
+
+
+class UnknownWords:
+    """The unknown words a batch's lines left out, said once when the run ends (how many lines, which words
+    most often), not once per line: a few hundred lines would bury the output. A sentence argument's are said
+    at once, as before. Each line's JSON document lists its own under dropped_tokens."""
+
+    SHOWN = 5  # most frequent words named
+
+    def __init__(self) -> None:
+        self.words: Counter[str] = Counter()
+        self.lines = self.with_unknown = 0
+
+    def add(self, result: ExplainResult, line: InputLine) -> None:
+        if line.number is None:
+            warn_unknown(result)
+            return
+        self.lines += 1
+        found = [item.text for item in result.dropped if item.reason == "out of vocabulary"]
+        self.with_unknown += bool(found)
+        self.words.update(found)
+
+    def tell(self, json: bool) -> None:
+        if not self.words:
+            return
+        common = ", ".join(f'"{shorten(word)}" ({count:,})' for word, count in self.words.most_common(self.SHOWN))
+        where = "; each line's JSON lists its own under dropped_tokens" if json else ""
+        warn(f"skipped {sum(self.words.values()):,} unknown words in {self.with_unknown:,} of {self.lines:,} lines, "
+             f"not in the vocabulary; most often {common}{where}")
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -321,6 +357,7 @@ def compare(
     engine: EngineOptions,
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
+    QUIET.set(engine.quiet)
     settings = engine.settings()
     if cross and word:
         raise UsageError("--word chooses words to compare across sentences; leave it out with --cross, which "

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import os
 import sys
+from contextvars import ContextVar
 
-from attn_cli.errors import AttnError, Option
-from attn_cli.errors import literal
+from attn_cli.errors import AttnError, Option, literal
+
+QUIET: ContextVar[bool] = ContextVar("quiet", default=False)  # --quiet: warnings and notes unsaid, errors still said
 
 
 def fail(message: str, kind: str = "error") -> None:
     """One line on stderr, prefixed with the program name: never through Rich, never wrapped, and with any
-    control or bidi character that came from input (a word, a file name) shown as its escape."""
+    control or bidi character that came from input (a word, a file name) shown as its escape. Under --quiet
+    only errors are written."""
+    if kind == "warning" and QUIET.get():
+        return
     sys.stderr.write(f"attn-cli: {kind}: {literal(message)}\n")
     sys.stderr.flush()
 

@@ -122,7 +122,8 @@ def chosen(owner: type, typed: dict[str, Any]) -> dict[str, Any]:
 
 
 SETTING_NAMES = [*declarations(LayerSettings), "weights", "vectors", "format", "limit", "skip_bad_lines",
-                 "trust_pickle", "oov", "neighbors", "neighbor_vocab", "max_tokens", "json", "include", "html", "svg"]
+                 "trust_pickle", "oov", "neighbors", "neighbor_vocab", "max_tokens", "json", "include", "html", "svg",
+                 "quiet"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ class EngineOptions:
     json: bool = False
     html: Optional[Path] = None
     svg: Optional[Path] = None
+    quiet: bool = False
 
     def settings(self) -> Settings:
         """The library's settings these options stand for (a bad value raises SettingsError, exit 2)."""
@@ -211,6 +213,8 @@ def fields_help(owner: type, name: str) -> str:
     return next(item.metadata["help"] for item in fields(owner) if item.name == name)
 
 
+QUIET_OPTION = Annotated[bool, _option("--quiet", "-q", panel=OUTPUT_PANEL,
+                                      help="No warnings on stderr (errors are still said).")]
 COMMAND_LINE_ANNOTATIONS = {  # the options of the command line alone; the settings' come from their declarations
     "weights": Annotated[Optional[Path], _option(
         "--weights", metavar="FILE", help=fields_help(Settings, "weights"))],
@@ -232,6 +236,7 @@ COMMAND_LINE_ANNOTATIONS = {  # the options of the command line alone; the setti
                                               help="Also write an interactive HTML report.")],
     "svg": Annotated[Optional[Path], _option("--svg", panel=OUTPUT_PANEL, metavar="FILE",
                                              help="Also write the tables as an SVG picture.")],
+    "quiet": QUIET_OPTION,
 }
 
 

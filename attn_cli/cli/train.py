@@ -20,8 +20,8 @@ import typer
 from attn_cli import (DEMO_SETTINGS, TrainedLayer, Training, TrainingSettings, declarations, document_header,
                       prepare_demo, prepare_training)
 from attn_cli.cli.inputs import STDIN, input_lines
-from attn_cli.cli.messages import as_options, fail, warn
-from attn_cli.cli.options import (OUTPUT_PANEL, VectorOptions, chosen, declared_option, option_group,
+from attn_cli.cli.messages import QUIET, as_options, fail, warn
+from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, VectorOptions, chosen, declared_option, option_group,
                                   same_regular_file, with_vector_options)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
 from attn_cli.errors import InputError, UsageError
@@ -70,8 +70,10 @@ def train(
     source: VectorOptions,
     json: Annotated[bool, typer.Option("--json", rich_help_panel=OUTPUT_PANEL,
                                        help="Write the result as JSON to stdout.")] = False,
+    quiet: QUIET_OPTION = False,
 ) -> int:
     """Learn W_Q, W_K, W_V and W_O of one attention layer from CORPUS; the vectors stay frozen."""
+    QUIET.set(quiet)
     target = output_file(out, corpus, demo, source.vectors)
     changes = {name: value for name, value in chosen(TrainingSettings, typed).items() if value is not None}
     if demo and changes.get("mask", "none") != "none":
