@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 from attn_cli.documents.explain import analyse_shifts, attend_each, layer_projections, traced_indices
 from attn_cli.declared import is_whole
 from attn_cli.engine.attention import as_stack, multi_head_attention
-from attn_cli.engine.tokenize import TokenizedSentence, tokenize
-from attn_cli.errors import InputError, InputTypeError, SettingsError, SettingsTypeError
+from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, tokenize
+from attn_cli.errors import InputError, InputTypeError, SettingsError, SettingsTypeError, UnknownWordsWarning
 from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
 from attn_cli.settings import Settings
 from attn_cli.vectors import DEFAULT_NAME, load_default_vectors
@@ -91,6 +92,7 @@ def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | 
     chosen = resolve_settings(settings, changes)
     source = as_vectors(vectors)
     [result] = explain_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen)
+    _warn_unknown(result.tokenized)
     return result
 
 
@@ -104,6 +106,7 @@ def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_chec
     source = as_vectors(vectors)
     [result] = trace_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen, word=word,
                                dims=dims, shuffle_check=shuffle_check)
+    _warn_unknown(result.tokenized)
     return result
 
 
@@ -123,8 +126,9 @@ def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[st
     chosen = resolve_settings(settings, changes)
     source = as_vectors(vectors)
     texts = [str(sentence) for sentence in sentences]
-    return _compared(explain_tokenized([(text, _tokenize(text, source, chosen)) for text in texts], source, chosen),
-                     words)
+    results = explain_tokenized([(text, _tokenize(text, source, chosen)) for text in texts], source, chosen)
+    _warn_unknown(*[result.tokenized for result in results])
+    return _compared(results, words)
 
 
 def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: VectorsLike = None,
@@ -138,8 +142,10 @@ def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: 
     _require_text(source=source, target=target)
     chosen = resolve_settings(settings, changes)
     found = as_vectors(vectors)
-    return cross_tokenized((source, _tokenize(source, found, chosen)),  # type: ignore[arg-type]
-                           (target, _tokenize(target, found, chosen)), found, chosen)  # type: ignore[arg-type]
+    result = cross_tokenized((source, _tokenize(source, found, chosen)),  # type: ignore[arg-type]
+                             (target, _tokenize(target, found, chosen)), found, chosen)  # type: ignore[arg-type]
+    _warn_unknown(result.source_tokens, result.target_tokens)
+    return result
 
 
 def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: TrainingSettings | None = None,
@@ -258,3 +264,11 @@ def _require_text(**arguments: object) -> None:
 
 def _tokenize(sentence: str, vectors: Vectors, settings: Settings) -> TokenizedSentence:
     return tokenize(sentence, vectors, settings.oov, settings.max_tokens)
+
+
+def _warn_unknown(*sentences: TokenizedSentence) -> None:
+    """One UnknownWordsWarning naming the unknown words the sentences left out, pointing at the caller's line
+    (called by a public function only: stacklevel 3 is its caller)."""
+    unknown = [item for tokenized in sentences for item in tokenized.dropped if item.reason == "out of vocabulary"]
+    if unknown:
+        warnings.warn(f"skipped {describe_unknown(unknown)}: not in the vocabulary", UnknownWordsWarning, stacklevel=3)

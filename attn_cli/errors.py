@@ -103,6 +103,11 @@ class SettingsError(UsageError, ValueError):
         super().__init__(Option(setting), " ", problem, *(["; add", *remedy] if remedy else []))
 
 
+class UnknownWordsWarning(UserWarning):
+    """explain, trace, compare or cross left out words the vector set does not know (each result names them in
+    `unknown_words` and `warnings`); silence it with warnings.simplefilter("ignore", UnknownWordsWarning)."""
+
+
 class SettingsTypeError(SettingsError, TypeError):
     """A setting of the wrong type (heads="2", settings={}): a SettingsError that is also the TypeError Python
     users catch for it."""

@@ -172,8 +172,10 @@ class ExplainResult(Report):
 
     @property
     def warnings(self) -> list[Advice]:
-        """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give)."""
-        return diagnose(self.attention).advice
+        """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give), and the
+        unknown words the sentence left out (code "unknown words", no remedy)."""
+        unknown = [Advice("unknown words", None, f"skipped {self.unknown_words}: not in the vocabulary", [], False)]
+        return diagnose(self.attention).advice + (unknown if self.unknown_words else [])
 
     def keep_diagnosis(self, diagnosis: Diagnosis) -> ExplainResult:
         """This result, holding the diagnosis its batch computed for its attention (for its documents)."""

@@ -81,3 +81,27 @@ def test_unknown_words_are_named_on_the_result():
     assert '"bnak"' in result.unknown_words and "bank" in result.unknown_words
     [clean] = attn_cli.explain_many(["money bank grows"])
     assert clean.unknown_words == ""
+
+
+def test_explain_warns_of_unknown_words_once_in_python_and_explain_many_does_not():
+    with pytest.warns(attn_cli.UnknownWordsWarning, match='skipped "bnak"') as caught:
+        result = attn_cli.explain("money bnak grows")
+    assert len(caught) == 1 and caught[0].filename == __file__  # at the caller's line, not inside the library
+    assert [advice.code for advice in result.warnings][-1] == "unknown words"
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert list(attn_cli.explain_many(["money bnak grows"]))[0].unknown_words
+
+
+def test_every_result_has_a_one_line_repr():
+    from attn_cli.training.demo import demo_corpus
+
+    run = attn_cli.train(demo_corpus(attn_cli.load_vectors(), sentences=60).lines, epochs=1)
+    shown = [attn_cli.explain("money bank grows"), attn_cli.trace("money bank grows", word="bank"),
+             attn_cli.compare(SENTENCES[:2]), attn_cli.cross(*SENTENCES[:2]), run, run.layer,
+             next(attn_cli.explain_many([""]))]
+    for item in shown:
+        text = repr(item)
+        assert "\n" not in text and len(text) <= 120 and text.startswith(f"<{type(item).__name__} "), text

@@ -34,6 +34,11 @@ class TrainingRun:
     trainer: Trainer
     demo: dict | None = None  # the demo's pairs, one example and the cue weights of the three layers (demo only)
 
+    def __repr__(self) -> str:
+        trained = self.evaluation.trained
+        return (f"<TrainingRun best epoch {self.trainer.best.epoch} of {len(self.trainer.history) - 1}, "
+                f"held-out loss {trained.loss:.3f}, {len(self.corpus.training):,} training sentences>")
+
 
 class Training:
     """A run made ready: the corpus read and split, the trainer's checks done before any step.

@@ -63,6 +63,12 @@ class TrainedLayer:
     def d_model(self) -> int:
         return self.projections.w_q.shape[0]
 
+    def __repr__(self) -> str:
+        layer = self.layer
+        return (f"<TrainedLayer {self.provenance.get('training', {}).get('epochs', '?')} epoch(s), "
+                f"{layer.get('heads')} head(s), d_k {layer.get('d_k')}, {layer.get('objective')}, "
+                f"{self.source or 'not saved'}>")
+
     @cached_property
     def digest(self) -> str:
         """A digest of the four matrices: names these weights in documents and in the neighbour cache."""
