@@ -22,7 +22,7 @@ _EXPORTS = {
     "compare": "attn_cli.api", "cross": "attn_cli.api", "train": "attn_cli.api",
     "explain_many": "attn_cli.batches", "trace_many": "attn_cli.batches", "LineError": "attn_cli.batches",
     "document_header": "attn_cli.documents.explain", "write_file": "attn_cli.files",
-    "prepare_training": "attn_cli.api", "prepare_demo": "attn_cli.api", "DEMO_SETTINGS": "attn_cli.training.demo",
+    "prepare_training": "attn_cli.api", "prepare_demo": "attn_cli.api", "DEMO_SETTINGS": "attn_cli.training.settings",
     "TrainingSettings": "attn_cli.training.settings", "TrainingRun": "attn_cli.training.run",
     "Training": "attn_cli.training.run",
     "TrainedLayer": "attn_cli.training.weights", "load_layer": "attn_cli.training.weights",
@@ -53,9 +53,8 @@ if TYPE_CHECKING:
     from attn_cli.files import write_file
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.settings import Settings
-    from attn_cli.training.demo import DEMO_SETTINGS
     from attn_cli.training.run import Training, TrainingRun
-    from attn_cli.training.settings import TrainingSettings
+    from attn_cli.training.settings import DEMO_SETTINGS, TrainingSettings
     from attn_cli.training.weights import TrainedLayer, load_layer
     from attn_cli.vectors.formats import VECTOR_FORMATS
     from attn_cli.vectors.store import Vectors

@@ -185,7 +185,8 @@ def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
     word), trained with DEMO_SETTINGS and `changes`; the result's `demo` holds the cue weights."""
     from dataclasses import replace
 
-    from attn_cli.training.demo import DEMO_SETTINGS, demo_corpus
+    from attn_cli.training.demo import demo_corpus
+    from attn_cli.training.settings import DEMO_SETTINGS
     from attn_cli.training.run import Training
 
     chosen = replace(DEMO_SETTINGS, **changes)

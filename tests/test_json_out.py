@@ -1,7 +1,9 @@
-"""The JSON writer: the stdlib's exact bytes at any size, NaN refused, large documents spooled, never one string.
+"""The JSON writer: the same values at any size (every number the same float64), NaN refused, large documents
+spooled, never one string.
 
 The reference is the plainest encoding of the same document: every array turned into
-nested lists (None for ±inf) and one call of `json.dumps` with its default separators.
+nested lists (None for ±inf) and one call of `json.dumps`. What is compared is what a
+reader gets, the parsed values; spacing and the spelling of numbers are not the contract.
 """
 
 from __future__ import annotations
@@ -30,14 +32,17 @@ def plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def reference(document: dict) -> str:
-    return json.dumps(plain(document), allow_nan=False) + "\n"
+def reference(document: dict):
+    return json.loads(json.dumps(plain(document), allow_nan=False))
 
 
-def written(document: dict) -> str:
+def written(document: dict):
+    """What write_json wrote, parsed (it is one line, ending with a newline)."""
     stream = io.StringIO()
     json_out.write_json(document, stream)
-    return stream.getvalue()
+    text = stream.getvalue()
+    assert text.endswith("\n") and text.count("\n") == 1
+    return json.loads(text)
 
 
 def awkward_floats(count: int, seed: int = 0) -> np.ndarray:
@@ -52,25 +57,28 @@ def awkward_floats(count: int, seed: int = 0) -> np.ndarray:
     return rng.permutation(values)
 
 
-def test_rows_of_every_spelling_are_written_as_the_stdlib_writes_them():
+@pytest.mark.parametrize("stream_above", [json_out.STREAM_ABOVE, 1_000])  # in one piece, and a part at a time
+def test_rows_of_every_spelling_read_back_as_the_same_floats(monkeypatch, stream_above):
+    monkeypatch.setattr(json_out, "STREAM_ABOVE", stream_above)
     values = awkward_floats(30_000)  # about 90,000 values
     document = {"small": values[:300].reshape(3, 100), "large": values[: 240 * 300].reshape(240, 300),
                 "cube": values[:2 * 250 * 160].reshape(2, 250, 160), "row": values[:70_000], "empty": np.zeros((3, 0))}
     assert written(document) == reference(document)
 
 
-def test_a_long_sentences_document_is_byte_for_byte_the_stdlib_encoding():
+def test_a_long_sentences_document_reads_back_as_the_stdlib_encoding():
     words = ["money", "bank", "river", "grows", "the", "water", "flows", "of", "people", "said"]
     rng = np.random.default_rng(1)
     sentence = " ".join(rng.choice(words, 400))
     for settings in ({}, {"mask": "causal", "temperature": 0.05}, {"mode": "projected", "heads": 2}):
         result = attn_cli.explain(sentence, **settings)
         document = result.document()
-        assert written(document) == reference(document) == result.to_json() + "\n"
+        assert written(document) == reference(document) == json.loads(result.to_json())
 
 
 @pytest.mark.parametrize("where", [0, 5, 69_999])
-def test_nan_anywhere_in_a_streamed_array_is_refused_and_nothing_is_written(where):
+def test_nan_anywhere_in_a_streamed_array_is_refused_and_nothing_is_written(monkeypatch, where):
+    monkeypatch.setattr(json_out, "STREAM_ABOVE", 1_000)
     values = awkward_floats(40_000)[:70_000].reshape(700, 100)
     values[where // 100, where % 100] = np.nan
     stream = io.StringIO()
@@ -91,17 +99,18 @@ def test_a_large_document_goes_through_the_spool_into_a_file(monkeypatch):
     expected = reference(document)
     monkeypatch.setattr(tempfile, "SpooledTemporaryFile", Spool)
     monkeypatch.setattr(json_out, "BUFFER_BYTES", 1 << 16)
-    monkeypatch.setattr(json, "dumps", counted_dumps(json.dumps, limit=200_000))
+    monkeypatch.setattr(json_out, "STREAM_ABOVE", 10_000)
+    monkeypatch.setattr(json_out.orjson, "dumps", counted_dumps(json_out.orjson.dumps, limit=200_000))
     assert written(document) == expected
     assert rolled  # past BUFFER_BYTES the JSON is in a temporary file, not in memory
 
 
 def counted_dumps(dumps, limit: int):
-    """json.dumps that fails for an output longer than `limit` characters: no piece is ever the whole document."""
+    """orjson.dumps that fails for an output longer than `limit` bytes: no piece is ever the whole document."""
 
     def checked(*args, **kwargs):
-        text = dumps(*args, **kwargs)
-        assert len(text) <= limit
-        return text
+        data = dumps(*args, **kwargs)
+        assert len(data) <= limit
+        return data
 
     return checked

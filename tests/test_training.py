@@ -20,7 +20,8 @@ from attn_cli.engine.learning import batch_loss, layer_forward
 from attn_cli.errors import InputError, SettingsError, VectorsError
 from attn_cli.training.batches import Feed, length_batches
 from attn_cli.training.corpus import is_held_out, read_corpus
-from attn_cli.training.demo import DEMO_SETTINGS, cue_weights, demo_corpus
+from attn_cli.training.demo import cue_weights, demo_corpus
+from attn_cli.training.settings import DEMO_SETTINGS
 from attn_cli.training.evaluation import projected_layer
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.training.trainer import Progress, Trainer

@@ -6,16 +6,14 @@ parser error) and leaves as one line on stderr with its documented exit code.
 
 from __future__ import annotations
 
-import atexit
 import errno
 import os
 import shlex
 import sys
-import threading
 from collections import Counter
 from functools import partial
-from collections.abc import Iterator, MutableMapping
-from typing import Annotated, Any, Callable, Optional, Union
+from collections.abc import Iterator
+from typing import Annotated, Callable, Optional, Union
 
 import typer
 from typer.core import TyperGroup
@@ -29,6 +27,8 @@ from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, l
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
 from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
+from attn_cli.cli.train import train
+from attn_cli.cli.vectors import vectors_app
 from attn_cli import ExplainResult, LineError, Vectors, compare as compare_sentences, cross as cross_attend
 from attn_cli import explain_many, trace_many
 from attn_cli.errors import shorten
@@ -42,14 +42,7 @@ class OutputClosed(Exception):
 
 
 class OneLineErrors(TyperGroup):
-    """Runs the commands and turns every expected failure into one stderr line and an exit code.
-
-    Its commands are those of LAZY_COMMANDS, each built (its module imported) only when a run, a help screen
-    or a listing asks for it: `explain` never builds `trace` nor loads `train` or `vectors`."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.commands = LazyCommands(self.commands, LAZY_COMMANDS)
+    """Runs the commands and turns every expected failure into one stderr line and an exit code."""
 
     def invoke(self, ctx):
         try:
@@ -163,20 +156,6 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-# every command, in the order `attn-cli --help` lists them, by a function that registers it on a Typer as it would
-# on `app`: OneLineErrors (LazyCommands) has Typer build a command, and imports its module, only when a run, a help
-# screen or a listing looks it up, so `explain` never builds `trace` or imports `train`
-LAZY_COMMANDS: dict[str, Callable[[typer.Typer], object]] = {}
-
-
-def command(**settings: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """`@app.command(**settings)`, registered in LAZY_COMMANDS under the function's name."""
-    def register(function: Callable[..., None]) -> Callable[..., None]:
-        LAZY_COMMANDS[function.__name__] = lambda holder: holder.command(**settings)(function)
-        return function
-    return register
-
-
 def _print_version(value: bool) -> None:
     if value:
         print(f"attn-cli {__version__}")
@@ -201,7 +180,7 @@ def one_sentence(words: list[str] | None) -> str | None:
     return " ".join(words) if words else None
 
 
-@command(cls=HelpInOrder, epilog=examples(
+@app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli explain money bank grows",
     "attn-cli explain river bank flows --scale sqrt --heads 2",
     "attn-cli explain money bank grows --json --fields tokens,shifts.cosine"))
@@ -225,7 +204,7 @@ def explain(
 TRACE_PANEL = "Trace"
 
 
-@command(cls=HelpInOrder, epilog=examples(
+@app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli trace money bank grows --word bank",
     "attn-cli trace money bank grows --word bank --mode projected --dims 5",
     "attn-cli trace money bank grows --json --fields tokens.text,traces.token"))
@@ -335,7 +314,7 @@ COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 COMPARE_PANEL = "Compare"
 
 
-@command(cls=HelpInOrder, epilog=examples(
+@app.command(cls=HelpInOrder, epilog=examples(
     f"{COMPARE_EXAMPLE}", f"{COMPARE_EXAMPLE} --word bank --json", f"{COMPARE_EXAMPLE} --cross"))
 @with_engine_options
 def compare(
@@ -408,58 +387,11 @@ def warn_unknown(result: ExplainResult, where: str = "") -> None:
         fail(f"skipped {result.unknown_words}{place}: not in the vocabulary", kind="warning")
 
 
-def _train(holder: typer.Typer) -> None:
-    from attn_cli.cli.train import train
-
-    holder.command(cls=HelpInOrder, epilog=examples(
-        "attn-cli train --demo --out demo.npz",
-        "attn-cli train corpus.txt --out layer.npz --heads 2 --epochs 5",
-        'attn-cli explain "money bank grows" --weights demo.npz'))(train)
-
-
-def _vectors(holder: typer.Typer) -> None:
-    from attn_cli.cli.vectors import vectors_app
-
-    holder.add_typer(vectors_app, name="vectors")
-
-
-LAZY_COMMANDS.update(train=_train, vectors=_vectors)
-
-
-class LazyCommands(MutableMapping[str, Any]):
-    """A group's commands by name, in order, as click reads them (TyperGroup.commands): the names are known at
-    once (listings, "did you mean"), a lazy command is built the first time it is looked up."""
-
-    def __init__(self, built: MutableMapping[str, Any], lazy: dict[str, Callable[[typer.Typer], object]]) -> None:
-        self._built, self._lazy = dict(built), {name: add for name, add in lazy.items() if name not in built}
-        self._order = [*self._built, *self._lazy]
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in self._built:
-            add = self._lazy.pop(name)  # KeyError for a name that is neither
-            holder = typer.Typer()
-            add(holder)
-            self._built[name] = typer.main.get_group(holder).commands[name]
-        return self._built[name]
-
-    def __setitem__(self, name: str, command: Any) -> None:
-        self._lazy.pop(name, None)
-        if name not in self._built:
-            self._order.append(name)
-        self._built[name] = command
-
-    def __delitem__(self, name: str) -> None:
-        if name not in self._built and name not in self._lazy:
-            raise KeyError(name)
-        self._built.pop(name, None)
-        self._lazy.pop(name, None)
-        self._order.remove(name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._order))
-
-    def __len__(self) -> int:
-        return len(self._order)
+app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli train --demo --out demo.npz",
+    "attn-cli train corpus.txt --out layer.npz --heads 2 --epochs 5",
+    'attn-cli explain "money bank grows" --weights demo.npz'))(train)
+app.add_typer(vectors_app, name="vectors")
 
 
 def main() -> None:
@@ -468,31 +400,5 @@ def main() -> None:
 
 
 def run() -> None:
-    """The `attn-cli` program (its console script, and `python -m attn_cli`): main(), then `exit_now`."""
-    try:
-        main()
-    except SystemExit as stop:
-        exit_now(stop)
-        raise
-
-
-def exit_now(stop: SystemExit) -> None:
-    """End the process with `stop`'s code without tearing the interpreter down, when that teardown has nothing
-    left to do: an int code, no atexit callback, no thread to wait for, and stdout and stderr flushed without
-    an error. Otherwise return, and the caller's SystemExit ends the run as it always did (the interpreter then
-    reports a failed flush itself, with its exit code 120).
-
-    The teardown frees every module and joins numpy's BLAS threads: ~15-20 ms of a run whose whole work,
-    `explain` on a cached set, takes ~25 ms (docs/benchmarks.md).
-    """
-    code = 0 if stop.code is None else stop.code
-    if not isinstance(code, int) or atexit._ncallbacks() or any(
-            not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
-        return
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):  # a full disk, a closed pipe, a closed stream
-        return
-    os._exit(code)
+    """The `attn-cli` program (its console script, and `python -m attn_cli`)."""
+    main()

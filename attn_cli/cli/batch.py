@@ -11,9 +11,7 @@ back until a second line shows that this is a batch).
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, Union
+from typing import Callable, Iterable, Union
 
 from attn_cli.errors import InputError
 from attn_cli.cli.inputs import InputLine
@@ -24,7 +22,6 @@ from attn_cli import document_header
 Document = Callable[[], dict]  # makes a line's document when it is shown: a group's are never all in memory at once
 BuildGroup = Callable[[list[InputLine]], Iterable[Union[Document, InputError]]]  # per line, in order: its document, or
 # why the line failed
-COLLECTION_ALLOCATIONS = 100_000  # net allocations between passes of the cycle collector in a run (Python's: 700)
 
 
 def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: ReportOutputs, *, command: str,
@@ -33,26 +30,25 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
     message to stderr (not with --json)."""
     count = failed = 0
     held: tuple[InputLine, str] | None = None  # a failed first line, until a second line arrives
-    with rare_collections():
-        for group in groups:
-            for line, outcome in zip(group, build(group)):
-                count += 1
-                if held is not None:
-                    report_failure(*held, outputs, command, tell)
-                    failed, held = failed + 1, None
-                if isinstance(outcome, InputError):
-                    if strict or line.number is None:
-                        raise InputError(line.located(outcome.message)) from None
-                    if count == 1:
-                        held = (line, outcome.message)
-                    else:
-                        report_failure(line, outcome.message, outputs, command, tell)
-                        failed += 1
-                    continue
-                if line.number is None:
-                    outputs.show(outcome())
-                elif not shown(line, outcome, outputs, command, tell, strict):
+    for group in groups:
+        for line, outcome in zip(group, build(group)):
+            count += 1
+            if held is not None:
+                report_failure(*held, outputs, command, tell)
+                failed, held = failed + 1, None
+            if isinstance(outcome, InputError):
+                if strict or line.number is None:
+                    raise InputError(line.located(outcome.message)) from None
+                if count == 1:
+                    held = (line, outcome.message)
+                else:
+                    report_failure(line, outcome.message, outputs, command, tell)
                     failed += 1
+                continue
+            if line.number is None:
+                outputs.show(outcome())
+            elif not shown(line, outcome, outputs, command, tell, strict):
+                failed += 1
     if held is not None:  # the only line: fail as a sentence argument would
         raise InputError(held[0].located(held[1]))
     outputs.finish()
@@ -60,23 +56,6 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
         raise InputError(f"{failed:,} of {count:,} input lines failed (see "
                          f"{'their error objects' if outputs.json else 'the messages above'}); "
                          "fix or remove them, or pass --strict to stop at the first")
-
-
-@contextmanager
-def rare_collections() -> Iterator[None]:
-    """Python's cycle collector every COLLECTION_ALLOCATIONS net allocations instead of 700, for the run.
-
-    A group's results and documents are hundreds of thousands of small dicts, lists and records,
-    alive together and freed by reference counting, not by the collector: its passes over them at
-    the default threshold took a third of a batch of 12-word sentences (benchmarks/bench_batch.py).
-    Cycles (a caught exception's frames) are still collected, only less often.
-    """
-    threshold = gc.get_threshold()
-    gc.set_threshold(COLLECTION_ALLOCATIONS, *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
 
 
 def shown(line: InputLine, document: Document, outputs: ReportOutputs, command: str,

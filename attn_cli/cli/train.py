@@ -13,12 +13,11 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
-from attn_cli import (DEMO_SETTINGS, TrainedLayer, Training, TrainingSettings, declarations, document_header,
-                      prepare_demo, prepare_training)
+from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import QUIET, as_options, fail, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, VectorOptions, chosen, declared_option, option_group,
@@ -26,6 +25,9 @@ from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, VectorOptions, cho
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
 from attn_cli.errors import InputError, UsageError
 from attn_cli.errors import literal
+
+if TYPE_CHECKING:  # the training run's modules load when a run starts, not with every command
+    from attn_cli import TrainedLayer, Training
 
 TRAIN_PANEL = "Training"
 INTERRUPTED = 130

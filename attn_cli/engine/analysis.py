@@ -24,7 +24,6 @@ from attn_cli.vectors.store import Vectors
 
 MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
-SAMPLE_STRIDE = 16  # top_k_rows: one column in this many sets each row's threshold
 RESCORED_SLACK = 8  # words ranked past the wanted ones and scored in float64 too: float32's near-ties (see _exact_top)
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
@@ -211,7 +210,8 @@ class NeighborSearch:
         margin; a query with more near-ties than that takes every word within it.
         """
         b, n = cosines.shape
-        ranked, approximate = top_k_rows(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s] each
+        ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
+        approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
         floor = approximate[:, wanted - 1] - 2 * self.rounding  # [b]
         crowded = ((approximate[:, -1] >= floor) & (ranked.shape[1] < n) & np.isfinite(floor)
                    & unit_queries.any(axis=1))  # [b]; a zero query (no direction) ties with every word: no answer
@@ -250,31 +250,6 @@ def letter_columns(words: Sequence[str]) -> np.ndarray:
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))  # [N]
     return np.array([column for column in np.flatnonzero(lengths == 1).tolist() if is_letter(words[column])],
                     dtype=np.int64)
-
-
-def top_k_rows(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the columns of the k largest values and those values, largest first, ties in column order.
-
-    [b, N] -> ([b, k], [b, k]). Exact, and about four times faster than a partition of every
-    row (which was a third of a batch's neighbour search): the k-th largest of every
-    SAMPLE_STRIDE-th column cannot exceed the row's true k-th largest, so the entries at or
-    above it (about k x SAMPLE_STRIDE per row) hold the top k, and only they are sorted.
-    Short rows, and rows with very many such entries (ties), take the partition instead.
-    """
-    b, n = values.shape
-    if n >= 4 * k * SAMPLE_STRIDE:
-        threshold = np.partition(values[:, ::SAMPLE_STRIDE], -k, axis=1)[:, -k]  # [b], <= each row's k-th largest
-        flat = np.flatnonzero(values >= threshold[:, None])  # [c]: the candidates, row-major
-        if len(flat) <= b * n // 8:
-            rows, columns = np.divmod(flat, n)  # [c], [c]
-            candidates = values.reshape(-1)[flat]  # [c]
-            order = np.lexsort((columns, -candidates, rows))  # by row, then value down, then column
-            counts = np.bincount(rows, minlength=b)  # [b], each >= k
-            starts = np.cumsum(counts) - counts  # [b]: where each row's candidates begin in `order`
-            picked = order[starts[:, None] + np.arange(k)]  # [b, k]: each row's first k
-            return columns[picked], candidates[picked]
-    top = top_indices(values, k)  # [b, k]
-    return top, np.take_along_axis(values, top, axis=1)
 
 
 _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}

@@ -19,13 +19,10 @@ from attn_cli.engine.learning import Layer, identity_layer, layer_forward
 from attn_cli.errors import VectorsError
 from attn_cli.training.batches import Feed
 from attn_cli.training.evaluation import projected_layer
-from attn_cli.training.settings import TrainingSettings
 from attn_cli.training.trainer import Trainer
 from attn_cli.vectors.store import Vectors
 
 COMMON_WORDS = (100, 3_000)  # the demo's words come from this band of frequency ranks: real words, not "the"
-# About 3 s on two cores; small batches (more steps) and the top 3,000 words (all the demo's) as the vocabulary.
-DEMO_SETTINGS = TrainingSettings(learning_rate=1e-2, batch_size=8, epochs=3, softmax_vocab=3_000)
 
 
 @dataclass(frozen=True)

@@ -64,3 +64,6 @@ class TrainingSettings:
     def adam(self) -> AdamSettings:
         return AdamSettings(learning_rate=float(self.learning_rate))
 
+
+# About 3 s on two cores; small batches (more steps) and the top 3,000 words (all the demo's) as the vocabulary.
+DEMO_SETTINGS = TrainingSettings(learning_rate=1e-2, batch_size=8, epochs=3, softmax_vocab=3_000)
