@@ -20,9 +20,11 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
-from attn_cli.documents.explain import analyse_shifts, attend_each, layer_projections, traced_indices
+from attn_cli.documents.explain import traced_indices
+from attn_cli.engine.sentences import analyse_shifts, attend_each
 from attn_cli.declared import is_whole
-from attn_cli.engine.attention import as_stack, multi_head_attention
+from attn_cli.engine.analysis import Diagnosis, Shift
+from attn_cli.engine.attention import AttentionResult, as_stack, multi_head_attention
 from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, tokenize
 from attn_cli.errors import InputError, InputTypeError, SettingsError, SettingsTypeError, UnknownWordsWarning
 from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
@@ -199,9 +201,7 @@ def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Se
                       diagnosed: bool = False) -> list[ExplainResult]:
     """`explain` for many tokenized sentences at once (one neighbour search for all of them); `diagnosed`: their
     diagnostics computed together too, for their documents (else each when a document needs it)."""
-    check_layer(settings, vectors)
-    results, shifts, diagnoses = attend_each([tokens for _, tokens in items], vectors, settings.attention,
-                                             settings.report, diagnosed=diagnosed)
+    results, shifts, diagnoses = _attend([tokens for _, tokens in items], vectors, settings, diagnosed)
     found = [ExplainResult(sentence, tokens, vectors, settings, result, shift)
              for (sentence, tokens), result, shift in zip(items, results, shifts)]
     return [result if diagnosis is None else result.keep_diagnosis(diagnosis)
@@ -212,16 +212,23 @@ def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Sett
                     dims: int = 3, shuffle_check: bool = False) -> list[TraceResult]:
     """`trace` for many tokenized sentences at once; a sentence without `word` raises InputError."""
     traced = [traced_indices(tokens, word) for _, tokens in items]
-    check_layer(settings, vectors)
-    results, shifts, _ = attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.report)
+    results, shifts, _ = _attend([tokens for _, tokens in items], vectors, settings)
     return [TraceResult(sentence, tokens, vectors, settings, result, shift, traced=indices, dims=dims,
                         shuffle_check=shuffle_check)
             for (sentence, tokens), result, shift, indices in zip(items, results, shifts, traced)]
 
 
+def _attend(tokenized: list[TokenizedSentence], vectors: Vectors, settings: Settings, diagnosed: bool = False,
+            ) -> tuple[list[AttentionResult], list[list[Shift]], list[Diagnosis | None]]:
+    """The engine's pass over the sentences with these settings (attend_each), the layer checked first."""
+    check_layer(settings, vectors)
+    return attend_each(tokenized, vectors, settings.attention, settings.projections, neighbors=settings.neighbors,
+                       neighbor_vocab=settings.neighbor_vocab, diagnosed=diagnosed)
+
+
 def _compared(sentences: list[ExplainResult], words: tuple[str, ...]) -> CompareResult:
     """The sentences' results with `words` compared across them (default: every shared word)."""
-    from attn_cli.documents.compare import compared_words  # only compare pays for its import
+    from attn_cli.engine.comparison import compared_words  # only compare pays for its import
 
     comparisons = compared_words([result.sentence for result in sentences], [result.tokenized for result in sentences],
                                  sentences[0].vectors, [result.attention for result in sentences],
@@ -233,8 +240,9 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
     """`cross` for tokenized sentences."""
     check_layer(settings, vectors)
     result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention,
-                                  layer_projections(settings.report))
-    [[shifts]] = analyse_shifts([as_stack(result)], [[target[1]]], vectors, settings.report)
+                                  settings.projections)
+    [[shifts]] = analyse_shifts([as_stack(result)], [[target[1]]], vectors, settings.neighbors,
+                                settings.neighbor_vocab)
     return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
 
 

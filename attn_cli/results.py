@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection
 
 import numpy as np
 
-from attn_cli.documents.explain import explain_document, trace_document
-from attn_cli.engine.analysis import Advice, Contribution, Diagnosis, RowDiagnostic, Shift, diagnose, pulled_by
-from attn_cli.engine.attention import AttentionResult, Projections
+from attn_cli.documents.explain import Analysis, explain_document, trace_document
+from attn_cli.engine.analysis import (Advice, Contribution, Diagnosis, RowDiagnostic, Shift, diagnose, position_norms,
+                                     pulled_by)
+from attn_cli.engine.attention import AttentionResult, Projections, reattend
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence, describe_unknown
 from attn_cli.render.flags import SPELLING
 from attn_cli.render.consoles import draw_literally, report_console, trimmed
@@ -187,8 +188,9 @@ class ExplainResult(Report):
         return self._diagnosed[1] if self._diagnosed is not None and self._diagnosed[0] is self.attention else None
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
+        analysis = analysed(self.attention, self.settings, wanted, self._batch_diagnosis())
         return explain_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
-                                self.settings.report, wanted, self._batch_diagnosis())
+                                self.settings.report, analysis, wanted)
 
     def python_call(self) -> str:
         return call_text("explain", [self.sentence], self.settings)
@@ -208,8 +210,14 @@ class TraceResult(ExplainResult):
     _draw = ("trace", "render_trace")
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
+        from attn_cli.engine.tracing import trace_token  # only trace pays for its import
+
+        texts = self.tokens
+        traces = {i: trace_token(self.attention, self.embeddings, i, texts, self.dims, self.shuffle_check)
+                  for i in self.traced}
         return trace_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
-                              self.settings.report, self.traced, dims=self.dims, shuffle_check=self.shuffle_check)
+                              self.settings.report, analysed(self.attention, self.settings, None), traces,
+                              dims=self.dims)
 
     def python_call(self) -> str:
         return call_text("trace", [self.sentence], self.settings)
@@ -256,13 +264,30 @@ class CrossResult(Report):
         from attn_cli.documents.compare import cross_document
 
         return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors,
-                              self.attention, self.shifts, self.settings.report)
+                              self.attention, self.shifts, self.settings.report,
+                              analysed(self.attention, self.settings, wanted))
 
     def python_call(self) -> str:
         return call_text("cross", [self.source, self.target], self.settings)
 
     def __repr__(self) -> str:
         return f"<CrossResult {self.target!r} over {self.source!r}>"
+
+
+def analysed(attention: AttentionResult, settings: Settings, wanted: Collection[str] | None,
+             diagnosis: Diagnosis | None = None) -> Analysis:
+    """What a document of `attention` shows beyond its numbers, computed here for the blocks `wanted` (None: all)
+    hold, so documents only shape: the diagnosis (the batch's, if it computed one), the position codes' norms,
+    and in trained mode the same pass through the weights training started from."""
+    def wants(*blocks: str) -> bool:
+        return wanted is None or bool(set(blocks) & set(wanted))
+
+    initial = None
+    if settings.layer is not None and wants("weights", "initial"):
+        initial = reattend(attention, settings.layer.initial())
+    return Analysis(diagnosis=(diagnosis or diagnose(attention)) if wants("diagnostics") else None,
+                    position_norms=position_norms(attention) if wants("settings") else None,
+                    initial=initial, initial_diagnosis=None if initial is None else diagnose(initial))
 
 
 def call_text(function: str, arguments: list[Any], settings: Settings) -> str:

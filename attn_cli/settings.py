@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from attn_cli.declared import CHOICE, NAMES, WHOLE, check_declared, declarations, setting
 from attn_cli.documents.explain import INCLUDABLE, ReportOptions
-from attn_cli.engine.attention import AttentionConfig, LayerSettings
+from attn_cli.engine.attention import AttentionConfig, LayerSettings, Projections
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError, SettingsTypeError
 
@@ -95,6 +95,11 @@ class Settings(LayerSettings):
         if self.layer is not None:
             return self.layer.config()
         return AttentionConfig(**{name: getattr(self, name) for name in declarations(LayerSettings)})
+
+    @property
+    def projections(self) -> Projections | None:
+        """The trained layer's W_Q, W_K, W_V, W_O, or None for the modes that make their own (raw, projected)."""
+        return None if self.layer is None else self.layer.projections
 
     @property
     def report(self) -> ReportOptions:

@@ -1,4 +1,4 @@
-"""The hand-written gradients of engine/learning.py against central finite differences, in float64.
+"""The hand-written gradients of training/learning.py against central finite differences, in float64.
 
 Every setting the trainer can use (1 and 2 heads, d_k equal to d and not, no positions and sinusoidal
 ones, the masked-word and next-word masks) and every weight matrix; some targets lie beyond the
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from attn_cli.engine.attention import AttentionConfig, Projections, draw_projections, position_codes, visible_matrix
-from attn_cli.engine.learning import NO_TARGET, Layer, batch_loss, prediction_targets
+from attn_cli.training.learning import NO_TARGET, Layer, batch_loss, prediction_targets
 
 D, VOCABULARY, STEP = 6, 15, 1e-6
 SETTINGS = list(itertools.product((1, 2), (4, 6), ("none", "sinusoidal"), ("others", "causal")))

@@ -10,29 +10,12 @@ from __future__ import annotations
 
 from attn_cli.engine.analysis import SATURATION_LEVEL, Shift
 from attn_cli.engine.attention import AttentionResult
-from attn_cli.engine.comparison import SentenceAttention, WordComparison, compare_word, missing_from, shared_words
-from attn_cli.errors import InputError, Option
+from attn_cli.engine.comparison import WordComparison
 from attn_cli.labels import copy_label, token_labels
-from attn_cli.documents.explain import (ReportOptions, attention_blocks, contribution_blocks, document_header,
+from attn_cli.documents.explain import (Analysis, ReportOptions, attention_blocks, contribution_blocks, document_header,
                                        included_matrices, tokens_block)
 from attn_cli.engine.tokenize import TokenizedSentence
-from attn_cli.errors import shorten
 from attn_cli.vectors.store import Vectors
-
-
-def compared_words(sentences: list[str], tokenized: list[TokenizedSentence], vectors: Vectors,
-                   results: list[AttentionResult], shifts: list[list[Shift]],
-                   words: tuple[str, ...] = ()) -> list[WordComparison]:
-    """Each shared word (or each of `words`) compared across the sentences' self-attention."""
-    attended = [SentenceAttention([token.key for token in tokens.tokens], result, shift)
-                for tokens, result, shift in zip(tokenized, results, shifts)]
-    keys = requested_words(words, sentences, attended, vectors) if words else shared_words(attended)
-    if not keys:
-        raise InputError("the sentences share no word, so there is nothing to compare; pass ", Option("word", "W"),
-                         " with a word every sentence holds, or ",
-                         Option("cross", True, python_text="attn_cli.cross(source, target)"),
-                         " for cross-attention between two sentences")
-    return [compare_word(key, attended) for key in keys]
 
 
 def compare_document(blocks: list[dict], comparisons: list[WordComparison]) -> dict:
@@ -43,26 +26,6 @@ def compare_document(blocks: list[dict], comparisons: list[WordComparison]) -> d
         "sentences": blocks,
         "words": [word_block(comparison, blocks) for comparison in comparisons],
     }
-
-
-def requested_words(words: tuple[str, ...], sentences: list[str], attended: list[SentenceAttention],
-                    vectors: Vectors) -> list[str]:
-    """The vocabulary keys of the words asked for, each of which every sentence must hold."""
-    keys = []
-    for word in words:
-        found = vectors.lookup(word)
-        if found is None:
-            raise InputError(Option("word"), f' "{shorten(word)}" is not in the vocabulary of {vectors.name}; '
-                             "pick a word of the sentences")
-        key = found[0]
-        missing = missing_from(key, attended)
-        if missing:
-            raise InputError(Option("word"), f' "{shorten(word)}" is not in sentence {missing[0] + 1} '
-                             f'("{shorten(sentences[missing[0]], 60)}"); '
-                             "pick a word every sentence holds")
-        if key not in keys:
-            keys.append(key)
-    return keys
 
 
 def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
@@ -123,7 +86,8 @@ def leaning(occurrence: dict, labels: list[str]) -> str:
 
 
 def cross_document(source: str, source_tokens: TokenizedSentence, target: str, target_tokens: TokenizedSentence,
-                   vectors: Vectors, result: AttentionResult, shifts: list[Shift], options: ReportOptions) -> dict:
+                   vectors: Vectors, result: AttentionResult, shifts: list[Shift], options: ReportOptions,
+                   analysis: Analysis) -> dict:
     """Cross-attention's document: an explain document whose rows are the target's tokens, columns the source's."""
     texts = [token.text for token in target_tokens.tokens]
     key_texts = [token.text for token in source_tokens.tokens]
@@ -132,7 +96,7 @@ def cross_document(source: str, source_tokens: TokenizedSentence, target: str, t
         "cross": True,
         "source": {"sentence": source, **tokens_block(source_tokens)},
         "target": {"sentence": target, **tokens_block(target_tokens)},
-        **attention_blocks(result, shifts, vectors, texts, key_texts, options),
+        **attention_blocks(result, shifts, vectors, texts, key_texts, options, analysis),
     }
     report.update(included_matrices(result, target_tokens.embeddings, options.include))
     if "embeddings" in options.include:

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Callable, Collection
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Advice, Contribution, Diagnosis, NeighborSearch, Shift,
-                                     diagnose, diagnose_stack, position_norms, pulled_by, shift_queries, stack_shifts)
-from attn_cli.engine.attention import (AttentionConfig, AttentionResult, Projections, attention_stacks, merge_heads,
-                                       reattend, unstack)
+from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Advice, Contribution, Diagnosis, Shift,
+                                     pulled_by)
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, merge_heads
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
@@ -42,57 +41,23 @@ class ReportOptions:
 PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
-def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig,
-                options: ReportOptions, *, diagnosed: bool = False,
-                ) -> tuple[list[AttentionResult], list[list[Shift]], list[Diagnosis | None]]:
-    """Self-attention over each sentence, the shifts of all of them (one neighbour search) and, if `diagnosed`,
-    each one's diagnostics, in the sentences' order.
+@dataclass(frozen=True)
+class Analysis:
+    """What was computed of a result beyond its attention and shifts, for a document to shape: its diagnosis and,
+    in trained mode, the same pass through the weights training started from. None where the document leaves
+    that block out (--fields), so nothing is computed for it."""
 
-    The sentences of one length are computed as one stack ([B, n, d]): a batch of short sentences
-    makes a few numpy calls per stack instead of a few hundred per sentence, with the same numbers.
-    """
-    stacks = attention_stacks([tokens.embeddings for tokens in tokenized], config, layer_projections(options))
-    shifts = analyse_shifts([stack for _, stack in stacks], [[tokenized[i] for i in members] for members, _ in stacks],
-                            vectors, options)
-    found: dict[int, tuple[AttentionResult, list[Shift], Diagnosis | None]] = {}  # by the sentence's index
-    for (members, stack), their_shifts in zip(stacks, shifts):
-        diagnoses: list[Diagnosis | None] = list(diagnose_stack(stack)) if diagnosed else [None] * len(members)
-        found.update(zip(members, zip(unstack(stack), their_shifts, diagnoses)))
-    ordered = [found[i] for i in range(len(tokenized))]
-    return [item[0] for item in ordered], [item[1] for item in ordered], [item[2] for item in ordered]
-
-
-def layer_projections(options: ReportOptions) -> Projections | None:
-    """The trained layer's weights, or None for the modes that make their own (raw, projected)."""
-    return None if options.layer is None else options.layer.projections
-
-
-def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
-                   options: ReportOptions) -> list[list[list[Shift]]]:
-    """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
-    sentences), with nearest vocabulary words if asked.
-
-    Their neighbour queries go to one search, which answers QUERY_BLOCK of them per matrix
-    product: the [N, d] vocabulary is read from memory once per block instead of once per sentence.
-    """
-    if options.neighbors == 0 or not stacks:
-        return [stack_shifts(stack) for stack in stacks]
-    search = NeighborSearch.shared(vectors, stacks[0], options.neighbor_vocab)
-    keys = [[token.key for token in tokenized.tokens] for sentences in queries for tokenized in sentences]
-    found = search.nearest(np.vstack([shift_queries(stack) for stack in stacks]), options.neighbors,
-                           [key for sentence in keys for key in sentence + sentence])
-    shifts, start = [], 0
-    for stack in stacks:
-        count = 2 * stack.outputs.shape[0] * stack.outputs.shape[1]
-        shifts.append(stack_shifts(stack, found[start:start + count]))
-        start += count
-    return shifts
+    diagnosis: Diagnosis | None = None
+    position_norms: tuple[float, float] | None = None  # (mean |word|, mean |code|) with position codes
+    initial: AttentionResult | None = None
+    initial_diagnosis: Diagnosis | None = None
 
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
-                     shifts: list[Shift], options: ReportOptions, wanted: Collection[str] | None = None,
-                     diagnosis: Diagnosis | None = None) -> dict:
-    """The explain document of a self-attention result already computed (compare reuses it per sentence).
+                     shifts: list[Shift], options: ReportOptions, analysis: Analysis,
+                     wanted: Collection[str] | None = None) -> dict:
+    """The explain document of a self-attention result already computed and analysed (compare reuses it per
+    sentence).
 
     `wanted` names the attention blocks to build (None: all), for --fields, which drops the others anyway.
     """
@@ -101,17 +66,18 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
         **document_header("explain"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        **attention_blocks(result, shifts, vectors, texts, texts, options, wanted, diagnosis),
+        **attention_blocks(result, shifts, vectors, texts, texts, options, analysis, wanted),
     }
     report.update(included_matrices(result, tokenized.embeddings, options.include))
     return report
 
 
 def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
-                   shifts: list[Shift], options: ReportOptions, traced: list[int], *, dims: int,
-                   shuffle_check: bool) -> dict:
-    """The trace document of a self-attention result already computed: each traced token step by step."""
-    from attn_cli.engine.tracing import trace_token, vector_summary  # only trace pays for its import
+                   shifts: list[Shift], options: ReportOptions, analysis: Analysis, traces: dict[int, dict], *,
+                   dims: int) -> dict:
+    """The trace document of a self-attention result already computed: each traced token step by step
+    (`traces`: engine.tracing's steps by token index)."""
+    from attn_cli.engine.tracing import vector_summary  # only trace pays for its import
 
     texts = [token.text for token in tokenized.tokens]
     positioned = result.config.positions != "none"
@@ -120,14 +86,14 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         "sentence": sentence,
         **tokens_block(tokenized),
         "vectors": vectors.describe(),
-        "settings": settings_block(result, options),
+        "settings": settings_block(result, options, analysis),
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
         "projections": projections_block(result, result.config, options.layer, dims),
-        **trained_blocks(result, texts, texts, options),
-        "traces": [{**trace_token(result, tokenized.embeddings, i, texts, dims, shuffle_check),
-                    "shift": shift_block(shifts[i], texts, texts, self_attention=True)} for i in traced],
+        **trained_blocks(texts, texts, options, analysis),
+        "traces": [{**steps, "shift": shift_block(shifts[i], texts, texts, self_attention=True)}
+                   for i, steps in traces.items()],
     }
     report.update(included_matrices(result, tokenized.embeddings, options.include))
     return report
@@ -169,8 +135,8 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
 
 
 def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
-                     key_texts: list[str], options: ReportOptions, wanted: Collection[str] | None = None,
-                     diagnosis: Diagnosis | None = None) -> dict:
+                     key_texts: list[str], options: ReportOptions, analysis: Analysis,
+                     wanted: Collection[str] | None = None) -> dict:
     """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass, those `wanted` only.
 
     `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
@@ -179,26 +145,25 @@ def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vect
     """
     blocks: dict[str, Callable[[], object]] = {
         "vectors": vectors.describe,
-        "settings": lambda: settings_block(result, options),
+        "settings": lambda: settings_block(result, options, analysis),
         "heads": lambda: heads_block(result),
         "shifts": lambda: [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
-        "diagnostics": lambda: diagnostics_block(diagnosis or diagnose(result), texts, key_texts),
+        "diagnostics": lambda: diagnostics_block(analysis.diagnosis, texts, key_texts),
     }
     built = {name: build() for name, build in blocks.items() if wanted is None or name in wanted}
     if wanted is None or {"weights", "initial"} & set(wanted):
-        built.update(trained_blocks(result, texts, key_texts, options))
+        built.update(trained_blocks(texts, key_texts, options, analysis))
     return built
 
 
-def trained_blocks(result: AttentionResult, texts: list[str], key_texts: list[str], options: ReportOptions) -> dict:
+def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOptions, analysis: Analysis) -> dict:
     """A trained layer's file and training (`weights`), and the same pass through the random weights training
     started from (`initial`), so a reader sees what training changed. Nothing in the other modes."""
-    if options.layer is None:
+    if options.layer is None or analysis.initial is None:
         return {}
-    initial = reattend(result, options.layer.initial())
     return {"weights": options.layer.describe(),
-            "initial": {"heads": heads_block(initial),
-                        "diagnostics": diagnostics_block(diagnose(initial), texts, key_texts)}}
+            "initial": {"heads": heads_block(analysis.initial),
+                        "diagnostics": diagnostics_block(analysis.initial_diagnosis, texts, key_texts)}}
 
 
 def document_header(command: str) -> dict:
@@ -216,11 +181,11 @@ def tokens_block(tokenized: TokenizedSentence) -> dict:
     }
 
 
-def settings_block(result: AttentionResult, options: ReportOptions) -> dict:
+def settings_block(result: AttentionResult, options: ReportOptions, analysis: Analysis) -> dict:
     """The attention settings as given, what they came to for these inputs, and the neighbour search."""
     settings = dict(vars(result.config))  # its fields in order (asdict's deep copy of scalars cost 0.1 ms a line)
     del settings["weights_digest"]  # a trained layer's digest is in the document's own `weights` block
-    norms = position_norms(result)
+    norms = analysis.position_norms
     settings.update({
         "d_model": result.query_inputs.shape[1],
         "d_head": result.d_head,
@@ -264,7 +229,8 @@ def contribution_blocks(contributions: list[Contribution], key_texts: list[str])
             for c in contributions]
 
 
-def diagnostics_block(diagnosis: Diagnosis, texts: list[str], key_texts: list[str]) -> dict:
+def diagnostics_block(diagnosis: Diagnosis | None, texts: list[str], key_texts: list[str]) -> dict:
+    assert diagnosis is not None, "the diagnosis of a document that holds diagnostics is computed before it"
     heads = [{"index": head, "rows": [
         {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
          "argmax": row.argmax, "argmax_token": key_texts[row.argmax]} for i, row in enumerate(rows)

@@ -16,6 +16,9 @@ import numpy as np
 
 from attn_cli.engine.analysis import Contribution, Neighbor, Shift, pulled_by
 from attn_cli.engine.attention import AttentionResult, static_outputs, unit_rows
+from attn_cli.engine.tokenize import TokenizedSentence
+from attn_cli.errors import InputError, Option, shorten
+from attn_cli.vectors.store import Vectors
 
 
 @dataclass(frozen=True)
@@ -87,3 +90,38 @@ def cosine_matrix(rows: np.ndarray) -> np.ndarray:
     """Pairwise cosines of the rows: [m, d] -> [m, m] (0 where a row is zero)."""
     unit = unit_rows(rows)  # [m, d]
     return np.clip(unit @ unit.T, -1.0, 1.0)  # [m, d] x [d, m] -> [m, m]
+
+
+def compared_words(sentences: list[str], tokenized: list[TokenizedSentence], vectors: Vectors,
+                   results: list[AttentionResult], shifts: list[list[Shift]],
+                   words: tuple[str, ...] = ()) -> list[WordComparison]:
+    """Each shared word (or each of `words`) compared across the sentences' self-attention."""
+    attended = [SentenceAttention([token.key for token in tokens.tokens], result, shift)
+                for tokens, result, shift in zip(tokenized, results, shifts)]
+    keys = requested_words(words, sentences, attended, vectors) if words else shared_words(attended)
+    if not keys:
+        raise InputError("the sentences share no word, so there is nothing to compare; pass ", Option("word", "W"),
+                         " with a word every sentence holds, or ",
+                         Option("cross", True, python_text="attn_cli.cross(source, target)"),
+                         " for cross-attention between two sentences")
+    return [compare_word(key, attended) for key in keys]
+
+
+def requested_words(words: tuple[str, ...], sentences: list[str], attended: list[SentenceAttention],
+                    vectors: Vectors) -> list[str]:
+    """The vocabulary keys of the words asked for, each of which every sentence must hold."""
+    keys = []
+    for word in words:
+        found = vectors.lookup(word)
+        if found is None:
+            raise InputError(Option("word"), f' "{shorten(word)}" is not in the vocabulary of {vectors.name}; '
+                             "pick a word of the sentences")
+        key = found[0]
+        missing = missing_from(key, attended)
+        if missing:
+            raise InputError(Option("word"), f' "{shorten(word)}" is not in sentence {missing[0] + 1} '
+                             f'("{shorten(sentences[missing[0]], 60)}"); '
+                             "pick a word every sentence holds")
+        if key not in keys:
+            keys.append(key)
+    return keys

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attn_cli.engine.attention import AttentionConfig, position_codes, visible_matrix
-from attn_cli.engine.learning import prediction_targets
+from attn_cli.training.learning import prediction_targets
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.vectors.store import Vectors
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.learning import Layer, identity_layer, layer_forward
+from attn_cli.training.learning import Layer, identity_layer, layer_forward
 from attn_cli.errors import VectorsError
 from attn_cli.training.batches import Feed
 from attn_cli.training.evaluation import projected_layer

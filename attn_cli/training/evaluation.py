@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attn_cli.engine.attention import AttentionConfig, Projections
-from attn_cli.engine.learning import (NO_TARGET, Layer, cross_entropy, identity_layer, layer_forward, score_blocks,
+from attn_cli.training.learning import (NO_TARGET, Layer, cross_entropy, identity_layer, layer_forward, score_blocks,
                                      vocabulary_logits)
 from attn_cli.training.batches import Feed
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attn_cli.declared import CHOICE, NUMBER, WHOLE, check_declared, setting, setting_like
-from attn_cli.engine.adam import AdamSettings
+from attn_cli.training.adam import AdamSettings
 from attn_cli.engine.attention import AttentionConfig, LayerSettings
 
 LAYER_MASKS = {"none": "others", "causal": "causal"}  # --mask -> the layer's mask: masked word, next word

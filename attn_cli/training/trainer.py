@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.adam import adam_start, adam_step
+from attn_cli.training.adam import adam_start, adam_step
 from attn_cli.engine.attention import Projections, draw_projections
-from attn_cli.engine.learning import batch_loss
+from attn_cli.training.learning import batch_loss
 from attn_cli.errors import InputError, Option
 from attn_cli.training.batches import Feed
 from attn_cli.training.corpus import Corpus

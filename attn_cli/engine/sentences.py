@@ -1,0 +1,57 @@
+"""Many tokenized sentences through the engine at once: attention, shifts with neighbours, diagnoses.
+
+The sentences of one length are computed as one stack ([B, n, d]), and the neighbour queries
+of all of them go to one search, so a batch makes a few numpy calls per stack instead of a
+few hundred per sentence, with the same numbers as one sentence at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attn_cli.engine.analysis import Diagnosis, NeighborSearch, Shift, diagnose_stack, shift_queries, stack_shifts
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections, attention_stacks, unstack
+from attn_cli.engine.tokenize import TokenizedSentence
+from attn_cli.vectors.store import Vectors
+
+
+def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig,
+                projections: Projections | None = None, *, neighbors: int = 5, neighbor_vocab: int | None = 50_000,
+                diagnosed: bool = False) -> tuple[list[AttentionResult], list[list[Shift]], list[Diagnosis | None]]:
+    """Self-attention over each sentence, the shifts of all of them (one neighbour search) and, if `diagnosed`,
+    each one's diagnostics, in the sentences' order.
+
+    The sentences of one length are computed as one stack ([B, n, d]): a batch of short sentences
+    makes a few numpy calls per stack instead of a few hundred per sentence, with the same numbers.
+    """
+    stacks = attention_stacks([tokens.embeddings for tokens in tokenized], config, projections)
+    shifts = analyse_shifts([stack for _, stack in stacks], [[tokenized[i] for i in members] for members, _ in stacks],
+                            vectors, neighbors, neighbor_vocab)
+    found: dict[int, tuple[AttentionResult, list[Shift], Diagnosis | None]] = {}  # by the sentence's index
+    for (members, stack), their_shifts in zip(stacks, shifts):
+        diagnoses: list[Diagnosis | None] = list(diagnose_stack(stack)) if diagnosed else [None] * len(members)
+        found.update(zip(members, zip(unstack(stack), their_shifts, diagnoses)))
+    ordered = [found[i] for i in range(len(tokenized))]
+    return [item[0] for item in ordered], [item[1] for item in ordered], [item[2] for item in ordered]
+
+
+def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
+                   neighbors: int = 5, neighbor_vocab: int | None = 50_000) -> list[list[list[Shift]]]:
+    """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
+    sentences), with nearest vocabulary words if asked.
+
+    Their neighbour queries go to one search, which answers QUERY_BLOCK of them per matrix
+    product: the [N, d] vocabulary is read from memory once per block instead of once per sentence.
+    """
+    if neighbors == 0 or not stacks:
+        return [stack_shifts(stack) for stack in stacks]
+    search = NeighborSearch.shared(vectors, stacks[0], neighbor_vocab)
+    keys = [[token.key for token in tokenized.tokens] for sentences in queries for tokenized in sentences]
+    found = search.nearest(np.vstack([shift_queries(stack) for stack in stacks]), neighbors,
+                           [key for sentence in keys for key in sentence + sentence])
+    shifts, start = [], 0
+    for stack in stacks:
+        count = 2 * stack.outputs.shape[0] * stack.outputs.shape[1]
+        shifts.append(stack_shifts(stack, found[start:start + count]))
+        start += count
+    return shifts
