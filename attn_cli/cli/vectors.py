@@ -7,8 +7,7 @@ builds one report document and either writes it as JSON or prints it.
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional, Sequence
+from typing import Annotated, Any, Optional, Sequence
 
 import typer
 
@@ -17,12 +16,8 @@ from attn_cli.errors import literal
 from attn_cli.cli.messages import warn
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
-from attn_cli.api import load_vectors
-from attn_cli.vectors.store import Vectors
-
-if TYPE_CHECKING:  # the cache and leftovers modules are imported by the commands that use them: every other
-    # command (explain on the embedded set) only registers these, and need not load them
-    from attn_cli.vectors.leftovers import Leftover, Places
+from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, find_cached,
+                      load_vectors, remove_cached, remove_leftovers, vector_leftovers)
 
 SCHEMA_VERSION = 1
 vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets. Imported sets live in "
@@ -60,35 +55,20 @@ def info(
     json: Json = False,
 ) -> None:
     """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
-    from attn_cli.vectors.cache import CorruptCache, load_cached
-
-    found = _matching_folders(source)
+    found = find_cached(source, warn)
     if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
                            f"attn-cli vectors import {shlex.quote(source)}")
-    folder, meta = found[0]  # the newest, as list shows them
-    try:
-        vectors = load_cached(folder)
-    except CorruptCache as exc:
-        fix = f"remove it with attn-cli vectors remove {folder.name}" if meta else LEFT_ALONE
-        raise VectorsError(f"the cache folder {folder} is corrupt ({exc}); {fix}") from exc
-    _show(info_report(vectors), json)
+    _show(info_report(found[0].load()), json)  # the newest, as list shows them
 
 
 @vectors_app.command("list", cls=HelpInOrder, epilog=examples("attn-cli vectors list --json"))
 def list_(json: Json = False) -> None:
     """List the cached vector sets, newest first, and what killed imports and downloads left behind."""
-    from attn_cli.vectors.cache import cache_root, folder_size
-
-    entries: list[dict] = []
-    for folder, meta in _listed_sets():
-        meta = meta or {}
-        entries.append({"id": folder.name, "name": meta.get("name"), "format": meta.get("format"),
-                        "count": meta.get("count"), "dims": meta.get("dims"), "bytes": folder_size(folder),
-                        "corrupt": not meta})
+    entries = [cached.describe() for cached in cached_vector_sets(warn)]
     left: list[dict[str, Any]] = [{"path": str(item.path), "bytes": item.bytes, "pid": item.pid,
-                                   "running": item.running} for item in _leftovers()]
-    report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_root()),
+                                   "running": item.running} for item in vector_leftovers()]
+    report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_folder()),
                     "sets": entries, "leftovers": left}
     if json:
         write_json(report)
@@ -116,17 +96,13 @@ def remove(
     json: Json = False,
 ) -> None:
     """Delete cached sets (only what attn-cli made; the source file is never touched) and leftovers."""
-    import shutil
-
     if [bool(source), all_sets, leftovers_only].count(True) != 1:  # an empty name names nothing
         raise UsageError("name one cached set (attn-cli vectors list shows them), or pass --all or --leftovers")
-    found = _matching_folders(str(source)) if source else [] if leftovers_only else _listed_sets()
+    found = find_cached(str(source), warn) if source else [] if leftovers_only else cached_vector_sets(warn)
     if source and not found:
         raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
-    folders = _removable(found, named=bool(source))
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)
-    left = [] if source else _remove_leftovers()
+    folders = remove_cached(found, warn, named=bool(source))
+    left = [] if source else remove_leftovers(warn)
     report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders],
               "leftovers": [{"path": str(item.path), "bytes": item.bytes} for item in left]}
     if json:
@@ -145,9 +121,7 @@ def download(
     json: Json = False,
 ) -> None:
     """Fetch a gensim-data model over HTTPS, check its MD5, store it in $GENSIM_DATA_DIR (nothing is run)."""
-    from attn_cli.vectors import gensim_data
-
-    path = gensim_data.download(name, show_progress=not json)
+    path = download_vectors(name, progress=not json)
     report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors download", "name": name, "path": str(path),
               "bytes": path.stat().st_size}
     if json:
@@ -157,22 +131,8 @@ def download(
 
 
 def info_report(vectors: Vectors) -> dict:
-    """The description of one vector set: the shape, the provenance and what its import met."""
-    from attn_cli.vectors.cache import folder_size, read_meta
-
-    details = dict(vectors.details)
-    folder = details.get("cache")
-    if folder and not Path(folder).is_dir():  # read without a cache (its folder could not be written)
-        folder = None
-    meta = read_meta(Path(folder)) if folder else {}
-    return {
-        "schema_version": SCHEMA_VERSION, "command": "vectors info", "name": vectors.name,
-        "format": details.get("format"), "count": vectors.count, "dims": vectors.dims, "lowercase": vectors.lowercase,
-        "cache": {"path": folder, "bytes": folder_size(Path(folder))} if folder else None,
-        "source": meta.get("source"), "limit": meta.get("limit"), "header_count": meta.get("header_count"),
-        "duplicates": meta.get("duplicates", 0), "bad_lines": meta.get("bad_lines", 0),
-        "invalid_utf8_words": meta.get("invalid_utf8_words", 0),
-    }
+    """The `vectors info` document of one vector set: its shape, provenance and what its import met."""
+    return {"schema_version": SCHEMA_VERSION, "command": "vectors info", **describe_vectors(vectors)}
 
 
 def _show(report: dict, json: bool) -> None:
@@ -193,82 +153,3 @@ def aligned(rows: Sequence[Sequence[str]], right: tuple[int, ...] = (), indent: 
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     return [(indent + "  ".join(cell.rjust(width) if k in right else cell.ljust(width)
                                 for k, (cell, width) in enumerate(zip(row, widths)))).rstrip() for row in rows]
-
-
-LEFT_ALONE = ("it has no valid meta.json, so it may not be a set attn-cli made and is left alone: look inside and "
-              "delete it yourself if it is one")
-
-
-def _removable(found: list[tuple[Path, dict | None]], named: bool) -> list[Path]:
-    """The folders with valid metadata: the others may not be attn-cli's, so they are left alone (an error when
-    it was named, a warning each with --all)."""
-    for folder, meta in found:
-        if meta is None and named:
-            raise VectorsError(f"{folder}: {LEFT_ALONE}")
-        if meta is None:
-            warn(f"{folder}: {LEFT_ALONE}")
-    return [folder for folder, meta in found if meta]
-
-
-def _leftovers() -> list[Leftover]:
-    """This user's leftovers of killed imports and downloads (none looked for behind a linked v1)."""
-    from attn_cli.vectors.leftovers import find
-
-    return find(_places())
-
-
-def _places() -> Places:
-    """Where leftovers may lie: the cache's v1 (unless it is a link), the gensim-data folders, $TMPDIR."""
-    from attn_cli.vectors.cache import layout_folder
-    from attn_cli.vectors.gensim_data import data_dir
-    from attn_cli.vectors.leftovers import every_place
-
-    try:
-        layout: Path | None = layout_folder()
-    except OSError:  # _listed_sets says so
-        layout = None
-    return every_place(layout, data_dir())
-
-
-def _remove_leftovers() -> list[Leftover]:
-    """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
-    from attn_cli.vectors.leftovers import sweep
-
-    for item in _leftovers():
-        if item.running:
-            warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
-    return sweep(_places(), min_age=0)
-
-
-def _listed_sets() -> list[tuple[Path, dict | None]]:
-    """The sets `vectors list` shows, the only ones `info` and `remove` accept: none, with a warning, when the
-    cache's v1 is a symbolic link (never followed)."""
-    from attn_cli.vectors.cache import cached_sets
-
-    try:
-        return cached_sets()
-    except OSError as exc:
-        warn(f"{exc.strerror}; remove the link, or set ATTN_CLI_CACHE to another folder")
-        return []
-
-
-def _matching_folders(source: str) -> list[tuple[Path, dict | None]]:
-    """The listed set named `source`, or every listed set imported from the file (or gensim-data set) `source`
-    names, newest first, with their metadata; none for a name that is neither (no error: the caller says what
-    to do). Never a path: `..` or `v1/x` name no set."""
-    listed = _listed_sets()
-    named = [(folder, meta) for folder, meta in listed if folder.name == source]
-    if named:
-        return named
-    from attn_cli.vectors import gensim_data
-
-    path = Path(source).expanduser()
-    if not path.is_file() and gensim_data.looks_like_name(source):
-        try:
-            path = gensim_data.resolve(source)
-        except VectorsError:
-            return []
-    if not path.is_file():
-        return []
-    resolved = str(path.resolve())
-    return [(folder, meta) for folder, meta in listed if meta and meta["source"]["path"] == resolved]

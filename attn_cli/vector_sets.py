@@ -1,0 +1,178 @@
+"""The vector sets attn-cli keeps: list the cache, find and describe a set, remove sets and leftovers, download.
+
+Importing is `load_vectors` (a file or gensim-data name is imported into the cache on first
+use). Everything here only reads the cache, or deletes what attn-cli made in it: a folder
+without valid metadata may not be attn-cli's and is left alone, and the source files are
+never touched. Messages about what is left alone go to `warn` (a function of one str), as
+`load_vectors` reports what an import met.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attn_cli.errors import VectorsError
+from attn_cli.vectors.cache import (CorruptCache, cache_root, cached_sets, folder_size, layout_folder, load_cached,
+                                   read_meta)
+from attn_cli.vectors.store import Vectors
+
+if TYPE_CHECKING:  # the leftovers' module (and tempfile) load when leftovers are looked for: a warm run never does
+    from attn_cli.vectors.leftovers import Leftover, Places
+
+Warn = Callable[[str], None]
+LEFT_ALONE = ("it has no valid meta.json, so it may not be a set attn-cli made and is left alone: look inside and "
+              "delete it yourself if it is one")
+
+
+def _quiet(message: str) -> None:
+    """The default `warn`: say nothing."""
+
+
+@dataclass(frozen=True)
+class CachedSet:
+    """One folder of the cache and the set its metadata describes (`meta` None: unreadable, so `corrupt`)."""
+
+    folder: Path
+    meta: dict[str, Any] | None
+
+    @property
+    def id(self) -> str:
+        return self.folder.name
+
+    @property
+    def corrupt(self) -> bool:
+        return self.meta is None
+
+    @cached_property
+    def bytes(self) -> int:
+        return folder_size(self.folder)
+
+    def describe(self) -> dict[str, Any]:
+        """What `attn-cli vectors list` shows of it: id, name, format, count, dims, bytes, corrupt."""
+        meta = self.meta or {}
+        return {"id": self.id, "name": meta.get("name"), "format": meta.get("format"), "count": meta.get("count"),
+                "dims": meta.get("dims"), "bytes": self.bytes, "corrupt": self.corrupt}
+
+    def load(self) -> Vectors:
+        """The set, mapped from the cache after its files are checked against its metadata (VectorsError, naming
+        the remedy, for a corrupt folder)."""
+        try:
+            return load_cached(self.folder)
+        except CorruptCache as exc:
+            fix = f"remove it with attn-cli vectors remove {self.id}" if self.meta else LEFT_ALONE
+            raise VectorsError(f"the cache folder {self.folder} is corrupt ({exc}); {fix}") from exc
+
+    def __repr__(self) -> str:
+        meta = self.meta
+        shape = "corrupt" if meta is None else f"{meta.get('name')!r}, {meta.get('count'):,} x {meta.get('dims')}"
+        return f"<CachedSet {self.id}: {shape}>"
+
+
+def cache_folder() -> Path:
+    """Where imported sets live: $ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli."""
+    return cache_root()
+
+
+def cached_vector_sets(warn: Warn = _quiet) -> list[CachedSet]:
+    """Every set in the cache, newest first; none (with a warning) when the cache's v1 is a symbolic link, which is
+    never followed."""
+    try:
+        return [CachedSet(folder, meta) for folder, meta in cached_sets()]
+    except OSError as exc:
+        warn(f"{exc.strerror}; remove the link, or set ATTN_CLI_CACHE to another folder")
+        return []
+
+
+def find_cached(source: str, warn: Warn = _quiet) -> list[CachedSet]:
+    """The cached set whose id is `source`, or every cached set imported from the file (or gensim-data set)
+    `source` names, newest first; none for a name that is neither. Never a path into the cache: `..` or `v1/x`
+    name no set."""
+    from attn_cli.vectors import gensim_data
+
+    listed = cached_vector_sets(warn)
+    named = [cached for cached in listed if cached.id == source]
+    if named:
+        return named
+    path = Path(source).expanduser()
+    if not path.is_file() and gensim_data.looks_like_name(source):
+        try:
+            path = gensim_data.resolve(source)
+        except VectorsError:
+            return []
+    if not path.is_file():
+        return []
+    resolved = str(path.resolve())
+    return [cached for cached in listed if cached.meta and cached.meta["source"]["path"] == resolved]
+
+
+def describe_vectors(vectors: Vectors) -> dict[str, Any]:
+    """A vector set's shape, provenance and what its import met (`attn-cli vectors info`)."""
+    details = dict(vectors.details)
+    folder = details.get("cache")
+    if folder and not Path(folder).is_dir():  # read without a cache (its folder could not be written)
+        folder = None
+    meta = read_meta(Path(folder)) if folder else {}
+    return {
+        "name": vectors.name, "format": details.get("format"), "count": vectors.count, "dims": vectors.dims,
+        "lowercase": vectors.lowercase,
+        "cache": {"path": folder, "bytes": folder_size(Path(folder))} if folder else None,
+        "source": meta.get("source"), "limit": meta.get("limit"), "header_count": meta.get("header_count"),
+        "duplicates": meta.get("duplicates", 0), "bad_lines": meta.get("bad_lines", 0),
+        "invalid_utf8_words": meta.get("invalid_utf8_words", 0),
+    }
+
+
+def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = False) -> list[Path]:
+    """Delete these sets' folders; a folder without valid metadata is left alone (a VectorsError when it was
+    `named` on its own, else a warning). Returns the folders removed."""
+    for cached in sets:
+        if cached.corrupt and named:
+            raise VectorsError(f"{cached.folder}: {LEFT_ALONE}")
+        if cached.corrupt:
+            warn(f"{cached.folder}: {LEFT_ALONE}")
+    removed = [cached.folder for cached in sets if not cached.corrupt]
+    for folder in removed:
+        shutil.rmtree(folder, ignore_errors=True)
+    return removed
+
+
+def vector_leftovers() -> list[Leftover]:
+    """What killed imports and downloads of this user left behind (in the cache, gensim-data's folders, $TMPDIR)."""
+    from attn_cli.vectors.leftovers import find
+
+    return find(_places())
+
+
+def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:
+    """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
+    from attn_cli.vectors.leftovers import sweep
+
+    for item in vector_leftovers():
+        if item.running:
+            warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
+    return sweep(_places(), min_age=0)
+
+
+def _places() -> Places:
+    """Where leftovers may lie: the cache's v1 (unless it is a link), the gensim-data folders, $TMPDIR."""
+    from attn_cli.vectors.gensim_data import data_dir
+    from attn_cli.vectors.leftovers import every_place
+
+    try:
+        layout: Path | None = layout_folder()
+    except OSError:  # cached_vector_sets says so
+        layout = None
+    return every_place(layout, data_dir())
+
+
+def download_vectors(name: str, *, progress: bool = True) -> Path:
+    """Fetch a gensim-data model over HTTPS, check its MD5 and store it in $GENSIM_DATA_DIR (nothing is run);
+    returns its path."""
+    from attn_cli.vectors import gensim_data
+
+    return gensim_data.download(name, show_progress=progress)
