@@ -35,7 +35,11 @@ if TYPE_CHECKING:  # compare and cross import their modules when they build a do
 
 
 class AttentionArray:
-    """A result's read-only view of one array of its `AttentionResult` (same name), with its shape documented."""
+    """A result's read-only view of one array of its `AttentionResult` (same name), with its shape documented.
+
+    Read-only because the result's documents are built from these arrays on demand: an edit would change
+    what `to_dict()` says the engine computed. Copy (`np.array(result.weights)`) to edit.
+    """
 
     def __init__(self, doc: str) -> None:
         self.__doc__ = doc
@@ -44,7 +48,14 @@ class AttentionArray:
         self.name = name
 
     def __get__(self, result: Any, owner: type | None = None) -> np.ndarray:
-        return getattr(result.attention, self.name)
+        return read_only(getattr(result.attention, self.name))
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of `array` that refuses writes (the array itself, which the result holds, is not touched)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 class Report:
@@ -145,8 +156,8 @@ class ExplainResult(Report):
 
     @property
     def embeddings(self) -> np.ndarray:
-        """[n, d] the static vectors of the tokens."""
-        return self.tokenized.embeddings
+        """[n, d] the static vectors of the tokens (read-only)."""
+        return read_only(self.tokenized.embeddings)
 
     scores = AttentionArray("[heads, n, n] similarity of each query with each key, before scaling")
     logits = AttentionArray("[heads, n, n] scaled scores, -inf where masked")

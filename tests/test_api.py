@@ -257,3 +257,18 @@ def test_a_wrong_value_is_not_a_type_error():
     with pytest.raises(attn_cli.SettingsError) as caught:
         attn_cli.explain(SENTENCE, heads=0)
     assert not isinstance(caught.value, TypeError) and isinstance(caught.value, ValueError)
+
+
+def test_result_arrays_are_read_only_so_documents_stay_what_the_engine_computed():
+    result = attn_cli.explain("money bank grows")
+    before = result.to_dict()["heads"]
+    for name in ("scores", "logits", "weights", "outputs", "queries", "keys", "values", "embeddings"):
+        array = getattr(result, name)
+        assert not array.flags.writeable, name
+        with pytest.raises(ValueError, match="read-only"):
+            array[...] = 0
+    copy = np.array(result.weights)
+    copy[...] = 0  # a copy is the user's to edit
+    assert result.to_dict()["heads"] == before
+    cross = attn_cli.cross("river bank", "money bank")
+    assert not cross.weights.flags.writeable and not cross.outputs.flags.writeable
