@@ -39,3 +39,16 @@ def test_train_is_prepare_then_run(lines):
     once = attn_cli.train(lines, epochs=1, seed=2)
     again = attn_cli.prepare_training(lines, epochs=1, seed=2).run()
     assert once.layer.digest == again.layer.digest and once.demo is None
+
+
+def test_a_layer_trained_on_a_files_first_words_names_the_limit_to_meet_it(glove_file):
+    import numpy as np
+
+    vectors = attn_cli.load_vectors(glove_file, limit=60)
+    words = list(vectors.words)
+    rng = np.random.default_rng(0)
+    corpus = [" ".join(rng.choice(words, size=6)) for _ in range(120)]
+    layer = attn_cli.train(corpus, vectors=vectors, epochs=1).layer
+    assert layer.provenance["vectors"]["limit"] == 60
+    with pytest.raises(attn_cli.WeightsError, match=r"pass vectors='.*test_glove.txt' limit=60 \(the set it was"):
+        attn_cli.explain("the of and", vectors=attn_cli.load_vectors(glove_file), weights=layer)

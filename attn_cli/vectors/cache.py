@@ -269,6 +269,8 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
             raise CorruptCache(reason)
     _check_index(index, words)
     details = {"format": meta["format"], "source": meta["source"]["path"], "cache": str(folder)}
+    if meta["limit"] is not None:  # the set is the file's first `limit` words: a weights file must say so to be met
+        details["limit"] = meta["limit"]
     return Vectors(name=name or meta["name"], words=words, matrix=matrix, lowercase=meta["lowercase"],
                    details=details, stored_index=index, norms=norms)
 
