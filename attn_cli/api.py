@@ -153,10 +153,12 @@ def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: 
 def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: TrainingSettings | None = None,
           corpus_name: str = "sentences", progress: Callable[[Progress], None] | None = None,
           **changes: Any) -> TrainingRun:
-    """Learn W_Q, W_K, W_V and W_O of one layer from `sentences` (the vectors stay frozen); a tenth is held out.
+    """Learn W_Q, W_K, W_V and W_O of one layer from `sentences` (the vectors stay frozen).
 
+    A tenth of the sentences is held out for the final table and another tenth is the validation split that
+    picks the best epoch, so the table scores weights chosen without it.
     `settings` (or keywords: mask="none"|"causal", heads, d_k, positions, seed, epochs, batch_size,
-    learning_rate, softmax_vocab) as `attn-cli train` takes them. The result's `layer` (the best weights,
+    learning_rate, softmax_vocab, max_words) as `attn-cli train` takes them. The result's `layer` (the best weights,
     with their provenance) goes to explain(..., weights=layer) or to a file with layer.save(path);
     `evaluation` holds the held-out table.
     """

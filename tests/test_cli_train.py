@@ -112,8 +112,9 @@ def test_ctrl_c_writes_nothing_unless_asked(run, tmp_path, corpus_text, monkeypa
     path = tmp_path / "layer.npz"
     result = run("train", "-", "--out", str(path), "--epochs", "3", "--softmax-vocab", "3000", input=corpus_text)
     assert result.exit_code == 130 and not path.exists() and result.stdout == ""
-    assert result.stderr == ("attn-cli: warning: interrupted; nothing written (pass --keep-on-interrupt to keep "
-                             "the best weights so far)\n")
+    assert result.stderr == ("attn-cli: warning: interrupted after 1 epoch(s); nothing written (to stop a run early "
+                             "and keep its best weights, run again with --keep-on-interrupt, or ask for fewer "
+                             "--epochs)\n")
     kept = run("train", "-", "--out", str(path), "--epochs", "3", "--softmax-vocab", "3000", "--keep-on-interrupt",
                input=corpus_text)
     assert kept.exit_code == 130
@@ -159,7 +160,7 @@ def test_bad_training_input_is_one_line(run, tmp_path, monkeypatch, args, code, 
 def test_a_held_out_split_with_nothing_to_predict_names_the_fix(run, tmp_path, corpus_text):
     result = run("train", "-", "--out", str(tmp_path / "x.npz"), "--softmax-vocab", "1", input=corpus_text)
     assert result.exit_code == 3 and not (tmp_path / "x.npz").exists()
-    assert "the held-out sentences hold no word among the --softmax-vocab (1) most frequent words" in result.stderr
+    assert "the validation sentences hold no word among the --softmax-vocab (1) most frequent words" in result.stderr
 
 
 def test_the_help_states_the_library_defaults(run):
@@ -205,7 +206,8 @@ def test_a_diverging_run_names_the_learning_rate(run, tmp_path, corpus_text):
 def test_a_corpus_too_small_to_hold_out_names_the_fix(run, tmp_path):
     result = run("train", "-", "--out", str(tmp_path / "x.npz"), input="money bank grows\nriver bank flows\n")
     assert result.exit_code == 3
-    assert "training holds out one sentence in 10 to evaluate on, so it needs at least 10" in result.stderr
+    assert ("training holds out one sentence in 10 to evaluate on and another to choose the best epoch with, so it "
+            "needs at least 20") in result.stderr
 
 
 def test_unreadable_lines_are_skipped_with_one_warning(run, tmp_path, corpus_text):
@@ -226,3 +228,24 @@ def test_the_python_api_trains_and_explains(corpus_text, tmp_path):
     assert load_layer(tmp_path / "api.npz").digest == run.layer.digest
     with pytest.raises(TypeError, match="an iterable of str"):
         attn_cli.train("money bank grows")
+
+
+def test_ctrl_c_after_epochs_that_never_beat_the_start_says_so(run, tmp_path, corpus_text, monkeypatch):
+    from attn_cli.training.trainer import Checkpoint
+
+    interrupt_at(monkeypatch, 2)
+    original = Trainer._check
+
+    def never_better(self, done, *args):  # the start stays best: every epoch's check is worse
+        report = original(self, done, *args)
+        if done == 0:
+            self.best = Checkpoint(0, self.initial, -1.0)
+        return report
+
+    monkeypatch.setattr(Trainer, "_check", never_better)
+    path = tmp_path / "layer.npz"
+    result = run("train", "-", "--out", str(path), "--epochs", "3", "--softmax-vocab", "3000", "--keep-on-interrupt",
+                 input=corpus_text)
+    assert result.exit_code == 130 and not path.exists()
+    assert ("interrupted after 1 epoch(s), none better than the random start on the validation sentences; "
+            "nothing written") in result.stderr

@@ -19,7 +19,7 @@ from attn_cli.engine.attention import AttentionConfig, Projections, draw_project
 from attn_cli.training.learning import batch_loss, layer_forward
 from attn_cli.errors import InputError, SettingsError, VectorsError
 from attn_cli.training.batches import Feed, length_batches
-from attn_cli.training.corpus import is_held_out, read_corpus
+from attn_cli.training.corpus import HELD_OUT, TRAINING, VALIDATION, read_corpus, side_of
 from attn_cli.training.demo import cue_weights, demo_corpus
 from attn_cli.training.settings import DEMO_SETTINGS
 from attn_cli.training.evaluation import projected_layer
@@ -136,14 +136,16 @@ def test_a_sentence_always_falls_on_the_same_side_of_the_split(default_vectors):
     twice = lines + [line.lower().replace(",", "") for line in lines]
     corpus = read_corpus(twice, default_vectors, 200)
     half = len(corpus.sentences) // 2
-    assert corpus.held_out[:half].tolist() == corpus.held_out[half:].tolist()
-    assert 0.04 < corpus.held_out.mean() < 0.2
-    assert is_held_out(["the", "bank"]) == is_held_out(["the", "bank"])
+    assert corpus.sides[:half].tolist() == corpus.sides[half:].tolist()
+    for side in (HELD_OUT, VALIDATION):
+        assert 0.04 < (corpus.sides == side).mean() < 0.2
+    assert (corpus.sides == TRAINING).mean() > 0.7
+    assert side_of(["the", "bank"]) == side_of(["the", "bank"])
 
 
 def test_a_corpus_too_small_to_hold_out_a_tenth_is_refused_with_the_fix(small_vectors):
     with pytest.raises(InputError, match=r"the corpus has 3 usable sentence\(s\) of 5 \(2 had fewer than 2 different "
-                                         r"known words\).*needs at least 10.*add sentences"):
+                                         r"known words\).*needs at least 20.*add sentences"):
         read_corpus(["w1 w2", "w3 w4", "w5 w6 w7", "w8", "qq"], small_vectors, 200)
 
 
@@ -203,9 +205,9 @@ def test_the_same_corpus_and_seed_give_the_same_weights_bit_for_bit(small_vector
     assert not np.array_equal(other.latest.w_q, runs[0].latest.w_q)
 
 
-def test_held_out_sentences_are_never_trained_on(small_vectors, monkeypatch):
+def test_held_out_and_validation_sentences_are_never_trained_on(small_vectors, monkeypatch):
     corpus = read_corpus(random_lines(200, seed=4), small_vectors, 200)
-    held = {tuple(s) for s in corpus.evaluation}
+    held = {tuple(s) for s in corpus.evaluation + corpus.validation}
     trained_on: list[tuple] = []
     original = Feed.batches
 
@@ -227,7 +229,7 @@ def test_progress_history_and_the_best_weights(small_vectors):
     best = trainer.run(heard.append)
     assert [report.epoch for report in trainer.history] == [0, 1, 2]
     assert best is trainer.best
-    assert best.held_out_loss == min(report.held_out.loss for report in trainer.history)
+    assert best.validation_loss == min(report.validation.loss for report in trainer.history)
     assert heard[-1].sentences == heard[-1].total == 2 * len(corpus.training)
     assert [p.epoch_done.epoch for p in heard if p.epoch_done] == [1, 2]
     assert all(a.sentences <= b.sentences for a, b in zip(heard, heard[1:]))
@@ -299,3 +301,19 @@ def test_adam_steps_by_the_learning_rate_against_the_gradient_and_changes_nothin
     for _ in range(2):
         current, state_now = adam_step(current, grads, state_now, settings)
     np.testing.assert_allclose(current[0], x, rtol=1e-12)
+
+
+def test_the_best_epoch_is_chosen_on_validation_and_the_table_scores_the_held_out_split(small_vectors):
+    lines = random_lines(200, seed=5)
+    run = attn_cli.train(lines, vectors=small_vectors, epochs=3, batch_size=4, d_k=8, heads=2, learning_rate=3e-2)
+    trainer, training = run.trainer, run.layer.provenance["training"]
+    validation = [report.validation.loss for report in trainer.history]
+    assert training["best_epoch"] == int(np.argmin(validation))
+    assert training["validation_loss"] == min(validation)
+    assert [entry["validation_loss"] for entry in training["history"]] == validation
+    # the table is the held-out split's, scored apart from the choice: another set of sentences, another loss
+    assert training["held_out_loss"] == run.evaluation.trained.loss != training["validation_loss"]
+    corpus = run.layer.provenance["corpus"]
+    assert corpus["validation_sentences"] == len(run.corpus.validation) > 0
+    assert corpus["held_out_sentences"] == len(run.corpus.evaluation) > 0
+    assert not {tuple(s) for s in run.corpus.validation} & {tuple(s) for s in run.corpus.evaluation}

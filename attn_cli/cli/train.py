@@ -95,7 +95,7 @@ def train(
         return interrupted(training, target, keep_on_interrupt)
     save(run.layer, target)
     if training.best_epoch == 0:
-        warn("training never beat the random start on the held-out sentences, so the file holds the random "
+        warn("training never beat the random start on the validation sentences, so the file holds the random "
              "weights; lower --learning-rate, or add sentences")
     report = {**document_header("train"), "out": str(target),
               "weights": {**run.layer.describe(), "file": str(target)}, "demo": run.demo}
@@ -149,12 +149,21 @@ def save(layer: TrainedLayer, target: Path) -> None:
 
 
 def interrupted(training: Training, target: Path, keep: bool) -> int:
-    """Ctrl-C: keep the best weights so far only when asked (and only if an epoch has ended), then exit 130."""
+    """Ctrl-C: keep the best weights so far only when asked (and only if an epoch beat the start), then exit 130.
+
+    The remedies are for the next run: this one is over, whatever it is told now.
+    """
+    ended = training.epochs_done
     if not keep:
-        fail("interrupted; nothing written (pass --keep-on-interrupt to keep the best weights so far)",
+        fail(f"interrupted after {ended} epoch(s); nothing written (to stop a run early and keep its best weights, "
+             "run again with --keep-on-interrupt, or ask for fewer --epochs)", kind="warning")
+    elif ended == 0:
+        fail("interrupted before the first epoch ended; nothing learnt, nothing written (fewer --epochs will not "
+             "help: an epoch is one pass over the corpus; train on fewer sentences to finish one sooner)",
              kind="warning")
     elif training.best_epoch == 0:
-        fail("interrupted before the first epoch ended; nothing learnt, nothing written", kind="warning")
+        fail(f"interrupted after {ended} epoch(s), none better than the random start on the validation sentences; "
+             "nothing written (lower --learning-rate, or add sentences)", kind="warning")
     else:
         save(training.result().layer, target)
         fail(f"interrupted; wrote the best weights so far (epoch {training.best_epoch}) to {target}", kind="warning")

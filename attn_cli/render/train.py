@@ -18,6 +18,7 @@ def render_train(report: dict, console: Console) -> None:
         f", best epoch {training['best_epoch']}")
     asked = training["epochs_asked"]
     console.print(Text(f"Trained on {corpus['name']}: {corpus['train_sentences']:,} sentences, "
+                       f"{corpus.get('validation_sentences', 0):,} to choose the best epoch, "
                        f"{corpus['held_out_sentences']:,} held out; {training['epochs']} of {asked} "
                        f"epoch{'s' if asked != 1 else ''}{stopped}", style="bold"))
     console.print(f"{weights['layer']['objective']} objective, {weights['layer']['heads']} head(s), "

@@ -1,13 +1,14 @@
-"""A training corpus: sentences as rows of the vector set, split into training and held-out sentences.
+"""A training corpus: sentences as rows of the vector set, split into training, validation and held-out sentences.
 
 Words follow the product's own rule (tokenize.sentence_pieces, through the run's per-word lexicon),
 so a trained layer sees sentences as explain does. Unknown words are skipped without the spelling
 suggestions explain gives (a corpus may hold millions of them); sentences left with fewer than two different
 known words (nothing to predict from) or more than `max_words` are skipped and counted.
 
-The held-out tenth is chosen by a hash of each sentence's words, not by its place in the file, so a
-sentence that occurs twice always falls on the same side: the evaluation never scores a sentence the
-layer was trained on.
+The split is chosen by a hash of each sentence's words, not by its place in the file, so a sentence that
+occurs twice always falls on the same side: the evaluation never scores a sentence the layer was trained
+on. One tenth is held out for the final table; another tenth is the validation split the trainer picks its
+best epoch on, so the table scores weights that were not chosen for doing well on it.
 """
 
 from __future__ import annotations
@@ -23,16 +24,17 @@ from attn_cli.engine.tokenize import has_letters, sentence_pieces
 from attn_cli.errors import InputError
 from attn_cli.vectors.store import Vectors
 
-HELD_OUT_SHARE = 10  # one sentence in ten is held out
-MIN_SENTENCES = 10  # fewer usable sentences leave no held-out tenth
+SHARE = 10  # one sentence in ten is held out, and one in ten is the validation split
+TRAINING, VALIDATION, HELD_OUT = 0, 1, 2  # the sides of the split
+MIN_SENTENCES = 20  # fewer usable sentences leave no held-out or validation tenth
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """Usable sentences (each [n] int rows of the vector set, n >= 2), which are held out, and the counts."""
+    """Usable sentences (each [n] int rows of the vector set, n >= 2), the side each falls on, and the counts."""
 
     sentences: list[np.ndarray]
-    held_out: np.ndarray  # [S] bool
+    sides: np.ndarray  # [S] TRAINING, VALIDATION or HELD_OUT
     fingerprint: str  # blake2b of the text as read (its lines, each ended by "\n"): names the corpus in provenance
     lines: int  # sentences read
     short: int  # skipped: fewer than two different known words
@@ -42,18 +44,27 @@ class Corpus:
 
     @cached_property
     def training(self) -> list[np.ndarray]:
-        return [s for s, held in zip(self.sentences, self.held_out) if not held]
+        return self._side(TRAINING)
+
+    @cached_property
+    def validation(self) -> list[np.ndarray]:
+        """What the trainer picks its best epoch on."""
+        return self._side(VALIDATION)
 
     @cached_property
     def evaluation(self) -> list[np.ndarray]:
-        return [s for s, held in zip(self.sentences, self.held_out) if held]
+        """The held-out sentences the final table scores: never trained on, never used to choose."""
+        return self._side(HELD_OUT)
+
+    def _side(self, side: int) -> list[np.ndarray]:
+        return [sentence for sentence, its in zip(self.sentences, self.sides) if its == side]
 
 
 def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int) -> Corpus:
     """Encode one sentence per line; raises InputError when too few sentences remain for a held-out split."""
     digest = hashlib.blake2b(digest_size=16)
     sentences: list[np.ndarray] = []
-    held_out: list[bool] = []
+    sides: list[int] = []
     read = short = long = unknown = 0
     for line in lines:
         digest.update(line.rstrip("\n").encode("utf-8", "surrogatepass") + b"\n")
@@ -66,8 +77,8 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int) -> Corpu
             long += 1
         else:
             sentences.append(np.array(rows, dtype=np.int64))
-            held_out.append(is_held_out(keys))
-    corpus = Corpus(sentences, np.array(held_out, dtype=bool), digest.hexdigest(), read, short, long, unknown,
+            sides.append(side_of(keys))
+    corpus = Corpus(sentences, np.array(sides, dtype=np.int8), digest.hexdigest(), read, short, long, unknown,
                     sum(len(s) for s in sentences))
     check_split(corpus)
     return corpus
@@ -90,19 +101,21 @@ def known_words(sentence: str, vectors: Vectors) -> tuple[list[str], list[int], 
     return keys, rows, unknown
 
 
-def is_held_out(keys: list[str]) -> bool:
-    """True for about one sentence in HELD_OUT_SHARE, decided by the sentence's words alone."""
+def side_of(keys: list[str]) -> int:
+    """HELD_OUT or VALIDATION for about one sentence in SHARE each, else TRAINING: by the sentence's words alone."""
     digest = hashlib.blake2b(" ".join(keys).encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") % HELD_OUT_SHARE == 0
+    bucket = int.from_bytes(digest, "big") % SHARE
+    return HELD_OUT if bucket == 0 else VALIDATION if bucket == 1 else TRAINING
 
 
 def check_split(corpus: Corpus) -> None:
-    """Refuse a corpus too small to hold out a tenth, or whose sentences all fell on one side."""
+    """Refuse a corpus too small to hold out a tenth and validate on another, or with a side left empty."""
     usable = len(corpus.sentences)
-    held = int(corpus.held_out.sum())
-    if usable < MIN_SENTENCES or held == 0 or held == usable:
+    counts = np.bincount(corpus.sides, minlength=3)
+    if usable < MIN_SENTENCES or not counts.all():
         skipped = f" ({corpus.short:,} had fewer than 2 different known words)" if corpus.short else ""
-        raise InputError(f"the corpus has {usable:,} usable sentence(s) of {corpus.lines:,}{skipped}, {held:,} of "
-                         f"them held out; training holds out one sentence in {HELD_OUT_SHARE} to evaluate on, so "
-                         f"it needs at least {MIN_SENTENCES} (more, in practice: hundreds); add sentences, one "
+        raise InputError(f"the corpus has {usable:,} usable sentence(s) of {corpus.lines:,}{skipped}: "
+                         f"{counts[HELD_OUT]:,} held out, {counts[VALIDATION]:,} to validate on; training holds "
+                         f"out one sentence in {SHARE} to evaluate on and another to choose the best epoch with, "
+                         f"so it needs at least {MIN_SENTENCES} (more, in practice: hundreds); add sentences, one "
                          "per line, in words the vector set knows")

@@ -33,7 +33,7 @@ class DemoCorpus:
     answer_rows: frozenset[int]
 
 
-def demo_corpus(vectors: Vectors, sentences: int = 2_000, pairs: int = 20, fillers: int = 200,
+def demo_corpus(vectors: Vectors, sentences: int = 2_250, pairs: int = 20, fillers: int = 200,
                 seed: int = 0) -> DemoCorpus:
     """Sentences of 6-10 fillers with one cue and its answer, all drawn with default_rng(seed)."""
     rng = np.random.default_rng(seed)

@@ -28,7 +28,7 @@ OBJECTIVE_NAMES = {"others": "masked-word", "causal": "next-word"}  # the layer'
 class TrainingRun:
     """A finished (or interrupted) run: the layer to save, and the held-out table to show."""
 
-    layer: TrainedLayer  # the best weights (lowest held-out loss) with their provenance
+    layer: TrainedLayer  # the best weights (lowest validation loss) with their provenance
     evaluation: Evaluation  # raw attention, the random start and the trained layer on the held-out sentences
     corpus: Corpus
     trainer: Trainer
@@ -65,8 +65,13 @@ class Training:
 
     @property
     def best_epoch(self) -> int:
-        """The epoch of the best weights so far (0: the random start)."""
+        """The epoch of the best weights so far on the validation split (0: the random start)."""
         return self.trainer.best.epoch
+
+    @property
+    def epochs_done(self) -> int:
+        """How many epochs have ended (their validation check done)."""
+        return max(len(self.trainer.history) - 1, 0)
 
     def run(self, progress: Callable[[Progress], None] | None = None) -> TrainingRun:
         """Train every epoch, then evaluate (a KeyboardInterrupt propagates; `result()` still gives the best so
@@ -99,19 +104,22 @@ def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: E
              "seed": config.seed, "scale": config.scale, "similarity": config.similarity,
              "temperature": config.temperature}
     history = [{"epoch": report.epoch, "training_loss": report.training_loss,
-                "held_out_loss": report.held_out.loss} for report in trainer.history]
+                "validation_loss": report.validation.loss} for report in trainer.history]
     provenance = {
         "vectors": {"name": vectors.name, "fingerprint": vectors.fingerprint, "count": vectors.count,
                     "dims": vectors.dims, "default": vectors.name.startswith(f"{DEFAULT_NAME} ("),
                     "limit": vectors.details.get("limit")},
         "corpus": {"name": corpus_name, "fingerprint": corpus.fingerprint, "sentences": corpus.lines,
-                   "train_sentences": len(corpus.training), "held_out_sentences": len(corpus.evaluation),
+                   "train_sentences": len(corpus.training),
+                   "validation_sentences": len(corpus.validation), "held_out_sentences": len(corpus.evaluation),
                    "skipped_short": corpus.short, "skipped_long": corpus.long, "unknown_words": corpus.unknown,
                    "words": corpus.words},
         "training": {"epochs": len(trainer.history) - 1, "epochs_asked": settings.epochs,
                      "best_epoch": trainer.best.epoch, "interrupted": trainer.interrupted,
                      "batch_size": settings.batch_size, "learning_rate": settings.learning_rate,
-                     "softmax_vocab": len(trainer.feed.vocabulary), "held_out_loss": trainer.best.held_out_loss,
+                     "softmax_vocab": len(trainer.feed.vocabulary),
+                     "validation_loss": trainer.best.validation_loss,  # what chose best_epoch
+                     "held_out_loss": evaluation.trained.loss,  # the chosen weights on sentences never used to choose
                      "history": history},
         "evaluation": [{"layer": name, **asdict(getattr(evaluation, name))} for name in ("raw", "random", "trained")],
         "attn_cli_version": __version__,

@@ -1,7 +1,7 @@
-"""The training loop: epochs of shuffled minibatches, Adam steps, a held-out check after every epoch.
+"""The training loop: epochs of shuffled minibatches, Adam steps, a validation check after every epoch.
 
 No printing: progress goes to a callback, which the command line turns into a bar. The trainer keeps
-the best weights so far (lowest held-out loss; the initial weights count as epoch 0) and the latest
+the best weights so far (lowest validation loss; the initial weights count as epoch 0) and the latest
 ones. Ctrl-C (a KeyboardInterrupt, raised in the callback or between steps) propagates to the caller
 with the trainer consistent: every step replaces whole weight sets rather than changing arrays in place,
 so `best` and `latest` are always complete weights of one step.
@@ -30,20 +30,20 @@ from attn_cli.vectors.store import Vectors
 class EpochReport:
     epoch: int  # 0: the initial weights, before any step
     training_loss: float | None  # mean over the epoch's predictions (None for epoch 0)
-    held_out: LayerScore
-    seconds: float  # wall time of the epoch's steps, the held-out check left out (0.0 for epoch 0)
+    validation: LayerScore
+    seconds: float  # wall time of the epoch's steps, the validation check left out (0.0 for epoch 0)
 
 
 @dataclass(frozen=True)
 class Checkpoint:
     epoch: int
     weights: Projections
-    held_out_loss: float
+    validation_loss: float
 
 
 @dataclass(frozen=True)
 class Progress:
-    """What the callback hears after every step, and once more when an epoch's held-out check is done."""
+    """What the callback hears after every step, and once more when an epoch's validation check is done."""
 
     epoch: int  # 1-based
     epochs: int
@@ -75,8 +75,8 @@ class Trainer:
             raise RuntimeError("a Trainer runs once: make a new one to train again")
         self._started = True
         try:
-            if not self._check(0, None, 0.0).held_out.predictions:
-                raise InputError("the held-out sentences hold no word among the ", Option("softmax_vocab"),
+            if not self._check(0, None, 0.0).validation.predictions:
+                raise InputError("the validation sentences hold no word among the ", Option("softmax_vocab"),
                                  f" ({len(self.feed.vocabulary):,}) most frequent words, so nothing can be scored; "
                                  "raise it or add sentences")
             done, adam = 0, adam_start(parameters(self.initial))
@@ -112,12 +112,12 @@ class Trainer:
         return evaluate_layers(self.feed, self.corpus.evaluation, self.initial, self.best.weights)
 
     def _check(self, epoch: int, training_loss: float | None, seconds: float) -> EpochReport:
-        """Score the latest weights on the held-out sentences; keep them when they are the best so far."""
+        """Score the latest weights on the validation sentences; keep them when they are the best so far."""
         weights = self.latest
-        score = score_layer(self.feed, projected_layer(self.feed.config, weights), self.corpus.evaluation)
+        score = score_layer(self.feed, projected_layer(self.feed.config, weights), self.corpus.validation)
         report = EpochReport(epoch, training_loss, score, seconds)
         self.history.append(report)
-        if score.loss < self.best.held_out_loss:
+        if score.loss < self.best.validation_loss:
             self.best = Checkpoint(epoch, weights, score.loss)
         return report
 
