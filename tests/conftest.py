@@ -17,6 +17,9 @@ from attn_cli.engine.attention import AttentionConfig, draw_projections
 from attn_cli.training.weights import TrainedLayer
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
+# A guard against a run that never ends, never a measure of speed: the slowest run here takes seconds, so a
+# loaded machine cannot reach it; only a hang (a read of an endless input, a lost signal) does.
+HANG_SECONDS = 600
 
 
 def gensim_datapath(name: str) -> str:
@@ -148,3 +151,24 @@ def stand_in_layer(vectors, *, heads: int = 1, d_k: int | None = None, mask: str
         "attn_cli_version": attn_cli.__version__,
     }
     return TrainedLayer(projections=weights, layer=layer, provenance=provenance)
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """The one `train --demo --json` run of the session (a few seconds): its report, weights file and stderr."""
+    path = tmp_path_factory.mktemp("demo") / "demo.npz"
+    result = CliRunner().invoke(app, ["train", "--demo", "--out", str(path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout), path, result.stderr
+
+
+def demo_tables(report: dict, width: int) -> list[str]:
+    """The tables `attn-cli train --demo` prints for `report`: the command's own renderer, at `width` columns."""
+    import io
+
+    from attn_cli.render.consoles import draw_literally, report_console, trimmed
+    from attn_cli.render.train import render_train
+
+    buffer = io.StringIO()
+    draw_literally(render_train, report, report_console(file=trimmed(buffer), width=width))
+    return buffer.getvalue().rstrip("\n").splitlines()

@@ -25,6 +25,7 @@ import pytest
 
 from attn_cli.errors import EXIT_CODES
 from attn_cli.vectors import load_vectors
+from conftest import HANG_SECONDS
 
 LONG_WORD = "q" * 100_000
 TEN_THOUSAND_WORDS = " ".join(["bank"] * 10_000)
@@ -425,11 +426,11 @@ def test_ctrl_c_during_an_import_exits_130_and_leaves_nothing_behind(tmp_path, p
     process = subprocess.Popen([sys.executable, "-m", "attn_cli", "explain", "w1 w2", "--vectors", str(path),
                                 "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "ATTN_CLI_CACHE": str(private_cache)})
-    deadline = time.time() + 60
-    while not list((private_cache / "v1").glob(".tmp-*/matrix.npy")) and time.time() < deadline:
+    while not list((private_cache / "v1").glob(".tmp-*/matrix.npy")):  # until the import is under way
+        assert process.poll() is None, "the import ended before it could be interrupted"
         time.sleep(0.01)
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=60)
+    stdout, stderr = process.communicate(timeout=HANG_SECONDS)
     assert process.returncode == 130, stderr
     assert stdout == "" and "Traceback" not in stderr
     assert list((private_cache / "v1").iterdir()) == []  # neither a cache nor a temporary folder

@@ -9,12 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import jsonschema
 import pytest
 
 from attn_cli.cli.fields import available_fields
+from conftest import HANG_SECONDS
 
 CLI = [sys.executable, "-m", "attn_cli"]
 ANSI = "\x1b["
@@ -247,7 +247,7 @@ def test_the_first_line_comes_out_before_the_last_line_goes_in():
         process.stdin.close()
         rest = process.stdout.read().decode()
         assert [d["line"] for d in json_lines(rest)] == [2]
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=HANG_SECONDS) == 0
     finally:
         process.kill()
 
@@ -259,9 +259,8 @@ def test_ctrl_c_keeps_every_line_written_and_exits_130():
             process.stdin.write(b"money bank grows\n")
         process.stdin.flush()
         received = [process.stdout.readline() for _ in range(3)]
-        time.sleep(0.2)
-        process.send_signal(signal.SIGINT)  # while it waits for more input
-        out, err = process.communicate(timeout=30)
+        process.send_signal(signal.SIGINT)  # after three lines, wherever it is: writing them or waiting for more
+        out, err = process.communicate(timeout=HANG_SECONDS)
         assert process.returncode == 130
         lines = b"".join(received + [out]).decode().splitlines(keepends=True)
         complete = [json.loads(line) for line in lines if line.endswith("\n")]
@@ -298,7 +297,7 @@ def test_a_closed_stdout_stops_quietly_with_141(args):
         pass
     process.stdout.read(64)
     process.stdout.close()  # what head does after its lines
-    assert process.wait(timeout=60) == 141
+    assert process.wait(timeout=HANG_SECONDS) == 141
     assert process.stderr.read() == b""
 
 

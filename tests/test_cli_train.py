@@ -12,21 +12,9 @@ import attn_cli
 from attn_cli.training.demo import demo_corpus
 from attn_cli.training.trainer import Trainer
 from attn_cli.training.weights import load_layer
+from conftest import HANG_SECONDS
 
 SENTENCE = "money bank grows"
-
-
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    """One `train --demo --json` run (about 3 s): its report and its weights file."""
-    from typer.testing import CliRunner
-
-    from attn_cli.cli.app import app
-
-    path = tmp_path_factory.mktemp("demo") / "demo.npz"
-    result = CliRunner().invoke(app, ["train", "--demo", "--out", str(path), "--json"])
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout), path, result.stderr
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +31,8 @@ def test_the_demo_learns_to_look_at_the_cue(demo_run, schema_validator):
     table = {row["layer"]: row for row in report["weights"]["evaluation"]}
     assert table["trained"]["loss"] < min(table["raw"]["loss"], table["random"]["loss"])
     assert table["trained"]["accuracy_at_1"] > max(table["raw"]["accuracy_at_1"], table["random"]["accuracy_at_1"])
+    assert table["trained"]["accuracy_at_10"] > max(table["raw"]["accuracy_at_10"], table["random"]["accuracy_at_10"])
+    assert table["trained"]["predictions"] == table["raw"]["predictions"] == table["random"]["predictions"] > 0
     assert stderr == f"attn-cli: wrote {path} in {stderr.split(' in ')[1].split(' s;')[0]} s; see it with: " \
                      f'attn-cli explain "money bank grows" --weights {path}\n'  # no bar in a pipe, nothing skipped
 
@@ -190,7 +180,7 @@ def test_out_may_not_replace_the_corpus_read_from_stdin(tmp_path, corpus_text):
     corpus.write_text(corpus_text)
     with corpus.open("rb") as stdin:
         result = subprocess.run([sys.executable, "-m", "attn_cli", "train", "-", "--out", str(corpus)], stdin=stdin,
-                                capture_output=True, text=True, timeout=120)
+                                capture_output=True, text=True, timeout=HANG_SECONDS)
     assert result.returncode == 2 and "is the CORPUS input" in result.stderr
     assert corpus.read_text() == corpus_text
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from conftest import HANG_SECONDS, demo_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -181,17 +182,23 @@ def _same_line(shown: str, printed: str) -> bool:
 
 
 @pytest.mark.parametrize(("page", "command", "shown"), console_examples(), ids=lambda x: str(x)[:60])
-def test_every_console_example_is_the_real_output(page, command, shown, tmp_path):
+def test_every_console_example_is_the_real_output(page, command, shown, tmp_path, request):
     """Each example's lines are what the command prints (stdout, then stderr): whole, or the parts between
-    `...` in order, the first part at the start and the last at the end unless `...` stands there."""
+    `...` in order, the first part at the start and the last at the end unless `...` stands there.
+
+    `train --demo` is the session's one demo run (conftest.demo_run), drawn by the command's own renderer at 80
+    columns: the demo is trained once per test run."""
     import subprocess
     import sys
 
-    shell = f'attn-cli() {{ "{sys.executable}" -m attn_cli "$@"; }}; {command}'
-    result = subprocess.run(["bash", "-c", shell], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, timeout=60,
-                            env={**os.environ, "COLUMNS": "80", "ATTN_CLI_CACHE": str(tmp_path / "cache")})
-    printed = result.stdout.rstrip("\n").splitlines()
+    if command.startswith("attn-cli train --demo "):
+        printed = demo_tables(request.getfixturevalue("demo_run")[0], width=80)
+    else:
+        shell = f'attn-cli() {{ "{sys.executable}" -m attn_cli "$@"; }}; {command}'
+        result = subprocess.run(["bash", "-c", shell], cwd=tmp_path, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, timeout=HANG_SECONDS,
+                                env={**os.environ, "COLUMNS": "80", "ATTN_CLI_CACHE": str(tmp_path / "cache")})
+        printed = result.stdout.rstrip("\n").splitlines()
     parts: list[list[str]] = [[]]
     for line in shown:
         parts.append([]) if line == "..." else parts[-1].append(line)

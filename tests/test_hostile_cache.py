@@ -273,10 +273,10 @@ KILLED = {  # what a process does while it is killed: a leftover appears, then i
     "download": ("import os\nfrom attn_cli.vectors import gensim_data as g\n"
                  "g.catalogue = lambda deadline: {'glove-test-50': {}}\n"
                  "g.planned_parts, g.listed_size = (lambda name, entry: []), (lambda entry: 0)\n"
-                 "g.store = lambda handle, *rest: (os.write(handle, b'part'), time.sleep(60))\n"
+                 "g.store = lambda handle, *rest: (os.write(handle, b'part'), threading.Event().wait())\n"
                  "g.download('glove-test-50')", "glove-test-50/.glove-test-50-*.part"),
     "fastText .bin.gz": ("from attn_cli.vectors.fasttext import checked_model\n"
-                         "with checked_model(Path(sys.argv[2])):\n    time.sleep(60)", "attn-cli-*.bin"),
+                         "with checked_model(Path(sys.argv[2])):\n    threading.Event().wait()", "attn-cli-*.bin"),
 }
 
 
@@ -290,11 +290,11 @@ def test_what_a_killed_process_leaves_is_listed_and_removed(run, tmp_path, priva
     packed.write_bytes(gzip.compress(Path(gensim_sample("lee_fasttext.bin")).read_bytes()))
     code, pattern = KILLED[kind]
     where = {"import": private_cache, "download": Path(os.environ["GENSIM_DATA_DIR"])}.get(kind, scratch)
-    process = subprocess.Popen([sys.executable, "-c", f"import sys, time\nfrom pathlib import Path\n{code}",
+    process = subprocess.Popen([sys.executable, "-c", f"import sys, threading\nfrom pathlib import Path\n{code}",
                                 str(big), str(packed)], env=os.environ.copy())
-    deadline = time.time() + 60
-    while not any(p.stat().st_size for p in where.glob(pattern)) and time.time() < deadline and process.poll() is None:
-        time.sleep(0.01)  # until the leftover holds something
+    while not any(p.stat().st_size for p in where.glob(pattern)):  # until the leftover holds something
+        assert process.poll() is None, "the process ended before it could be killed"
+        time.sleep(0.01)
     process.kill()
     process.wait()
     [left] = [p.parent if kind == "import" else p for p in where.glob(pattern)]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import gensim_datapath
+from conftest import HANG_SECONDS, gensim_datapath
 
 CLI = [sys.executable, "-m", "attn_cli"]
 FASTTEXT = Path(gensim_datapath("crime-and-punishment.bin"))  # 19,619 bytes, the newer layout: 291 words x 5
@@ -40,8 +40,8 @@ def start(*args: str, limit_file_bytes: int | None = None) -> subprocess.Popen:
                             env=os.environ, preexec_fn=limit)
 
 
-def ended(process: subprocess.Popen, timeout: float = 30) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) once the run ends; a run still going after `timeout` s fails the test."""
+def ended(process: subprocess.Popen, timeout: float = HANG_SECONDS) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) once the run ends; a run that hangs fails the test."""
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -108,7 +108,7 @@ def test_endless_input_without_a_line_end_stops_at_the_line_cap(args):
         process = subprocess.Popen([*CLI, *args, "--json"], stdin=zeros, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
     source = "stdin" if args[-1] == "-" else "/dev/zero"
-    assert_one_error(ended(process, timeout=20), 3, f"line 1 of {source} is longer than 1 MiB, which no sentence is "
+    assert_one_error(ended(process), 3, f"line 1 of {source} is longer than 1 MiB, which no sentence is "
                                                     "(it holds NUL bytes: binary data, not text)")
 
 
@@ -168,7 +168,7 @@ def test_one_endless_line_in_a_gzip_stops_at_the_line_cap(tmp_path):
     """A 1.5 MB .txt.gz holding one 1.5 GB line took 182 s and 6.4 GB: the 1 MiB cap applies to the inflated
     stream as it is read (fixed with issue 14.6; kept here as a case of the catalogue)."""
     path = fasttext_file(tmp_path, zeros_gzip(b"the 0.1 0.2\n", 16 << 20), "long.txt.gz")
-    outcome = ended(start("explain", "the", "--vectors", str(path), "--json"), timeout=20)
+    outcome = ended(start("explain", "the", "--vectors", str(path), "--json"))
     assert_one_error(outcome, 4, "line 2: longer than 1 MiB")
 
 
@@ -257,7 +257,7 @@ def test_a_download_has_an_overall_deadline(mirror, monkeypatch):
     """A server sending a byte every 0.2 s (50 s in the field) kept a download alive for as long as it liked."""
     mirror()
     monkeypatch.setenv("ATTN_CLI_DOWNLOAD_TIMEOUT", "1.5")
-    outcome = ended(start("vectors", "download", "drip-model-1", "--json"), timeout=20)
+    outcome = ended(start("vectors", "download", "drip-model-1", "--json"))
     assert_one_error(outcome, 4, "took longer than the 1.5 s ATTN_CLI_DOWNLOAD_TIMEOUT allows")
     assert not list(Path(os.environ["GENSIM_DATA_DIR"]).rglob("*.gz"))
 
@@ -311,7 +311,7 @@ def test_a_named_pipe_as_vectors_is_one_clear_error(tmp_path):
     """A FIFO nobody writes to blocked the run in open(); one fed once was read up by the format check."""
     fifo = tmp_path / "vectors.fifo"
     os.mkfifo(fifo)
-    assert_one_error(ended(start("explain", "money bank", "--vectors", str(fifo), "--json"), timeout=20), 4,
+    assert_one_error(ended(start("explain", "money bank", "--vectors", str(fifo), "--json")), 4,
                      "is not a regular file (a pipe or a device)")
 
 
@@ -326,7 +326,7 @@ def test_a_pipe_or_device_as_vectors_is_one_clear_error(source):
     process = subprocess.Popen([*CLI, "explain", "money bank", "--vectors", path, "--json"], stdin=reading,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(reading,))
     os.close(reading)
-    assert_one_error(ended(process, timeout=20), 4, f"{path} is not a regular file (a pipe or a device)")
+    assert_one_error(ended(process), 4, f"{path} is not a regular file (a pipe or a device)")
 
 
 def test_a_file_name_that_is_not_utf8_works(run, tmp_path):

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import HANG_SECONDS
 
 SENTENCES = "money bank grows\nriver bank flows\n"
 
@@ -72,7 +73,7 @@ def test_a_fifo_receives_the_page_and_stays_a_fifo(run, tmp_path):
     reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
     reader.start()
     result = run("explain", "money bank grows", "--html", str(fifo))
-    reader.join(timeout=10)
+    reader.join(timeout=HANG_SECONDS)
     assert result.exit_code == 0 and stat.S_ISFIFO(fifo.stat().st_mode)
     assert received and received[0].startswith(b"<!DOCTYPE html>")
 
@@ -84,7 +85,7 @@ def test_a_picture_pointed_at_the_file_on_stdin_is_refused(sentences):
 
     with sentences.open("rb") as stdin:
         result = subprocess.run([sys.executable, "-m", "attn_cli", "explain", "-", "--html", str(sentences)],
-                                stdin=stdin, capture_output=True, text=True, timeout=60)
+                                stdin=stdin, capture_output=True, text=True, timeout=HANG_SECONDS)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (f"attn-cli: error: --html {sentences} is the stdin input; writing it would replace "
                              "it, so give --html another file name\n")

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import attn_cli
 from attn_cli.errors import literal
+from conftest import HANG_SECONDS
 
 HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff]")
 MARKUP = "[link=https://evil.example]click-me[/link]"
@@ -136,6 +137,6 @@ def test_an_undecodable_byte_in_a_sentence_argument_is_an_unknown_word(tmp_path,
     for command in ([b"explain", b"money bank \xff", b"--json"], [b"compare", b"money bank \xff", b"river bank",
                                                                     b"--word", b"ba\xffnk"]):
         result = subprocess.run([sys.executable.encode(), b"-m", b"attn_cli", *command, b"--vectors",
-                                 str(evil_file).encode()], capture_output=True, env=env, timeout=60)
+                                 str(evil_file).encode()], capture_output=True, env=env, timeout=HANG_SECONDS)
         assert result.returncode in (0, 3) and b"internal error" not in result.stderr, result.stderr
     assert b"\\udcff" in result.stderr  # compare names the --word it cannot find, the byte as its escape

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import HANG_SECONDS
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "tutorial.ipynb"
 # the results the notebook makes, and the command line that must print the same document
@@ -28,7 +29,7 @@ def executed():
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     dump = "import json\nprint(json.dumps({" + ", ".join(f"{name!r}: {name}.to_json()" for name in SAME_AS_CLI) + "}))"
     notebook.cells.append(nbformat.v4.new_code_cell(dump))
-    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
+    nbclient.NotebookClient(notebook, timeout=HANG_SECONDS, kernel_name="python3",
                             resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
     return notebook
 

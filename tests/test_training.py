@@ -20,8 +20,7 @@ from attn_cli.training.learning import batch_loss, layer_forward
 from attn_cli.errors import InputError, SettingsError, VectorsError
 from attn_cli.training.batches import Feed, length_batches
 from attn_cli.training.corpus import HELD_OUT, TRAINING, VALIDATION, read_corpus, side_of
-from attn_cli.training.demo import cue_weights, demo_corpus
-from attn_cli.training.settings import DEMO_SETTINGS
+from attn_cli.training.demo import demo_corpus
 from attn_cli.training.evaluation import projected_layer
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.training.trainer import Progress, Trainer
@@ -259,19 +258,6 @@ def test_an_interrupt_leaves_the_best_and_latest_weights_readable(small_vectors)
 
 
 # --- the demonstration ----------------------------------------------------------------------------------------
-
-
-def test_training_on_the_demo_learns_to_attend_from_the_answer_to_its_cue(default_vectors):
-    demo = demo_corpus(default_vectors)
-    corpus = read_corpus(demo.lines, default_vectors, DEMO_SETTINGS.max_words)
-    trainer = Trainer(default_vectors, corpus, DEMO_SETTINGS)
-    trainer.run()
-    weights = cue_weights(trainer, demo)
-    assert weights["raw"] < 0.3 and weights["random"] < 0.3 < 0.8 < weights["trained"]
-    scores = trainer.evaluate()
-    assert scores.trained.loss < min(scores.raw.loss, scores.random.loss)
-    assert scores.trained.accuracy_at_10 > max(scores.raw.accuracy_at_10, scores.random.accuracy_at_10)
-    assert scores.trained.predictions == scores.raw.predictions == scores.random.predictions > 0
 
 
 def test_the_demo_needs_a_vector_set_with_enough_common_words(small_vectors):
