@@ -35,8 +35,9 @@ _LINE_BREAKS = (("\u0085".encode(), b"\\u0085"), ("\u2028".encode(), b"\\u2028")
 def write_json(document: dict, stream: TextIO | None = None) -> None:
     """One JSON document and a newline, written whole or not at all, flushed so a pipe sees it at once."""
     stream = stream or sys.stdout
-    if _survey(document)[0] <= STREAM_ABOVE:
-        _write_bytes(encode(document) + b"\n", stream)
+    numbers, as_is = _survey(document)
+    if numbers <= STREAM_ABOVE:
+        _write_bytes(_encoded(document, as_is) + b"\n", stream)
     else:
         import tempfile  # only a large document pays for its import (~8 ms: random, hashlib)
 
@@ -57,7 +58,12 @@ def dumps(document: dict) -> str:
 
 def encode(value: Any) -> bytes:
     """The value as JSON bytes: orjson's, NaN refused, line-breaking characters escaped."""
-    if not _survey(value)[1]:
+    return _encoded(value, _survey(value)[1])
+
+
+def _encoded(value: Any, as_is: bool) -> bytes:
+    """`encode` of a value already surveyed: `as_is` says whether orjson can write its arrays as they stand."""
+    if not as_is:
         value = _widened(value)
     try:
         encoded = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
@@ -72,21 +78,39 @@ def encode(value: Any) -> bytes:
 def _survey(value: Any) -> tuple[int, bool]:
     """(how many numbers the value's arrays hold, whether orjson can write every array as it stands: float64 or
     integer, C-contiguous); a NaN anywhere, or an infinite float outside an array, raises ValueError, as orjson
-    would write it as null."""
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f" and np.isnan(value).any():
-            raise ValueError("refusing to write NaN to JSON")
-        return value.size, value.dtype in _WRITTEN_AS_IS and value.flags.c_contiguous
-    if isinstance(value, float):
-        if not math.isfinite(value):  # only an array's infinite cells (masked logits) are written, as null
-            raise ValueError(f"refusing to write {value} to JSON")
-        return 0, True
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    would write it as null.
+
+    A document is a few thousand small values (per-token records), so it is walked with a stack and each
+    container's items are checked in its own loop: no call per value, which made the walk cost six times
+    what orjson takes to write the document.
+    """
     count, clean = 0, True
-    for item in items:
-        numbers, fine = _survey(item)
-        count, clean = count + numbers, clean and fine
+    pending: list[Any] = [[value]]  # the value itself may be a float
+    while pending:
+        node = pending.pop()
+        if isinstance(node, np.ndarray):
+            numbers, fine = _survey_array(node)
+            count, clean = count + numbers, clean and fine
+            continue
+        for item in node.values() if isinstance(node, dict) else node:
+            kind = type(item)
+            if kind is float:
+                if not math.isfinite(item):  # only an array's infinite cells (masked logits) are written, as null
+                    raise ValueError(f"refusing to write {item} to JSON")
+            elif kind is str or kind is int or item is None or kind is bool:
+                continue
+            elif kind is dict or kind is list or kind is tuple or kind is np.ndarray:
+                pending.append(item)
+            elif isinstance(item, (float, dict, list, tuple, np.ndarray)):  # a subclass: the slow, general path
+                pending.append(item if not isinstance(item, float) else [float(item)])
     return count, clean
+
+
+def _survey_array(array: np.ndarray) -> tuple[int, bool]:
+    """(its numbers, whether orjson writes it as it stands); a NaN raises ValueError."""
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        raise ValueError("refusing to write NaN to JSON")
+    return array.size, array.dtype in _WRITTEN_AS_IS and array.flags.c_contiguous
 
 
 _WRITTEN_AS_IS = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
