@@ -336,7 +336,7 @@ def _top_of_rows(flat: np.ndarray, k: int) -> np.ndarray:
     """top_indices of the rows of a matrix: [m, n] -> [m, min(k, n)]."""
     m, n = flat.shape
     if k < n:
-        candidates = np.sort(np.argpartition(-flat, k - 1, axis=-1)[:, :k], axis=-1)  # [m, k]
+        candidates = np.sort(np.argpartition(flat, n - k, axis=-1)[:, n - k:], axis=-1)  # [m, k], no negated copy
         kth = np.take_along_axis(flat, candidates, axis=-1).min(axis=-1, keepdims=True)  # [m, 1]: k-th largest
         crowded = np.flatnonzero((flat >= kth).sum(axis=-1) > k)  # rows with more ties at kth than places
         if len(crowded):
