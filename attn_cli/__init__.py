@@ -6,8 +6,8 @@ The public API (documented in docs/python-api.md):
     result = attn_cli.explain("money bank grows")
     result.weights, result.to_dict(), result.to_html("report.html")
 
-Names are imported on first use, so `attn-cli --version` and the cached paths
-stay fast: numpy and the engine load only when a function is called.
+Names are imported on first use (PEP 562), so `import attn_cli` alone loads
+neither numpy nor the engine; the command line imports them as it starts.
 """
 
 from __future__ import annotations

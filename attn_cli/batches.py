@@ -1,8 +1,9 @@
 """Many sentences in one run: `explain_many` and `trace_many`, lazy iterators of results in input order.
 
 A corpus is read a group of lines at a time. Each group's sentences are tokenized, and those that pass are
-attended together (the sentences of one length as one stack, one neighbour search for the group), so a
-batch makes a few numpy calls per stack instead of a few hundred per sentence. A group's results are handed
+attended together (the sentences of one length as one stack, one neighbour search per run of at most
+GROUP_CELLS numbers, usually the whole group), so a batch makes a few numpy calls per stack instead of a
+few hundred per sentence. A group's results are handed
 out before the next group is read, so memory stays flat in the number of lines. A line that cannot be
 attended (empty, every word unknown, too long, a refused mask) yields a `LineError` carrying its number
 and message instead of ending the run; the command line's batch mode is a loop over these functions.

@@ -1,7 +1,8 @@
 """One declaration per setting: its type, default, allowed values and one line of help, in one place.
 
-A settings dataclass (the engine's `LayerSettings`, the API's `Settings`, `TrainingSettings`, `LoadOptions`)
-declares each field with `setting(...)`. Everything else is derived from that declaration, so adding a
+A settings dataclass (the engine's `LayerSettings`, the API's `Settings`, `TrainingSettings`) declares each
+field with `setting(...)` (the weights file and the vector-loading options are load_vectors' keywords, not
+attention settings). Everything else is derived from that declaration, so adding a
 setting is one edit: the API keyword is the field, `check_declared` refuses a bad value with a message
 naming the keyword, the command line builds its option (name, type, choices, metavar, help) from
 `declarations()`, and the JSON `settings` block is the engine config's fields.

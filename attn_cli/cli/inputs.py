@@ -1,6 +1,6 @@
 """Where sentences come from: an argument, `-` for stdin, or a file; one sentence per non-blank line.
 
-Kept apart from cli.py so every command reads its input the same way. Lines are
+Kept apart from cli/app.py so every command reads its input the same way. Lines are
 read as bytes, as they arrive, so a batch streams (the first sentence is processed
 before the last one arrives) and a line that is not UTF-8, or not the JSON object
 `--input-format jsonl` expects, is reported with its number instead of ending the run.

@@ -1,6 +1,6 @@
 """`attn-cli vectors import|info|list|remove|download`: manage vector sets and the cache.
 
-Thin like cli.py: each command resolves its input, calls the vectors library,
+Thin like cli/app.py: each command resolves its input, calls the vectors library,
 builds one report document and either writes it as JSON or prints it.
 """
 

@@ -2,8 +2,9 @@
 
 `explain_document` turns tokens, an `AttentionResult` and its analysis into plain
 dicts, lists, strings and floats, with matrices kept as numpy arrays (the JSON
-writer streams them row by row). The JSON output writes it as is; the terminal
-renderer reads the same document, so the tables and the JSON cannot disagree.
+writer encodes them directly, and a row at a time past STREAM_ABOVE numbers).
+The JSON output writes it as is; the terminal renderer reads the same document,
+so the tables and the JSON cannot disagree.
 """
 
 from __future__ import annotations

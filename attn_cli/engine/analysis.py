@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-try:  # CPython's own blake2b, which hashlib wraps: without loading OpenSSL, ~2 ms of every warm run
+try:  # CPython's own blake2b, which hashlib wraps: this module alone does not load OpenSSL
     from _blake2 import blake2b
 except ImportError:  # another Python
     from hashlib import blake2b

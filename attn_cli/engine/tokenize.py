@@ -20,7 +20,7 @@ from attn_cli.errors import InputError, Option, shorten
 from attn_cli.vectors.store import Vectors
 
 OOV_POLICIES = ("skip", "error", "zero")
-DEFAULT_MAX_TOKENS = 1000  # 1,000 tokens need ~60 MB of matrices; 5,000 about 1.5 GB (docs/limits.md)
+DEFAULT_MAX_TOKENS = 1000  # peak ~90 MB + 32 x heads x n^2 bytes: ~0.2 GB at 1,000 tokens (docs/limits.md)
 _TOKEN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
 _CLITIC = re.compile(r"(\w.*?)(n['’]t|['’](?:s|re|ll|ve|d|m))", re.IGNORECASE)  # bank's, don't, we're
 _SUGGESTION_POOL = 50_000  # suggestions come from the most frequent words only
@@ -32,7 +32,7 @@ class Token:
     """One token that takes part in attention."""
 
     text: str  # as typed
-    key: str | None  # the vocabulary entry used, None when out of vocabulary (zero vector)
+    key: str | None  # the vocabulary entry used; None when out of vocabulary (zero vector, or fastText's n-grams)
     position: int  # index among all tokens of the sentence, dropped ones included
 
     @property

@@ -54,7 +54,7 @@ def trimmed(stream: TextIO) -> TextIO:
 
 
 def draw_literally(draw: Callable[[dict, Console], None], document: dict, console: Console) -> None:
-    """Draw a report with every text that came from input made literal first (literal.py): the one way
+    """Draw a report with every text that came from input made literal first (errors.literal): the one way
     tables reach a console, from the command line and from Python alike."""
     draw(literal_document(document), console)
 

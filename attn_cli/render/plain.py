@@ -40,7 +40,7 @@ def plain_records(report: dict) -> str:
 
 def cell_text(value) -> str:
     """A cell as text: '' for none, tabs and line breaks in free text turned into spaces, other control and
-    bidi characters into their escapes (literal.py)."""
+    bidi characters into their escapes (errors.literal)."""
     if value is None:
         return ""
     if isinstance(value, float):

@@ -2,7 +2,8 @@
 
 The command line and the Python API (`attn_cli.train`, `prepare_training`) both come here, so a layer trained either way
 carries the same provenance: the vector set's fingerprint, the corpus's, the settings, the epochs and
-the held-out table. Timings are left out of the file, so the same inputs and seed give the same file.
+the held-out table. Timings are left out of the file, so the same inputs, seed and number of BLAS threads
+give the same file (another thread count changes the last digits: docs/train.md).
 """
 
 from __future__ import annotations

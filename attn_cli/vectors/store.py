@@ -1,7 +1,8 @@
 """`Vectors`: a vocabulary and its matrix, whatever file they came from.
 
-Every source (the embedded default, a GloVe or word2vec file read by gensim)
-ends up as one of these, so the rest of the tool never knows about formats.
+Every source (the embedded default, a GloVe or word2vec file imported into the
+cache, a fastText .bin or a gensim model read through gensim) ends up as one of
+these, so the rest of the tool never knows about formats.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 `warm_vectors` finds the cache folder for this exact file, checks it and maps it.
 Everything else, a missing set to import, a corrupt one to report and rebuild, the
 leftovers to sweep, a cache that cannot be written, is importer.py's life cycle,
-imported only when this finds nothing to serve: a warm run never loads the cache
-writers, the parsers, tempfile, shutil or the progress bar.
+imported only when this finds nothing to serve: a warm run never loads the
+importer, the parsers (readers, textparse), the leftovers sweep, tempfile or the
+progress bar.
 """
 
 from __future__ import annotations
