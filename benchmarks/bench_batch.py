@@ -31,9 +31,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_vectors import PYTHON, run  # noqa: E402  (same folder: the shared process timer)
-
-from attn_cli.vectors.cache import Fingerprint, cache_root  # noqa: E402
+from bench_vectors import PYTHON, run, synthetic_set  # noqa: E402  (same folder: the process timer, the set)
 
 VOCABULARY_DRAWN = 20_000
 THIS_TREE = str(Path(__file__).resolve().parent.parent)
@@ -103,11 +101,7 @@ def main() -> None:
         os.chdir(scratch)
         env = {**os.environ, "ATTN_CLI_CACHE": str(scratch / "cache")}
         os.environ["ATTN_CLI_CACHE"] = env["ATTN_CLI_CACHE"]
-        stand_in = scratch / "synthetic.txt"  # the cache is keyed to this small file
-        stand_in.write_text("money 1 2\n")
-        folder = cache_root() / "v1" / Fingerprint.of(stand_in).key("glove", None)
-        subprocess.run([PYTHON, str(Path(__file__).parent / "bench_vectors.py"), "--make-cache", str(folder),
-                        str(args.words), str(args.dims), str(stand_in)], check=True)
+        stand_in = synthetic_set(scratch, args.words, args.dims)
         vectors = ["--vectors", str(stand_in)]
         batch = scratch / "batch.txt"
         drawn = min(VOCABULARY_DRAWN, args.words)

@@ -32,8 +32,8 @@ from pathlib import Path
 
 THIS_TREE = str(Path(__file__).resolve().parent.parent)
 sys.path.insert(0, THIS_TREE)  # this checkout's attn_cli, whatever is installed
-
-from attn_cli.vectors.cache import Fingerprint, cache_root  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_vectors import synthetic_set  # noqa: E402  (same folder: the cached synthetic set)
 
 PYTHON = sys.executable
 BASELINE = 'python -c "import numpy" (baseline)'
@@ -83,11 +83,7 @@ def main() -> None:
         env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(scratch_path / "pycache")  # one per source path: trees do not collide
         env["ATTN_CLI_CACHE"] = os.environ["ATTN_CLI_CACHE"] = str(scratch_path / "cache")
-        stand_in = scratch_path / "synthetic.txt"  # the cache is keyed to this small file
-        stand_in.write_text("money 1 2\n")
-        folder = cache_root() / "v1" / Fingerprint.of(stand_in).key("glove", None)
-        subprocess.run([PYTHON, str(Path(__file__).parent / "bench_vectors.py"), "--make-cache", str(folder),
-                        str(args.words), str(args.dims), str(stand_in)], check=True)
+        stand_in = synthetic_set(scratch_path, args.words, args.dims)
 
         commands: dict[tuple[str, str], tuple[list[str], dict[str, str]]] = {
             (name, ""): (command, env) for name, command in baselines().items()}

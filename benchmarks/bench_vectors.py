@@ -84,6 +84,18 @@ def direct_cache(folder: Path, words: int, dims: int, source: Path) -> None:
         "duplicates": 0, "first_duplicates": [], "bad_lines": 0, "first_bad_lines": [], "invalid_utf8_words": 0}))
 
 
+def synthetic_set(scratch: Path, words: int, dims: int, name: str = "synthetic.txt") -> Path:
+    """A small stand-in file in `scratch` whose cache (under $ATTN_CLI_CACHE, which the caller sets) holds a
+    random `words` x `dims` set: `--vectors STAND_IN` then serves it warm. Written by a child process, so the
+    caller stays small (a child's peak RSS starts at its parent's)."""
+    stand_in = scratch / name
+    stand_in.write_text("money 1 2\n")
+    folder = cache_root() / "v1" / Fingerprint.of(stand_in).key("glove", None)
+    subprocess.run([PYTHON, str(Path(__file__).resolve()), "--make-cache", str(folder), str(words), str(dims),
+                    str(stand_in)], check=True)
+    return stand_in
+
+
 def table(title: str, samples: dict[str, list[tuple[float, float]]], baseline: str) -> None:
     base = statistics.median(t for t, _ in samples[baseline])
     print(f"\n{title}\n")
@@ -140,13 +152,8 @@ def main() -> None:
                         "kv = KeyedVectors(v.dims); kv.add_vectors(list(v.words), np.asarray(v.matrix)); "
                         "kv.save(sys.argv[2])", str(text), str(kv)], check=True, env=env)
         big_env = {**os.environ, "ATTN_CLI_CACHE": str(scratch / "big")}
-        stand_in = scratch / "glove.840B.stand-in.txt"  # the 2.2 M cache is keyed to this small file
-        stand_in.write_text("money 1 2\n")
         os.environ["ATTN_CLI_CACHE"] = big_env["ATTN_CLI_CACHE"]
-        folder = cache_root() / "v1" / Fingerprint.of(stand_in).key("glove", None)
-        # in a child process, so this one stays small: a child's peak RSS starts at its parent's
-        subprocess.run([PYTHON, __file__, "--make-cache", str(folder), str(args.big), str(args.dims), str(stand_in)],
-                       check=True)
+        stand_in = synthetic_set(scratch, args.big, args.dims, "glove.840B.stand-in.txt")
         explain = [PYTHON, "-m", "attn_cli", "explain", SENTENCE, "--json", "--vectors"]
         commands = {
             'python -c "import numpy" (baseline)': ([PYTHON, "-c", "import numpy"], None),
