@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import MISSING, dataclass, field, fields, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from attn_cli.declared import CHOICE, NAMES, WHOLE, check_declared, declarations, setting
@@ -89,9 +90,9 @@ class Settings(LayerSettings):
         """The weights file still to be read (a path given as `weights`), else None."""
         return self.weights if isinstance(self.weights, (str, os.PathLike)) else None
 
-    @property
+    @cached_property
     def attention(self) -> AttentionConfig:
-        """The engine's configuration of the attention layer."""
+        """The engine's configuration of the attention layer (made and checked once: a batch asks per line)."""
         if self.layer is not None:
             return self.layer.config()
         return AttentionConfig(**{name: getattr(self, name) for name in declarations(LayerSettings)})
