@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection
 
 import numpy as np
@@ -305,7 +305,8 @@ def call_text(function: str, arguments: list[Any], settings: Settings) -> str:
     """`attn_cli.explain('money bank grows', heads=4)`: the arguments and the settings that differ from the defaults."""
     defaults, layer = Settings(), settings.layer
     adopted = {} if layer is None else {**layer.settings(), "weights": layer.source or "FILE"}  # all from the file
-    changed = [f"{name}={adopted.get(name, value)!r}" for name, value in vars(settings).items()
+    values = {item.name: getattr(settings, item.name) for item in fields(settings)}
+    changed = [f"{name}={adopted.get(name, value)!r}" for name, value in values.items()
                if not name.startswith("_") and getattr(defaults, name) != value
                and (name == "weights" or name not in adopted)]
     return f"attn_cli.{function}({', '.join([*map(repr, arguments), *changed])})"
