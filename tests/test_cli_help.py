@@ -108,7 +108,9 @@ def test_every_example_in_the_help_runs(run, words, tmp_path, monkeypatch):
     (tmp_path / "corpus.txt").write_text("".join(f"the river bank {word} flows past the old mill\n"
                                                  for word in ("slowly", "quickly", "gently", "again", "today",
                                                               "north", "south", "east", "west", "home", "away",
-                                                              "down", "up", "there", "here", "now")))
+                                                              "down", "up", "there", "here", "now", "late", "early",
+                                                              "once", "twice", "often", "never", "always", "soon",
+                                                              "still", "yet", "far", "near", "again and again")))
     fetched = tmp_path / "model.gz"
     fetched.write_bytes(b"")
     monkeypatch.setattr(gensim_data, "download", lambda name, show_progress=True: fetched)  # no network here
