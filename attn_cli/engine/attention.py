@@ -188,11 +188,6 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
     return np.divide(scaled, norms, out=np.zeros(x.shape, dtype=dtype), where=norms > 0)
 
 
-def causal_mask(n_q: int, n_k: int) -> np.ndarray:
-    """True where query i may look at key j (j <= i): [n_q, n_k] bool."""
-    return np.tril(np.ones((n_q, n_k), dtype=bool))
-
-
 def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) -> np.ndarray:
     """The keys each query may see under a mask name (one of MASKS): [.., n_q, n_k] bool, True = visible.
 
@@ -204,7 +199,7 @@ def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) ->
     """
     n_q, n_k = query_words.shape[-1], key_words.shape[-1]
     if mask == "causal":
-        return causal_mask(n_q, n_k)
+        return np.tril(np.ones((n_q, n_k), dtype=bool))
     if mask == "others":
         return query_words[..., :, None] != key_words[..., None, :]
     return np.ones((n_q, n_k), dtype=bool)
@@ -426,27 +421,23 @@ def sentence_cells(embeddings: np.ndarray, heads: int) -> int:
     return heads * n * n + n * d
 
 
+STACKED = ("query_inputs", "context_inputs", "queries", "keys", "values", "scores", "logits", "weights",
+           "head_outputs", "outputs")  # the arrays a stack leads with B (its mask and codes may be shared)
+
+
 def as_stack(result: AttentionResult) -> AttentionResult:
     """One sentence's result as a stack of one: each array led by 1 (its mask and codes stay as shared)."""
-    return replace(result, query_inputs=result.query_inputs[None], context_inputs=result.context_inputs[None],
-                   queries=result.queries[None], keys=result.keys[None], values=result.values[None],
-                   scores=result.scores[None], logits=result.logits[None], weights=result.weights[None],
-                   head_outputs=result.head_outputs[None], outputs=result.outputs[None])
+    return replace(result, **{name: getattr(result, name)[None] for name in STACKED})
 
 
 def unstack(result: AttentionResult) -> list[AttentionResult]:
     """A stacked result (arrays leading with B) as B results of one sentence each, their arrays views of its."""
-    def part(array: np.ndarray | None, i: int, rank: int) -> np.ndarray | None:
-        return array if array is None or array.ndim < rank else array[i]  # shared (a mask of [n_q, n_k]) or own
+    def part(array: np.ndarray | None, i: int) -> np.ndarray | None:
+        return array if array is None or array.ndim < 3 else array[i]  # shared (a mask of [n_q, n_k]) or own
 
-    return [AttentionResult(
-        config=result.config, query_inputs=result.query_inputs[i], context_inputs=result.context_inputs[i],
-        queries=result.queries[i], keys=result.keys[i], values=result.values[i], scores=result.scores[i],
-        logits=result.logits[i], weights=result.weights[i], head_outputs=result.head_outputs[i],
-        outputs=result.outputs[i], scale_factor=result.scale_factor, projections=result.projections,
-        self_attention=result.self_attention, visible=part(result.visible, i, 3),  # type: ignore[arg-type]
-        query_codes=part(result.query_codes, i, 3), context_codes=part(result.context_codes, i, 3),
-    ) for i in range(len(result.outputs))]
+    return [replace(result, **{name: getattr(result, name)[i] for name in STACKED},
+                    visible=part(result.visible, i), query_codes=part(result.query_codes, i),  # type: ignore[arg-type]
+                    context_codes=part(result.context_codes, i)) for i in range(len(result.outputs))]
 
 
 def reattend(result: AttentionResult, projections: Projections) -> AttentionResult:

@@ -67,7 +67,7 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
     weights = result.weights[head, index]  # [n_k]
     exps, shift = displayed_exps(logits)
     total = np.zeros(result.d_head)
-    visible = visible_keys(result, index)
+    visible = result.visible[index]
     keys = []
     for j, text in enumerate(texts[: logits.shape[0]]):
         term = weights[j] * result.values[head, j]  # [d_head]
@@ -147,7 +147,7 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
     After W_O, several heads' differently weighted sums are mixed: the final vector is then
     usually no weighted mix of the mapped values v_j W_O at all, which `affine_miss` measures.
     """
-    visible = visible_keys(result, index)
+    visible = result.visible[index]
     inside, dims = 0, 0
     for head in range(result.n_heads):
         output = result.head_outputs[head, index]
@@ -176,11 +176,6 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
     return note
 
 
-def visible_keys(result: AttentionResult, index: int) -> np.ndarray:
-    """The keys query `index` may see: [n_k] bool, its row of the result's visible matrix."""
-    return result.visible[index]
-
-
 def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:
     """Per coordinate: min_j rows[j] <= point <= max_j rows[j] (up to rounding): [d] bool."""
     slack = tolerance * (1.0 + np.max(np.abs(rows), axis=0))
@@ -205,7 +200,7 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
                     texts: list[str]) -> list[dict]:
     """A saturated (one-hot) or flat (uniform) row, with the weights a suggested setting would give."""
     logits = result.logits[head, index]
-    visible = np.flatnonzero(visible_keys(result, index))
+    visible = np.flatnonzero(result.visible[index])
     weights = result.weights[head, index]
     if len(visible) < 2:
         return []
