@@ -18,6 +18,7 @@ import functools
 import os
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from attn_cli.documents.explain import traced_indices
@@ -171,8 +172,6 @@ def prepare_training(sentences: Iterable[str], *, vectors: VectorsLike = None,
                      **changes: Any) -> Training:
     """`train` made ready but not run: the corpus read and checked. `.run(progress)` trains; after a Ctrl-C,
     `.best_epoch` and `.result()` give the best weights so far."""
-    from dataclasses import replace
-
     from attn_cli.training.run import Training
     from attn_cli.training.settings import TrainingSettings
 
@@ -187,8 +186,6 @@ def prepare_training(sentences: Iterable[str], *, vectors: VectorsLike = None,
 def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
     """The demo's run made ready: a generated corpus whose answer is known (a hidden word given away by one cue
     word), trained with DEMO_SETTINGS and `changes`; the result's `demo` holds the cue weights."""
-    from dataclasses import replace
-
     from attn_cli.training.demo import demo_corpus
     from attn_cli.training.settings import DEMO_SETTINGS
     from attn_cli.training.run import Training
@@ -253,8 +250,6 @@ def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Sett
     chosen = Settings.resolve(settings, **changes)
     if chosen.weights_file is None:
         return chosen
-    from dataclasses import replace
-
     from attn_cli.training.weights import load_layer
 
     return replace(chosen, weights=load_layer(chosen.weights_file))

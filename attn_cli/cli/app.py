@@ -251,7 +251,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
                             command_line=command_line(ctx), selection=selection)
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
-    vectors = engine.load_vectors(warn)
+    vectors = engine.load(warn, progress=not engine.json)
     unknown = UnknownWords()
 
     def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
@@ -354,7 +354,7 @@ def compare(
                             style="json" if engine.json else "tables",
                             files=engine.picture_files(file, stdin=STDIN in (texts or [])),
                             command_line=command_line(ctx))
-    vectors = engine.load_vectors(warn)
+    vectors = engine.load(warn, progress=not engine.json)
     results = []
     for number, (text, line, result) in enumerate(zip(found, lines, explain_many(found, vectors=vectors,
                                                                                   settings=settings)), 1):

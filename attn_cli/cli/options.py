@@ -106,13 +106,6 @@ def declared_option(name: str, declared: Declared, default: Any, note: str = "")
                              annotation=Annotated[kind, option])
 
 
-def declared_options(owner: type, names: list[str] | None = None) -> list[inspect.Parameter]:
-    """The options of a settings class's declared settings (`names` of them, in that order; default all)."""
-    found = declarations(owner)
-    defaults = {item.name: item.default for item in fields(owner)}
-    return [declared_option(name, found[name], defaults[name]) for name in names or list(found)]
-
-
 def chosen(owner: type, typed: dict[str, Any]) -> dict[str, Any]:
     """The settings' values from their options' (an Enum member's value, text read by `Declared.typed`)."""
     found = declarations(owner)
@@ -127,17 +120,29 @@ SETTING_NAMES = [*declarations(LayerSettings), "weights", "vectors", "format", "
 
 
 @dataclass(frozen=True)
-class EngineOptions:
-    """What the user asked for: the library's declared settings as typed (`typed`, by keyword), and the options
-    of the command line alone: where the vectors come from, and what to write."""
+class VectorOptions:
+    """Where the vectors come from: what `train` shares with the attention commands."""
 
-    typed: dict[str, Any] = field(default_factory=dict)
-    weights: Optional[Path] = None
     vectors: Optional[str] = None
     format: Optional[VectorFormat] = None
     limit: Optional[int] = None
     skip_bad_lines: bool = False
     trust_pickle: bool = False
+
+    def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
+        """The vectors --vectors names (the embedded set by default), with a bar while a file is imported."""
+        return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
+                            skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
+                            warn=warn)
+
+
+@dataclass(frozen=True)
+class EngineOptions(VectorOptions):
+    """What the user asked for: the library's declared settings as typed (`typed`, by keyword), and the options
+    of the command line alone: where the vectors come from, and what to write."""
+
+    typed: dict[str, Any] = field(default_factory=dict)
+    weights: Optional[Path] = None
     json: bool = False
     html: Optional[Path] = None
     svg: Optional[Path] = None
@@ -149,11 +154,6 @@ class EngineOptions:
             raise UsageError("--include adds matrices to the JSON output; add --json")
         layer = None if self.weights is None else load_layer(self.weights)  # the library's settings read no file
         return Settings(**chosen(Settings, self.typed), weights=layer)
-
-    def load_vectors(self, warn: Callable[[str], None]) -> Vectors:
-        """The vectors --vectors names (the embedded set by default); a bar while importing, not with --json."""
-        return VectorOptions(self.vectors, self.format, self.limit, self.skip_bad_lines,
-                             self.trust_pickle).load(warn, progress=not self.json)
 
     def picture_files(self, file: Path | None = None, stdin: bool = False) -> dict[str, Path]:
         """--html and --svg targets, checked before any work: the folder must exist, the two must differ, and
@@ -178,23 +178,6 @@ class EngineOptions:
         return targets
 
 
-@dataclass(frozen=True)
-class VectorOptions:
-    """Where the vectors come from: what `train` shares with the attention commands."""
-
-    vectors: Optional[str] = None
-    format: Optional[VectorFormat] = None
-    limit: Optional[int] = None
-    skip_bad_lines: bool = False
-    trust_pickle: bool = False
-
-    def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
-        """The vectors --vectors names (the embedded set by default), with a bar while a file is imported."""
-        return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
-                            skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
-                            warn=warn)
-
-
 def same_regular_file(one: Path, other: Path) -> bool:
     """Whether two paths reach one existing regular file (through links too); a device such as /dev/stdout
     may be both read and written."""
@@ -208,16 +191,12 @@ def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.Op
     return typer.Option(*flags, rich_help_panel=panel, **kwargs)
 
 
-def fields_help(owner: type, name: str) -> str:
-    """The help a settings class gives a field that is not a declared setting (a trained layer's file)."""
-    return next(item.metadata["help"] for item in fields(owner) if item.name == name)
-
-
 QUIET_OPTION = Annotated[bool, _option("--quiet", "-q", panel=OUTPUT_PANEL,
                                       help="No warnings on stderr (errors are still said).")]
 COMMAND_LINE_ANNOTATIONS = {  # the options of the command line alone; the settings' come from their declarations
     "weights": Annotated[Optional[Path], _option(
-        "--weights", metavar="FILE", help=fields_help(Settings, "weights"))],
+        "--weights", metavar="FILE",  # the help Settings gives its field, which is not a declared setting
+        help=next(item.metadata["help"] for item in fields(Settings) if item.name == "weights"))],
     "vectors": Annotated[Optional[str], _option(
         "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="FILE|NAME",
         help="A vector file (GloVe, word2vec, fastText; .gz, .bz2) or a gensim-data name, cached on first use. "
@@ -275,14 +254,15 @@ def option_group(parameters: list[inspect.Parameter], pack: Callable[..., object
 
 def _engine_parameters() -> list[inspect.Parameter]:
     """The attention commands' options, in the order their help lists them."""
-    declared = {parameter.name: parameter for parameter in declared_options(Settings)}
+    defaults = {item.name: item.default for item in fields(Settings)}
+    declared = {name: declared_option(name, found, defaults[name]) for name, found in declarations(Settings).items()}
     plain = {parameter.name: parameter for parameter in plain_options(EngineOptions, COMMAND_LINE_ANNOTATIONS)}
     return [declared.get(name) or plain[name] for name in SETTING_NAMES]
 
 
 def _engine_options(**values: Any) -> EngineOptions:
     typed = {name: values.pop(name) for name in list(values) if name in declarations(Settings)}
-    return EngineOptions(typed, **values)
+    return EngineOptions(typed=typed, **values)
 
 
 with_engine_options = option_group(_engine_parameters(), _engine_options, "engine")

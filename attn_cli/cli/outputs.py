@@ -36,8 +36,6 @@ Draw = Callable[[dict, "Console"], None]
 _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 
 
-
-
 def renderer(module: str, function: str) -> Draw:
     """A table renderer of attn_cli.render.<module>, imported only when tables are drawn (Rich costs ~50 ms)."""
     def draw(report: dict, console) -> None:

@@ -20,22 +20,16 @@ import typer
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import QUIET, as_options, fail, warn
-from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, VectorOptions, chosen, declared_option, option_group,
-                                  same_regular_file, with_vector_options)
+from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, VectorOptions, _option, chosen,
+                                  declared_option, option_group, same_regular_file, with_vector_options)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
-from attn_cli.errors import InputError, UsageError
-from attn_cli.errors import literal
+from attn_cli.errors import InputError, UsageError, literal
 
 if TYPE_CHECKING:  # the training run's modules load when a run starts, not with every command
-    from attn_cli import TrainedLayer, Training
+    from attn_cli import Training
 
-TRAIN_PANEL = "Training"
 INTERRUPTED = 130
 EXAMPLE = 'attn-cli explain "money bank grows"'
-
-
-def _option(*flags: str, **kwargs) -> typer.models.OptionInfo:
-    return typer.Option(*flags, rich_help_panel=TRAIN_PANEL, **kwargs)
 
 
 def _training_parameters() -> list[inspect.Parameter]:
@@ -45,10 +39,8 @@ def _training_parameters() -> list[inspect.Parameter]:
     parameters = []
     for name, declared in declarations(TrainingSettings).items():
         default, demo = getattr(plain, name), getattr(DEMO_SETTINGS, name)
-        if demo == default:
-            parameters.append(declared_option(name, declared, default))
-        else:
-            parameters.append(declared_option(name, declared, None, note=f"Default {default:,}; the demo's: {demo:,}."))
+        parameters.append(declared_option(name, declared, default) if demo == default else declared_option(
+            name, declared, None, note=f"Default {default:,}; the demo's: {demo:,}."))
     return parameters
 
 
@@ -61,17 +53,17 @@ def train(
     corpus: Annotated[Optional[str], typer.Argument(
         metavar="CORPUS", show_default=False,
         help="A text file, one sentence per line; - reads stdin.")] = None,
-    out: Annotated[Optional[Path], _option("--out", metavar="FILE", show_default=False,
+    out: Annotated[Optional[Path], _option("--out", panel=TRAIN_PANEL, metavar="FILE", show_default=False,
                                            help="Write the trained layer here (.npz).")] = None,
-    demo: Annotated[bool, _option("--demo", help="Train on a generated task whose answer is known: a hidden "
-                                                 "word given away by one cue word.")] = False,
-    keep_on_interrupt: Annotated[bool, _option("--keep-on-interrupt",
+    demo: Annotated[bool, _option(
+        "--demo", panel=TRAIN_PANEL,
+        help="Train on a generated task whose answer is known: a hidden word given away by one cue word.")] = False,
+    keep_on_interrupt: Annotated[bool, _option("--keep-on-interrupt", panel=TRAIN_PANEL,
                                                help="On Ctrl-C, write the best weights so far.")] = False,
     *,
     typed: dict[str, Any],
     source: VectorOptions,
-    json: Annotated[bool, typer.Option("--json", rich_help_panel=OUTPUT_PANEL,
-                                       help="Write the result as JSON to stdout.")] = False,
+    json: Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write the result as JSON to stdout.")] = False,
     quiet: QUIET_OPTION = False,
 ) -> int:
     """Learn W_Q, W_K, W_V and W_O of one attention layer from CORPUS; the vectors stay frozen."""
@@ -93,7 +85,7 @@ def train(
             run = training.run(show)
     except KeyboardInterrupt:  # while training or scoring the held-out split at the end
         return interrupted(training, target, keep_on_interrupt)
-    save(run.layer, target)
+    write_target(target, "--out", run.layer.to_bytes())
     if training.best_epoch == 0:
         warn("training never beat the random start on the validation sentences, so the file holds the random "
              "weights; lower --learning-rate, or add sentences")
@@ -143,11 +135,6 @@ def corpus_lines(corpus: str | None) -> Iterator[str]:
         warn(f"skipped {len(unreadable):,} unreadable line(s); the first: {unreadable[0]}")
 
 
-def save(layer: TrainedLayer, target: Path) -> None:
-    """Write the weights file atomically; a failure is a usage error naming --out."""
-    write_target(target, "--out", layer.to_bytes())
-
-
 def interrupted(training: Training, target: Path, keep: bool) -> int:
     """Ctrl-C: keep the best weights so far only when asked (and only if an epoch beat the start), then exit 130.
 
@@ -165,7 +152,7 @@ def interrupted(training: Training, target: Path, keep: bool) -> int:
         fail(f"interrupted after {ended} epoch(s), none better than the random start on the validation sentences; "
              "nothing written (lower --learning-rate, or add sentences)", kind="warning")
     else:
-        save(training.result().layer, target)
+        write_target(target, "--out", training.result().layer.to_bytes())
         fail(f"interrupted; wrote the best weights so far (epoch {training.best_epoch}) to {target}", kind="warning")
     return INTERRUPTED
 

@@ -233,9 +233,7 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
     """Rerun the engine under each remedy for `code` (analysis.remedy_settings) and keep this row's weights."""
-    return [{"settings": settings,
-             "weights": rerun(result, embeddings, **settings)
-             .weights[head, index].tolist()}
+    return [{"settings": settings, "weights": rerun(result, embeddings, **settings).weights[head, index].tolist()}
             for settings in remedy_settings(code, result.config, result.scale_factor)]
 
 

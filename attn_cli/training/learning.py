@@ -31,7 +31,6 @@ NO_TARGET = -1  # a position that predicts nothing (the last word under next-wor
 SCORE_BLOCK_BYTES = 24 * 2**20  # scores of one block of predictions: glibc maps (and zeroes) blocks over 32 MB anew
 
 
-
 @dataclass(frozen=True)
 class Layer:
     """The weights of one layer and how it attends: H heads, every score times `scale` (dot similarity)."""

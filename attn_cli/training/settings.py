@@ -46,11 +46,6 @@ class TrainingSettings:
         self.attention  # noqa: B018 - the engine checks what its layer cannot take together
 
     @property
-    def layer_mask(self) -> str:
-        """The mask the layer runs with: "others" for the masked-word objective, "causal" for next word."""
-        return LAYER_MASKS[self.mask]
-
-    @property
     def attention(self) -> AttentionConfig:
         """The layer as the engine runs it: projected with W_O, scale 1/sqrt(d_head), the objective's mask.
 
@@ -58,7 +53,7 @@ class TrainingSettings:
         `explain --mode projected --output-projection --seed S` shows.
         """
         return AttentionConfig(mode="projected", scale="sqrt", heads=self.heads, d_k=self.d_k, seed=self.seed,
-                               mask=self.layer_mask, positions=self.positions, output_projection=True)
+                               mask=LAYER_MASKS[self.mask], positions=self.positions, output_projection=True)
 
     @property
     def adam(self) -> AdamSettings:

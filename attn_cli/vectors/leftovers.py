@@ -87,13 +87,8 @@ def sweep(places: Places, min_age: float = SWEEP_AFTER) -> list[Leftover]:
     now = time.time()
     stale = [item for item in find(places) if now - item.modified >= min_age and not item.running]
     for item in stale:
-        remove(item)
+        delete(item.path)
     return stale
-
-
-def remove(item: Leftover) -> None:
-    """Delete a leftover (delete() says how)."""
-    delete(item.path)
 
 
 def delete(path: Path) -> None:
@@ -112,12 +107,10 @@ def process_alive(pid: int) -> bool:
     """True when a process of this id runs (or may: another user's cannot be signalled)."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # none runs, or an id no process can have
         return False
     except PermissionError:
         return True
-    except OverflowError:  # an id no process can have
-        return False
     return True
 
 

@@ -66,8 +66,7 @@ def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
     # a word may be a number ("2010") or hold spaces ("new york"), but a word with spaces that ends in a
     # number means a line with too many numbers
     if len(fields) != dims + 1 or not fields[0].strip() or _too_many_numbers(fields[0].strip()):
-        found = len(line.split()) - 1
-        found = max(found, 0)
+        found = max(len(line.split()) - 1, 0)
         raise BadLine(f"expected a word and {dims} numbers, found {found} number{'' if found == 1 else 's'}")
     word = fields[0].lstrip(b" ")
     if len(word) > MAX_WORD_BYTES:
