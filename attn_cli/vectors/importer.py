@@ -145,23 +145,16 @@ def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format:
         writer.abandon()
         raise VectorsError(f"{path} changed while it was being imported; run again once nothing is writing to it")
     words_sample = [word.decode("utf-8") for word in writer.words[:50_000]]
-    try:
-        meta = finish(writer, path, file_format, options, fingerprint, report, words_sample)
+    try:  # complete the cache folder's files and its meta.json
+        meta = writer.finish({
+            "name": str(path), "format": file_format, "limit": options.limit,
+            "lowercase": is_lowercase_vocabulary(words_sample), "source": dataclasses.asdict(fingerprint),
+            "header_count": report.header_count, "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
+        })
     except OSError as exc:
         raise import_failure(exc, path, folder) from exc
     _warn_about(path, meta, options)
     return meta
-
-
-def finish(writer: CacheWriter, path: Path, file_format: str, options: LoadOptions, fingerprint: Fingerprint,
-           report, words_sample: list[str]) -> dict:
-    """Complete the cache folder's files and its meta.json."""
-    return writer.finish({
-        "name": str(path), "format": file_format, "limit": options.limit,
-        "lowercase": is_lowercase_vocabulary(words_sample),
-        "source": dataclasses.asdict(fingerprint),
-        "header_count": report.header_count, "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
-    })
 
 
 def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
