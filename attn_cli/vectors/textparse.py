@@ -156,31 +156,21 @@ def _retry_refused_numbers(chunk: bytes, token_starts, token_ends, values, ok) -
 
 def _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, slow) -> Block:
     """Parse the lines the fast path refused one by one, and put everything back in file order."""
-    parsed_words = [word for word, good in zip(words, keep.tolist()) if good]
-    parsed_rows = [values[keep]]
-    parsed_lines = [lines[keep]]
-    bad = []
-    extra_words, extra_rows, extra_lines = [], [], []
+    bad, parsed = [], []  # parsed: (line index, word, row) of each refused line that parses after all
     for index in slow:
         line = chunk[starts[index]:ends[index]]
         if not line.strip():
             continue  # blank lines (a trailing one, say) carry nothing
         try:
-            word, row = parse_line(line, dims)
+            parsed.append((index, *parse_line(line, dims)))
         except BadLine as exc:
             bad.append((index, exc.reason, line))
-            continue
-        extra_words.append(word)
-        extra_rows.append(row)
-        extra_lines.append(index)
-    if extra_rows:
-        parsed_rows.append(np.asarray(extra_rows, dtype=np.float64).reshape(-1, dims))
-        parsed_lines.append(np.asarray(extra_lines, dtype=np.int64))
-    all_lines = np.concatenate(parsed_lines)
+    all_lines = np.concatenate([lines[keep], np.asarray([item[0] for item in parsed], dtype=np.int64)])
+    all_rows = np.concatenate([values[keep],
+                               np.asarray([item[2] for item in parsed], dtype=np.float64).reshape(len(parsed), dims)])
+    all_words = [word for word, good in zip(words, keep.tolist()) if good] + [item[1] for item in parsed]
     order = np.argsort(all_lines, kind="stable")
-    all_words = parsed_words + extra_words
-    return Block([all_words[i] for i in order.tolist()], np.concatenate(parsed_rows)[order].astype(np.float32),
-                 all_lines[order], bad)
+    return Block([all_words[i] for i in order.tolist()], all_rows[order].astype(np.float32), all_lines[order], bad)
 
 
 def _evaluate(buffer: np.ndarray, token_starts: np.ndarray, token_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
