@@ -29,7 +29,7 @@ from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS,
 from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
 from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
-from attn_cli import ExplainResult, LineError, Vectors, compare as compare_sentences, cross as cross_attend
+from attn_cli import ExplainResult, LineError, Settings, Vectors, compare as compare_sentences, cross as cross_attend
 from attn_cli import explain_many, trace_many
 from attn_cli.errors import shorten
 
@@ -194,10 +194,8 @@ def explain(
     batch: BatchOptions,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
-    QUIET.set(engine.quiet)
-    settings = engine.settings()
     each_report(ctx, "explain", one_sentence(sentence), engine, batch, renderer("terminal", "render_explain"),
-                lambda sentences, vectors, wanted: explain_many(
+                lambda sentences, vectors, settings, wanted: explain_many(
                     sentences, vectors=vectors, settings=settings, diagnose=wanted is None or "diagnostics" in wanted))
 
 
@@ -225,14 +223,12 @@ def trace(
                                                      "change.")] = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
-    QUIET.set(engine.quiet)
-    settings = engine.settings()
     each_report(ctx, "trace", one_sentence(sentence), engine, batch, renderer("trace", "render_trace"),
-                lambda sentences, vectors, wanted: trace_many(
+                lambda sentences, vectors, settings, wanted: trace_many(
                     sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors, settings=settings))
 
 
-Many = Callable[[list[str], Vectors, Optional[frozenset[str]]], Iterator[Union[ExplainResult, LineError]]]
+Many = Callable[[list[str], Vectors, Settings, Optional[frozenset[str]]], Iterator[Union[ExplainResult, LineError]]]
 
 
 def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
@@ -240,7 +236,9 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups) show
     the documents of `many`'s results (attn_cli.explain_many or trace_many over the group) in order.
 
-    `many` is told the top-level keys the output shows (`ReportOutputs.wanted`: --fields, --plain)."""
+    `many` is told the settings and the top-level keys the output shows (`ReportOutputs.wanted`)."""
+    QUIET.set(engine.quiet)
+    settings = engine.settings()
     if batch.listing_fields():
         print("\n".join(available_fields(command)))
         return
@@ -256,7 +254,7 @@ def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: 
 
     def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
         """Each line's document (made when it is shown), or why the line failed, in order."""
-        results = many([line.text for line in group if line.text is not None], vectors, outputs.wanted)
+        results = many([line.text for line in group if line.text is not None], vectors, settings, outputs.wanted)
         for line in group:
             outcome = line.unreadable() or next(results)
             if isinstance(outcome, LineError):
