@@ -92,8 +92,7 @@ def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | 
             **changes: Any) -> ExplainResult:
     """Self-attention over `sentence`: scores, weights, outputs, and how each word's vector moved."""
     _require_text(sentence=sentence)
-    chosen = resolve_settings(settings, changes)
-    source = as_vectors(vectors)
+    chosen, source = prepared(vectors, settings, changes)
     [result] = explain_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen)
     _warn_unknown(result.tokenized)
     return result
@@ -105,8 +104,7 @@ def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_chec
     _require_text(sentence=sentence, **({} if word is None else {"word": word}))
     if not (is_whole(dims) and dims >= 1):
         raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
-    chosen = resolve_settings(settings, changes)
-    source = as_vectors(vectors)
+    chosen, source = prepared(vectors, settings, changes)
     [result] = trace_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen, word=word,
                                dims=dims, shuffle_check=shuffle_check)
     _warn_unknown(result.tokenized)
@@ -126,8 +124,7 @@ def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[st
     if all(isinstance(sentence, ExplainResult) for sentence in sentences):
         return _compared(list(sentences), words)  # type: ignore[arg-type]
     _require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
-    chosen = resolve_settings(settings, changes)
-    source = as_vectors(vectors)
+    chosen, source = prepared(vectors, settings, changes)
     texts = [str(sentence) for sentence in sentences]
     results = explain_tokenized([(text, _tokenize(text, source, chosen)) for text in texts], source, chosen)
     _warn_unknown(*[result.tokenized for result in results])
@@ -143,8 +140,7 @@ def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: 
         return cross_tokenized((source.sentence, source.tokenized), (target.sentence, target.tokenized),
                                target.vectors, target.settings)
     _require_text(source=source, target=target)
-    chosen = resolve_settings(settings, changes)
-    found = as_vectors(vectors)
+    chosen, found = prepared(vectors, settings, changes)
     result = cross_tokenized((source, _tokenize(source, found, chosen)),  # type: ignore[arg-type]
                              (target, _tokenize(target, found, chosen)), found, chosen)  # type: ignore[arg-type]
     _warn_unknown(result.source_tokens, result.target_tokens)
@@ -243,6 +239,11 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
     [[shifts]] = analyse_shifts([as_stack(result)], [[target[1]]], vectors, settings.neighbors,
                                 settings.neighbor_vocab)
     return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
+
+
+def prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str, Any]) -> tuple[Settings, Vectors]:
+    """The settings with the keyword changes, then the vectors: a bad setting is refused before any file is read."""
+    return resolve_settings(settings, changes), as_vectors(vectors)
 
 
 def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Settings:

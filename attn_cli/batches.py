@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, TypeVar, Union
 
-from attn_cli.api import (Tokenized, VectorsLike, as_vectors, check_layer, explain_tokenized, resolve_settings,
-                          trace_tokenized)
+from attn_cli.api import Tokenized, VectorsLike, check_layer, explain_tokenized, prepared, trace_tokenized
 from attn_cli.declared import is_whole
 from attn_cli.documents.explain import traced_indices
 from attn_cli.engine.attention import sentence_cells
@@ -60,7 +59,8 @@ def explain_many(lines: Iterable[Line], *, vectors: VectorsLike = None, settings
     read as the iterator is consumed. `diagnose=False` leaves each result's diagnostics to be computed when
     asked for, for runs that never look at them.
     """
-    chosen, found = _prepared(vectors, settings, changes)
+    chosen, found = prepared(vectors, settings, changes)
+    check_layer(chosen, found)
     return _each_line(lines, found, chosen, lambda items: explain_tokenized(items, found, chosen, diagnosed=diagnose))
 
 
@@ -72,17 +72,11 @@ def trace_many(lines: Iterable[Line], *, word: str | None = None, dims: int = 3,
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
     if not (is_whole(dims) and dims >= 1):
         raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
-    chosen, found = _prepared(vectors, settings, changes)
+    chosen, found = prepared(vectors, settings, changes)
+    check_layer(chosen, found)
     return _each_line(lines, found, chosen, lambda items: trace_tokenized(
         items, found, chosen, word=word, dims=dims, shuffle_check=shuffle_check),
         check=lambda tokenized: traced_indices(tokenized, word))
-
-
-def _prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str, Any]) -> tuple[Settings, Vectors]:
-    chosen = resolve_settings(settings, changes)
-    found = as_vectors(vectors)
-    check_layer(chosen, found)
-    return chosen, found
 
 
 Build = Callable[[list[Tokenized]], Sequence[Result]]
