@@ -105,10 +105,13 @@ def _mostly_text(data: bytes) -> bool:
 def _ends_in_numbers(line: bytes, dims: int) -> bool:
     """A text record: a word and then exactly `dims` whitespace-separated numbers."""
     fields = line.rsplit(None, dims)
-    if len(fields) != dims + 1:
-        return False
+    return len(fields) == dims + 1 and all(is_number(field) for field in fields[1:])
+
+
+def is_number(field: bytes) -> bool:
+    """Whether float() reads the field (nan and inf too)."""
     try:
-        [float(field) for field in fields[1:]]
+        float(field)
     except ValueError:
         return False
     return True

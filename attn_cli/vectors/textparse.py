@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from attn_cli.vectors.formats import is_number
 from attn_cli.vectors.store import MAX_WORD_BYTES
 
 _MAX_WIDTH = 24  # widest number the fast path evaluates; longer ones take the slow path
@@ -74,7 +75,7 @@ def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
     try:
         values = [float(field) for field in fields[1:]]
     except ValueError:
-        bad = next(field for field in fields[1:] if not _is_float(field))
+        bad = next(field for field in fields[1:] if not is_number(field))
         raise BadLine(f"{bad.decode('utf-8', 'replace')!r} is not a number") from None
     if not all(math.isfinite(value) for value in values):
         raise BadLine("NaN or infinite value")
@@ -86,15 +87,7 @@ def parse_line(line: bytes, dims: int) -> tuple[bytes, list[float]]:
 def _too_many_numbers(word: bytes) -> bool:
     """A word part that holds white space and ends in a number: the line has more than `dims` numbers."""
     parts = word.rsplit(None, 1)
-    return len(parts) == 2 and _is_float(parts[1])
-
-
-def _is_float(field: bytes) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
+    return len(parts) == 2 and is_number(parts[1])
 
 
 def parse_block(chunk: bytes, dims: int) -> Block:
