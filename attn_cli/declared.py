@@ -101,10 +101,10 @@ def value_problem(declared: Declared, value: object) -> str:
     """Why `value` is not allowed ('' when it is), in words that follow the setting's name."""
     if (value is None and declared.none) or (isinstance(value, str) and value in declared.also):
         return ""
-    if declared.kind == NAMES and isinstance(value, tuple) and all(isinstance(name, str) for name in value):
-        unknown = [name for name in value if name not in declared.choices]
+    if declared.kind == NAMES and of_type(NAMES, value):
+        unknown = [name for name in value if name not in declared.choices]  # type: ignore[attr-defined]
         return f"got unknown {', '.join(unknown)}; choose from {', '.join(declared.choices)}" if unknown else ""
-    if declared.kind in (WHOLE, NUMBER) and not (is_whole(value) if declared.kind == WHOLE else is_real(value)):
+    if declared.kind in (WHOLE, NUMBER) and not of_type(declared.kind, value):
         return f"must be {'an int' if declared.kind == WHOLE else 'a number'}, got {value!r}"
     if _allowed(declared, value):
         return ""
@@ -112,35 +112,29 @@ def value_problem(declared: Declared, value: object) -> str:
     return f"must be {declared.says or allowed_text(declared)} (got {value!r}){example}"
 
 
+def of_type(kind: str, value: object) -> bool:
+    """Whether `value` is of the type a setting of this kind takes, whatever its range (a bool is no number)."""
+    if kind in (WHOLE, NUMBER, NAMED_NUMBER):
+        return is_whole(value) if kind == WHOLE else is_real(value) or (kind == NAMED_NUMBER and isinstance(value, str))
+    if kind == NAMES:
+        return isinstance(value, tuple) and all(isinstance(name, str) for name in value)
+    return isinstance(value, bool if kind == SWITCH else str)
+
+
 def wrong_type(declared: Declared, value: object) -> bool:
     """Whether `value` is not even of the setting's type (a str for a count): a TypeError as well."""
-    kind = declared.kind
-    if value is None:
-        return not declared.none
-    if kind in (WHOLE, NUMBER):
-        return not (is_whole(value) if kind == WHOLE else is_real(value))
-    if kind == SWITCH:
-        return not isinstance(value, bool)
-    if kind == CHOICE:
-        return not isinstance(value, str)
-    if kind == NAMED_NUMBER:
-        return not (isinstance(value, str) or is_real(value))
-    return not (isinstance(value, tuple) and all(isinstance(name, str) for name in value))
+    return not declared.none if value is None else not of_type(declared.kind, value)
 
 
 def _allowed(declared: Declared, value: object) -> bool:
-    kind = declared.kind
-    if kind == CHOICE:
-        return isinstance(value, str) and value in declared.choices
-    if kind == SWITCH:
-        return isinstance(value, bool)
-    if kind == NAMES:
-        return False  # a tuple of names was judged by value_problem
-    if kind == NAMED_NUMBER and isinstance(value, str):
+    """Of the setting's type and one of its choices or within its range (a tuple of names: see value_problem)."""
+    if declared.kind == NAMES or not of_type(declared.kind, value):
+        return False
+    if isinstance(value, str):  # a choice, or a named number's name
         return value in declared.choices
-    if kind == WHOLE:
-        return is_whole(value) and _in_range(declared, value)  # type: ignore[arg-type]
-    return is_real(value) and math.isfinite(value) and _in_range(declared, value)  # type: ignore[arg-type]
+    if declared.kind == SWITCH:
+        return True
+    return (declared.kind == WHOLE or math.isfinite(value)) and _in_range(declared, value)  # type: ignore[arg-type]
 
 
 def _in_range(declared: Declared, value: float) -> bool:
