@@ -18,8 +18,8 @@ from attn_cli.engine.attention import (
     AttentionConfig,
     attend,
     multi_head_attention,
-    output_terms,
     softmax,
+    term_shares,
 )
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -328,15 +328,20 @@ def test_low_precision_inputs_are_promoted(data):
 # --- output terms --------------------------------------------------------------------------
 
 
+def assert_shares_add_up(result):
+    """The shares of every key (term_shares over all keys) add up to each whole output: sum_j share_ij = 1."""
+    n_q, n_k = result.weights.shape[1:]
+    shares = term_shares(result, np.broadcast_to(np.arange(n_k), (n_q, n_k)))
+    assert shares.shape == (n_q, n_k)
+    squared = np.einsum("id,id->i", result.outputs, result.outputs)  # 0 for a zero output, whose shares are 0
+    np.testing.assert_allclose(shares.sum(axis=1) * squared, squared, rtol=1e-10, atol=1e-10)
+
+
 @SETTINGS
 @given(cases())
 def test_output_terms_sum_to_outputs(case):
     x_q, x_k, config = case
-    result = multi_head_attention(x_q, x_k, config)
-    terms = output_terms(result)
-    n_q, n_k = result.weights.shape[1:]
-    assert terms.shape == (n_q, n_k, result.outputs.shape[1])
-    np.testing.assert_allclose(terms.sum(axis=1), result.outputs, rtol=1e-10, atol=1e-10)
+    assert_shares_add_up(multi_head_attention(x_q, x_k, config))
 
 
 @FEW
@@ -346,7 +351,7 @@ def test_output_terms_sum_with_output_projection(case):
     result = multi_head_attention(x_q, x_k, config)
     assert result.projections.w_o is not None
     assert result.outputs.shape == (x_q.shape[0], x_q.shape[1])
-    np.testing.assert_allclose(output_terms(result).sum(axis=1), result.outputs, rtol=1e-10, atol=1e-10)
+    assert_shares_add_up(result)
 
 
 # --- projections are seeded ----------------------------------------------------------------

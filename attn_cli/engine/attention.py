@@ -527,19 +527,6 @@ def static_outputs(result: AttentionResult) -> np.ndarray:
     return value_space(result.query_inputs, result)  # [n_q, d] -> [n_q, d_out]
 
 
-def output_terms(result: AttentionResult) -> np.ndarray:
-    """The weighted-sum terms of every output: term[i, j] = sum over heads of w_ij v_j, mapped to output space.
-
-    Shape [n_q, n_k, d_out]; summing over j gives exactly `result.outputs`.
-    """
-    per_head = result.weights[..., None] * result.values[:, None, :, :]  # [H, n_q, n_k, d_head]
-    heads, n_q, n_k, d_head = per_head.shape
-    terms = per_head.transpose(1, 2, 0, 3).reshape(n_q, n_k, heads * d_head)  # concat heads per (i, j)
-    if result.projections is not None and result.projections.w_o is not None:
-        terms = terms @ result.projections.w_o
-    return terms
-
-
 def term_shares(result: AttentionResult, keys: np.ndarray) -> np.ndarray:
     """share[i, j] = term_ij . y_i / |y_i|^2 for the keys j of row i listed in `keys`: [.., n_q, k] -> [.., n_q, k].
 
