@@ -86,16 +86,12 @@ def unknown_field_message(name: str, command: str) -> str:
             "(--fields alone lists every dotted path)")
 
 
-def select(document: dict, selection: Selection) -> dict:
-    """The document with only the selected fields (and ALWAYS_KEPT), in the document's own key order."""
-    return {key: value if key in ALWAYS_KEPT or selection[key] is True else _select(value, selection[key])
-            for key, value in document.items() if key in ALWAYS_KEPT or key in selection}
-
-
-def _select(value, selection: Selection):
+def select(value, selection: Selection, kept: tuple[str, ...] = ALWAYS_KEPT):
+    """The document with only the selected fields (and ALWAYS_KEPT at its top level), in its own key order; from
+    a list, those of each of its objects."""
     if isinstance(value, dict):
-        return {key: item if selection[key] is True else _select(item, selection[key])
-                for key, item in value.items() if key in selection}
+        return {key: item if key in kept or selection[key] is True else select(item, selection[key], ())
+                for key, item in value.items() if key in kept or key in selection}
     if isinstance(value, list):
-        return [_select(item, selection) for item in value]
+        return [select(item, selection, ()) for item in value]
     return value  # null where an object may be absent (e.g. trace's "inputs")
