@@ -313,7 +313,7 @@ COMPARE_PANEL = "Compare"
 
 
 @app.command(cls=HelpInOrder, epilog=examples(
-    f"{COMPARE_EXAMPLE}", f"{COMPARE_EXAMPLE} --word bank --json", f"{COMPARE_EXAMPLE} --cross"))
+    COMPARE_EXAMPLE, f"{COMPARE_EXAMPLE} --word bank --json", f"{COMPARE_EXAMPLE} --cross"))
 @with_engine_options
 def compare(
     ctx: typer.Context,
@@ -397,6 +397,4 @@ def main() -> None:
     app()
 
 
-def run() -> None:
-    """The `attn-cli` program (its console script, and `python -m attn_cli`)."""
-    main()
+run = main  # the `attn-cli` program: its console script, and `python -m attn_cli`
