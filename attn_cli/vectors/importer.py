@@ -182,10 +182,8 @@ def _read(stream, path: Path, file_format: str, folder: Path, read):
     if file_format == "word2vec" and header is None:
         raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
                            " for GloVe text")
-    if header:
-        checked_dims(path, header[1])
     sample = stream.read(1 << 20) if header is None else b""
-    dims = header[1] if header else guess_dims(sample)
+    dims = checked_dims(path, header[1]) if header else guess_dims(sample)
     if dims < 1:
         raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
     writer = CacheWriter(folder, dims, read.limit)

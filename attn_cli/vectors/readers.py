@@ -65,9 +65,7 @@ def guess_dims(sample: bytes) -> int:
     safer than the first line alone.
     """
     counts = Counter(len(line.split()) - 1 for line in sample.split(b"\n")[:-1][:1000] if line.strip())
-    if not counts:
-        return 0
-    return counts.most_common(1)[0][0]
+    return counts.most_common(1)[0][0] if counts else 0
 
 
 def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: ReadOptions,
