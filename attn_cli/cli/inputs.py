@@ -90,10 +90,8 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
 
 def readable(line: InputLine) -> InputLine:
     """The line itself, or an InputError naming the line when it cannot be read."""
-    try:
-        line.sentence()
-    except InputError as exc:
-        raise InputError(line.located(exc.message)) from None
+    if line.error is not None:
+        raise InputError(line.located(line.error))
     return line
 
 
