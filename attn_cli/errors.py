@@ -57,9 +57,7 @@ class Option:
     python_text: str = ""  # how Python says it, when that is not a keyword argument (another function, say)
 
     def python(self) -> str:
-        if self.python_text:
-            return self.python_text
-        return self.name if self.value is NAME_ONLY else f"{self.name}={self.value!r}"
+        return self.python_text or (self.name if self.value is NAME_ONLY else f"{self.name}={self.value!r}")
 
     def command_line(self) -> str:
         option = flag(self.name)
