@@ -90,12 +90,7 @@ class _Walk:
             self.stream.seek(self.offset)
             return
         while size:
-            data = self.stream.read(min(size, _READ_BYTES))
-            if not data:
-                raise Truncated
-            if self.copy is not None:
-                self.copy.write(data)
-            size, self.offset = size - len(data), self.offset + len(data)
+            size -= len(self.take(min(size, _READ_BYTES)))
 
     def at_end(self) -> bool:
         return self.start == len(self.buffer) and not self._more()
