@@ -43,10 +43,9 @@ class Feed:
         """Sentences of one length n -> a Batch."""
         words = np.stack(sentences)  # [B, n]
         inputs = self.vectors.rows(words.ravel().tolist()).reshape(*words.shape, self.vectors.dims)  # [B, n, d]
-        for sentence in inputs:  # the codes of each sentence, exactly as explain adds them
-            codes = position_codes(self.config, sentence)
-            if codes is not None:
-                sentence += codes
+        codes = position_codes(self.config, inputs)  # exactly as explain adds them to a stack of sentences
+        if codes is not None:
+            inputs += codes
         return Batch(words, inputs, prediction_targets(words, self.config.mask, len(self.vocabulary)),
                      visible_matrix(self.config.mask, words[:, None, :], words[:, None, :]))  # [B, 1, n, n]
 
