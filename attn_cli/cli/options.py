@@ -266,8 +266,7 @@ def _engine_options(**values: Any) -> EngineOptions:
 
 
 with_engine_options = option_group(_engine_parameters(), _engine_options, "engine")
-with_vector_options = option_group(plain_options(VectorOptions, COMMAND_LINE_ANNOTATIONS),
-                                   lambda **values: VectorOptions(**values), "source")
+with_vector_options = option_group(plain_options(VectorOptions, COMMAND_LINE_ANNOTATIONS), VectorOptions, "source")
 
 
 @dataclass(frozen=True)
@@ -318,5 +317,4 @@ _BATCH_ANNOTATIONS = {
     "strict": Annotated[bool, _option("--strict", panel=BATCH_PANEL,
                                       help="Stop at the first line that fails (default: report it, go on).")],
 }
-with_batch_options = option_group(plain_options(BatchOptions, _BATCH_ANNOTATIONS),
-                                  lambda **values: BatchOptions(**values), "batch")
+with_batch_options = option_group(plain_options(BatchOptions, _BATCH_ANNOTATIONS), BatchOptions, "batch")

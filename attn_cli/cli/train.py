@@ -44,7 +44,7 @@ def _training_parameters() -> list[inspect.Parameter]:
     return parameters
 
 
-with_training_options = option_group(_training_parameters(), lambda **values: values, "typed")
+with_training_options = option_group(_training_parameters(), dict, "typed")
 
 
 @with_vector_options
