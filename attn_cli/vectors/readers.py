@@ -121,15 +121,9 @@ def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, 
     if cut:  # the whole lines of what was read ahead (a sample) come first
         yield prefix[:cut], 0
     pending, pending_bytes, done = [prefix[cut:]], len(prefix) - cut, 0
-    while True:
-        data = stream.read(BLOCK_BYTES)
+    while data := stream.read(BLOCK_BYTES):
         done += len(data)
         cut = data.rfind(b"\n") + 1
-        if not data:
-            block = b"".join(pending)
-            if block:
-                yield (block if block.endswith(b"\n") else block + b"\n"), done
-            return
         if cut == 0:  # no line ends in this read: the pending line grows
             pending.append(data)
             pending_bytes += len(data)
@@ -139,6 +133,9 @@ def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, 
         block = b"".join([*pending, data[:cut]]) if pending_bytes else data[:cut]  # parse_block checks its lines
         pending, pending_bytes = [data[cut:]], len(data) - cut
         yield block, done
+    block = b"".join(pending)
+    if block:
+        yield (block if block.endswith(b"\n") else block + b"\n"), done
 
 
 def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink, options: ReadOptions) -> ReadReport:
