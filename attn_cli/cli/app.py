@@ -382,7 +382,7 @@ def warn_unknown(result: ExplainResult, where: str = "") -> None:
     """A warning on stderr naming the unknown words the result left out (and where, if given)."""
     if result.unknown_words:
         place = f" in {where}" if where else ""
-        fail(f"skipped {result.unknown_words}{place}: not in the vocabulary", kind="warning")
+        warn(f"skipped {result.unknown_words}{place}: not in the vocabulary")
 
 
 app.command(cls=HelpInOrder, epilog=examples(

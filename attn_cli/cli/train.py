@@ -19,7 +19,7 @@ import typer
 
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines
-from attn_cli.cli.messages import QUIET, as_options, fail, warn
+from attn_cli.cli.messages import QUIET, as_options, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, VectorOptions, _option, chosen,
                                   declared_option, option_group, same_regular_file, with_vector_options)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
@@ -142,18 +142,17 @@ def interrupted(training: Training, target: Path, keep: bool) -> int:
     """
     ended = training.epochs_done
     if not keep:
-        fail(f"interrupted after {ended} epoch(s); nothing written (to stop a run early and keep its best weights, "
-             "run again with --keep-on-interrupt, or ask for fewer --epochs)", kind="warning")
+        warn(f"interrupted after {ended} epoch(s); nothing written (to stop a run early and keep its best weights, "
+             "run again with --keep-on-interrupt, or ask for fewer --epochs)")
     elif ended == 0:
-        fail("interrupted before the first epoch ended; nothing learnt, nothing written (fewer --epochs will not "
-             "help: an epoch is one pass over the corpus; train on fewer sentences to finish one sooner)",
-             kind="warning")
+        warn("interrupted before the first epoch ended; nothing learnt, nothing written (fewer --epochs will not "
+             "help: an epoch is one pass over the corpus; train on fewer sentences to finish one sooner)")
     elif training.best_epoch == 0:
-        fail(f"interrupted after {ended} epoch(s), none better than the random start on the validation sentences; "
-             "nothing written (lower --learning-rate, or add sentences)", kind="warning")
+        warn(f"interrupted after {ended} epoch(s), none better than the random start on the validation sentences; "
+             "nothing written (lower --learning-rate, or add sentences)")
     else:
         write_target(target, "--out", training.result().layer.to_bytes())
-        fail(f"interrupted; wrote the best weights so far (epoch {training.best_epoch}) to {target}", kind="warning")
+        warn(f"interrupted; wrote the best weights so far (epoch {training.best_epoch}) to {target}")
     return INTERRUPTED
 
 
