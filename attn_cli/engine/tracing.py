@@ -148,15 +148,12 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
     usually no weighted mix of the mapped values v_j W_O at all, which `affine_miss` measures.
     """
     visible = result.visible[index]
-    inside, dims = 0, 0
-    for head in range(result.n_heads):
-        output = result.head_outputs[head, index]
-        inside += int(np.sum(inside_range(output, result.values[head][visible])))
-        dims += output.shape[0]
-    note: dict = {"code": "convex", "inside": inside, "dims": dims, "after_projection": None}
-    holds = "the weights are ≥ 0 and sum to 1, so y is a convex combination of the values v_j"
-    note["message"] = (f"{holds}: y lies within the values' range in {inside} of {dims} coordinates "
-                       f"(checked)")
+    inside = sum(int(np.sum(inside_range(result.head_outputs[head, index], result.values[head][visible])))
+                 for head in range(result.n_heads))
+    dims = result.n_heads * result.d_head  # every head's coordinates
+    note: dict = {"code": "convex", "inside": inside, "dims": dims, "after_projection": None,
+                  "message": "the weights are ≥ 0 and sum to 1, so y is a convex combination of the values v_j: y "
+                             f"lies within the values' range in {inside} of {dims} coordinates (checked)"}
     w_o = None if result.projections is None else result.projections.w_o
     if w_o is None:
         note["message"] += "; an output projection W_O after several heads would break this"
