@@ -127,10 +127,8 @@ def batch_loss(inputs: np.ndarray, targets: np.ndarray, layer: Layer, visible: n
     forward = layer_forward(inputs, layer, visible)
     chosen = targets != NO_TARGET  # [B, n]
     count = int(np.count_nonzero(chosen))
-    if count == 0:
-        zeros = Projections(*(np.zeros_like(m) for m in (layer.projections.w_q, layer.projections.w_k,
-                                                         layer.projections.w_v, layer.projections.w_o)))
-        return BatchLoss(0.0, 0, zeros)
+    if count == 0:  # no gradient: zeros of each weight's shape
+        return BatchLoss(0.0, 0, Projections(*(np.zeros_like(m) for m in vars(layer.projections).values())))
     outputs, wanted = forward.outputs[chosen], targets[chosen]  # [P, d], [P]
     losses, d_chosen = np.empty(count), np.empty_like(outputs)  # [P], [P, d]
     for block in score_blocks(count, vocabulary):
