@@ -72,7 +72,6 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
     for j, text in enumerate(texts[: logits.shape[0]]):
         term = weights[j] * result.values[head, j]  # [d_head]
         total = total + term  # the per-query sum, one term at a time
-        masked = not visible[j]
         keys.append({
             "token": text,
             "index": j,
@@ -80,7 +79,7 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
             "value": vector_summary(result.values[head, j], dims),
             "dot": float(query @ result.keys[head, j]),
             "score": float(result.scores[head, index, j]),
-            "masked": bool(masked),
+            "masked": not visible[j],
             "logit": float(logits[j]) if np.isfinite(logits[j]) else None,  # None: masked or the T -> 0 limit
             "exp": float(exps[j]),
             "weight": float(weights[j]),
