@@ -85,11 +85,29 @@ class Vectors:
         values = np.asarray(self.matrix[rows], dtype=np.float64)
         if not np.isfinite(values).all():
             word = self.words[rows[int(np.flatnonzero(~np.isfinite(values).all(axis=1))[0])]]
-            problem = f"the vector of {word!r} holds NaN or infinite values"
-            if self.details.get("cache"):
-                raise DamagedCache(self.details["cache"], problem)
-            raise VectorsError(f"{self.name}: {problem}; repair or re-export the vectors")
+            raise self.damaged(f"the vector of {word!r} holds NaN or infinite values")
+        self.check_norms(rows)
         return values
+
+    def check_norms(self, rows: Sequence[int]) -> None:
+        """Refuse stored lengths (`norms`) of these rows that are not their rows' (as row_norms computes them): a
+        cosine divides by them, so a damaged norm of 1e-30 would give a cosine of 1e30. Checked for the rows a
+        run reads (its sentence's, the neighbours it lists), never the whole vocabulary on every run."""
+        if self.norms is None or not len(rows):
+            return
+        stored = np.asarray(self.norms[rows], dtype=np.float64)  # [k]
+        actual = row_norms(self.matrix[rows]).astype(np.float64)  # [k]
+        wrong = ~np.isclose(stored, actual, rtol=1e-5, atol=float(np.finfo(np.float32).tiny))
+        if wrong.any():
+            at = int(np.argmax(wrong))
+            raise self.damaged(f"norms.npy gives {self.words[rows[at]]!r} a length of {stored[at]:.3g}, its row "
+                               f"{actual[at]:.3g}")
+
+    def damaged(self, problem: str) -> VectorsError:
+        """The error for vectors found damaged where a run reads them: a cache's names the folder and its remedy."""
+        if self.details.get("cache"):
+            return DamagedCache(self.details["cache"], problem)
+        return VectorsError(f"{self.name}: {problem}; repair or re-export the vectors")
 
     @classmethod
     def from_keyedvectors(cls, keyed: Any, name: str = "KeyedVectors") -> Vectors:
