@@ -33,11 +33,11 @@ def big() -> Vectors:
     return vectors_of(synthetic_words(400_000))
 
 
-# one edit of each kind, at the start, inside and at the end of the word
+# one edit of each kind, at the start, inside and at the end of the word; two side by side
 @pytest.mark.parametrize("typo, meant", [
     ("bnak", "bank"), ("abnk", "bank"), ("banl", "bank"), ("bak", "bank"), ("abank", "bank"), ("bankk", "bank"),
     ("mony", "money"), ("rivre", "river"), ("recieve", "receive"), ("accomodate", "accommodate"),
-    ("definately", "definitely"), ("Grows", "grows")])
+    ("definately", "definitely"), ("Grows", "grows"), ("moneyyy", "money"), ("recve", "receive")])
 def test_a_one_edit_typo_finds_its_word_on_a_400k_vocabulary(big, typo, meant):
     assert Lexicon(big).unknown(typo, 0).suggestions[0] == meant
 

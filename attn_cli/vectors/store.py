@@ -19,6 +19,7 @@ from attn_cli.errors import DamagedCache, VectorsError
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # 3.4e38: every value a set may hold, whatever its dtype
 FINGERPRINT_ROWS = 4096  # rows read to fingerprint a set (evenly spaced; every row of a smaller set)
+MAX_SOUND_NORMS = 200_000  # rows whose checked norm a run remembers (~10 MB), as many as the words it remembers
 MAX_WORD_BYTES = 1000  # the longest word a vector file may hold (UTF-8 bytes); real words are far shorter
 
 
@@ -95,7 +96,10 @@ class Vectors:
         """Refuse stored lengths (`norms`) of these rows that are not their rows' (as row_norms computes them): a
         cosine divides by them, so a damaged norm of 1e-30 would give a cosine of 1e30. Checked for the rows a
         run reads (its sentence's, the neighbours it lists), never the whole vocabulary on every run."""
-        if self.norms is None or not len(rows):
+        if self.norms is None:
+            return
+        rows = [row for row in rows if row not in self._sound_norms]  # a batch repeats its words: each checked once
+        if not rows:
             return
         stored = np.asarray(self.norms[rows], dtype=np.float64)  # [k]
         actual = row_norms(self.matrix[rows]).astype(np.float64)  # [k]
@@ -104,6 +108,14 @@ class Vectors:
             at = int(np.argmax(wrong))
             raise self.damaged(f"norms.npy gives {self.words[rows[at]]!r} a length of {stored[at]:.3g}, its row "
                                f"{actual[at]:.3g}")
+        if len(self._sound_norms) > MAX_SOUND_NORMS:
+            self._sound_norms.clear()
+        self._sound_norms.update(rows)
+
+    @cached_property
+    def _sound_norms(self) -> set[int]:
+        """The rows whose stored norm `check_norms` found right (at most MAX_SOUND_NORMS, then it starts again)."""
+        return set()
 
     def damaged(self, problem: str) -> VectorsError:
         """The error for vectors found damaged where a run reads them: a cache's names the folder and its remedy."""
