@@ -147,8 +147,7 @@ class Lexicon:
     def __init__(self, vectors: Vectors) -> None:
         self.vectors = vectors
         self.known: dict[str, tuple[Piece, ...]] = {}
-        self.suggestions: dict[str, tuple[str, ...]] = {}
-        self.searched = 0  # spelling searches made, at most spelling.MAX_SEARCHED
+        self.suggestions: dict[str, tuple[str, ...]] = {}  # at most spelling.MAX_SEARCHED words
 
     def pieces(self, word: str) -> tuple[Piece, ...]:
         found = self.known.get(word)
@@ -164,17 +163,14 @@ class Lexicon:
         searches once; past spelling.MAX_SEARCHED distinct words no more searches are made (`searched` False)."""
         found = self.suggestions.get(word)
         if found is None:
-            if self.searched >= spelling.MAX_SEARCHED:
+            if len(self.suggestions) >= spelling.MAX_SEARCHED:  # one search for each word remembered
                 return DroppedToken(word, position, "out of vocabulary", searched=False)
-            if len(self.suggestions) >= MAX_REMEMBERED:
-                self.suggestions.clear()
-            self.searched += 1
             found = self.suggestions[word] = self.spelling_index.suggest(self.vectors.candidate_keys(word)[0])
         return DroppedToken(word, position, "out of vocabulary", found)
 
     @cached_property
     def spelling_index(self) -> spelling.SpellingIndex:
-        """The index of the most frequent words, built on the run's first unknown word (a few ms for 50,000)."""
+        """The index of the most frequent words, built on the run's first unknown word (about 20 ms for 50,000)."""
         return spelling.SpellingIndex(self.vectors.words)
 
     def entry(self, text: str) -> tuple[str | None, int | None]:
