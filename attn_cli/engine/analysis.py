@@ -112,7 +112,7 @@ class NeighborSearch:
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
-        self.words = vectors.words[:size]
+        self.vectors, self.words = vectors, vectors.words[:size]
         embeddings = np.asarray(vectors.matrix[:size], dtype=np.float32)  # [N, d]
         self.inverse_norms: np.ndarray | None  # None when the rows are already unit length
         self.unusable = np.zeros(0, dtype=np.int64)  # columns that are never neighbours
@@ -194,6 +194,8 @@ class NeighborSearch:
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf
         ranked, exact = self._exact_top(cosines, unit_queries, min(k + 1, len(self.words)))  # [b, k + 1] each
+        if self.inverse_norms is not None:  # the stored lengths these cosines divided by: a damaged one floats up
+            self.vectors.check_norms(np.unique(ranked[np.isfinite(exact)]).tolist())
         found = []
         for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), exact.tolist(), exclude,
                                                          np.logical_not(unit_queries.any(axis=1)).tolist()):
