@@ -180,8 +180,8 @@ def prepare_training(sentences: Iterable[str], *, vectors: VectorsLike = None,
 
 
 def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
-    """The demo's run made ready: a generated corpus whose answer is known (a hidden word given away by one cue
-    word), trained with DEMO_SETTINGS and `changes`; the result's `demo` holds the cue weights."""
+    """The demo's run made ready: generated sentences of ten topics, "bank" in money and river ones, trained with
+    DEMO_SETTINGS and `changes`; the result's `demo` holds how far each layer moves bank toward its sense."""
     from attn_cli.training.demo import demo_corpus
     from attn_cli.training.settings import DEMO_SETTINGS
     from attn_cli.training.run import Training

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection
 import numpy as np
 
 from attn_cli.documents.explain import Analysis, explain_document, trace_document
-from attn_cli.engine.analysis import (Advice, Contribution, Diagnosis, RowDiagnostic, Shift, diagnose, position_norms,
-                                     pulled_by)
+from attn_cli.engine.analysis import Advice, Contribution, Diagnosis, RowDiagnostic, Shift, diagnose, position_norms
 from attn_cli.engine.attention import AttentionResult, Projections, reattend
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence, describe_unknown
 from attn_cli.render.flags import SPELLING
@@ -174,8 +173,9 @@ class ExplainResult(Report):
 
     @property
     def pulled_by(self) -> list[list[Contribution]]:
-        """Per token, the context words that pulled it (the rule every view names): share >= 5 %, at most 3."""
-        return [pulled_by(shift, self_attention=True) for shift in self.shifts]
+        """Per token, the context words that moved it most (the rule every view names): share of the shift >= 5 %,
+        at most 3, largest share first."""
+        return [shift.pulled_by for shift in self.shifts]
 
     @property
     def diagnostics(self) -> list[list[RowDiagnostic]]:

@@ -34,8 +34,10 @@ def test_explain_is_the_documented_first_call(run):
     np.testing.assert_array_equal(result.weights, softmax(result.logits))
     document = cli_json(run, "explain", SENTENCE)
     assert result.to_dict() == document  # plain Python values, exactly the JSON
-    assert [[pull.index for pull in pulls] for pulls in result.pulled_by] == [
-        [pull["index"] for pull in shift["pulled_by"]] for shift in document["shifts"]]
+    assert [[(pull.index, pull.weight, pull.shift_share) for pull in pulls] for pulls in result.pulled_by] == [
+        [(pull["index"], pull["weight"], pull["shift_share"]) for pull in shift["pulled_by"]]
+        for shift in document["shifts"]]
+    assert [(pull.index, round(pull.shift_share, 3)) for pull in result.pulled_by[1]] == [(0, 0.617), (2, 0.383)]
 
 
 @pytest.mark.parametrize("settings, options", [

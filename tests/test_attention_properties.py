@@ -14,11 +14,16 @@ from hypothesis.extra.numpy import arrays
 
 from attn_cli.errors import SettingsError
 
+from attn_cli.engine.analysis import MAX_PULLS, PULL_SHARE, token_shifts
 from attn_cli.engine.attention import (
     AttentionConfig,
+    Projections,
     attend,
     multi_head_attention,
+    shift_shares,
     softmax,
+    split_heads,
+    static_outputs,
     term_shares,
 )
 
@@ -352,6 +357,106 @@ def test_output_terms_sum_with_output_projection(case):
     assert result.projections.w_o is not None
     assert result.outputs.shape == (x_q.shape[0], x_q.shape[1])
     assert_shares_add_up(result)
+
+
+# --- shares of the shift --------------------------------------------------------------------
+
+
+def shift_terms(result) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's term of the shift, built directly: term_ij = sum_h w^h_ij (v^h_j - u^h_i) W_O^h, [n_q, n_k, d_out]
+    (u_i: the token's own value before W_O), and the shift y - s itself [n_q, d_out]."""
+    own = result.query_inputs if result.projections is None else result.query_inputs @ result.projections.w_v
+    differences = result.values[:, None, :, :] - split_heads(own, result.n_heads)[:, :, None, :]  # [H, n_q, n_k, dh]
+    per_head = result.weights[..., None] * differences
+    heads, n_q, n_k, d_head = per_head.shape
+    terms = per_head.transpose(1, 2, 0, 3).reshape(n_q, n_k, heads * d_head)
+    if result.projections is not None and result.projections.w_o is not None:
+        terms = terms @ result.projections.w_o
+    return terms, result.outputs - static_outputs(result)
+
+
+def conditioning(result, shift: np.ndarray) -> np.ndarray:
+    """How many times larger than the shift the vectors that make it are, per row [n_q] (inf for no shift)."""
+    w_o = result.projections.w_o if result.projections is not None else None
+    own = result.query_inputs if result.projections is None else result.query_inputs @ result.projections.w_v
+    size = np.linalg.norm(own, axis=-1) + np.abs(result.weights @ np.linalg.norm(result.values, axis=-1)[..., None]
+                                                 ).sum(axis=(0, 2))
+    size = size * (1.0 if w_o is None else np.linalg.norm(w_o))
+    length = np.linalg.norm(shift, axis=-1)
+    return np.divide(size, length, out=np.full(len(length), np.inf), where=length > 0)
+
+
+@SETTINGS
+@given(cases())
+def test_the_terms_of_the_shift_sum_to_the_shift(case):
+    """The decomposition the shares rest on holds in every mode: y - s = sum_j term_ij."""
+    x_q, x_k, config = case
+    result = multi_head_attention(x_q, x_k, config)
+    terms, shift = shift_terms(result)
+    scale = 1.0 + np.abs(terms).sum(axis=1).max()
+    np.testing.assert_allclose(terms.sum(axis=1), shift, rtol=0, atol=1e-12 * scale)
+
+
+def assert_shares_of_the_shift(result) -> None:
+    """Every row that moved has shares summing to 1, equal to term_ij . d_i / |d_i|^2; the token's own is 0."""
+    shares = shift_shares(result)
+    terms, shift = shift_terms(result)
+    assert shares.shape == result.weights.shape[1:]
+    condition = conditioning(result, shift)
+    moved = condition < 1e7
+    np.testing.assert_array_equal(shares[~moved], 0.0)  # rounding, not movement: nothing moved it
+    expected = np.einsum("ijd,id->ij", terms, shift) / np.maximum(np.einsum("id,id->i", shift, shift), 1e-300)[:, None]
+    tolerance = 1e-13 * condition[moved, None] ** 2 + 1e-9
+    assert np.all(np.abs(shares[moved] - expected[moved]) <= tolerance)
+    np.testing.assert_allclose(shares[moved].sum(axis=-1), 1.0, rtol=0, atol=1e-6)
+    if result.self_attention:
+        assert np.all(np.diagonal(shares) == 0.0) and not np.signbit(shares).any(where=shares == 0)
+
+
+@SETTINGS
+@given(cases())
+def test_shares_of_the_shift_sum_to_one_in_every_mode(case):
+    x_q, x_k, config = case
+    assert_shares_of_the_shift(multi_head_attention(x_q, x_k, config))
+
+
+@pytest.mark.parametrize("heads, output_projection", [(1, False), (2, True)])
+def test_shares_of_the_shift_sum_to_one_in_trained_mode(heads, output_projection):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(5, 6))
+    layer = Projections(*(rng.normal(size=(6, 4)) for _ in range(3)), rng.normal(size=(4, 6)) if output_projection
+                        else None)
+    config = AttentionConfig(mode="trained", heads=heads, d_k=4, output_projection=output_projection)
+    assert_shares_of_the_shift(multi_head_attention(x, None, config, layer))
+
+
+def test_a_token_that_did_not_move_has_no_shares():
+    """One word, or all the weight on itself: y = s, so no word moved it and no share is made of rounding."""
+    alone = multi_head_attention(np.array([[0.3, -1.2, 2.0]]))
+    assert shift_shares(alone).tolist() == [[0.0]]
+    saturated = multi_head_attention(np.array([[30.0, 0.0], [0.0, 30.0]]))  # weights 1 - 1e-391: exactly 1
+    assert shift_shares(saturated).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+@SETTINGS
+@given(cases())
+def test_the_first_word_named_has_the_largest_share_of_the_shift(case):
+    """pulled_by names the keys whose share of the shift is at least PULL_SHARE, at most MAX_PULLS, largest
+    first: the word that moved the token most comes first, whatever its weight."""
+    x_q, x_k, config = case
+    result = multi_head_attention(x_q, x_k, config)
+    shares = shift_shares(result)
+    for shift, row in zip(token_shifts(result), shares):
+        named = [pull.shift_share for pull in shift.pulled_by]
+        assert named == [row[pull.index] for pull in shift.pulled_by]
+        assert named == sorted(named, reverse=True) and len(named) <= MAX_PULLS
+        assert all(share >= PULL_SHARE for share in named)
+        assert len(named) == min(MAX_PULLS, int((row >= PULL_SHARE).sum()))
+        if named:
+            assert named[0] == row.max()
+        if result.self_attention:
+            assert shift.index not in [pull.index for pull in shift.pulled_by]
+        assert [c.shift_share for c in shift.contributions] == [row[c.index] for c in shift.contributions]
 
 
 # --- projections are seeded ----------------------------------------------------------------

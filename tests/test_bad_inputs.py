@@ -245,6 +245,39 @@ def nan_in_row(row):
     return damage
 
 
+def byte_ff_in(word: str):
+    """A byte 0xff (never UTF-8) written over the first letter of a cached word (a damaged disk)."""
+    def damage(cache):
+        vocabulary = bytearray((cache / "vocab.txt").read_bytes())
+        vocabulary[vocabulary.index(word.encode() + b"\n")] = 0xFF
+        (cache / "vocab.txt").write_bytes(bytes(vocabulary))
+    return damage
+
+
+def stored_norm(row: int, value: float):
+    """The stored length of a row replaced by `value`: a cosine divides by it."""
+    def damage(cache):
+        norms = np.load(cache / "norms.npy")
+        norms[row] = value
+        np.save(cache / "norms.npy", norms)
+    return damage
+
+
+def retyped(file: str, dtype: str):
+    """A cached array saved again with another dtype, its values converted."""
+    def damage(cache):
+        np.save(cache / file, np.load(cache / file).astype(dtype))
+    return damage
+
+
+def stored_offset(row: int, value: int):
+    def damage(cache):
+        offsets = np.load(cache / "offsets.npy")
+        offsets[row] = value
+        np.save(cache / "offsets.npy", offsets)
+    return damage
+
+
 def edited_meta(**changes):
     def damage(cache):
         meta = json.loads((cache / "meta.json").read_text())
@@ -362,6 +395,29 @@ VECTOR_CATALOGUE = [
      "the vector of 'bank' holds NaN"),
     ("NaN in a cached row only the neighbour search reads", cached_then(nan_in_row(3), GOOD + "river 1 2 3\n"),
      None, [], 0, ""),
+    # issue 25.8: damaged caches are damaged sources, never exit 1 nor a cosine above 1
+    ("a byte 0xff in a cached word the sentence uses", cached_then(byte_ff_in("bank")), None, [], 4,
+     "(vocab.txt is not UTF-8 at row 1); remove it with attn-cli vectors remove"),
+    ("a byte 0xff in a cached word only the neighbour search reads",
+     cached_then(byte_ff_in("river"), GOOD + "river 1 2 3\nflows 3 2 1\n"), None, [], 4,
+     "(vocab.txt is not UTF-8 at row 3)"),  # not the last word: the first and the last are read at load
+    ("a cached norm of 1e-30 for a word the sentence uses", cached_then(stored_norm(1, 1e-30)), None, [], 4,
+     "(norms.npy gives 'bank' a length of 1e-30, its row 0.224); remove it"),
+    ("a cached norm of 0 for a word the sentence uses", cached_then(stored_norm(2, 0)), None, [], 4,
+     "(norms.npy gives 'grows' a length of 0, its row 0.316)"),
+    ("a cached norm of 1e-30 for a word only the neighbour search reads",
+     cached_then(stored_norm(3, 1e-30), GOOD + "river 1 2 3\n"), None, [], 4,
+     "(norms.npy gives 'river' a length of 1e-30, its row 3.74)"),
+    ("a cached offset pointing inside a word", cached_then(stored_offset(2, 3), GOOD + "river 1 2 3\n"), None, [], 4,
+     "(offsets.npy does not point to the word of row 1); remove it"),  # today "bank" was called unknown, exit 0
+    ("cached norms stored as integers", cached_then(retyped("norms.npy", "int32")), None, [], 0,
+     "(norms.npy is not 3 float32); rebuilding it"),
+    ("cached offsets stored as floats", cached_then(retyped("offsets.npy", "float64")), None, [], 0,
+     "(offsets.npy is not 4 int64); rebuilding it"),
+    ("a cached index stored as floats", cached_then(retyped("index.npy", "float64")), None, [], 0,
+     "(index.npy is malformed); rebuilding it"),
+    ("a cached matrix stored as float64", cached_then(retyped("matrix.npy", "float64")), None, [], 0,
+     "(matrix.npy is not 3 x 3 float32); rebuilding it"),
     ("a file where a cache folder should be", a_file_at_the_key, None, [], 0, "is not a folder); rebuilding"),
     ("a link where a cache folder should be", a_link_at_the_key, None, [], 0,
      "is a symbolic link, not a folder); rebuilding"),

@@ -214,6 +214,8 @@ def test_plain_is_one_tab_separated_record_per_token(run):
     bank = rows[4]
     assert float(bank["cosine"]) == document["shifts"][1]["cosine"]
     assert bank["pulled_by"] == "river" and bank["neighbors_after"].split(",")[:2] == ["banks", "banking"]
+    pulled = document["shifts"][1]["pulled_by"][0]
+    assert (float(bank["pulled_weight"]), float(bank["pulled_share"])) == (pulled["weight"], pulled["shift_share"])
     assert ANSI not in result.stdout and "─" not in result.stdout
     assert run("explain", "money", "--plain", "--json").exit_code == 2
 

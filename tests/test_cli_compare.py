@@ -194,20 +194,23 @@ def test_table_verdict_and_footer_follow_one_pulled_by_rule(run):
     for occurrence in bank["occurrences"]:
         shift = report["sentences"][occurrence["sentence"]]["shifts"][occurrence["index"]]
         assert occurrence["pulled_by"] == shift["pulled_by"]
-        assert all(pull["share"] >= 0.05 and pull["index"] != occurrence["index"] for pull in shift["pulled_by"])
-    assert pulled(bank["occurrences"][1]) == ["money"]  # "grows" supplies 0.02 of y: named nowhere
+        assert all(pull["shift_share"] >= 0.05 and pull["index"] != occurrence["index"] for pull in shift["pulled_by"])
+    # "grows" supplies 0.02 of y, but 0.38 of the way bank moved: named, after money
+    assert pulled(bank["occurrences"][1]) == ["money", "grows"]
     out = run("compare", RIVER, MONEY).stdout
     table = out.split("“bank” in each sentence", 1)[1].split("s = own value", 1)[0]
-    assert "money 0.281 (+0.26)" in table and "grows" not in table
-    assert "leans to: context words supplying >= 5% of its output" in out
+    assert "money 0.281 (+0.62)" in table and "grows 0.145 (+0.38)" in table
+    assert "vs money, grows (2)" in out
+    assert "leans to: context words supplying >= 5% of its shift y−s, per sentence" in out
 
 
 def test_cross_pulled_by_keeps_the_source_word_at_the_query_index(run):
     """In cross-attention key i is a source word, not the query itself: the rule does not leave it out."""
     report = compare_json(run, RIVER, MONEY, "--cross")
-    for shift in report["shifts"]:
-        expected = [c for c in shift["contributions"] if c["share"] >= 0.05][:3]
-        assert shift["pulled_by"] == expected
+    for shift in report["shifts"]:  # three source words: the contributions list every key
+        by_share = sorted(shift["contributions"], key=lambda c: -c["shift_share"])
+        assert shift["pulled_by"] == [c for c in by_share if c["shift_share"] >= 0.05][:3]
+        assert shift["pulled_by_weight"] == [c for c in shift["contributions"] if c["share"] >= 0.05][:3]
     assert any(c["index"] == shift["index"] for shift in report["shifts"] for c in shift["pulled_by"])
 
 

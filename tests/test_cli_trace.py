@@ -99,7 +99,7 @@ def test_the_worked_example_shows_each_step_in_order_with_the_documents_numbers(
     before = {n["word"] for n in shift["neighbors_before"]}
     assert "near after " + ", ".join(("" if n["word"] in before else "+") + n["word"]
                                      for n in shift["neighbors_after"]) in flat
-    assert "money (w 0.281, share 0.258 of y)" in flat  # the context word that moved "bank" most
+    assert "money (w 0.281, share 0.617 of y − x), grows (w 0.145, share 0.383 of y − x)" in flat  # share of the shift
 
 
 @pytest.mark.parametrize("options", [[], ["--dims", "12"], ["--mode", "projected", "--heads", "4", "--similarity",

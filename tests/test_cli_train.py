@@ -1,5 +1,5 @@
-"""`attn-cli train` end to end: the demo learns its cue, a corpus trains a layer that explain, trace and compare
-apply, the same seed gives the same file, Ctrl-C keeps weights only when asked, and bad input is one line."""
+"""`attn-cli train` end to end: the demo learns bank's two senses, a corpus trains a layer that explain, trace and
+compare apply, the same seed gives the same file, Ctrl-C keeps weights only when asked, and bad input is one line."""
 
 from __future__ import annotations
 
@@ -23,11 +23,15 @@ def corpus_text() -> str:
     return "\n".join(demo_corpus(attn_cli.load_vectors(), sentences=300, seed=5).lines) + "\n"
 
 
-def test_the_demo_learns_to_look_at_the_cue(demo_run, schema_validator):
+def test_the_demo_learns_which_sense_bank_has_in_each_sentence(demo_run, schema_validator):
+    """Raw attention and the random start leave bank's output nearest bank itself; the trained layer moves it
+    nearer money in the money sentence and nearer river in the river one (the leads the train table shows)."""
     report, path, stderr = demo_run
     schema_validator("train").validate(report)
-    weights = report["demo"]["cue_weight"]
-    assert weights["trained"] > 0.8 and weights["raw"] < 0.3 and weights["random"] < 0.3
+    leads = report["demo"]["sense_lead"]
+    assert set(leads["trained"]) == {"money bank grows", "river bank flows"}
+    for sentence, trained in leads["trained"].items():
+        assert trained > 0 > leads["raw"][sentence] and trained > leads["random"][sentence]
     table = {row["layer"]: row for row in report["weights"]["evaluation"]}
     assert table["trained"]["loss"] < min(table["raw"]["loss"], table["random"]["loss"])
     assert table["trained"]["accuracy_at_1"] > max(table["raw"]["accuracy_at_1"], table["random"]["accuracy_at_1"])
@@ -49,6 +53,31 @@ def test_the_demo_layer_is_what_explain_shows(run, demo_run):
     document = json.loads(run("explain", SENTENCE, "--weights", str(path), "--json").stdout)
     assert document["weights"]["digest"] == layer.digest
     assert np.allclose(np.diagonal(np.array(document["heads"][0]["weights"])), 0.0)
+
+
+@pytest.mark.parametrize("sentence, sense, other, sense_words", [
+    ("money bank grows", "money", "river", {"money", "cash", "dollars", "payment", "payments", "financing", "funds",
+                                            "financed", "finance", "bills", "wallet", "taxes", "debts", "revenue",
+                                            "euro", "bucks", "fund", "funding"}),
+    ("river bank flows", "river", "money", {"river", "rivers", "lake", "lakes", "basin", "basins", "watershed",
+                                            "waterway", "waterways", "stream", "valley", "coast", "estuary",
+                                            "rapids", "catchment", "tributary", "creek"}),
+])
+def test_after_the_demo_layer_bank_lies_nearer_its_sentences_sense(demo_run, sentence, sense, other, sense_words):
+    """What the README shows: with the demo layer, explain moves bank toward money in the money sentence and toward
+    river in the river one, and its neighbours after attention are words of that sense."""
+    layer = load_layer(demo_run[1])
+    kv = attn_cli.load_vectors().to_keyedvectors()
+    result = attn_cli.explain(sentence, weights=layer, neighbors=5)
+    bank = result.tokens.index("bank")
+    output = result.outputs[bank]
+
+    def cosine(word: str) -> float:
+        return float(output @ kv[word] / (np.linalg.norm(output) * np.linalg.norm(kv[word])))
+
+    assert cosine(sense) > cosine(other)
+    after = [neighbor.word for neighbor in result.shifts[bank].neighbors_after]
+    assert len(set(after) & sense_words) >= 3, after
 
 
 def test_a_corpus_from_stdin_trains_a_layer_every_command_applies(run, tmp_path, corpus_text, schema_validator):
@@ -130,8 +159,8 @@ def test_ctrl_c_before_the_first_epoch_ends_keeps_nothing(run, tmp_path, corpus_
     (["train", "--demo", "--out", "/no/such/folder/x.npz"], 2, "give a file name in an existing folder"),
     (["train", "-", "--out", "x.npz", "--mask", "others"], 2, "Invalid value for '--mask': 'others' is not one of "
                                                                 "'none', 'causal'"),
-    (["train", "--demo", "--out", "x.npz", "--mask", "causal"], 2, "--demo hides a word and asks the layer to find "
-                                                                     "its cue"),
+    (["train", "--demo", "--out", "x.npz", "--mask", "causal"], 2, "--demo hides a word and asks the layer to "
+                                                                     "predict it from its topic"),
     (["train", "--demo", "--out", "x.npz", "--epochs", "0"], 2, "--epochs must be at least 1"),
     (["train", "--demo", "--out", "x.npz", "--heads", "3"], 2, "--heads 3 does not divide the width 128"),
     (["train", "--demo", "--out", "x.npz", "--learning-rate", "nan"], 2, "--learning-rate must be a finite "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attn_cli.engine.analysis import MAX_PULLS, PULL_SHARE, Contribution, Shift, pulled_by, token_shifts
+from attn_cli.engine.analysis import MAX_PULLS, PULL_SHARE, Contribution, Shift, token_shifts, weight_pulls
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention
 from attn_cli.engine.comparison import SentenceAttention, compare_word, cosine_matrix, missing_from, shared_words
 
@@ -65,12 +65,26 @@ def test_a_word_in_one_sentence_cannot_be_compared():
         compare_word("river", [attended(["river", "bank"]), attended(["money", "bank"])])
 
 
-def test_pulled_by_leaves_out_the_token_itself_small_shares_and_all_but_the_largest():
-    contributions = [Contribution(1, 0.40, 0.45), Contribution(0, 0.20, 0.30), Contribution(2, 0.15, PULL_SHARE),
-                     Contribution(3, 0.10, PULL_SHARE - 1e-9), Contribution(4, 0.08, 0.10), Contribution(5, 0.07, 0.09)]
-    shift = Shift(1, 0.40, 0.9, 0.1, 1.0, 1.0, contributions, [], [])
-    assert [c.index for c in pulled_by(shift, self_attention=True)] == [0, 2, 4][:MAX_PULLS]
-    assert [c.index for c in pulled_by(shift, self_attention=False)] == [1, 0, 2][:MAX_PULLS]  # key 1 is another token
+def test_the_word_that_moved_the_token_most_is_named_first_though_another_weighs_more():
+    """"near" lies close to the token and takes more weight; "far" takes less, but its value lies far from the
+    token's, so it supplies most of the shift: pulled_by names it first, with its weight beside its share."""
+    token, near, far = [1.0, 0.0], [0.95, 0.3], [0.0, 1.0]
+    (shift, *_) = token_shifts(multi_head_attention(np.array([token, near, far])))
+    weights = {c.index: c.weight for c in shift.contributions}
+    assert weights[1] > 2 * weights[2]
+    assert [c.index for c in shift.pulled_by] == [2, 1]
+    assert [round(c.shift_share, 2) for c in shift.pulled_by] == [0.66, 0.34]
+    assert [c.weight for c in shift.pulled_by] == [weights[2], weights[1]]
+    assert [c.index for c in weight_pulls(shift, self_attention=True)] == [1, 2]  # the former rule, by weight
+
+
+def test_the_former_rule_leaves_out_the_token_itself_small_shares_of_y_and_all_but_the_largest():
+    contributions = [Contribution(1, 0.40, 0.45, 0.0), Contribution(0, 0.20, 0.30, 0.5),
+                     Contribution(2, 0.15, PULL_SHARE, 0.1), Contribution(3, 0.10, PULL_SHARE - 1e-9, 0.1),
+                     Contribution(4, 0.08, 0.10, 0.1), Contribution(5, 0.07, 0.09, 0.2)]
+    shift = Shift(1, 0.40, 0.9, 0.1, 1.0, 1.0, contributions, [], [], [])
+    assert [c.index for c in weight_pulls(shift, self_attention=True)] == [0, 2, 4][:MAX_PULLS]
+    assert [c.index for c in weight_pulls(shift, self_attention=False)] == [1, 0, 2][:MAX_PULLS]  # key 1: another
 
 
 def test_cosine_matrix_is_symmetric_with_a_unit_diagonal_and_zero_for_zero_rows():

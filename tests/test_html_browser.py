@@ -126,6 +126,26 @@ def test_report_works_offline_hover_shows_the_json_weights_and_heads_switch(run,
     view.assert_clean()
 
 
+def test_the_words_that_moved_a_token_are_shown_by_their_share_of_the_shift(run, tmp_path, browser):
+    """The report's shift table and the trace page name the pulling words as the terminal does: weight, then the
+    share of the shift y - s, largest share first, with a legend saying what the share is."""
+    path, [report] = write_report(run, tmp_path, "money bank grows")
+    view = OfflinePage(browser, path)
+    page = view.page
+    table = page.locator("table.data", has=page.locator("th", has_text="pulled by"))
+    bank = table.locator("tbody tr").nth(1).locator("td").nth(4)
+    assert [f"{c['token']} {c['weight']:.3f} (+{c['shift_share']:.2f})" for c in report["shifts"][1]["pulled_by"]] \
+        == bank.inner_text().replace("\u00a0", " ").splitlines() == ["money 0.281 (+0.62)", "grows 0.145 (+0.38)"]
+    assert page.get_by_text("pulled by: context words, weight w (share of the shift y−s they supply)").count() == 1
+    view.assert_clean()
+    trace = tmp_path / "trace.html"
+    assert run("trace", "money bank grows", "--word", "bank", "--html", str(trace)).exit_code == 0
+    view = OfflinePage(browser, trace)
+    moved = view.page.locator("table.data tr", has=view.page.locator("td", has_text="moved by")).inner_text()
+    assert "money (w 0.281, share 0.617 of y − x), grows (w 0.145, share 0.383 of y − x)" in moved
+    view.assert_clean()
+
+
 def test_sixty_tokens_scroll_and_no_labels_overlap(run, tmp_path, browser):
     path, [report] = write_report(run, tmp_path, LONG_SENTENCE)
     assert len(report["tokens"]) >= 60

@@ -97,10 +97,12 @@ def test_the_verdict_names_a_repeated_word_as_the_tables_do(run):
     report = document(run, "compare", "river bank flows", "the bank by the bank")
     (bank,) = report["words"]
     second = bank["occurrences"][1]
-    assert [pull["index"] for pull in second["pulled_by"]] == [4]  # the other "bank"
-    assert bank["verdict"].endswith("vs bank#5 (2, bank#2)")
+    assert [pull["index"] for pull in second["pulled_by"]] == [2, 0, 3]  # by, then each "the": equal shares
+    shift = report["sentences"][1]["shifts"][1]
+    assert abs(next(c["shift_share"] for c in shift["contributions"] if c["index"] == 4)) < 1e-12  # a copy: no move
+    assert bank["verdict"].endswith("vs by, the#1, the#4 (2, bank#2)")
     out = table(run, "compare", "river bank flows", "the bank by the bank")
-    assert "bank#5 0." in out and "vs bank#5 (2, bank#2)" in out
+    assert "the#4 0." in out and "vs by, the#1, the#4 (2, bank#2)" in out
 
 
 @pytest.mark.parametrize("command", [["explain", SENTENCE], ["explain", "the bank by the bank", "--heads", "2"],
@@ -191,5 +193,5 @@ def test_long_words_are_never_cut_in_neighbour_lists_or_the_largest_weights(run,
 
 def test_the_compared_copy_of_a_repeated_word_is_named(run):
     out = table(run, "compare", "money bank grows and the bank", "river bank flows", "--word", "bank")
-    assert "leans to bank#6, money (1, bank#2) vs river, flows (2)" in out
+    assert "leans to money, grows, the (1, bank#2) vs river, flows (2)" in out
     assert re.search(r"^\s+1 bank#2\s", out, re.M)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import attn_cli
 from attn_cli.errors import VectorsError
 from attn_cli.vectors import load_vectors
 from attn_cli.vectors.importer import LoadOptions
@@ -372,7 +373,8 @@ def test_gensim_formats_honour_limit_and_refuse_nan(tmp_path, gensim_sample, run
     keyed.add_vectors(["money", "bank"], np.array([[1, np.nan, 0], [0, 1, 0]], dtype=np.float32))
     keyed.save(str(tmp_path / "nan.kv"))
     refused = run("explain", "money bank", "--vectors", str(tmp_path / "nan.kv"), "--trust-pickle", "--json")
-    assert refused.exit_code == 4 and refused.stdout == "" and "holds NaN or infinite values" in refused.stderr
+    assert refused.exit_code == 4 and refused.stdout == ""
+    assert "the vector of 'money' holds NaN, infinity" in refused.stderr
 
 
 @pytest.mark.parametrize("opener, suffix", [(gzip.open, ".bin.gz"), (bz2.open, ".bin.bz2")])
@@ -485,3 +487,31 @@ def test_a_line_longer_than_the_cap_is_one_clear_error(tmp_path, run, content, l
     assert result.exit_code == 4 and result.stdout == ""
     assert result.stderr == (f"attn-cli: error: {path}, line {line:,}: longer than 1 MiB, which no vector line is; "
                              "this is not a vector file, or it is damaged\n")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_values_beyond_float32_are_refused_naming_the_word(tmp_path, run, dtype):
+    """Issue 25.3: a KeyedVectors (in memory or a gensim pickle) whose float64 values overflow float32 (1e300) is
+    a VectorsError / exit 4 naming the word, before the engine squares them into infinity."""
+    from gensim.models import KeyedVectors
+
+    keyed = KeyedVectors(vector_size=3, dtype=np.float64)
+    keyed.add_vectors(["money", "bank", "grows"], np.array([[1, 2, 0], [0, 1e300, 0], [0, 1, 1]], dtype=np.float64))
+    if dtype == "float32":  # the largest float32 passes
+        keyed.vectors[1, 1] = np.finfo(np.float32).max
+        assert attn_cli.Vectors.from_keyedvectors(keyed).count == 3
+        return
+    with pytest.raises(attn_cli.VectorsError, match="the vector of 'bank' holds NaN, infinity or a value beyond"):
+        attn_cli.Vectors.from_keyedvectors(keyed)
+    keyed.save(str(tmp_path / "huge.kv"))
+    refused = run("explain", "money bank grows", "--vectors", str(tmp_path / "huge.kv"), "--trust-pickle", "--json")
+    assert refused.exit_code == 4 and refused.stdout == "" and len(refused.stderr.splitlines()) == 1
+    assert "the vector of 'bank' holds NaN, infinity or a value beyond float32's range" in refused.stderr
+
+
+def test_a_hand_made_set_with_values_beyond_float32_is_refused_where_a_sentence_reads_them():
+    """Vectors built by hand are not read whole: the rows a sentence uses are checked (exit 4 / VectorsError)."""
+    vectors = attn_cli.Vectors(name="by hand", words=["money", "bank", "grows"], lowercase=True,
+                               matrix=np.array([[1.0, 0], [1e300, 0], [0, 1]]))
+    with pytest.raises(attn_cli.VectorsError, match="by hand: the vector of 'bank' holds NaN, infinity"):
+        attn_cli.explain("money bank grows", vectors=vectors)

@@ -163,6 +163,12 @@ def hostile(path: Path, kind: str) -> None:
         arrays["w_k"] = arrays["w_k"].copy()
         arrays["w_k"][0, 0] = np.nan
         np.savez(path, **arrays)
+    elif kind in ("huge", "float32 max"):  # finite, and a float64 file holds them, but the scores would overflow
+        with np.load(path) as stored:
+            arrays = {name: stored[name] for name in stored.files}
+        arrays["w_v"] = arrays["w_v"].copy()
+        arrays["w_v"][3, 5] = 1e30 if kind == "huge" else -3e38
+        np.savez(path, **arrays)
     elif kind == "newer":
         rewritten(path, lambda metadata: metadata.update(format_version=99))
     elif kind == "no corpus":
@@ -188,6 +194,8 @@ HOSTILE = {
     "pickle": "damaged or was not written by attn-cli train",
     "bomb": "w_q is missing or larger than its 128 x 64 shape",
     "nan": "w_k is not a finite float64 128 x 64 matrix",
+    "huge": "w_v holds 1e+30, beyond the ±1e+06 a trained layer's weights may hold",
+    "float32 max": "w_v holds -3e+38, beyond the ±1e+06 a trained layer's weights may hold",
     "newer": "was written by a newer attn-cli (format 99); upgrade attn-cli to read it",
     "no corpus": "its metadata lacks the layer, the vector set, the corpus or the training",
     "other format": "another format",
@@ -279,3 +287,27 @@ def test_a_sentence_of_one_word_names_no_option_the_file_fixes(run, layer_file):
     result = run("explain", "bank bank", "--weights", str(layer_file))
     assert result.exit_code == 3 and "give a sentence of at least two different words" in result.stderr
     assert "--mask" not in result.stderr  # the file fixes the mask: suggesting --mask none would be exit 2
+
+
+def test_weights_at_the_bound_on_vectors_at_float32s_limit_give_finite_tables(tmp_path):
+    """Issue 25.3: every entry at the bound (1e6, signs mixed) on vectors near float32's largest value: the scores,
+    weights, outputs, shifts and neighbours of the document are all finite (the engine never makes NaN or inf)."""
+    from attn_cli.training.weights import MAX_WEIGHT
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "huge.txt"
+    values = rng.choice([-3.0e38, 3.0e38, 1e-38, 1.0], size=(6, 4))
+    path.write_text("".join(f"{word} {' '.join(repr(float(v)) for v in row)}\n"
+                            for word, row in zip(["money", "bank", "grows", "river", "flows", "cash"], values)))
+    vectors = attn_cli.load_vectors(str(path))
+    layer = stand_in_layer(vectors, heads=2, d_k=4)
+    signs = {name: rng.choice([-MAX_WEIGHT, MAX_WEIGHT], size=getattr(layer.projections, name).shape)
+             for name in ("w_q", "w_k", "w_v", "w_o")}
+    save_layer(tmp_path / "layer.npz", type(layer)(projections=type(layer.projections)(**signs), layer=layer.layer,
+                                                   provenance=layer.provenance))
+    result = attn_cli.explain("money bank grows river", vectors=vectors, weights=str(tmp_path / "layer.npz"))
+    document = json.loads(result.to_json())
+    numbers = [result.scores, result.weights, result.outputs, result.queries, result.keys, result.values]
+    assert all(np.isfinite(array).all() for array in numbers)
+    assert all(np.isfinite([shift["cosine"], shift["delta_norm"]]).all() for shift in document["shifts"])
+    assert "NaN" not in result.to_json() and "Infinity" not in result.to_json()

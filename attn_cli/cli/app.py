@@ -282,23 +282,27 @@ class UnknownWords:
     def __init__(self) -> None:
         self.words: Counter[str] = Counter()
         self.lines = self.with_unknown = 0
+        self.unsearched = 0  # unknown words past the run's bound of spelling searches
 
     def add(self, result: ExplainResult, line: InputLine) -> None:
         if line.number is None:
             warn_unknown(result)
             return
         self.lines += 1
-        found = [item.text for item in result.dropped if item.reason == "out of vocabulary"]
+        found = [item for item in result.dropped if item.reason == "out of vocabulary"]
         self.with_unknown += bool(found)
-        self.words.update(found)
+        self.words.update(item.text for item in found)
+        self.unsearched += sum(not item.searched for item in found)
 
     def tell(self, json: bool) -> None:
         if not self.words:
             return
         common = ", ".join(f'"{shorten(word)}" ({count:,})' for word, count in self.words.most_common(self.SHOWN))
         where = "; each line's JSON lists its own under dropped_tokens" if json else ""
+        unsearched = (f"; {self.unsearched:,} of them were not searched for spelling suggestions, past the bound "
+                      "on a run's searches (docs/limits.md)") if self.unsearched else ""
         warn(f"skipped {sum(self.words.values()):,} unknown words in {self.with_unknown:,} of {self.lines:,} lines, "
-             f"not in the vocabulary; most often {common}{where}")
+             f"not in the vocabulary; most often {common}{where}{unsearched}")
 
 
 def command_line(ctx: typer.Context) -> str:

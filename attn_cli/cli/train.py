@@ -57,7 +57,8 @@ def train(
                                            help="Write the trained layer here (.npz).")] = None,
     demo: Annotated[bool, _option(
         "--demo", panel=TRAIN_PANEL,
-        help="Train on a generated task whose answer is known: a hidden word given away by one cue word.")] = False,
+        help="Train on generated sentences of ten topics, bank in money and river ones: see it learn bank's two "
+             "senses.")] = False,
     keep_on_interrupt: Annotated[bool, _option("--keep-on-interrupt", panel=TRAIN_PANEL,
                                                help="On Ctrl-C, write the best weights so far.")] = False,
     *,
@@ -71,8 +72,8 @@ def train(
     target = output_file(out, corpus, demo, source.vectors)
     changes = {name: value for name, value in chosen(TrainingSettings, typed).items() if value is not None}
     if demo and changes.get("mask", "none") != "none":
-        raise UsageError("--demo hides a word and asks the layer to find its cue (the masked-word objective); "
-                         "leave out --mask causal")
+        raise UsageError("--demo hides a word and asks the layer to predict it from its topic (the masked-word "
+                         "objective); leave out --mask causal")
     found = source.load(warn, progress=not json)
     training = prepare_demo(vectors=found, **changes) if demo else prepare_training(
         corpus_lines(corpus), vectors=found, corpus_name="stdin" if corpus == STDIN else str(corpus),

@@ -17,7 +17,7 @@ import numpy as np
 
 from attn_cli.version import __version__
 from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Advice, Contribution, Diagnosis, Shift,
-                                     pulled_by)
+                                     weight_pulls)
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, merge_heads
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
@@ -218,7 +218,8 @@ def shift_block(shift: Shift, texts: list[str], key_texts: list[str], self_atten
         "static_norm": shift.static_norm,
         "contextual_norm": shift.contextual_norm,
         "contributions": contribution_blocks(shift.contributions, key_texts),
-        "pulled_by": contribution_blocks(pulled_by(shift, self_attention), key_texts),
+        "pulled_by": contribution_blocks(shift.pulled_by, key_texts),
+        "pulled_by_weight": contribution_blocks(weight_pulls(shift, self_attention), key_texts),
         "neighbors_before": [{"word": n.word, "cosine": n.cosine} for n in shift.neighbors_before],
         "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in shift.neighbors_after],
     }
@@ -226,8 +227,8 @@ def shift_block(shift: Shift, texts: list[str], key_texts: list[str], self_atten
 
 def contribution_blocks(contributions: list[Contribution], key_texts: list[str]) -> list[dict]:
     """Contributions as the documents write them, each naming its key token."""
-    return [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "share": c.share}
-            for c in contributions]
+    return [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "share": c.share,
+             "shift_share": c.shift_share} for c in contributions]
 
 
 def diagnostics_block(diagnosis: Diagnosis | None, texts: list[str], key_texts: list[str]) -> dict:

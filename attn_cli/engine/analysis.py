@@ -18,7 +18,8 @@ except ImportError:  # another Python
     from hashlib import blake2b
 
 from attn_cli.engine.attention import (AttentionConfig, AttentionResult, as_stack, row_blocks, row_norms, scaled,
-                                       similarity_scores, static_outputs, term_shares, unit_rows, unstack, value_space)
+                                       shift_shares, similarity_scores, static_outputs, term_shares, unit_rows,
+                                       unstack, value_space)
 from attn_cli.engine.attention import rerun as attention_rerun
 from attn_cli.vectors.store import Vectors
 
@@ -31,7 +32,7 @@ FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share
 POSITION_DOMINANCE = 2.0  # warn when the position codes are this many times as long as the words (mean norms)
 UNTRAINED_NOTE = ("; the projections are random and untrained: random W_Q and W_K give scores close together "
                   "(nearly uniform weights), and training, not a setting, is what sharpens them")
-PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the output
+PULL_SHARE = 0.05  # a context word "pulls" when its term supplies at least this share of the shift
 MAX_PULLS = 3  # at most this many pulling words per token
 
 
@@ -40,6 +41,7 @@ class Contribution:
     index: int  # key position among the tokens
     weight: float  # w_ij, averaged over heads
     share: float  # (w_ij v_j) . y_i / |y_i|^2: the part of y_i this term supplies (shares sum to 1)
+    shift_share: float  # w_ij (v_j - s_i) . d_i / |d_i|^2, d_i = y_i - s_i: the part of the shift (a row's sum to 1)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Shift:
     static_norm: float
     contextual_norm: float
     contributions: list[Contribution]  # the MAX_CONTRIBUTIONS heaviest keys, largest weight first
+    pulled_by: list[Contribution]  # the keys that moved it most: shift_share >= PULL_SHARE, MAX_PULLS at most
     neighbors_before: list[Neighbor]
     neighbors_after: list[Neighbor]
 
@@ -109,7 +112,7 @@ class NeighborSearch:
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
-        self.words = vectors.words[:size]
+        self.vectors, self.words = vectors, vectors.words[:size]
         embeddings = np.asarray(vectors.matrix[:size], dtype=np.float32)  # [N, d]
         self.inverse_norms: np.ndarray | None  # None when the rows are already unit length
         self.unusable = np.zeros(0, dtype=np.int64)  # columns that are never neighbours
@@ -191,6 +194,8 @@ class NeighborSearch:
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf
         ranked, exact = self._exact_top(cosines, unit_queries, min(k + 1, len(self.words)))  # [b, k + 1] each
+        if self.inverse_norms is not None:  # the stored lengths these cosines divided by: a damaged one floats up
+            self.vectors.check_norms(np.unique(ranked[np.isfinite(exact)]).tolist())
         found = []
         for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), exact.tolist(), exclude,
                                                          np.logical_not(unit_queries.any(axis=1)).tolist()):
@@ -295,20 +300,27 @@ def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = 
     cosines = row_cosines(static, outputs).tolist()  # [B][n]
     delta_norms = np.linalg.norm(outputs - static, axis=-1).tolist()
     static_norms, contextual_norms = np.linalg.norm(static, axis=-1).tolist(), np.linalg.norm(outputs, axis=-1).tolist()
-    top = top_indices(mean_weights, MAX_CONTRIBUTIONS)  # [B, n_q, k]
-    top_weights = np.take_along_axis(mean_weights, top, axis=-1).tolist()
-    top_shares = term_shares(stack, top).tolist()
     self_weights = (np.diagonal(mean_weights, axis1=-2, axis2=-1).tolist() if stack.self_attention
                     else [[None] * n] * count)
-    keys = top.tolist()
+    shares = shift_shares(stack)  # [B, n_q, n_k]
+    heaviest, strongest = top_indices(mean_weights, MAX_CONTRIBUTIONS), top_indices(shares, MAX_PULLS)
+    listed = contributions_of(stack, mean_weights, shares, np.concatenate([heaviest, strongest], axis=-1))
+    cut = heaviest.shape[-1]
     return [[  # positional, each sentence's lists read once: the packing is most of a short sentence's shifts
-        Shift(i, weights[i], cosine[i], delta[i], static_norm[i], contextual_norm[i],
-              list(map(Contribution, key_rows[i], weight_rows[i], share_rows[i])),
+        Shift(i, weights[i], cosine[i], delta[i], static_norm[i], contextual_norm[i], rows[i][:cut],
+              [c for c in rows[i][cut:] if c.shift_share >= PULL_SHARE],
               nearest[2 * n * b + i], nearest[2 * n * b + n + i])
         for i in range(n)
-    ] for b, (weights, cosine, delta, static_norm, contextual_norm, key_rows, weight_rows, share_rows)
-        in enumerate(zip(self_weights, cosines, delta_norms, static_norms, contextual_norms, keys, top_weights,
-                         top_shares))]
+    ] for b, (weights, cosine, delta, static_norm, contextual_norm, rows)
+        in enumerate(zip(self_weights, cosines, delta_norms, static_norms, contextual_norms, listed))]
+
+
+def contributions_of(stack: AttentionResult, mean_weights: np.ndarray, shares: np.ndarray,
+                     keys: np.ndarray) -> list[list[list[Contribution]]]:
+    """The `Contribution`s of the keys [B, n_q, k] listed for each row of a stack, in their order: [B][n_q][k]."""
+    columns = (keys.tolist(), np.take_along_axis(mean_weights, keys, axis=-1).tolist(),
+               term_shares(stack, keys).tolist(), np.take_along_axis(shares, keys, axis=-1).tolist())
+    return [[list(map(Contribution, *row)) for row in zip(*sentence)] for sentence in zip(*columns)]
 
 
 def head_mean(weights: np.ndarray) -> np.ndarray:
@@ -545,12 +557,10 @@ def _largest_weights(stack: AttentionResult, settings: dict[str, Any]) -> tuple[
     return maxima.min(axis=-1).tolist(), maxima.max(axis=-1).tolist()
 
 
-def pulled_by(shift: Shift, self_attention: bool) -> list[Contribution]:
-    """The context words named as pulling the token, the one rule every document and view follows.
-
-    Those that supply at least PULL_SHARE of its output, at most MAX_PULLS, largest weight first;
-    in self-attention the token itself is no context word (in cross-attention index i is another token).
-    """
+def weight_pulls(shift: Shift, self_attention: bool) -> list[Contribution]:
+    """The words `pulled_by` named before it ranked by the shift, kept for programs that read them (the JSON's
+    `pulled_by_weight`): keys supplying at least PULL_SHARE of y, at most MAX_PULLS, largest weight first; in
+    self-attention the token itself is no context word (in cross-attention index i is another token)."""
     others = [c for c in shift.contributions
               if c.share >= PULL_SHARE and not (self_attention and c.index == shift.index)]
     return others[:MAX_PULLS]

@@ -547,6 +547,61 @@ def term_shares(result: AttentionResult, keys: np.ndarray) -> np.ndarray:
     return np.divide(along, squared, out=np.zeros_like(along), where=squared > 0)
 
 
+SHIFT_FLOOR = 1e-7  # a shift shorter than this part of the vectors that make it is rounding, not movement
+
+
+def shift_shares(result: AttentionResult) -> np.ndarray:
+    """share[i, j] = w_ij (v_j - s_i) . d_i / |d_i|^2 with d_i = y_i - s_i: the part of token i's movement that
+    key j supplies, [.., n_q, n_k].
+
+    Each head's weights sum to 1, so d_i = sum_h sum_j w^h_ij (v^h_j - u^h_i) W_O^h (u_i: the token's own
+    value before W_O, s_i = u_i W_O): the terms sum to the shift, so a row's shares sum to 1. A key whose
+    value lies far from the token's own moves it more than a heavier key close to it, which its weight (or
+    its share of y) cannot show. In self-attention the token's own term is zero (v_i = u_i) and its share
+    exactly 0. Computed per head as w_ij (v_j . z_i - u_i . z_i) with z_i = d_i W_O^T, a block of rows at a
+    time: the n^2 d terms are never built, and a 5,000-token sentence holds no [H, n, n] temporaries. A row
+    whose shift is within SHIFT_FLOOR of the vectors that make it (`shift_sizes`: y_i equal to s_i but for
+    rounding) has shares of 0, not shares of its rounding errors.
+    """
+    shift = result.outputs - static_outputs(result)  # [.., n_q, d_out]
+    w_o = None if result.projections is None else result.projections.w_o
+    z = split_heads(shift if w_o is None else shift @ w_o.T, result.n_heads)  # [.., H, n_q, d_head]
+    own = own_values(result)  # [.., n_q, width]
+    kept = None if result.self_attention else np.einsum("...hid,...hid->...hi", z, split_heads(own, result.n_heads))
+    squared = np.einsum("...d,...d->...", shift, shift)  # [.., n_q]
+    moved = np.sqrt(squared) > SHIFT_FLOOR * shift_sizes(result, own)
+    inverse = np.divide(1.0, squared, out=np.zeros_like(squared), where=moved)[..., None]  # [.., n_q, 1]
+    *lead, _, n_q, n_k = result.weights.shape
+    shares = np.empty((*lead, n_q, n_k))
+    keys_t = np.swapaxes(result.values, -1, -2)  # [.., H, d_head, n_k]
+    for rows in row_blocks(n_q, result.weights[..., 0, :].size):
+        dots = z[..., rows, :] @ keys_t  # [.., H, b, n_k]: z_i . v_j
+        own_dots = (np.diagonal(dots, offset=rows.start, axis1=-2, axis2=-1).copy() if kept is None  # v_i = u_i:
+                    else kept[..., rows])  # [.., H, b]: z_i . u_i, in self-attention the very numbers of v_i's column
+        dots -= own_dots[..., None]
+        dots *= result.weights[..., rows, :]
+        part = np.sum(dots, axis=-3, out=shares[..., rows, :])  # [.., b, n_k], in place: no new n x n pages
+        part *= inverse[..., rows, :]
+        part += 0.0  # never -0.0
+    return shares
+
+
+def shift_sizes(result: AttentionResult, own: np.ndarray) -> np.ndarray:
+    """How long the vectors that make each shift are, [.., n_q]: |u_i| + sum_h sum_j w^h_ij |v^h_j|, times |W_O|
+    (its Frobenius norm, at least as much as it lengthens any vector). Rounding errs by a few parts in 10^16 of
+    this, whatever the shift's own length."""
+    reached = result.weights @ np.linalg.norm(result.values, axis=-1)[..., None]  # [.., H, n_q, 1]
+    sizes = np.linalg.norm(own, axis=-1) + np.sum(reached, axis=(-3, -1))  # [.., n_q]
+    w_o = None if result.projections is None else result.projections.w_o
+    return sizes if w_o is None else sizes * np.linalg.norm(w_o)
+
+
+def own_values(result: AttentionResult) -> np.ndarray:
+    """Each query token's own value before W_O, [.., n_q, width]: what its output would hold attending to itself
+    alone, head by head."""
+    return result.query_inputs if result.projections is None else result.query_inputs @ result.projections.w_v
+
+
 def value_space(embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
     """Map vocabulary embeddings [N, d] into the space the outputs live in [N, d_out].
 

@@ -14,7 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
-from attn_cli.engine.analysis import Contribution, Neighbor, Shift, pulled_by
+from attn_cli.engine.analysis import Contribution, Neighbor, Shift
 from attn_cli.engine.attention import AttentionResult, static_outputs, unit_rows
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.errors import InputError, Option, shorten
@@ -36,7 +36,7 @@ class Occurrence:
 
     sentence: int  # index among the sentences
     index: int  # token index in that sentence (its first occurrence)
-    pulled_by: list[Contribution]  # analysis.pulled_by of its shift
+    pulled_by: list[Contribution]  # its shift's pulled_by
     neighbors_after: list[Neighbor]  # nearest vocabulary words of its contextual output
 
 
@@ -78,7 +78,7 @@ def compare_word(word: str, sentences: list[SentenceAttention]) -> WordCompariso
             continue
         index = sentence.keys.index(word)
         shift = sentence.shifts[index]
-        occurrences.append(Occurrence(number, index, pulled_by(shift, self_attention=True), shift.neighbors_after))
+        occurrences.append(Occurrence(number, index, shift.pulled_by, shift.neighbors_after))
         static.append(static_outputs(sentence.result)[index])
         contextual.append(sentence.result.outputs[index])
     if len(occurrences) < 2:

@@ -13,9 +13,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
+from attn_cli.engine import spelling
 from attn_cli.errors import InputError, Option, shorten
 from attn_cli.vectors.store import Vectors
 
@@ -23,7 +25,6 @@ OOV_POLICIES = ("skip", "error", "zero")
 DEFAULT_MAX_TOKENS = 1000  # peak ~90 MB + 32 x heads x n^2 bytes: ~0.2 GB at 1,000 tokens (docs/limits.md)
 _TOKEN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
 _CLITIC = re.compile(r"(\w.*?)(n['’]t|['’](?:s|re|ll|ve|d|m))", re.IGNORECASE)  # bank's, don't, we're
-_SUGGESTION_POOL = 50_000  # suggestions come from the most frequent words only
 MAX_NAMED = 10  # unknown words named in one message; the rest are counted
 
 
@@ -48,6 +49,7 @@ class DroppedToken:
     position: int
     reason: str  # "out of vocabulary", "punctuation", "symbol" (emoji, £, +) or "clitic" (the 's of bank's)
     suggestions: tuple[str, ...] = ()
+    searched: bool = True  # False for an unknown word past the run's bound of spelling searches (spelling.py)
 
 
 @dataclass(frozen=True)
@@ -94,14 +96,14 @@ def tokenize(sentence: str | Sequence[str], vectors: Vectors, oov: str = "skip",
             tokens.append(Token(word, None, position))
             rows.append(np.zeros(vectors.dims))
         else:
-            dropped.append(DroppedToken(word, position, "out of vocabulary", lexicon.suggest(word)))
+            dropped.append(lexicon.unknown(word, position))
 
     unknown = [item for item in dropped if item.reason == "out of vocabulary"]
     if unknown and oov == "error":
         raise InputError(f"not in the vocabulary of {vectors.name}: {describe_unknown(unknown)}; "
                          "fix the spelling, or pass ", Option("oov", "skip"), " or ", Option("oov", "zero"))
     if tokens and oov == "zero" and vectors.subword is None and all(token.key is None for token in tokens):
-        unknown = [DroppedToken(t.text, t.position, "out of vocabulary", lexicon.suggest(t.text)) for t in tokens]
+        unknown = [lexicon.unknown(token.text, token.position) for token in tokens]
         tokens = []  # only zero vectors: nothing to attend, whatever the oov policy says
     if not tokens:
         detail = f": {describe_unknown(unknown)}" if unknown else ""
@@ -145,7 +147,7 @@ class Lexicon:
     def __init__(self, vectors: Vectors) -> None:
         self.vectors = vectors
         self.known: dict[str, tuple[Piece, ...]] = {}
-        self.suggestions: dict[str, tuple[str, ...]] = {}
+        self.suggestions: dict[str, tuple[str, ...]] = {}  # at most spelling.MAX_SEARCHED words
 
     def pieces(self, word: str) -> tuple[Piece, ...]:
         found = self.known.get(word)
@@ -156,14 +158,20 @@ class Lexicon:
                                              for text, clitic in vocabulary_parts(word, self.vectors))
         return found
 
-    def suggest(self, word: str) -> tuple[str, ...]:
-        """`suggest(word)`, remembered: an unknown word costs a scan of the 50,000 most frequent words."""
+    def unknown(self, word: str, position: int) -> DroppedToken:
+        """The unknown word left out, with its spelling suggestions: remembered, so a batch that repeats a word
+        searches once; past spelling.MAX_SEARCHED distinct words no more searches are made (`searched` False)."""
         found = self.suggestions.get(word)
         if found is None:
-            if len(self.suggestions) >= MAX_REMEMBERED:
-                self.suggestions.clear()
-            found = self.suggestions[word] = suggest(word, self.vectors)
-        return found
+            if len(self.suggestions) >= spelling.MAX_SEARCHED:  # one search for each word remembered
+                return DroppedToken(word, position, "out of vocabulary", searched=False)
+            found = self.suggestions[word] = self.spelling_index.suggest(self.vectors.candidate_keys(word)[0])
+        return DroppedToken(word, position, "out of vocabulary", found)
+
+    @cached_property
+    def spelling_index(self) -> spelling.SpellingIndex:
+        """The index of the most frequent words, built on the run's first unknown word (about 20 ms for 50,000)."""
+        return spelling.SpellingIndex(self.vectors.words)
 
     def entry(self, text: str) -> tuple[str | None, int | None]:
         found = self.vectors.lookup(text)
@@ -210,33 +218,3 @@ def describe_unknown(unknown: list[DroppedToken]) -> str:
         parts.append(f'"{shorten(item.text)}"{hint}')
     more = f" and {len(unknown) - MAX_NAMED:,} more" if len(unknown) > MAX_NAMED else ""
     return ", ".join(parts) + more
-
-
-def suggest(word: str, vectors: Vectors, limit: int = 3) -> tuple[str, ...]:
-    """Close spellings among the most frequent words: difflib shortlists, edit distance ranks.
-
-    Ranking by Damerau distance, then by frequency, puts "bank" first for "bnak"
-    (a transposition), where difflib's ratio alone would prefer "nak".
-    """
-    import difflib  # only an unknown word pays for its import
-
-    key = vectors.candidate_keys(word)[0]
-    rank = {candidate: i for i, candidate in enumerate(vectors.words[:_SUGGESTION_POOL])
-            if abs(len(candidate) - len(key)) <= 2}
-    shortlist = difflib.get_close_matches(key, rank, n=20, cutoff=0.6)
-    ranked = sorted(shortlist, key=lambda candidate: (edit_distance(key, candidate), rank[candidate]))
-    return tuple(candidate for candidate in ranked if edit_distance(key, candidate) <= 2)[:limit]
-
-
-def edit_distance(a: str, b: str) -> int:
-    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps."""
-    previous2: list[int] = []  # the row before `previous`; read only from i > 1 on
-    previous = list(range(len(b) + 1))
-    for i, char_a in enumerate(a, 1):
-        current = [i] + [0] * len(b)
-        for j, char_b in enumerate(b, 1):
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
-            if i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
-                current[j] = min(current[j], previous2[j - 2] + 1)
-        previous2, previous = previous, current
-    return previous[len(b)]

@@ -30,7 +30,7 @@ def render_compare(report: dict, console: Console) -> None:
         print_warnings(block, console, f" in sentence {number}")
     for word in report["words"]:
         section(console, f"“{word['word']}” in each sentence", word_table(word, blocks, labels),
-                "s = own value, y = contextual output; context words: weight w (share of y)")
+                "s = own value, y = contextual output; context words: weight w (share of y−s)")
         if len(word["occurrences"]) > 2:
             numbers = [str(occurrence["sentence"] + 1) for occurrence in word["occurrences"]]
             section(console, f"Cosines between the contextual outputs of “{word['word']}” (sentence by sentence)",
@@ -38,10 +38,9 @@ def render_compare(report: dict, console: Console) -> None:
     console.print(Text("Verdict", style="bold"))
     for word in report["words"]:
         console.print(Text(word["verdict"], style="bold cyan"), soft_wrap=True)
-    console.print(Text(f"word: static cosine -> cosine of its contextual outputs (least alike pair);\n"
-                       f"leans to: context words supplying >= {blocks[0]['settings']['pull_share']:.0%} of its output, "
-                       "per sentence",
-                       style="dim"))
+    least = f"{blocks[0]['settings']['pull_share']:.0%}"
+    console.print(Text("word: static cosine -> cosine of its contextual outputs (least alike pair);\n"
+                       f"leans to: context words supplying >= {least} of its shift y−s, per sentence", style="dim"))
 
 
 def compare_header(report: dict) -> Group:

@@ -31,7 +31,7 @@ def plain_records(report: dict) -> str:
         cells = (
             report.get("line"), report.get("id"), shift["index"], shift["token"], tokens[shift["index"]]["key"],
             shift["cosine"], shift["delta_norm"], shift["self_weight"],
-            *((pulled["token"], pulled["weight"], pulled["share"]) if pulled else (None, None, None)),
+            *((pulled["token"], pulled["weight"], pulled["shift_share"]) if pulled else (None, None, None)),
             ",".join(n["word"] for n in shift["neighbors_after"]),
         )
         lines.append("\t".join(cell_text(cell) for cell in cells) + "\n")

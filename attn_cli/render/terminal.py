@@ -51,7 +51,7 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
                               note="; ".join(filter(None, ["each row sums to 1 (Σ column)", legend]))))
     context = "context" if key_labels is None else "source"
     section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
-            f"pulled by: {context} words, weight w (share of y they supply)")
+            f"pulled by: {context} words, weight w (share of the shift y−s they supply)")
     if settings["neighbors"] > 0:
         section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels, console))
     section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns, console))
@@ -321,8 +321,9 @@ def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = 
 
 
 def pull_text(contribution: dict, key_labels: list[str]) -> str:
-    """'money 0.281 (+0.26)': a pulling word, its weight (3 decimals, as in the weights table) and its share of y."""
-    return f"{key_labels[contribution['index']]} {contribution['weight']:.3f} ({signed(contribution['share'])})"
+    """'money 0.281 (+0.62)': a pulling word, its weight (3 decimals, as in the weights table) and its share of the
+    shift y - s (what ranks it)."""
+    return f"{key_labels[contribution['index']]} {contribution['weight']:.3f} ({signed(contribution['shift_share'])})"
 
 
 def signed(value: float) -> str:

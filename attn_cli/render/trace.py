@@ -166,7 +166,8 @@ def comparison_step(report: dict, trace: dict, labels: list[str], console: Conso
     table.add_row(f"|y − {own}|", f"{format_number(shift['delta_norm'])} (how far it moved; |{own}| "
                   f"{format_number(shift['static_norm'])} → |y| {format_number(shift['contextual_norm'])})")
     table.add_row("moved by", ", ".join(f"{labels[c['index']]} (w {format_number(c['weight'])}, share "
-                                        f"{format_number(c['share'])} of y)" for c in shift["pulled_by"]) or "—")
+                                        f"{format_number(c['shift_share'])} of y − {own})" for c in shift["pulled_by"])
+                  or "—")
     if report["settings"]["neighbors"] > 0:
         before, after = neighbor_lists(shift)
         table.add_row("near before", before)

@@ -1,5 +1,5 @@
 """The table a training run ends with: the held-out split scored by raw attention, the random start and the
-trained layer (and, for the demo, the weight each puts on the cue)."""
+trained layer (and, for the demo, how far each moves "bank" toward the sense its sentence gives it)."""
 
 from __future__ import annotations
 
@@ -29,17 +29,20 @@ def render_train(report: dict, console: Console) -> None:
                              ("acc@10", "right")):
         table.add_column(heading, justify=justify)  # type: ignore[arg-type]  # Rich's JustifyMethod literals
     demo = report.get("demo")
-    if demo is not None:
-        table.add_column("weight on the cue", justify="right")
+    leads: dict = demo["sense_lead"] if demo is not None else {}
+    sentences = list(leads.get("trained", {}))
+    for sentence in sentences:
+        table.add_column(f"“{sentence}”", justify="right")
     for row in weights["evaluation"]:
         cells = [LAYER_NAMES[row["layer"]], f"{row['loss']:.3f}", f"{row['accuracy_at_1']:.1%}",
                  f"{row['accuracy_at_10']:.1%}"]
-        table.add_row(*cells, *([f"{demo['cue_weight'][row['layer']]:.3f}"] if demo is not None else []))
+        table.add_row(*cells, *[f"{leads[row['layer']][sentence]:+.3f}" for sentence in sentences])
     console.print(table)
     predictions = weights["evaluation"][0]["predictions"]
     console.print(f"loss: mean cross-entropy (nats) of the {predictions:,} held-out predictions; acc@k: the right "
                   "word among the k best scored")
     if demo is not None:
-        console.print(f"the demo hides an answer word that one cue word elsewhere in the sentence gives away "
-                      f"({demo['pairs']} random pairs, e.g. {demo['example'][0]} -> {demo['example'][1]}); weight "
-                      "on the cue: what the answer's row puts on it, averaged over the held-out sentences")
+        topics = ", ".join(f"{topic} ({', '.join(words[1:3])} ...)" for topic, words in demo["topics"].items())
+        console.print(f"the demo's sentences each hold words of one topic: {topics}; bank joins some money and "
+                      "some river ones. In each quoted sentence: cos(bank's output, money or river, the sense its "
+                      "context gives) - cos(bank's output, bank); above 0, bank moved nearer its sense than itself")

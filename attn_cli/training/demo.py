@@ -1,57 +1,75 @@
-"""A demonstration corpus whose right attention pattern is known in advance.
+"""A demonstration corpus that teaches one thing a reader can check: which sense "bank" has in context.
 
-K "cue" words are paired with K "answer" words by a seeded random mapping, so that raw similarity does
-not already link them; every sentence holds one cue, its answer and 6 to 10 random filler words, in
-random places. Fillers are unpredictable, but the answer is given away by the cue alone (and the cue
-by the answer): under the masked-word objective the answer's row should learn to put its weight on the
-cue. `cue_weight` measures exactly that, so a test (or a curious user) can see training find the pattern
-that raw and random attention do not have.
+Ten topics (money, river, music, food, ...) each get the words nearest their seed word among the
+set's common ones; every sentence is 5 to 8 words of one topic, and "bank" joins some of the money
+and the river sentences. The masked-word objective then asks a hidden word of its topic's context, so
+the layer learns to map a context to its topic. Raw attention, which only mixes the static vectors,
+cannot do that: in "money bank grows" and "river bank flows" bank's output stays nearest bank itself. The
+trained layer's output lies nearer money than bank in the first and nearer river than bank in the
+second; `sense_leads` measures exactly that for the raw, random and trained layers, so a test (or a
+curious user) sees what training bought.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.training.learning import Layer, identity_layer, layer_forward
 from attn_cli.errors import VectorsError
 from attn_cli.training.batches import Feed
 from attn_cli.training.evaluation import projected_layer
+from attn_cli.training.learning import Layer, identity_layer, layer_forward
 from attn_cli.training.trainer import Trainer
 from attn_cli.vectors.store import Vectors
 
-COMMON_WORDS = (100, 3_000)  # the demo's words come from this band of frequency ranks: real words, not "the"
+TOPICS = ("money", "river", "music", "food", "school", "weather", "sport", "computer", "doctor", "car")
+AMBIGUOUS = "bank"  # joins the money and the river sentences: the word whose sense the demo shows
+SENSE_TOPICS = ("money", "river")  # the topics "bank" joins
+SENSES = {"money bank grows": "money", "river bank flows": "river"}  # sentence -> the sense its context gives bank
+COMMON_WORDS = 3_000  # topic words come from the set's most frequent words (the demo predicts among 3,000)
+TOPIC_WORDS = 30  # words per topic
+WITH_AMBIGUOUS = 0.3  # the share of money and river sentences that also hold "bank"
 
 
 @dataclass(frozen=True)
 class DemoCorpus:
     lines: list[str]  # one sentence per line, as a corpus file holds them
-    answers: dict[str, str]  # cue -> its answer
-    cue_rows: frozenset[int]  # rows of the cues in the vector set
-    answer_rows: frozenset[int]
+    topics: dict[str, list[str]]  # seed word -> its topic's words, nearest first
 
 
-def demo_corpus(vectors: Vectors, sentences: int = 2_250, pairs: int = 20, fillers: int = 200,
-                seed: int = 0) -> DemoCorpus:
-    """Sentences of 6-10 fillers with one cue and its answer, all drawn with default_rng(seed)."""
+def demo_corpus(vectors: Vectors, sentences: int = 2_250, seed: int = 0) -> DemoCorpus:
+    """Sentences of 5-8 words of one topic (bank in some money and river ones), drawn with default_rng(seed)."""
+    topics = topic_words(vectors)
     rng = np.random.default_rng(seed)
-    pool = [row for row in range(*COMMON_WORDS) if row < vectors.count and plain_word(vectors, row)]
-    if len(pool) < 2 * pairs + fillers:
-        raise VectorsError(f"{vectors.name} has {len(pool)} plain words among its ranks {COMMON_WORDS[0]:,} to "
-                           f"{COMMON_WORDS[1]:,}; the demo needs {2 * pairs + fillers}: use a larger vector set")
-    chosen = rng.choice(pool, size=2 * pairs + fillers, replace=False)  # distinct rows, in random order
-    cues, answers, filler_rows = chosen[:pairs], chosen[pairs:2 * pairs], chosen[2 * pairs:]
     lines = []
     for _ in range(sentences):
-        pair = rng.integers(pairs)
-        words = list(rng.choice(filler_rows, size=rng.integers(6, 11)))
-        for row in (cues[pair], answers[pair]):
-            words.insert(rng.integers(len(words) + 1), row)
-        lines.append(" ".join(vectors.words[row] for row in words))
-    return DemoCorpus(lines, {vectors.words[c]: vectors.words[a] for c, a in zip(cues, answers)},
-                      frozenset(int(c) for c in cues), frozenset(int(a) for a in answers))
+        topic = TOPICS[rng.integers(len(TOPICS))]
+        words = list(rng.choice(topics[topic], size=rng.integers(5, 9)))
+        if topic in SENSE_TOPICS and rng.random() < WITH_AMBIGUOUS:
+            words.insert(rng.integers(len(words) + 1), AMBIGUOUS)
+        lines.append(" ".join(words))
+    return DemoCorpus(lines, topics)
+
+
+def topic_words(vectors: Vectors) -> dict[str, list[str]]:
+    """Each topic's TOPIC_WORDS plain words nearest its seed by cosine, among the set's COMMON_WORDS first."""
+    missing = [word for word in (*TOPICS, AMBIGUOUS) if vectors.lookup(word) is None]
+    common = [row for row in range(min(COMMON_WORDS, vectors.count)) if plain_word(vectors, row)]
+    if missing or len(common) < len(TOPICS) * TOPIC_WORDS:
+        raise VectorsError(f"the demo needs the words {', '.join(TOPICS)} and {AMBIGUOUS}, and "
+                           f"{len(TOPICS) * TOPIC_WORDS} plain words among the {COMMON_WORDS:,} most frequent; "
+                           f"{vectors.name} lacks {', '.join(missing) or 'enough common words'}: use a larger "
+                           "vector set")
+    rows = vectors.rows(common)  # [c, d]
+    units = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), np.finfo(np.float64).tiny)
+    topics = {}
+    for topic in TOPICS:
+        seed = vectors.rows([vectors.lookup(topic)[1]])[0]  # type: ignore[index]  # checked above
+        nearest = np.argsort(-(units @ seed), kind="stable")  # [c] most similar first
+        topics[topic] = [vectors.words[common[i]] for i in nearest if vectors.words[common[i]] != AMBIGUOUS][
+            :TOPIC_WORDS]
+    return topics
 
 
 def plain_word(vectors: Vectors, row: int) -> bool:
@@ -60,21 +78,30 @@ def plain_word(vectors: Vectors, row: int) -> bool:
     return word.isalpha() and word.islower() and len(word) >= 3 and vectors.lookup(word) == (word, row)
 
 
-def cue_weight(feed: Feed, layer: Layer, sentences: Sequence[np.ndarray], demo: DemoCorpus) -> float:
-    """Mean attention weight (heads averaged) from each sentence's answer row onto its cue."""
-    weights = []
-    for batch in feed.batches(sentences, 64):
-        attention = layer_forward(batch.inputs, layer, batch.visible).weights.mean(axis=1)  # [B, n, n]
-        for words, rows in zip(batch.words, attention):
-            answer = next(i for i, word in enumerate(words) if word in demo.answer_rows)
-            cue = next(i for i, word in enumerate(words) if word in demo.cue_rows)
-            weights.append(rows[answer, cue])
-    return float(np.mean(weights))
+def sense_lead(feed: Feed, layer: Layer, sentence: str, masked: bool = True) -> float:
+    """cos(bank's output, its sense's word) - cos(bank's output, bank) in `sentence`: above 0, the layer moved
+    bank nearer the sense its context gives it than to its own static vector. `masked`: under the layer's own
+    mask; else every word sees every word, bank itself too, as `explain` shows raw attention."""
+    vectors = feed.vectors
+    words = sentence.split()
+    rows = np.array([vectors.lookup(word)[1] for word in words])  # type: ignore[index]  # the demo's words
+    batch = feed.batch([rows])
+    visible = batch.visible if masked else np.ones((len(words), len(words)), dtype=bool)  # [n, n]
+    output = layer_forward(batch.inputs, layer, visible).outputs[0, words.index(AMBIGUOUS)]  # [d]
+    sense, itself = (vectors.rows([vectors.lookup(word)[1]])[0]  # type: ignore[index]  # the demo's words
+                     for word in (SENSES[sentence], AMBIGUOUS))
+    return cosine(output, sense) - cosine(output, itself)
 
 
-def cue_weights(trainer: Trainer, demo: DemoCorpus) -> dict[str, float]:
-    """The cue weight of raw attention, the random start and the trained (best) layer on the held-out sentences."""
-    feed, held = trainer.feed, trainer.corpus.evaluation
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), np.finfo(np.float64).tiny))
+
+
+def sense_leads(trainer: Trainer) -> dict[str, dict[str, float]]:
+    """The sense lead of raw attention (as `explain` shows it: no mask), the random start and the trained (best)
+    layer, for each sentence."""
+    feed = trainer.feed
     layers = {"raw": identity_layer(feed.vectors.dims), "random": projected_layer(feed.config, trainer.initial),
               "trained": projected_layer(feed.config, trainer.best.weights)}
-    return {name: cue_weight(feed, layer, held, demo) for name, layer in layers.items()}
+    return {name: {sentence: sense_lead(feed, layer, sentence, masked=name != "raw") for sentence in SENSES}
+            for name, layer in layers.items()}

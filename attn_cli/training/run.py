@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from attn_cli.errors import InputError
 from attn_cli.training.corpus import Corpus, read_corpus
-from attn_cli.training.demo import DemoCorpus, cue_weights
+from attn_cli.training.demo import DemoCorpus, sense_leads
 from attn_cli.training.evaluation import Evaluation
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.training.trainer import Progress, Trainer
@@ -33,7 +33,7 @@ class TrainingRun:
     evaluation: Evaluation  # raw attention, the random start and the trained layer on the held-out sentences
     corpus: Corpus
     trainer: Trainer
-    demo: dict | None = None  # the demo's pairs, one example and the cue weights of the three layers (demo only)
+    demo: dict | None = None  # the demo's topics and the sense leads of the three layers (demo only)
 
     def __repr__(self) -> str:
         trained = self.evaluation.trained
@@ -92,9 +92,9 @@ class Training:
 
 
 def demo_block(trainer: Trainer, demo: DemoCorpus) -> dict:
-    """What the demo adds to the report: the cue weights of the three layers and one of its pairs."""
-    cue, answer = next(iter(demo.answers.items()))
-    return {"pairs": len(demo.answers), "example": [cue, answer], "cue_weight": cue_weights(trainer, demo)}
+    """What the demo adds to the report: its topics (a few words of each) and the sense leads of the layers."""
+    return {"topics": {topic: words[:4] for topic, words in demo.topics.items()},
+            "sense_lead": sense_leads(trainer)}
 
 
 def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: Evaluation) -> TrainedLayer:

@@ -44,6 +44,10 @@ LAYER_KEYS = ("objective", "heads", "d_k", "mask", "positions", "position_scale"
 MAX_METADATA_BYTES = 1 << 20  # the metadata is a few KB; a larger member is not ours
 MAX_D_MODEL = 8_192  # wider than any word vectors: with MAX_D_K, a file decompresses to at most 1 GiB
 ARRAY_HEADER_BYTES = 4096  # room for an .npy member's header beyond its float64 data
+# The largest weight a file may hold. Trained weights are a few units; with entries up to 1e6 and vector values up
+# to float32's 3.4e38, the widest layer (d 8,192, d_k 4,096) has queries and keys below 2.9e48, scores below 3.3e100
+# and outputs below 1.2e58, their squares and sums far inside float64's 1.8e308: no NaN or infinity can arise.
+MAX_WEIGHT = 1e6
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,6 +236,10 @@ def _projections(source: str, metadata: dict[str, Any], matrices: dict[str, np.n
     for name, matrix in matrices.items():
         if matrix.dtype != np.float64 or matrix.shape != shapes[name] or not np.isfinite(matrix).all():
             raise _not_ours(source, f"{name} is not a finite float64 {shapes[name][0]} x {shapes[name][1]} matrix")
+        largest = float(matrix.flat[np.argmax(np.abs(matrix))]) if matrix.size else 0.0
+        if abs(largest) > MAX_WEIGHT:
+            raise _not_ours(source, f"{name} holds {largest:.3g}, beyond the ±{MAX_WEIGHT:.0e} a trained layer's "
+                                    "weights may hold")
     if width % metadata["layer"]["heads"]:
         raise _not_ours(source, "its heads do not divide its width")
     return Projections(**matrices)

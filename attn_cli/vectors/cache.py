@@ -256,23 +256,34 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
         index = StoredIndex(folder, words)
     except Exception as exc:  # numpy's .npy header parser meets bytes it did not write with ValueError,
         raise CorruptCache(f"{type(exc).__name__}: {exc}") from exc  # SyntaxError or tokenize's TokenError
-    count, dims = meta["count"], meta["dims"]
-    problems = [
-        (matrix.shape != (count, dims) or matrix.dtype != np.float32, f"{MATRIX_FILE} is not {count} x {dims} float32"),
-        (norms.shape != (count,), f"{NORMS_FILE} does not hold {count} norms"),
-        (len(words) != count or words.offsets[-1] != (folder / VOCAB_FILE).stat().st_size,
-         f"{VOCAB_FILE} / {OFFSETS_FILE} do not hold {count} words"),
-        (len(index.table) < 2 * count or len(index.table) & (len(index.table) - 1), f"{INDEX_FILE} is malformed"),
-    ]
-    for failed, reason in problems:
-        if failed:
-            raise CorruptCache(reason)
+    problem = _disagreement(folder, meta, matrix, norms, words, index)
+    if problem:
+        raise CorruptCache(problem)
     _check_index(index, words)
     details = {"format": meta["format"], "source": meta["source"]["path"], "cache": str(folder)}
     if meta["limit"] is not None:  # the set is the file's first `limit` words: a weights file must say so to be met
         details["limit"] = meta["limit"]
     return Vectors(name=name or meta["name"], words=words, matrix=matrix, lowercase=meta["lowercase"],
                    details=details, stored_index=index, norms=norms)
+
+
+def _disagreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarray, words: WordList,
+                  index: StoredIndex) -> str | None:
+    """How the files' headers disagree with meta.json (shapes, the dtypes an import writes, sizes), or None;
+    checked in order, each only once the ones before hold, so no check can fail on what an earlier one refused."""
+    count, dims = meta["count"], meta["dims"]
+    table, offsets = index.table, words.offsets
+    if matrix.shape != (count, dims) or matrix.dtype != np.float32:
+        return f"{MATRIX_FILE} is not {count} x {dims} float32"
+    if norms.shape != (count,) or norms.dtype != np.float32:
+        return f"{NORMS_FILE} is not {count} float32"
+    if offsets.shape != (count + 1,) or offsets.dtype != np.int64:
+        return f"{OFFSETS_FILE} is not {count + 1} int64"
+    if offsets[-1] != (folder / VOCAB_FILE).stat().st_size:
+        return f"{VOCAB_FILE} / {OFFSETS_FILE} do not hold {count} words"
+    if table.ndim != 1 or table.dtype != np.int32 or len(table) < 2 * count or len(table) & (len(table) - 1):
+        return f"{INDEX_FILE} is malformed"
+    return None
 
 
 def _check_index(index: StoredIndex, words: WordList) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, is_lowercase_vocabulary
+from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, check_values, first_unfit_row, is_lowercase_vocabulary
 
 CACHEABLE = ("glove", "word2vec", "word2vec-binary")
 VECTOR_FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
@@ -136,20 +136,21 @@ def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> V
 
 
 def from_keyed(path: Path, keyed, file_format: str, limit: int | None, subword=None) -> Vectors:
-    """gensim's vectors as `Vectors`: the first `limit` words, refused if any value is NaN or infinite."""
+    """gensim's vectors as `Vectors`: the first `limit` words, refused if any value is NaN, infinite or beyond
+    float32's range (a pickle may hold float64), naming the word."""
     words = list(keyed.index_to_key)[:limit]
     matrix = keyed.vectors[:limit]
-    for start in range(0, len(matrix), 8192):  # a block at a time: no float64 copy of 2 M x 300
-        finite(path, matrix[start:start + 8192])
+    check_values(matrix, words, str(path))
     return Vectors(name=str(path), words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
                    details={"format": file_format}, subword=subword)
 
 
 def finite(path: Path, values) -> np.ndarray:
-    """The values as float64, or a VectorsError naming the file when one is NaN or infinite."""
+    """A vector built by the model (a fastText word's n-grams) as float64, or a VectorsError naming the file when
+    a value is NaN, infinite or beyond float32's range."""
     with np.errstate(all="ignore"):
         values = np.asarray(values, dtype=np.float64)
-    if not np.isfinite(values).all():
-        raise VectorsError(f"{path} holds NaN or infinite values; it cannot be attended: repair or re-export the "
-                           "vectors (text files can leave such lines out with ", Option("skip_bad_lines", True), ")")
+    if first_unfit_row(values.reshape(1, -1)) is not None:
+        raise VectorsError(f"{path} holds NaN, infinite or too large values; it cannot be attended: repair or "
+                           "re-export the vectors")
     return values

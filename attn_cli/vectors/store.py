@@ -18,7 +18,9 @@ import numpy as np
 
 from attn_cli.errors import DamagedCache, VectorsError
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # 3.4e38: every value a set may hold, whatever its dtype
 FINGERPRINT_ROWS = 4096  # rows read to fingerprint a set (evenly spaced; every row of a smaller set)
+MAX_SOUND_NORMS = 200_000  # rows whose checked norm a run remembers (~10 MB), as many as the words it remembers
 MAX_WORD_BYTES = 1000  # the longest word a vector file may hold (UTF-8 bytes); real words are far shorter
 
 
@@ -80,17 +82,47 @@ class Vectors:
         """The float64 vectors of the given rows: [len(rows), d].
 
         Checked here, on the few rows a sentence uses, and not when the set is loaded: every source
-        is refused at import if it holds NaN or infinity, but a cache damaged since would cost a
-        read of the whole matrix (2.6 GB for glove.840B's 2.2 M x 300) on every warm run to find out.
+        is refused at import if it holds NaN, infinity or a value beyond float32's range, but a cache
+        damaged since (or a `Vectors` made by hand) would cost a read of the whole matrix (2.6 GB for
+        glove.840B's 2.2 M x 300) on every warm run to find out.
         """
         values = np.asarray(self.matrix[rows], dtype=np.float64)
-        if not np.isfinite(values).all():
-            word = self.words[rows[int(np.flatnonzero(~np.isfinite(values).all(axis=1))[0])]]
-            problem = f"the vector of {word!r} holds NaN or infinite values"
-            if self.details.get("cache"):
-                raise DamagedCache(self.details["cache"], problem)
-            raise VectorsError(f"{self.name}: {problem}; repair or re-export the vectors")
+        bad = first_unfit_row(values)
+        if bad is not None:
+            raise self.damaged(unfit_problem(self.words[rows[bad]]))
+        self.check_norms(rows)
         return values
+
+    def check_norms(self, rows: Sequence[int]) -> None:
+        """Refuse stored lengths (`norms`) of these rows that are not their rows' (as row_norms computes them): a
+        cosine divides by them, so a damaged norm of 1e-30 would give a cosine of 1e30. Checked for the rows a
+        run reads (its sentence's, the neighbours it lists), never the whole vocabulary on every run."""
+        if self.norms is None:
+            return
+        rows = [row for row in rows if row not in self._sound_norms]  # a batch repeats its words: each checked once
+        if not rows:
+            return
+        stored = np.asarray(self.norms[rows], dtype=np.float64)  # [k]
+        actual = row_norms(self.matrix[rows]).astype(np.float64)  # [k]
+        wrong = ~np.isclose(stored, actual, rtol=1e-5, atol=float(np.finfo(np.float32).tiny))
+        if wrong.any():
+            at = int(np.argmax(wrong))
+            raise self.damaged(f"norms.npy gives {self.words[rows[at]]!r} a length of {stored[at]:.3g}, its row "
+                               f"{actual[at]:.3g}")
+        if len(self._sound_norms) > MAX_SOUND_NORMS:
+            self._sound_norms.clear()
+        self._sound_norms.update(rows)
+
+    @cached_property
+    def _sound_norms(self) -> set[int]:
+        """The rows whose stored norm `check_norms` found right (at most MAX_SOUND_NORMS, then it starts again)."""
+        return set()
+
+    def damaged(self, problem: str) -> VectorsError:
+        """The error for vectors found damaged where a run reads them: a cache's names the folder and its remedy."""
+        if self.details.get("cache"):
+            return DamagedCache(self.details["cache"], problem)
+        return VectorsError(f"{self.name}: {problem}; repair or re-export the vectors")
 
     @classmethod
     def from_keyedvectors(cls, keyed: Any, name: str = "KeyedVectors") -> Vectors:
@@ -99,9 +131,11 @@ class Vectors:
         A fastText `FastTextKeyedVectors` keeps its subword vectors for words outside the vocabulary.
         """
         matrix = np.asarray(keyed.vectors)
-        if matrix.ndim != 2 or not np.isfinite(matrix).all():
-            raise VectorsError(f"{name} holds NaN or infinite values (or is not a matrix); it cannot be attended")
         words = list(keyed.index_to_key)
+        if matrix.ndim != 2 or matrix.dtype.kind not in "fiu":
+            raise VectorsError(f"{name} holds {matrix.dtype} values in {matrix.ndim} dimension(s), not a matrix of "
+                               "numbers; it cannot be attended")
+        check_values(matrix, words, name)
         subword = (lambda word: np.asarray(keyed[word], dtype=np.float64)) if getattr(keyed, "bucket", 0) else None
         norms = np.concatenate([row_norms(matrix[start:start + 65_536]) for start in range(0, len(matrix), 65_536)]
                                or [np.zeros(0, np.float32)])  # as the cache stores them: the same neighbours
@@ -148,6 +182,28 @@ class Vectors:
         """The JSON block naming the vector set, so any output can be reproduced."""
         return {"name": self.name, "count": self.count, "dims": self.dims,
                 "lowercase": self.lowercase, **self.details}
+
+
+def first_unfit_row(values: np.ndarray) -> int | None:
+    """The first row [N, d] holding NaN, infinity or a value beyond float32's range (one a cache cannot store and
+    whose products could overflow float64 in the engine), or None."""
+    with np.errstate(invalid="ignore"):
+        fit = (np.abs(values) <= FLOAT32_MAX).all(axis=1)  # NaN compares False
+    return None if fit.all() else int(np.argmin(fit))
+
+
+def unfit_problem(word: str) -> str:
+    return f"the vector of {word!r} holds NaN, infinity or a value beyond float32's range (±3.4e38)"
+
+
+def check_values(matrix: np.ndarray, words: Sequence[str], name: str, block: int = 8192) -> None:
+    """A VectorsError naming the first word whose vector `first_unfit_row` refuses; a block of rows at a time, so
+    2 M x 300 is never copied whole."""
+    for start in range(0, len(matrix), block):
+        bad = first_unfit_row(np.asarray(matrix[start:start + block], dtype=np.float64))
+        if bad is not None:
+            raise VectorsError(f"{name}: {unfit_problem(words[start + bad])}; it cannot be attended: repair or "
+                               "re-export the vectors")
 
 
 def is_lowercase_vocabulary(words: Sequence[str], sample: int = 50_000) -> bool:

@@ -27,6 +27,7 @@ class WordList(Sequence):
     """The words of a cached set, decoded only when asked for (len, [i], [a:b], iteration)."""
 
     def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r", allow_pickle=False)  # [N + 1] int64
         with open(folder / VOCAB_FILE, "rb") as handle:
             self._blob = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -35,7 +36,13 @@ class WordList(Sequence):
         return len(self.offsets) - 1
 
     def word_bytes(self, row: int) -> bytes:
-        return self._blob[int(self.offsets[row]):int(self.offsets[row + 1]) - 1]
+        """The UTF-8 bytes of a row's word, between line ends where offsets.npy says (a DamagedCache otherwise: a
+        damaged offset would read another word, or none, and call a known word unknown)."""
+        start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
+        if not (0 <= start < stop <= len(self._blob) and self._blob[stop - 1] == 10
+                and (start == 0 or self._blob[start - 1] == 10)):
+            raise DamagedCache(self.folder, f"{OFFSETS_FILE} does not point to the word of row {row:,}")
+        return self._blob[start:stop - 1]
 
     def __getitem__(self, item):
         if isinstance(item, slice):
@@ -44,14 +51,26 @@ class WordList(Sequence):
                 return [self[i] for i in range(start, stop, step)]
             if stop <= start:
                 return []
-            text = self._blob[int(self.offsets[start]):int(self.offsets[stop])].decode("utf-8")
+            try:
+                text = self._blob[int(self.offsets[start]):int(self.offsets[stop])].decode("utf-8")
+            except UnicodeDecodeError as exc:
+                at = int(np.searchsorted(self.offsets, self.offsets[start] + exc.start, "right")) - 1
+                raise self.not_utf8(at) from None
             return text.split("\n")[:-1]  # "\n" only: words may hold other line-breaking characters
         row = int(item)
         if row < 0:
             row += len(self)
         if not 0 <= row < len(self):
             raise IndexError(item)
-        return self.word_bytes(row).decode("utf-8")
+        try:
+            return self.word_bytes(row).decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.not_utf8(row) from None
+
+    def not_utf8(self, row: int) -> DamagedCache:
+        """An import writes valid UTF-8 (undecodable bytes become U+FFFD), so a word that is not was damaged since:
+        found where a word is read, not by decoding the whole vocabulary on every warm run."""
+        return DamagedCache(self.folder, f"{VOCAB_FILE} is not UTF-8 at row {row:,}")
 
     def __iter__(self):
         return iter(self[:])

@@ -445,7 +445,7 @@
       after.replaceChildren();
       add(after,
         el("h2", {}, `Shift: own value s → contextual output y${state.trained ? "" : " (of the trained layer)"}`), el("div", { class: "scroll" }, shiftTable),
-        el("p", { class: "note" }, "pulled by: context words, weight w (share of y they supply)",
+        el("p", { class: "note" }, `pulled by: ${cross ? "source" : "context"} words, weight w (share of the shift y−s they supply)`,
           settings.neighbors > 0 ? `; nearest words by cosine among ${settings.neighbor_vocab === null ? "all" : `the ${Math.min(settings.neighbor_vocab, doc.vectors.count).toLocaleString("en")} most frequent`} words; new after attention in bold green` : ""),
         el("h2", {}, `Diagnostics per query row${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
         el("div", { class: "scroll" }, dataTable([["token"], ["entropy (bits)", "num"], ["largest w", "num"], ["on"]],
@@ -473,7 +473,7 @@
     return dataTable(columns, doc.shifts.map((shift) => {
       const own = doc.cross ? null : shift.contributions.find((c) => c.index === shift.index);
       const pulled = shift.pulled_by.map((c, k) => [k ? el("br") : null,  // a pair per line, never broken
-        `${keyLabels[c.index]}\u00a0${fmt(c.weight)}\u00a0(${signed(c.share)})`]).flat();
+        `${keyLabels[c.index]}\u00a0${fmt(c.weight)}\u00a0(${signed(c.shift_share)})`]).flat();
       const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm), own ? fmt(own.weight) : "—",
         pulled.length ? pulled : "—"];
       if (withNeighbors) {
@@ -655,7 +655,7 @@
     const shift = trace.shift, own = doc.settings.mode === "raw" ? "x" : "s";
     const rows = [[`cos(${own}, y)`, `${fmt(shift.cosine)} (1 = same direction)`],
       [`|y − ${own}|`, `${fmt(shift.delta_norm)} (how far it moved; |${own}| ${fmt(shift.static_norm)} → |y| ${fmt(shift.contextual_norm)})`],
-      ["moved by", shift.pulled_by.map((c) => `${labels[c.index]} (w ${fmt(c.weight)}, share ${fmt(c.share)} of y)`).join(", ") || "—"]];
+      ["moved by", shift.pulled_by.map((c) => `${labels[c.index]} (w ${fmt(c.weight)}, share ${fmt(c.shift_share)} of y − ${own})`).join(", ") || "—"]];
     if (doc.settings.neighbors > 0) {
       const before = new Set(shift.neighbors_before.map((n) => n.word));
       rows.push(["nearest before", shift.neighbors_before.map((n) => n.word).join(", ")],
