@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from attn_cli.errors import InputError, UsageError
+from attn_cli.cli.messages import fail
 
 STDIN = "-"
 INPUT_FORMATS = ("text", "jsonl")
@@ -106,8 +107,7 @@ def line_list(arguments: list[str], file: Path | None, example: str, input_forma
 def _stream_lines(file: Path | None, input_format: str, flag: str = "--file") -> Iterator[InputLine]:
     if file is None:
         if _stdin_is_a_terminal():  # else a person sees a run that waits without a word
-            sys.stderr.write(f"attn-cli: note: {TERMINAL_NOTE}\n")
-            sys.stderr.flush()
+            fail(TERMINAL_NOTE, kind="note")
         yield from parse_lines(stdin_lines(), "stdin", input_format)
         return
     descriptor = open_input(file, flag)
