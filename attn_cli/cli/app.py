@@ -175,11 +175,6 @@ SENTENCE_ARGUMENT = Annotated[Optional[list[str]], typer.Argument(metavar="SENTE
                                                                   show_default=False)]
 
 
-def one_sentence(words: list[str] | None) -> str | None:
-    """The words of the command line as one sentence: `explain money bank grows` is `explain "money bank grows"`."""
-    return " ".join(words) if words else None
-
-
 @app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli explain money bank grows",
     "attn-cli explain river bank flows --scale sqrt --heads 2",
@@ -194,7 +189,7 @@ def explain(
     batch: BatchOptions,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
-    each_report(ctx, "explain", one_sentence(sentence), engine, batch, renderer("terminal", "render_explain"),
+    each_report(ctx, "explain", sentence, engine, batch, renderer("terminal", "render_explain"),
                 lambda sentences, vectors, settings, wanted: explain_many(
                     sentences, vectors=vectors, settings=settings, diagnose=wanted is None or "diagnostics" in wanted))
 
@@ -223,7 +218,7 @@ def trace(
                                                      "change.")] = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
-    each_report(ctx, "trace", one_sentence(sentence), engine, batch, renderer("trace", "render_trace"),
+    each_report(ctx, "trace", sentence, engine, batch, renderer("trace", "render_trace"),
                 lambda sentences, vectors, settings, wanted: trace_many(
                     sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors, settings=settings))
 
@@ -231,14 +226,15 @@ def trace(
 Many = Callable[[list[str], Vectors, Settings, Optional[frozenset[str]]], Iterator[Union[ExplainResult, LineError]]]
 
 
-def each_report(ctx: typer.Context, command: str, sentence: str | None, engine: EngineOptions, batch: BatchOptions,
-                render: Draw, many: Many) -> None:
+def each_report(ctx: typer.Context, command: str, words: list[str] | None, engine: EngineOptions,
+                batch: BatchOptions, render: Draw, many: Many) -> None:
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups) show
     the documents of `many`'s results (attn_cli.explain_many or trace_many over the group) in order.
 
     `many` is told the settings and the top-level keys the output shows (`ReportOutputs.wanted`)."""
     QUIET.set(engine.quiet)
     settings = engine.settings()
+    sentence = " ".join(words) if words else None  # `explain money bank grows` is `explain "money bank grows"`
     if batch.listing_fields():
         print("\n".join(available_fields(command)))
         return
