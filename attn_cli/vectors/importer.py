@@ -39,7 +39,9 @@ def cached_vectors(wanted: Wanted) -> Vectors:
         if vectors is not None:
             return vectors
         sweep_leftovers([(layout, IMPORT), (scratch_folder(), SCRATCH)])  # of imports killed long ago
-        temporary = new_temporary_folder(layout, wanted.key)
+        layout.mkdir(parents=True, exist_ok=True)
+        # beside its final place (one file system: the rename is atomic), named as leftovers.py finds it if killed
+        temporary = Path(tempfile.mkdtemp(prefix=import_prefix(wanted.key), dir=layout))
     except OSError as exc:
         wanted.options.warn(f"cannot write the cache at {root} ({exc.strerror or exc}); reading {wanted.path} "
                             "without a cache (set ATTN_CLI_CACHE to a writable folder to make the next run fast)")
@@ -87,13 +89,6 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
         return load_cached(temporary, wanted.name)  # the maps stay valid after the files are deleted
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
-
-
-def new_temporary_folder(layout: Path, key: str) -> Path:
-    """A private folder next to the final one (same file system: the rename is atomic), named as leftovers.py
-    recognises it should the import be killed: `.tmp-<key>-<pid>-<random>`."""
-    layout.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=import_prefix(key), dir=layout))
 
 
 def publish(temporary: Path, final: Path) -> bool:
