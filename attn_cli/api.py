@@ -237,7 +237,7 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
     result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention,
                                   settings.projections)
     [[shifts]] = analyse_shifts([as_stack(result)], [[target[1]]], vectors, settings.neighbors,
-                                settings.neighbor_vocab)
+                                settings.neighbor_vocab, sources=[[source[1]]])
     return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
 
 

@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection
 
 import numpy as np
@@ -179,8 +179,10 @@ class ExplainResult(Report):
 
     @property
     def diagnostics(self) -> list[list[RowDiagnostic]]:
-        """Per head, per query row: entropy in bits, the largest weight and where it goes."""
-        return diagnose(self.attention).rows
+        """Per head, per query row: entropy in bits, the largest weight and where it goes (index and token)."""
+        texts = self.tokens
+        return [[replace(row, token=texts[i], argmax_token=texts[row.argmax]) for i, row in enumerate(rows)]
+                for rows in diagnose(self.attention).rows]
 
     @property
     def warnings(self) -> list[Advice]:

@@ -274,3 +274,19 @@ def test_result_arrays_are_read_only_so_documents_stay_what_the_engine_computed(
     assert result.to_dict()["heads"] == before
     cross = attn_cli.cross("river bank", "money bank")
     assert not cross.weights.flags.writeable and not cross.outputs.flags.writeable
+
+
+def test_per_row_records_carry_their_tokens_beside_their_indices():
+    result = attn_cli.explain("money bank grows")
+    assert [shift.token for shift in result.shifts] == result.tokens
+    for shift in result.shifts:
+        for contribution in shift.contributions + shift.pulled_by:
+            assert contribution.token == result.tokens[contribution.index]
+    assert [[c.token for c in row] for row in result.pulled_by] == [
+        [result.tokens[c.index] for c in row] for row in result.pulled_by]
+    for rows in result.diagnostics:
+        assert [row.token for row in rows] == result.tokens
+        assert all(row.argmax_token == result.tokens[row.argmax] for row in rows)
+    cross = attn_cli.cross("river bank", "money bank grows")  # keys are the source's tokens
+    assert [shift.token for shift in cross.shifts] == ["money", "bank", "grows"]
+    assert {c.token for shift in cross.shifts for c in shift.contributions} <= {"river", "bank"}

@@ -186,6 +186,50 @@ def hostile(path: Path, kind: str) -> None:
         np.savez(path, metadata=np.array(text), **arrays)
     elif kind == "infinite loss":
         rewritten(path, lambda metadata: metadata["training"].update(held_out_loss=float("inf")))
+    elif kind == "encrypted":  # the general-purpose flag's bit 0, in the local and the central header
+        patched(path, "w_q.npy", local=(6, lambda flags: flags | 1), central=(8, lambda flags: flags | 1))
+    elif kind == "unknown compression":  # method 99 (AE-x), which zipfile cannot inflate
+        patched(path, "w_q.npy", local=(8, lambda _: 99), central=(10, lambda _: 99))
+    elif kind == "declared 4 GiB":  # the central directory's uncompressed size of w_q, as large as it can say
+        patched(path, "w_q.npy", central=(24, lambda _: 0xFFFFFFFF), width=4)
+    elif kind == "lying header":  # a member of the right size whose .npy header asks for 2^40 x 64 numbers (512 TiB)
+        with np.load(path) as stored:
+            arrays = {name: stored[name] for name in stored.files}
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, array in arrays.items():
+                member = io.BytesIO()
+                np.save(member, array)
+                data = member.getvalue()
+                if name == "w_q":
+                    data = fixed_header(data.replace(b"'shape': (128, 64)", b"'shape': (1099511627776, 64)"))
+                archive.writestr(f"{name}.npy", data)
+
+
+def fixed_header(data: bytes) -> bytes:
+    """A .npy member whose header was lengthened, its length field and padding set again."""
+    header_end = data.index(b"\n") + 1
+    header = data[10:header_end].rstrip(b" \n")
+    padding = (-(10 + len(header) + 1)) % 64
+    header += b" " * padding + b"\n"
+    return data[:8] + len(header).to_bytes(2, "little") + header + data[data.index(b"\n") + 1:]
+
+
+def patched(path: Path, member: str, local: tuple | None = None, central: tuple | None = None,
+            width: int = 2) -> None:
+    """The archive with a field of `member`'s local and/or central header changed: (offset, change) each."""
+    data = bytearray(path.read_bytes())
+    name = member.encode()
+    for signature, name_at, field in ((b"PK\x03\x04", 30, local), (b"PK\x01\x02", 46, central)):
+        if field is None:
+            continue
+        start = 0
+        while (start := data.find(signature, start)) >= 0:
+            if data[start + name_at:start + name_at + len(name)] == name:
+                offset, change = field
+                value = int.from_bytes(data[start + offset:start + offset + width], "little")
+                data[start + offset:start + offset + width] = change(value).to_bytes(width, "little")
+            start += 4
+    path.write_bytes(bytes(data))
 
 
 HOSTILE = {
@@ -203,6 +247,10 @@ HOSTILE = {
     "infinite loss": "Infinity in the metadata",
     "bad mask": "its layer settings are not what attn-cli train writes",
     "deep": "damaged or was not written by attn-cli train",
+    "encrypted": "damaged or was not written by attn-cli train",
+    "unknown compression": "damaged or was not written by attn-cli train",
+    "declared 4 GiB": "damaged or was not written by attn-cli train",
+    "lying header": "w_q is not a float64 128 x 64 matrix",
 }
 
 

@@ -42,6 +42,7 @@ class Contribution:
     weight: float  # w_ij, averaged over heads
     share: float  # (w_ij v_j) . y_i / |y_i|^2: the part of y_i this term supplies (shares sum to 1)
     shift_share: float  # w_ij (v_j - s_i) . d_i / |d_i|^2, d_i = y_i - s_i: the part of the shift (a row's sum to 1)
+    token: str = ""  # the key token as typed (when the shifts were computed with the sentence's texts)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class Shift:
     pulled_by: list[Contribution]  # the keys that moved it most: shift_share >= PULL_SHARE, MAX_PULLS at most
     neighbors_before: list[Neighbor]
     neighbors_after: list[Neighbor]
+    token: str = ""  # the token as typed (when the shifts were computed with the sentence's texts)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class RowDiagnostic:
     entropy_bits: float
     max_weight: float
     argmax: int
+    token: str = ""  # the query token and the key it puts most weight on, as typed (a result's records name them)
+    argmax_token: str = ""
 
 
 @dataclass(frozen=True)
@@ -280,14 +284,17 @@ def shift_queries(stack: AttentionResult) -> np.ndarray:
     return both.reshape(-1, both.shape[-1])
 
 
-def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None = None) -> list[Shift]:
-    """One `Shift` per query token of one sentence; `nearest` as `stack_shifts` takes it."""
-    return stack_shifts(as_stack(result), nearest)[0]
+def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None = None,
+                 texts: tuple[list[str], list[str]] | None = None) -> list[Shift]:
+    """One `Shift` per query token of one sentence; `nearest` and `texts` as `stack_shifts` takes them."""
+    return stack_shifts(as_stack(result), nearest, None if texts is None else [texts])[0]
 
 
-def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = None) -> list[list[Shift]]:
+def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
+                 texts: list[tuple[list[str], list[str]]] | None = None) -> list[list[Shift]]:
     """The `Shift`s of each sentence of a stack (arrays led by B); `nearest` holds the neighbours of
-    `shift_queries(stack)` in its order, if searched.
+    `shift_queries(stack)` in its order, if searched; `texts` each sentence's (query tokens, key tokens), which
+    the records then carry beside their indices.
 
     Every measure is computed for all sentences and tokens at once (a batch of short sentences spends
     its time here, so no numpy call runs per sentence or token); the loops only pack the numbers.
@@ -304,22 +311,26 @@ def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = 
                     else [[None] * n] * count)
     shares = shift_shares(stack)  # [B, n_q, n_k]
     heaviest, strongest = top_indices(mean_weights, MAX_CONTRIBUTIONS), top_indices(shares, MAX_PULLS)
-    listed = contributions_of(stack, mean_weights, shares, np.concatenate([heaviest, strongest], axis=-1))
+    texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
+    listed = contributions_of(stack, mean_weights, shares, np.concatenate([heaviest, strongest], axis=-1),
+                              [keys for _, keys in texts])
     cut = heaviest.shape[-1]
     return [[  # positional, each sentence's lists read once: the packing is most of a short sentence's shifts
         Shift(i, weights[i], cosine[i], delta[i], static_norm[i], contextual_norm[i], rows[i][:cut],
               [c for c in rows[i][cut:] if c.shift_share >= PULL_SHARE],
-              nearest[2 * n * b + i], nearest[2 * n * b + n + i])
+              nearest[2 * n * b + i], nearest[2 * n * b + n + i], queries[i])
         for i in range(n)
-    ] for b, (weights, cosine, delta, static_norm, contextual_norm, rows)
-        in enumerate(zip(self_weights, cosines, delta_norms, static_norms, contextual_norms, listed))]
+    ] for b, (weights, cosine, delta, static_norm, contextual_norm, rows, (queries, _))
+        in enumerate(zip(self_weights, cosines, delta_norms, static_norms, contextual_norms, listed, texts))]
 
 
-def contributions_of(stack: AttentionResult, mean_weights: np.ndarray, shares: np.ndarray,
-                     keys: np.ndarray) -> list[list[list[Contribution]]]:
+def contributions_of(stack: AttentionResult, mean_weights: np.ndarray, shares: np.ndarray, keys: np.ndarray,
+                     key_texts: list[list[str]]) -> list[list[list[Contribution]]]:
     """The `Contribution`s of the keys [B, n_q, k] listed for each row of a stack, in their order: [B][n_q][k]."""
-    columns = (keys.tolist(), np.take_along_axis(mean_weights, keys, axis=-1).tolist(),
-               term_shares(stack, keys).tolist(), np.take_along_axis(shares, keys, axis=-1).tolist())
+    indices = keys.tolist()
+    columns = (indices, np.take_along_axis(mean_weights, keys, axis=-1).tolist(),
+               term_shares(stack, keys).tolist(), np.take_along_axis(shares, keys, axis=-1).tolist(),
+               [[[texts[key] for key in row] for row in rows] for rows, texts in zip(indices, key_texts)])
     return [[list(map(Contribution, *row)) for row in zip(*sentence)] for sentence in zip(*columns)]
 
 

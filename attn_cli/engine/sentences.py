@@ -36,22 +36,26 @@ def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: At
 
 
 def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
-                   neighbors: int = 5, neighbor_vocab: int | None = 50_000) -> list[list[list[Shift]]]:
+                   neighbors: int = 5, neighbor_vocab: int | None = 50_000,
+                   sources: list[list[TokenizedSentence]] | None = None) -> list[list[list[Shift]]]:
     """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
-    sentences), with nearest vocabulary words if asked.
+    sentences, `sources` their key sentences in cross-attention), with nearest vocabulary words if asked; each
+    record carries its token's text beside its index.
 
     Their neighbour queries go to one search, which answers QUERY_BLOCK of them per matrix
     product: the [N, d] vocabulary is read from memory once per block instead of once per sentence.
     """
+    texts = [[([token.text for token in query.tokens], [token.text for token in source.tokens])
+              for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:
-        return [stack_shifts(stack) for stack in stacks]
+        return [stack_shifts(stack, None, their_texts) for stack, their_texts in zip(stacks, texts)]
     search = NeighborSearch.shared(vectors, stacks[0], neighbor_vocab)
     keys = [[token.key for token in tokenized.tokens] for sentences in queries for tokenized in sentences]
     found = search.nearest(np.vstack([shift_queries(stack) for stack in stacks]), neighbors,
                            [key for sentence in keys for key in sentence + sentence])
     shifts, start = [], 0
-    for stack in stacks:
+    for stack, their_texts in zip(stacks, texts):
         count = 2 * stack.outputs.shape[0] * stack.outputs.shape[1]
-        shifts.append(stack_shifts(stack, found[start:start + count]))
+        shifts.append(stack_shifts(stack, found[start:start + count], their_texts))
         start += count
     return shifts

@@ -162,11 +162,13 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
             sizes = {info.filename: info.file_size for info in archive.infolist()}
             metadata = _metadata(source, archive, sizes)
             _check_sizes(source, metadata, sizes)
+            _check_headers(source, metadata, archive)
         with np.load(source, allow_pickle=False) as stored:
             matrices = {name: np.asarray(stored[name]) for name in MATRICES}
     except WeightsError:
         raise
-    except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+    except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zipfile.LargeZipFile,
+            RuntimeError, NotImplementedError) as exc:  # the last two: an encrypted member, an unknown compression
         raise _not_ours(source, f"{type(exc).__name__}: {exc}") from None
     layer = TrainedLayer(projections=_projections(source, metadata, matrices), layer=metadata["layer"],
                          provenance={key: value for key, value in metadata.items()
@@ -229,10 +231,28 @@ def _check_sizes(source: str, metadata: dict[str, Any], sizes: dict[str, int]) -
             raise _not_ours(source, f"{name} is missing or larger than its {d_model} x {width} shape")
 
 
+def _check_headers(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile) -> None:
+    """Every matrix member's .npy header names the float64 shape the layer needs, read before np.load allocates
+    what a header asks: a member's declared size can lie, and a header could ask for terabytes."""
+    for name, shape in _shapes(metadata).items():
+        with archive.open(f"{name}.npy") as member:
+            version = np.lib.format.read_magic(member)
+            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                np.lib.format.read_array_header_2_0
+            found, _, dtype = read_header(member)
+        if found != shape or dtype != np.float64:
+            raise _not_ours(source, f"{name} is not a float64 {shape[0]} x {shape[1]} matrix")
+
+
+def _shapes(metadata: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """The shape each matrix of the layer the metadata describes must have."""
+    d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
+    return {"w_q": (d_model, width), "w_k": (d_model, width), "w_v": (d_model, width), "w_o": (width, d_model)}
+
+
 def _projections(source: str, metadata: dict[str, Any], matrices: dict[str, np.ndarray]) -> Projections:
     """The four matrices, checked: float64, the declared shapes, finite."""
-    d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
-    shapes = {"w_q": (d_model, width), "w_k": (d_model, width), "w_v": (d_model, width), "w_o": (width, d_model)}
+    shapes = _shapes(metadata)
     for name, matrix in matrices.items():
         if matrix.dtype != np.float64 or matrix.shape != shapes[name] or not np.isfinite(matrix).all():
             raise _not_ours(source, f"{name} is not a finite float64 {shapes[name][0]} x {shapes[name][1]} matrix")
@@ -240,7 +260,7 @@ def _projections(source: str, metadata: dict[str, Any], matrices: dict[str, np.n
         if abs(largest) > MAX_WEIGHT:
             raise _not_ours(source, f"{name} holds {largest:.3g}, beyond the ±{MAX_WEIGHT:.0e} a trained layer's "
                                     "weights may hold")
-    if width % metadata["layer"]["heads"]:
+    if metadata["layer"]["d_k"] % metadata["layer"]["heads"]:
         raise _not_ours(source, "its heads do not divide its width")
     return Projections(**matrices)
 
