@@ -379,13 +379,9 @@ def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...d,...d->...", unit_rows(a), unit_rows(b))
 
 
-def row_diagnostics(weights: np.ndarray) -> list[RowDiagnostic]:
-    """Entropy (bits), largest weight and its key for each row of one head: [n_q, n_k] -> n_q rows."""
-    return matrix_diagnostics(weights)[0]
-
-
 def matrix_diagnostics(weights: np.ndarray) -> list[list[RowDiagnostic]]:
-    """`row_diagnostics` of every [n_q, n_k] matrix of weights [.., n_q, n_k], in order, from a few numpy calls."""
+    """Entropy (bits), largest weight and its key for each row of every [n_q, n_k] matrix of weights [.., n_q, n_k],
+    in order, from a few numpy calls."""
     flat = weights.reshape(-1, weights.shape[-1])  # [m, n_k]
     entropies = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).tolist()  # [m]
     rows = list(map(RowDiagnostic, entropies, flat.max(axis=-1).tolist(), flat.argmax(axis=-1).tolist()))
@@ -399,11 +395,6 @@ def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
     logs = np.log2(weights, out=np.zeros(weights.shape), where=positive)
     entropy = -(np.where(positive, weights, 0.0) * logs).sum(axis=-1) + 0.0  # + 0.0: never -0.0
     return float(entropy) if np.ndim(entropy) == 0 else entropy
-
-
-def advise(result: AttentionResult) -> list[Advice]:
-    """The warnings on one sentence's weights (see `diagnose_stack`)."""
-    return diagnose(result).advice
 
 
 def diagnose(result: AttentionResult) -> Diagnosis:
