@@ -150,13 +150,7 @@ def hostile(path: Path, kind: str) -> None:
     elif kind == "bomb":
         buffer = io.BytesIO()
         np.save(buffer, np.zeros((4096, 4096)))  # 128 MB of zeros: a few hundred KB compressed
-        with np.load(path) as stored:
-            arrays = {name: stored[name] for name in stored.files}
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-            for name, array in arrays.items():
-                member = io.BytesIO()
-                np.save(member, array)
-                archive.writestr(f"{name}.npy", buffer.getvalue() if name == "w_q" else member.getvalue())
+        with_w_q(path, lambda _: buffer.getvalue())
     elif kind == "nan":
         with np.load(path) as stored:
             arrays = {name: stored[name] for name in stored.files}
@@ -193,17 +187,18 @@ def hostile(path: Path, kind: str) -> None:
     elif kind == "declared 4 GiB":  # the central directory's uncompressed size of w_q, as large as it can say
         patched(path, "w_q.npy", central=(24, lambda _: 0xFFFFFFFF), width=4)
     elif kind == "lying header":  # a member of the right size whose .npy header asks for 2^40 x 64 numbers (512 TiB)
-        with np.load(path) as stored:
-            arrays = {name: stored[name] for name in stored.files}
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-            for name, array in arrays.items():
-                member = io.BytesIO()
-                np.save(member, array)
-                data = member.getvalue()
-                if name == "w_q":
-                    data = fixed_header(data.replace(b"'shape': (128, 64)", b"'shape': (1099511627776, 64)"))
-                archive.writestr(f"{name}.npy", data)
+        with_w_q(path, lambda data: fixed_header(data.replace(b"'shape': (128, 64)", b"'shape': (1099511627776, 64)")))
 
+
+def with_w_q(path: Path, change) -> None:
+    """The archive written anew, deflated, its w_q member's .npy bytes passed through `change(bytes)`."""
+    with np.load(path) as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, array in arrays.items():
+            member = io.BytesIO()
+            np.save(member, array)
+            archive.writestr(f"{name}.npy", change(member.getvalue()) if name == "w_q" else member.getvalue())
 
 def fixed_header(data: bytes) -> bytes:
     """A .npy member whose header was lengthened, its length field and padding set again."""
