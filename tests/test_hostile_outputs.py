@@ -90,3 +90,58 @@ def test_a_picture_pointed_at_the_file_on_stdin_is_refused(sentences):
     assert result.stderr == (f"attn-cli: error: --html {sentences} is the stdin input; writing it would replace "
                              "it, so give --html another file name\n")
     assert sentences.read_text(encoding="utf-8") == SENTENCES
+
+
+def limited_run(args: list[str], stdout, limit_bytes: int | None = None, stdin: bytes | None = None):
+    """`python -m attn_cli ARGS` with stdout on `stdout` (an open file) and every file it writes capped at
+    `limit_bytes` (RLIMIT_FSIZE, what `ulimit -f` sets): (exit code, stderr)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        if limit_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    finished = subprocess.run([sys.executable, "-m", "attn_cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                              input=stdin, preexec_fn=limit, timeout=HANG_SECONDS)
+    return finished.returncode, finished.stderr.decode()
+
+
+def test_a_write_past_the_file_size_limit_is_exit_2_and_leaves_no_cut_document(tmp_path):
+    """Issue 25.1: `( ulimit -f 8; attn-cli explain ... --json > out.json )` was exit 0 with 8,192 bytes of JSON."""
+    import json
+
+    out = tmp_path / "out.json"
+    with out.open("wb") as stdout:
+        code, stderr = limited_run(["explain", "money bank grows over the river bank", "--json"], stdout, 8192)
+    assert code == 2 and stderr == ("attn-cli: error: cannot write to stdout: File too large; redirect it to a file "
+                                    "on a disk with room\n")
+    assert out.read_bytes() == b""  # absent, not cut
+    lines = b"money bank grows\nriver bank flows\nmoney bank grows over the river bank the river flows\n"
+    with out.open("wb") as stdout:  # a batch: the documents before the failure stay whole, the failed one goes
+        code, _ = limited_run(["explain", "-", "--json", "--neighbors", "0"], stdout, 16_384, stdin=lines)
+    written = out.read_bytes().splitlines(keepends=True)
+    assert code == 2 and written and all(line.endswith(b"\n") for line in written)
+    assert [json.loads(line)["line"] for line in written] == list(range(1, len(written) + 1))
+
+
+def test_a_picture_past_the_file_size_limit_is_absent_and_exit_2(tmp_path):
+    page = tmp_path / "page.html"
+    code, stderr = limited_run(["explain", "money bank grows", "--html", str(page), "--json"],
+                               (tmp_path / "out.json").open("wb"), 8192)
+    assert code == 2 and f"cannot write --html {page}: File too large" in stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.json"]  # no page, no temporary file
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+def test_a_page_written_to_stdout_appends_to_what_the_log_held(tmp_path, target):
+    """Issue 25.2: `--html /dev/stdout >> log` replaced the log with the page (a rename onto the file behind)."""
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"previous line\n")
+    with log.open("ab") as stdout:
+        code, stderr = limited_run(["explain", "money bank grows", "--html", target, "--json"], stdout)
+    assert code == 0, stderr
+    text = log.read_bytes()
+    assert text.startswith(b"previous line\n{") and b"<!DOCTYPE html>" in text
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["log.txt"]

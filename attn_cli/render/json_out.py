@@ -19,13 +19,20 @@ exists as one bytes object, and a failure midway still leaves no cut document be
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import os
+import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 import orjson
+
+from attn_cli.files import write_all
 
 STREAM_ABOVE = 1 << 21  # numbers in a document's arrays beyond which it is written a part at a time (~40 MB)
 BUFFER_BYTES = 64 << 20  # a large document's JSON is held in memory up to 64 MiB, then in a temporary file
@@ -36,19 +43,41 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
     """One JSON document and a newline, written whole or not at all, flushed so a pipe sees it at once."""
     stream = stream or sys.stdout
     numbers, as_is = _survey(document)
-    if numbers <= STREAM_ABOVE:
-        _write_bytes(_encoded(document, as_is) + b"\n", stream)
-    else:
-        import tempfile  # only a large document pays for its import (~8 ms: random, hashlib)
+    with _whole_or_none(stream):
+        if numbers <= STREAM_ABOVE:
+            _write_bytes(_encoded(document, as_is) + b"\n", stream)
+        else:
+            import tempfile  # only a large document pays for its import (~8 ms: random, hashlib)
 
-        with tempfile.SpooledTemporaryFile(BUFFER_BYTES, "w+b") as spool:
-            _write_parts(document, spool)  # type: ignore[arg-type]  # a binary spool is a BinaryIO
-            spool.write(b"\n")
-            spool.seek(0)
-            stream.flush()  # whatever the text layer holds goes first
-            while chunk := spool.read(1 << 20):
-                _write_bytes(chunk, stream)
-    stream.flush()
+            with tempfile.SpooledTemporaryFile(BUFFER_BYTES, "w+b") as spool:
+                _write_parts(document, spool)  # type: ignore[arg-type]  # a binary spool is a BinaryIO
+                spool.write(b"\n")
+                spool.seek(0)
+                stream.flush()  # whatever the text layer holds goes first
+                while chunk := spool.read(1 << 20):
+                    _write_bytes(chunk, stream)
+        stream.flush()
+
+
+@contextmanager
+def _whole_or_none(stream: TextIO) -> Iterator[None]:
+    """A write that fails (a full disk, a file size limit) leaves no cut document in a regular file behind the
+    stream (`> out.json`): the file is cut back to where the document began. A pipe or terminal keeps what it
+    read; the documents before this one stay whole either way."""
+    try:
+        descriptor = stream.fileno()
+        regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):  # a StringIO, a closed or odd stream
+        regular = False
+    if regular:
+        stream.flush()
+        start = os.lseek(descriptor, 0, os.SEEK_CUR)
+    try:
+        yield
+    except OSError:
+        if regular:
+            os.ftruncate(descriptor, start)
+        raise
 
 
 def dumps(document: dict) -> str:
@@ -166,6 +195,6 @@ def _write_bytes(data: bytes, stream: TextIO) -> None:
     target = getattr(stream, "buffer", None)
     if target is not None:
         stream.flush()
-        target.write(data)
+        write_all(target, data)
     else:
         stream.write(data.decode("utf-8"))

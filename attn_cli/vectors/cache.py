@@ -37,6 +37,7 @@ from typing import Callable
 
 import numpy as np
 
+from attn_cli.files import write_all
 from attn_cli.errors import DamagedCache
 from attn_cli.vectors.store import Vectors, row_norms
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
@@ -126,7 +127,7 @@ class CacheWriter:
         self.first_duplicates: list[str] = []
         self.replaced_utf8 = 0
         self._matrix = open(folder / MATRIX_FILE, "wb")
-        self._matrix.write(b"\0" * _HEADER_BYTES)
+        write_all(self._matrix, b"\0" * _HEADER_BYTES)
 
     def add(self, words: list[bytes], rows: np.ndarray) -> int:
         words = self._valid_utf8(words)
@@ -145,7 +146,7 @@ class CacheWriter:
         if not all(keep):
             rows = rows[np.asarray(keep, dtype=bool)]
         rows = np.ascontiguousarray(rows, dtype="<f4")
-        self._matrix.write(rows.tobytes())
+        write_all(self._matrix, rows.tobytes())
         self.norms.append(row_norms(rows))  # a row longer than float32 holds stores inf: never a neighbour
         return len(self.words)
 
@@ -172,7 +173,7 @@ class CacheWriter:
         text = repr(header).encode("latin1")
         text += b" " * (_HEADER_BYTES - 10 - len(text) - 1) + b"\n"
         self._matrix.seek(0)
-        self._matrix.write(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text)
+        write_all(self._matrix, b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text)
         self._matrix.close()
         np.save(self.folder / NORMS_FILE, np.concatenate(self.norms) if self.norms else np.zeros(0, np.float32),
                 allow_pickle=False)

@@ -25,6 +25,7 @@ from typing import IO, BinaryIO, Iterator
 
 import numpy as np
 
+from attn_cli.files import write_all
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.formats import finite, from_keyed, open_maybe_compressed
 from attn_cli.vectors.leftovers import SCRATCH, scratch_folder, scratch_prefix, sweep as sweep_leftovers
@@ -57,7 +58,7 @@ class _Walk:
         """Read the next piece of the stream into the buffer; False at its end."""
         data = self.stream.read(_READ_BYTES)
         if self.copy is not None:
-            self.copy.write(data)
+            write_all(self.copy, data)
         self.buffer, self.start = self.buffer[self.start:] + data, 0
         return bool(data)
 

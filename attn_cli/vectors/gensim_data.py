@@ -35,6 +35,7 @@ from itertools import chain
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from attn_cli.files import write_all
 from attn_cli.errors import UsageError, VectorsError
 from attn_cli.vectors.leftovers import DOWNLOAD, download_prefix, sweep as sweep_leftovers
 from attn_cli.vectors.progress import progress_bar
@@ -216,7 +217,7 @@ def fetch(url: str, out: BinaryIO, checksum: str, show_progress: bool, deadline:
     first, announced = next(pieces, (b"", None))  # the bar's total comes with the response
     with progress_bar(url.rsplit("/", 1)[-1], announced, show_progress, unit=None) as update:
         for chunk in chain([first], (chunk for chunk, _ in pieces)):
-            out.write(chunk)
+            write_all(out, chunk)
             md5.update(chunk)
             done += len(chunk)
             update(done, 0)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attn_cli.files import write_all
 from attn_cli.errors import DamagedCache
 
 VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
@@ -119,7 +120,7 @@ def write_vocabulary(folder: Path, words: list[bytes]) -> None:
     lengths = np.fromiter((len(word) + 1 for word in words), dtype=np.int64, count=len(words))
     offsets = np.concatenate(([0], np.cumsum(lengths)))
     with open(folder / VOCAB_FILE, "wb") as handle:
-        handle.write(b"\n".join(words) + b"\n")
+        write_all(handle, b"\n".join(words) + b"\n")
     np.save(folder / OFFSETS_FILE, offsets, allow_pickle=False)
     np.save(folder / INDEX_FILE, hash_table(words), allow_pickle=False)
 
