@@ -14,13 +14,15 @@ import typer
 from attn_cli.errors import UsageError, VectorsError
 from attn_cli.errors import literal
 from attn_cli.cli.messages import warn
+from attn_cli.cli.help import NarrowHelpGroup
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
 from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, find_cached,
                       load_vectors, remove_cached, remove_leftovers, vector_leftovers)
 
 SCHEMA_VERSION = 1
-vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets. Imported sets live in "
+vectors_app = typer.Typer(cls=NarrowHelpGroup,
+                          help="Import, inspect, list, remove and download vector sets. Imported sets live in "
                                "the cache: $ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli.",
                           epilog=examples("attn-cli vectors list", "attn-cli vectors import --help"),
                           no_args_is_help=True)
