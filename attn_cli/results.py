@@ -4,8 +4,8 @@ Each result keeps what the engine computed (the `AttentionResult`, the shifts)
 and builds its document on demand with the same function `--json` uses, so
 `result.to_dict()` is exactly what the command line prints. `to_html()` is the
 `--html` report, `_repr_html_()` the same report inline in Jupyter (in an
-iframe, so several reports on one page cannot clash), and `str(result)` the
-command line's tables.
+iframe, so several reports on one page cannot clash, after plain tables for
+viewers that strip iframes), and `str(result)` the command line's tables.
 """
 
 from __future__ import annotations
@@ -86,20 +86,24 @@ class Report:
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The self-contained HTML report (the same page as `--html`); written atomically to `path` if given."""
         from attn_cli.files import write_file
-        from attn_cli.render.html import html_page
 
-        page = html_page([self.document()], self.python_call(), spelling="keywords")
+        page = self._page(self.document())
         if path is not None:
             write_file(path, page)
         return page
 
     def _repr_html_(self) -> str:
-        """Jupyter shows the report inline: the page in a sandboxed iframe, nothing fetched from anywhere."""
-        import html
+        """Jupyter shows the report inline: the page in a sandboxed iframe, nothing fetched from anywhere, after
+        plain tables of the tokens, weights and shifts that viewers which strip iframes and scripts still show."""
+        from attn_cli.render.notebook import notebook_cell
 
-        page = html.escape(self.to_html(), quote=True)
-        return (f'<iframe srcdoc="{page}" sandbox="allow-scripts" title="attn-cli report" '
-                'style="width: 100%; height: 640px; border: 1px solid #ddd; resize: vertical;"></iframe>')
+        document = self.document()  # built once for both parts
+        return notebook_cell(document, self._page(document))
+
+    def _page(self, document: dict) -> str:
+        from attn_cli.render.html import html_page
+
+        return html_page([document], self.python_call(), spelling="keywords")
 
     def __str__(self) -> str:
         """The command line's tables, in colour when printed to a terminal."""

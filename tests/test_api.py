@@ -125,7 +125,7 @@ def test_errors_of_the_input_name_keywords_in_python_and_options_on_the_command_
 def test_the_report_renders_inline_self_contained_and_as_tables(tmp_path):
     result = attn_cli.explain(SENTENCE)
     cell = result._repr_html_()
-    assert cell.startswith("<iframe srcdoc=") and "<script" not in cell  # the page is escaped inside srcdoc
+    assert "<iframe srcdoc=" in cell and "<script" not in cell  # the page is escaped inside srcdoc
     page = result.to_html()
     assert "attn_cli.explain(&#x27;money bank grows&#x27;)" in page or "attn_cli.explain('money bank grows')" in page
     for fetch in ("<script src", "<link", "@import", "url(http", 'src="http'):

@@ -447,3 +447,22 @@ def test_masked_cells_show_as_masked_and_never_pull(run):
     shift = [line for line in table.split("Shift")[1].splitlines() if line.strip().startswith("money")][0]
     assert shift.split()[-1] == "—"  # nothing pulls the first word: it sees only itself
     assert "masked" not in run("explain", "money bank grows", "--neighbors", "0").stdout  # no mask, no legend
+
+
+HEADER_LABELS = {"vectors", "attention", "weights", "tokens", "dropped", "repeated", "sentence", "source", "target"}
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+@pytest.mark.parametrize("command", [("explain", "money bank grows qzx"), ("compare", "money bank grows qzx",
+                                                                          "river bank")])
+def test_the_header_wraps_under_its_labels(run, columns, command):
+    """A header line too long for the terminal goes on under its text (column 11), never back at column 0."""
+    result = run(*command, "--mode", "projected", "--heads", "2", "--positions", "sinusoidal", "--scale", "sqrt",
+                 env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.stderr
+    header = result.stdout.split("\n\n")[0].splitlines()[1:]
+    assert max(len(line) for line in header) <= columns
+    assert len(header) > 4
+    for line in header:
+        assert line.split()[0] in HEADER_LABELS or line.startswith(" " * 10), line
+    assert sum(line.startswith(" " * 10) for line in header) >= 2

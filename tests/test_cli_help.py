@@ -48,18 +48,19 @@ def test_explain_loads_neither_the_training_run_nor_gensim():
 BOX = str.maketrans({character: " " for character in "│╭╮╰╯─"})
 
 
-def _help(run, words) -> str:
-    result = run(*words, "--help")
+def _help(run, words, columns: int = 80) -> str:
+    result = run(*words, "--help", env={"COLUMNS": str(columns)})
     assert result.exit_code == 0, result.stderr
     return result.stdout
 
 
+@pytest.mark.parametrize("columns", [80, 60])
 @pytest.mark.parametrize("words, command", COMMANDS, ids=[" ".join(words) or "attn-cli" for words, _ in COMMANDS])
-def test_every_help_screen_is_readable_at_80_columns(run, words, command):
+def test_every_help_screen_is_readable_at_80_and_60_columns(run, words, command, columns):
     """No cut word: no ellipsis, and every option name, placeholder and help word stands whole on a line."""
-    text = _help(run, words)
+    text = _help(run, words, columns)
     assert "…" not in text
-    assert max(len(line) for line in text.splitlines()) <= 80
+    assert max(len(line) for line in text.splitlines()) <= columns
     shown = set(text.translate(BOX).split())
     for param in command.params:
         names = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]
@@ -72,10 +73,26 @@ def test_every_help_screen_is_readable_at_80_columns(run, words, command):
             whole.append(param.metavar or param.name.upper())
         whole += (param.help or "").split()
         cut = [word for word in whole if word not in shown]
-        assert not cut, f"attn-cli {' '.join(words)} --help: cut or missing at 80 columns: {cut}"
+        assert not cut, f"attn-cli {' '.join(words)} --help: cut or missing at {columns} columns: {cut}"
     for word in (command.help or "").split():
         assert word in shown, f"attn-cli {' '.join(words)} --help: the description's {word!r} is cut"
     assert "\n Examples:" in text, "every help screen shows an example"
+
+
+def test_a_narrow_help_stacks_each_option_over_its_help(run):
+    """Where the columns cannot fit, an option's name and placeholder take a line and its help the lines below,
+    indented under it; where they fit (80 columns) the table stays."""
+    def line_of(text: str, option: str) -> str:
+        return next(line for line in text.translate(BOX).splitlines() if option in line.split())
+
+    narrow, wide = _help(run, ("explain",), 60), _help(run, ("explain",), 80)
+    stacked = narrow.translate(BOX).splitlines()
+    name = stacked.index(line_of(narrow, "--output-projection"))
+    assert stacked[name].split() == ["--output-projection"]
+    assert stacked[name + 1].split()[:2] == ["Projected", "mode:"]
+    assert stacked[name + 1].index("Projected") > stacked[name].index("--output-projection")
+    assert line_of(narrow, "--neighbor-vocab").split() == ["--neighbor-vocab", "N|all"]
+    assert "Search" in line_of(wide, "--neighbor-vocab").split()
 
 
 def test_the_attention_options_come_first(run):

@@ -12,6 +12,7 @@ import io
 import json
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,16 +151,28 @@ def test_the_import_progress_bar_fits_80_columns(monkeypatch):
     assert "importing glov" in lines[-1] and "name.txt" in lines[-1] and "…" in lines[-1]
 
 
-def test_vectors_list_and_info_columns_line_up(run, tmp_path, glove_file, word2vec_text_file):
-    """Sets of different sizes and names: every column starts in the same place on every line."""
-    env = {"ATTN_CLI_CACHE": str(tmp_path / "cache")}
-    for args in ([glove_file, "--limit", "5"], [word2vec_text_file], [glove_file]):
+@pytest.mark.parametrize("columns", [80, 60])
+def test_vectors_list_fits_the_terminal_and_its_columns_line_up(run, tmp_path, glove_file, word2vec_text_file,
+                                                                 columns):
+    """Sets of different sizes and long names: each set's id on a line, its size, format and source on the next
+    (a source too long for the line wrapped, every character kept), no line wider than the terminal, and the
+    sizes in one column."""
+    env = {"ATTN_CLI_CACHE": str(tmp_path / "cache"), "COLUMNS": str(columns)}
+    deep = tmp_path / "a-folder-with-a-rather-long-name" / "and-another-one-below-it" / "glove.test.50d.txt"
+    deep.parent.mkdir(parents=True)
+    deep.write_text(Path(glove_file).read_text(encoding="utf-8"), encoding="utf-8")
+    for args in ([glove_file, "--limit", "5"], [word2vec_text_file], [str(deep)]):
         assert run("vectors", "import", *args, env=env).exit_code == 0
+    sets = json.loads(table(run, "vectors", "list", "--json", env=env))["sets"]
     lines = table(run, "vectors", "list", env=env).splitlines()[1:]
-    assert len(lines) == 3 and all(line == line.rstrip() for line in lines)
+    assert all(line == line.rstrip() and len(line) <= columns for line in lines), lines
+    starts = [lines.index(f"  {entry['id']}") for entry in sets]
+    assert starts == sorted(starts) and len(starts) == 3
+    details = [lines[start + 1] for start in starts]
     for marker in (" x ", " MB"):
-        assert len({line.index(marker) for line in lines}) == 1, lines
-    assert len({line.index(" /") for line in lines}) == 1, lines  # the source paths
+        assert len({line.index(marker) for line in details}) == 1, details
+    for entry, start, end in zip(sets, starts, [*starts[1:], len(lines)]):
+        assert entry["name"] in "".join(line.strip() for line in lines[start + 1:end])
     info = table(run, "vectors", "info", glove_file, env=env).splitlines()
     assert len({len(re.match(r"\S+( \S+)?\s+", line).group()) for line in info}) == 1, info
 

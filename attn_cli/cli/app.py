@@ -21,6 +21,7 @@ from typer.core import TyperGroup
 from attn_cli.version import __version__
 from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
+from attn_cli.cli.help import NarrowHelp
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
@@ -41,7 +42,7 @@ class OutputClosed(Exception):
     """Whoever read stdout went away (`attn-cli ... | head`): stop quietly, as Unix tools do on SIGPIPE."""
 
 
-class OneLineErrors(TyperGroup):
+class OneLineErrors(NarrowHelp, TyperGroup):
     """Runs the commands and turns every expected failure into one stderr line and an exit code."""
 
     def invoke(self, ctx):

@@ -23,6 +23,7 @@ from typer.core import TyperCommand
 from attn_cli import (VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_layer,
                       load_vectors)
 from attn_cli.errors import UsageError, flag
+from attn_cli.cli.help import NarrowHelp
 from attn_cli.cli.inputs import INPUT_FORMATS
 
 ENGINE_PANEL = "Attention"
@@ -42,7 +43,7 @@ def _no_metavar(*args, **kwargs) -> str:
     return ""
 
 
-class HelpInOrder(TyperCommand):
+class HelpInOrder(NarrowHelp, TyperCommand):
     """A command whose help shows its arguments, the attention options, its own, the rest, then --help.
 
     The arguments show their metavar only (SENTENCE...), one placeholder style with the options'."""

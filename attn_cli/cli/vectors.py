@@ -7,6 +7,7 @@ builds one report document and either writes it as JSON or prints it.
 from __future__ import annotations
 
 import shlex
+import shutil
 from typing import Annotated, Any, Optional, Sequence
 
 import typer
@@ -14,13 +15,16 @@ import typer
 from attn_cli.errors import UsageError, VectorsError
 from attn_cli.errors import literal
 from attn_cli.cli.messages import warn
+from attn_cli.cli.help import NarrowHelpGroup
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
 from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, find_cached,
                       load_vectors, remove_cached, remove_leftovers, vector_leftovers)
 
 SCHEMA_VERSION = 1
-vectors_app = typer.Typer(help="Import, inspect, list, remove and download vector sets. Imported sets live in "
+DETAILS_INDENT = " " * 6  # under a set's id or a leftover's path in `vectors list`: its size, format, source
+vectors_app = typer.Typer(cls=NarrowHelpGroup,
+                          help="Import, inspect, list, remove and download vector sets. Imported sets live in "
                                "the cache: $ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli.",
                           epilog=examples("attn-cli vectors list", "attn-cli vectors import --help"),
                           no_args_is_help=True)
@@ -74,15 +78,39 @@ def list_(json: Json = False) -> None:
         write_json(report)
         return
     print(literal(f"cache: {report['cache']}"))
-    rows = [(entry["id"], "corrupt" if entry["corrupt"] else f"{entry['count']:,} x {entry['dims']}",
+    rows = [("corrupt" if entry["corrupt"] else f"{entry['count']:,} x {entry['dims']}",
              "" if entry["corrupt"] else entry["format"], f"{entry['bytes'] / 1e6:,.1f} MB", entry["name"] or "")
             for entry in entries]
-    print("\n".join(aligned(rows, right=(1, 3))) if rows else "  (empty: attn-cli vectors import FILE adds one)")
+    print("\n".join(two_line_rows([entry["id"] for entry in entries], rows, right=(0, 2)))
+          if rows else "  (empty: attn-cli vectors import FILE adds one)")
     if left:
         print(f"left by killed imports and downloads, {sum(item['bytes'] for item in left) / 1e6:,.1f} MB "
               "(attn-cli vectors remove --leftovers deletes them):")
-        print("\n".join(aligned([(item["path"], f"{item['bytes'] / 1e6:,.1f} MB", f"process {item['pid']}",
-                                  "still running" if item["running"] else "gone") for item in left], right=(1,))))
+        print("\n".join(two_line_rows([item["path"] for item in left], [
+            (f"{item['bytes'] / 1e6:,.1f} MB", f"process {item['pid']}", "still running" if item["running"] else
+             "gone") for item in left], right=(0,))))
+
+
+def two_line_rows(names: Sequence[str], rows: Sequence[Sequence[str]], right: tuple[int, ...]) -> list[str]:
+    """Each name on a line, its row of details aligned on the next, so a list of long names and paths fits the
+    terminal (one row a line was 150-185 columns wide)."""
+    width = max(shutil.get_terminal_size().columns, len(DETAILS_INDENT) + 20)
+    lines = []
+    for name, row in zip(names, aligned(rows, right=right, indent=DETAILS_INDENT)):
+        lines += folded(f"  {literal(name)}", width) + folded(row, width)
+    return lines
+
+
+def folded(line: str, width: int) -> list[str]:
+    """The line in pieces of at most `width`, broken after a space or a path's '/' where it can and anywhere where
+    it must; the pieces after the first indented under the details, every character kept."""
+    pieces = []
+    while len(line) > width:
+        cut = max(line.rfind(" ", len(DETAILS_INDENT) + 1, width), line.rfind("/", len(DETAILS_INDENT) + 1, width))
+        cut = cut + 1 if cut > 0 else width
+        pieces.append(line[:cut].rstrip())
+        line = DETAILS_INDENT + line[cut:].lstrip(" ")
+    return [*pieces, line]
 
 
 @vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt",

@@ -13,8 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from attn_cli.labels import copy_label, token_labels
-from attn_cli.render.terminal import (dropped_lines, matrix_table, print_warnings, pull_text, render_attention,
-                                      repeated_lines, section, settings_lines, tokens_text, weights_formula)
+from attn_cli.render.terminal import (dropped_lines, header_line, matrix_table, print_warnings, pull_text,
+                                      render_attention, repeated_lines, section, settings_lines, tokens_text,
+                                      weights_formula)
 
 
 def render_compare(report: dict, console: Console) -> None:
@@ -48,7 +49,7 @@ def compare_header(report: dict) -> Group:
     title = Text(f"Compare words across {len(blocks)} sentences (self-attention over each)", style="bold")
     lines: list[RenderableType] = [title, *settings_lines(blocks[0])]
     for number, block in enumerate(blocks, 1):
-        lines.append(Text(f"sentence {number}  ") + tokens_text(block["tokens"], block["vectors"]))
+        lines.append(header_line(f"sentence {number}", tokens_text(block["tokens"], block["vectors"])))
         lines += dropped_lines(block["dropped_tokens"], f" in sentence {number}")
         lines += repeated_lines(block["tokens"], block["settings"], f" in sentence {number}")
     return Group(*lines, Text())
@@ -74,13 +75,13 @@ def word_table(word: dict, blocks: list[dict], labels: list[list[str]]) -> Table
 def render_cross(report: dict, console: Console) -> None:
     """Cross-attention: the explain tables with target tokens as rows and source tokens as columns."""
     source, target = report["source"], report["target"]
-    lines = [
+    lines: list[RenderableType] = [
         Text.assemble(("Cross-attention: ", "bold"), (f"“{target['sentence']}”", "bold cyan"),
                       (" attends over ", "bold"), (f"“{source['sentence']}”", "bold cyan")),
         *settings_lines(report),
-        Text("source    ") + tokens_text(source["tokens"], report["vectors"]) + Text("  (keys, values)"),
+        header_line("source", tokens_text(source["tokens"], report["vectors"]) + Text("  (keys, values)")),
         *dropped_lines(source["dropped_tokens"], " in the source"),
-        Text("target    ") + tokens_text(target["tokens"], report["vectors"]) + Text("  (queries)"),
+        header_line("target", tokens_text(target["tokens"], report["vectors"]) + Text("  (queries)")),
         *dropped_lines(target["dropped_tokens"], " in the target"),
     ]
     console.print(Group(*lines, Text()))

@@ -73,15 +73,23 @@ def print_warnings(report: dict, console: Console, where: str = "") -> None:
         section(console, f"Warnings{where}", labelled_lines(rows, label_style="bold yellow"))
 
 
-def labelled_lines(rows: list[tuple[str, str]], label_style: str = "", text_style: str = "",
+def labelled_lines(rows: list[tuple[str, str | Text]], label_style: str = "", text_style: str = "",
                    label_width: int | None = None) -> Table:
-    """Label, then text whose wrapped lines stay indented under the text, never back at column 0."""
+    """Label, then text whose wrapped lines stay indented under the text, never back at column 0; a word longer
+    than the line (a path) is folded onto the next, never cut."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style=label_style, no_wrap=True, min_width=label_width)
-    grid.add_column(style=text_style)
+    grid.add_column(style=text_style, overflow="fold")
     for label, text in rows:
-        grid.add_row(Text(label), Text(text))
+        grid.add_row(Text(label), Text(text) if isinstance(text, str) else text)
     return grid
+
+
+def header_line(label: str, text: str | Text, style: str = "") -> Table:
+    """A header line: its text starts in the header's column (or two spaces after a longer label, "sentence 1"),
+    and a narrow terminal wraps it under that column, where the label's other lines are."""
+    width = HEADER_LABEL_WIDTH - 1 if len(label) < HEADER_LABEL_WIDTH else len(label) + 1
+    return labelled_lines([(label, text)], label_style=style, text_style=style, label_width=width)
 
 
 def weights_formula(settings: dict) -> str:
@@ -104,7 +112,7 @@ def header(report: dict, title: str = "Self-attention over ") -> Group:
     lines = [
         Text.assemble((title, "bold"), (f"“{report['sentence']}”", "bold cyan")),
         *settings_lines(report),
-        Text("tokens    ") + tokens_text(report["tokens"], report["vectors"]),
+        header_line("tokens", tokens_text(report["tokens"], report["vectors"])),
         *dropped_lines(report["dropped_tokens"]),
         *repeated_lines(report["tokens"], report["settings"]),
     ]
@@ -123,16 +131,17 @@ def repeated_lines(tokens: list[dict], settings: dict, where: str = "") -> list[
     return [labelled_lines([("repeated", why)], text_style="dim", label_width=HEADER_LABEL_WIDTH - 1)]
 
 
-def settings_lines(report: dict) -> list[Text]:
+def settings_lines(report: dict) -> list[Table]:
     """The vector set and every engine setting, three lines."""
     vectors, settings = report["vectors"], report["settings"]
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
     return [
-        Text(f"vectors   {vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
-        Text(f"attention {mode_text(settings)}, {settings['similarity']} similarity, "
-             f"scale {scale} (×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
-        Text(f"          {heads}, mask {settings['mask']}, positions {settings['positions']}"),
+        header_line("vectors", f"{vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
+        header_line("attention", f"{mode_text(settings)}, {settings['similarity']} similarity, "
+                                 f"scale {scale} (×{settings['scale_factor']:.4g}), temperature "
+                                 f"{settings['temperature']:g}"),
+        header_line("", f"{heads}, mask {settings['mask']}, positions {settings['positions']}"),
         *positions_lines(settings),
         *weights_lines(report.get("weights")),
     ]
@@ -146,39 +155,39 @@ def mode_text(settings: dict) -> str:
     return f"random, untrained projections (seed {settings['seed']})" if settings["mode"] == "projected" else "raw mode"
 
 
-def weights_lines(weights: dict | None) -> list[Text]:
+def weights_lines(weights: dict | None) -> list[Table]:
     """A trained layer's file and what it learnt from: 'weights   layer.npz: masked-word on corpus.txt ...'."""
     if weights is None:
         return []
     corpus, training = weights["corpus"], weights["training"]
     epochs = training["epochs"]
-    return [Text(f"weights   {weights['file'] or 'in memory'}: {weights['layer']['objective']} on {corpus['name']} "
-                 f"({corpus['train_sentences']:,} sentences), {epochs} epoch{'s' if epochs != 1 else ''}, "
-                 f"held-out loss {training['held_out_loss']:.3f}")]
+    return [header_line("weights", f"{weights['file'] or 'in memory'}: {weights['layer']['objective']} on "
+                                   f"{corpus['name']} ({corpus['train_sentences']:,} sentences), {epochs} "
+                                   f"epoch{'s' if epochs != 1 else ''}, held-out loss {training['held_out_loss']:.3f}")]
 
 
-def positions_lines(settings: dict) -> list[Text]:
+def positions_lines(settings: dict) -> list[Table]:
     """With positions, how long their codes came out: 'position scale auto: codes' mean norm 1.058, words' 1.058'."""
     norms = settings.get("position_norms")
     if norms is None:
         return []
     scale = settings["position_scale"]
     scale = scale if isinstance(scale, str) else f"{scale:g}"
-    return [Text(f"          position scale {scale}: codes' mean norm {format_number(norms['codes'])}, "
-                 f"words' {format_number(norms['words'])}")]
+    return [header_line("", f"position scale {scale}: codes' mean norm {format_number(norms['codes'])}, "
+                            f"words' {format_number(norms['words'])}")]
 
 
-def dropped_lines(dropped: list[dict], where: str = "") -> list[Text]:
+def dropped_lines(dropped: list[dict], where: str = "") -> list[Table]:
     """Yellow lines for the tokens left out: one per unknown word (with spelling suggestions), one per other
     reason listing its tokens ("“,” “.” “!”: punctuation")."""
     lines = []
     for item in dropped:
         if item["reason"] == "out of vocabulary":
             hint = f" (did you mean {', '.join(item['suggestions'])}?)" if item["suggestions"] else ""
-            lines.append(Text(f"dropped   “{item['text']}”{where}: {item['reason']}{hint}", style="yellow"))
+            lines.append(header_line("dropped", f"“{item['text']}”{where}: {item['reason']}{hint}", "yellow"))
     for reason in dict.fromkeys(item["reason"] for item in dropped if item["reason"] != "out of vocabulary"):
         texts = " ".join(f"“{item['text']}”" for item in dropped if item["reason"] == reason)
-        lines.append(Text(f"dropped   {texts}{where}: {reason}", style="yellow"))
+        lines.append(header_line("dropped", f"{texts}{where}: {reason}", "yellow"))
     return lines
 
 
