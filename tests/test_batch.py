@@ -481,3 +481,13 @@ def test_quiet_leaves_out_warnings_but_not_errors(run):
     assert "error: line 3 of stdin" in quiet.stderr
     assert "warning: skipped" in run("explain", "money bnak grows").stderr
     assert run("explain", "money bnak grows", "--quiet").stderr == ""
+
+
+def test_a_strict_stop_mid_group_says_which_lines_it_read_but_did_not_run(run):
+    """Issue 25.7: the error that ends a batch says what was left: here lines 3 and 4 came in the same group as
+    the failed line 2 and are named, not silently dropped."""
+    lines = "money bank grows\nzzqx qqvv\nriver bank flows\nmoney grows\n"
+    result = run("explain", "-", "--json", "--neighbors", "0", "--strict", input=lines)
+    assert result.exit_code == 3 and [d["line"] for d in json_lines(result.stdout)] == [1]
+    assert result.stderr.splitlines()[-1].endswith(
+        "(the run stopped here: lines 3 to 4 were read but not run, and no line after line 4 was read)")

@@ -31,14 +31,14 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
     count = failed = 0
     held: tuple[InputLine, str] | None = None  # a failed first line, until a second line arrives
     for group in groups:
-        for line, outcome in zip(group, build(group)):
+        for place, (line, outcome) in enumerate(zip(group, build(group))):
             count += 1
             if held is not None:
                 report_failure(*held, outputs, command, tell)
                 failed, held = failed + 1, None
             if isinstance(outcome, InputError):
                 if strict or line.number is None:
-                    raise InputError(line.located(outcome.message)) from None
+                    raise InputError(line.located(outcome.message) + unread(group, place)) from None
                 if count == 1:
                     held = (line, outcome.message)
                 else:
@@ -47,8 +47,12 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
                 continue
             if line.number is None:
                 outputs.show(outcome())
-            elif not shown(line, outcome, outputs, command, tell, strict):
-                failed += 1
+            else:
+                try:
+                    if not shown(line, outcome, outputs, command, tell, strict):
+                        failed += 1
+                except InputError as exc:  # --strict: this line's failure ends the run
+                    raise InputError(exc.message + unread(group, place)) from None
     if held is not None:  # the only line: fail as a sentence argument would
         raise InputError(held[0].located(held[1]))
     outputs.finish()
@@ -56,6 +60,16 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
         raise InputError(f"{failed:,} of {count:,} input lines failed (see "
                          f"{'their error objects' if outputs.json else 'the messages above'}); "
                          "fix or remove them, or pass --strict to stop at the first")
+
+
+def unread(group: list[InputLine], place: int) -> str:
+    """What a run that stops at `group[place]` leaves undone, said after its error: the lines read with it, and
+    that the input after them was never read."""
+    if group[place].number is None:  # a sentence argument: nothing else to read
+        return ""
+    left = len(group) - place - 1
+    kept = f"lines {group[place + 1].number:,} to {group[-1].number:,} were read but not run, and " if left else ""
+    return f" (the run stopped here: {kept}no line after line {group[-1].number:,} was read)"
 
 
 def shown(line: InputLine, document: Document, outputs: ReportOutputs, command: str,
