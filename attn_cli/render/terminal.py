@@ -47,8 +47,7 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
         section(console, f"Scores{suffix}: s = q·k ({axes})",
                 *matrix_table(head["scores"], labels, console, columns=columns, masked=masked, note=legend))
         section(console, f"Weights{suffix}: {weights_formula(settings)}",
-                *matrix_table(head["weights"], labels, console, columns=columns, row_sums=True, masked=masked,
-                              note="; ".join(filter(None, ["each row sums to 1 (Σ column)", legend]))))
+                *weights_table(head, labels, columns, console))
     context = "context" if key_labels is None else "source"
     section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
             f"pulled by: {context} words, weight w (share of the shift y−s they supply)")
@@ -56,6 +55,15 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
         section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels, console))
     section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns, console))
     print_warnings(report, console)
+
+
+def weights_table(head: dict, labels: list[str], columns: list[str], console: Console) -> tuple[Table, str]:
+    """A head's weights with their Σ column, masked cells shown as MASKED (not as a weight of 0.000 the query
+    could have given), and the note that says both."""
+    masked = masked_cells(head)
+    legend = MASK_LEGEND if masked.any() else ""
+    return matrix_table(head["weights"], labels, console, columns=columns, row_sums=True, masked=masked,
+                        note="; ".join(filter(None, ["each row sums to 1 (Σ column)", legend])))
 
 
 def print_warnings(report: dict, console: Console, where: str = "") -> None:
