@@ -179,7 +179,7 @@ class ExplainResult(Report):
 
     @property
     def diagnostics(self) -> list[list[RowDiagnostic]]:
-        """Per head, per query row: entropy in bits, the largest weight and where it goes."""
+        """Per head, per query row: entropy in bits, the largest weight, where it goes and the keys the row sees."""
         return diagnose(self.attention).rows
 
     @property

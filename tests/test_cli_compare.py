@@ -259,7 +259,8 @@ def test_a_word_that_keeps_its_weight_without_saturating_leans_to_plain_itself()
 
     assert leaning({"pulled_by": [], "self_weight": 0.9, "visible_keys": 3}, ["bank"]) == "itself"
     assert leaning({"pulled_by": [], "self_weight": 0.97, "visible_keys": 3}, ["bank"]) == "itself (saturated)"
-    assert leaning({"pulled_by": [], "self_weight": 1.0, "visible_keys": 1}, ["bank"]) == "itself (the only word it sees)"
+    alone = {"pulled_by": [], "self_weight": 1.0, "visible_keys": 1}
+    assert leaning(alone, ["bank"]) == "itself (the only word it sees)"
     assert leaning({"pulled_by": [{"token": "river", "index": 0}], "self_weight": 0.97, "visible_keys": 2},
                    ["river#1"]) == "river#1"
 

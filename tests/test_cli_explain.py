@@ -447,3 +447,18 @@ def test_masked_cells_show_as_masked_and_never_pull(run):
     shift = [line for line in table.split("Shift")[1].splitlines() if line.strip().startswith("money")][0]
     assert shift.split()[-1] == "—"  # nothing pulls the first word: it sees only itself
     assert "masked" not in run("explain", "money bank grows", "--neighbors", "0").stdout  # no mask, no legend
+
+
+@pytest.mark.parametrize("mask, seen, note", [
+    ("none", [3, 3, 3], "entropy in bits: 0 = all weight on one word, 1.58 = uniform over 3"),
+    ("causal", [1, 2, 3], "entropy in bits: 0 = all weight on one word, log2 k = uniform over the k words a row may "
+                          "see (0.00 for 1 to 1.58 for 3)"),
+    ("others", [2, 2, 2], "entropy in bits: 0 = all weight on one word, log2 k = uniform over the k words a row may "
+                          "see (1.00 for 2)"),
+])
+def test_the_entropy_note_counts_the_words_each_row_may_see(run, mask, seen, note):
+    """Issue 26: a masked key is no word a row could spread over, so 'uniform' is over the visible keys: the
+    first causal row, on its one word, is as uniform as it can be at 0 bits, not far below 1.58."""
+    report = explain_json(run, "money bank grows", "--mask", mask)
+    assert [row["visible_keys"] for row in report["diagnostics"]["heads"][0]["rows"]] == seen
+    assert note in " ".join(run("explain", "money bank grows", "--mask", mask).stdout.split())

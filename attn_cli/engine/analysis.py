@@ -71,6 +71,7 @@ class RowDiagnostic:
     entropy_bits: float
     max_weight: float
     argmax: int
+    visible_keys: int  # the keys the row may see under the mask: its entropy is at most log2 of this
 
 
 @dataclass(frozen=True)
@@ -368,16 +369,13 @@ def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...d,...d->...", unit_rows(a), unit_rows(b))
 
 
-def row_diagnostics(weights: np.ndarray) -> list[RowDiagnostic]:
-    """Entropy (bits), largest weight and its key for each row of one head: [n_q, n_k] -> n_q rows."""
-    return matrix_diagnostics(weights)[0]
-
-
-def matrix_diagnostics(weights: np.ndarray) -> list[list[RowDiagnostic]]:
-    """`row_diagnostics` of every [n_q, n_k] matrix of weights [.., n_q, n_k], in order, from a few numpy calls."""
+def matrix_diagnostics(weights: np.ndarray, visible: np.ndarray) -> list[list[RowDiagnostic]]:
+    """Entropy (bits), largest weight, its key and the visible keys of every row of each [n_q, n_k] matrix of
+    weights [.., n_q, n_k] (visible: [.., n_q, n_k] bool, broadcast to them), in order, from a few numpy calls."""
     flat = weights.reshape(-1, weights.shape[-1])  # [m, n_k]
     entropies = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).tolist()  # [m]
-    rows = list(map(RowDiagnostic, entropies, flat.max(axis=-1).tolist(), flat.argmax(axis=-1).tolist()))
+    seen = np.broadcast_to(np.count_nonzero(visible, axis=-1)[..., None, :], weights.shape[:-1]).ravel().tolist()
+    rows = list(map(RowDiagnostic, entropies, flat.max(axis=-1).tolist(), flat.argmax(axis=-1).tolist(), seen))
     n_q = weights.shape[-2]
     return [rows[start:start + n_q] for start in range(0, len(rows), n_q)]
 
@@ -408,8 +406,8 @@ def diagnose_stack(stack: AttentionResult) -> list[Diagnosis]:
     causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
     """
     count, heads, n_q = stack.weights.shape[:3]
-    matrices = matrix_diagnostics(stack.weights)  # [B * H][n_q]
-    visible = np.broadcast_to(stack.visible.sum(axis=-1), (count, n_q)).tolist()  # [B][n_q]: keys each query sees
+    matrices = matrix_diagnostics(stack.weights, stack.visible)  # [B * H][n_q]
+    visible = [[row.visible_keys for row in matrices[b * heads]] for b in range(count)]  # [B][n_q]: keys each sees
     remedies = StackRemedies(stack)
     parts = unstack(stack) if stack.query_codes is not None else []  # the positions advice reruns a sentence
     found = []
