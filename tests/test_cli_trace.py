@@ -173,3 +173,16 @@ def test_shuffle_check_reports_a_tiny_difference(run):
     flat = " ".join(run(*BANK, "--shuffle-check").stdout.split())
     assert re.search(r"in the order “bank grows money” the outputs, put back in the original order, differ by at "
                      r"most \d\.\d+e-1[5-9]", flat) or "differ by at most 0" in flat
+
+
+def test_masked_words_are_not_terms_of_the_sum_nor_words_that_barely_count(run):
+    """Issue 26: a masked key gets weight exactly 0 because the query may not see it, not because it scored low:
+    step 5 leaves it out of the weighted sum and says so, and the saturation note speaks of the words the row sees."""
+    args = ("trace", "river bank money", "--word", "bank", "--mask", "causal", "--temperature", "0.01")
+    flat = " ".join(run(*args).stdout.split())
+    step5 = flat.split("Step 5", 1)[1].split("Step 6", 1)[0]
+    assert "money 0.000·v" not in step5 and "river 0.000·v" in step5
+    assert "y is their sum; masked (“money”): not in the sum" in step5
+    assert "the other words it sees barely count" in flat
+    unmasked = " ".join(run("trace", "river bank money", "--word", "bank", "--temperature", "0.01").stdout.split())
+    assert "not in the sum" not in unmasked and "the other words barely count" in unmasked

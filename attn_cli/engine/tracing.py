@@ -219,7 +219,8 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
             "runner_up": int(ranked[1]), "logit_gap": gap if math.isfinite(gap) else None,
             "message": (f"{label}the softmax saturates: “{texts[top]}” takes {weights[top]:.3f} of the weight, "
                         f"because its scaled score beats the next (“{texts[ranked[1]]}”) by {gap:.3g}, and "
-                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words barely count"),
+                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words "
+                        f"{'it sees ' if len(visible) < len(weights) else ''}barely count"),
             "alternatives": alternatives(result, embeddings, "saturated", head, index),
         }]
     entropy = entropy_bits(weights)

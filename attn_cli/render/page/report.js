@@ -648,8 +648,9 @@
         + `temperature ${setting(settings.temperature)}. Σ ${exps} = ${fmt(head.exp_sum)}; Σ w_j = ${fmt(head.weight_sum)}: `
         + "exp makes every score positive and dividing by the sum makes the weights add up to 1 (hover a cell for its numbers)"),
       step(`Step 5 · Weighted sum y = Σ w_j v_j (${shown(doc, dims)})`,
-        vectorTable([...keys.map((key) => [labels[key.index], `${fmt(key.weight)}·v`, key.term]), ["y", "= Σ", head.output]], true),
-        "each word passes on its value v_j in proportion to its weight; y is their sum"),
+        vectorTable([...keys.filter((key) => !key.masked).map((key) => [labels[key.index], `${fmt(key.weight)}·v`, key.term]), ["y", "= Σ", head.output]], true),
+        "each word passes on its value v_j in proportion to its weight; y is their sum"
+          + (keys.some((key) => key.masked) ? `; masked (${keys.filter((key) => key.masked).map((key) => `“${labels[key.index]}”`).join(", ")}): not in the sum` : "")),
     ];
   }
 
