@@ -183,7 +183,8 @@ class ExplainResult(Report):
 
     @property
     def diagnostics(self) -> list[list[RowDiagnostic]]:
-        """Per head, per query row: entropy in bits, the largest weight and where it goes (index and token)."""
+        """Per head, per query row: entropy in bits, the largest weight, where it goes (index and token) and the
+        keys the row sees."""
         texts = self.tokens
         return [[replace(row, token=texts[i], argmax_token=texts[row.argmax]) for i, row in enumerate(rows)]
                 for rows in diagnose(self.attention).rows]

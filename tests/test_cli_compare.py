@@ -257,6 +257,29 @@ def test_a_word_that_keeps_its_weight_without_saturating_leans_to_plain_itself()
     """Below 0.95 the verdict says 'itself' alone: nothing pulls it, but its softmax did not saturate."""
     from attn_cli.documents.compare import leaning
 
-    assert leaning({"pulled_by": [], "self_weight": 0.9}, ["bank"]) == "itself"
-    assert leaning({"pulled_by": [], "self_weight": 0.97}, ["bank"]) == "itself (saturated)"
-    assert leaning({"pulled_by": [{"token": "river", "index": 0}], "self_weight": 0.97}, ["river#1"]) == "river#1"
+    assert leaning({"pulled_by": [], "self_weight": 0.9, "visible_keys": 3}, ["bank"]) == "itself"
+    assert leaning({"pulled_by": [], "self_weight": 0.97, "visible_keys": 3}, ["bank"]) == "itself (saturated)"
+    alone = {"pulled_by": [], "self_weight": 1.0, "visible_keys": 1}
+    assert leaning(alone, ["bank"]) == "itself (the only word it sees)"
+    assert leaning({"pulled_by": [{"token": "river", "index": 0}], "self_weight": 0.97, "visible_keys": 2},
+                   ["river#1"]) == "river#1"
+
+
+def test_a_word_that_sees_only_itself_is_not_called_saturated(run, compare_validator):
+    """Issue 26: the first word under the causal mask sees one key, so its weight of 1 is no saturation: the
+    verdict says it had nothing else to look at, and the weights tables mark the hidden cells as masked."""
+    report = compare_json(run, "bank grows money", "the river bank", "--mask", "causal")
+    compare_validator.validate(report)
+    first, second = word(report, "bank")["occurrences"]
+    assert (first["visible_keys"], second["visible_keys"]) == (1, 3)
+    assert word(report, "bank")["verdict"].endswith("leans to itself (the only word it sees) (1) vs river, the (2)")
+    out = run("compare", "bank grows money", "the river bank", "--mask", "causal").stdout
+    assert "saturated" not in out
+    flat = " ".join(out.split())
+    assert "bank 1.000 · · 1.000" in flat and "the 1.000 · · 1.000" in flat
+    assert "· masked: the query may not see that key (weight exactly 0)" in flat
+
+
+def test_a_one_word_sentence_leans_to_itself_without_saturating(run):
+    report = compare_json(run, "bank", "the river bank")
+    assert word(report, "bank")["verdict"].endswith("leans to itself (the only word it sees) (1) vs river, the (2)")

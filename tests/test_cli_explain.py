@@ -127,14 +127,16 @@ def test_saturated_softmax_warns_with_computed_remedies(run, glove_file):
     warnings = report["diagnostics"]["warnings"]
     assert warnings and warnings[0]["code"] == "saturated" and not warnings[0]["larger_scale"]
     remedies = warnings[0]["remedies"]
-    assert [r["settings"] for r in remedies] == [{"scale": "sqrt"}, {"similarity": "cosine"}, {"temperature": 10.0}]
+    solved = remedies[-1]["settings"]["temperature"]  # solved so that no row saturates and not every row is flat
+    assert [r["settings"] for r in remedies] == [{"scale": "sqrt"}, {"similarity": "cosine"}, {"temperature": solved}]
     assert all(0 < low <= high < 0.95 for low, high in (r["largest_weights"] for r in remedies))
     assert all(row["max_weight"] >= 0.95 for row in report["diagnostics"]["heads"][0]["rows"])
     table = " ".join(run("explain", "the people said", "--vectors", glove_file).stdout.split())
     assert "warning head 1: every row puts >= 0.95" in table
     (low, high), (cos_low, cos_high), (hot_low, hot_high) = (r["largest_weights"] for r in remedies)
     assert (f"hint try --scale sqrt (largest weights {low:.2f}-{high:.2f}), --similarity cosine (largest "
-            f"weights {cos_low:.2f}-{cos_high:.2f}) or --temperature 10 (largest weights {hot_low:.2f}-{hot_high:.2f})"
+            f"weights {cos_low:.2f}-{cos_high:.2f}) or --temperature {solved:g} (largest weights {hot_low:.2f}-"
+            f"{hot_high:.2f})"
             ) in table
 
 
@@ -299,8 +301,9 @@ def test_saturation_is_warned_about_when_only_some_rows_saturate(run, large_norm
     (warning,) = report["diagnostics"]["warnings"]
     assert warning["code"] == "saturated" and warning["rows"] == [0, 1, 2, 3] and warning["eligible_rows"] == 6
     assert warning["message"].startswith("head 1: 4 of 6 rows put >= 0.95 of their weight on themselves")
-    assert [r["settings"] for r in warning["remedies"]] == [{"scale": "sqrt"}, {"similarity": "cosine"},
-                                                           {"temperature": 10.0}]
+    *named, solved = warning["remedies"]
+    assert [r["settings"] for r in named] == [{"scale": "sqrt"}, {"similarity": "cosine"}]
+    assert solved["settings"]["temperature"] > 1 and solved["largest_weights"][1] < 0.95
     table = " ".join(run("explain", "put my money near the the", "--vectors", large_norm_file).stdout.split())
     assert "warning head 1: 4 of 6 rows put >= 0.95 of their weight on themselves" in table
     assert "hint try --scale sqrt (largest weights" in table
@@ -466,3 +469,38 @@ def test_the_header_wraps_under_its_labels(run, columns, command):
     for line in header:
         assert line.split()[0] in HEADER_LABELS or line.startswith(" " * 10), line
     assert sum(line.startswith(" " * 10) for line in header) >= 2
+
+
+@pytest.mark.parametrize("mask, seen, note", [
+    ("none", [3, 3, 3], "entropy in bits: 0 = all weight on one word, 1.58 = uniform over 3"),
+    ("causal", [1, 2, 3], "entropy in bits: 0 = all weight on one word, log2 k = uniform over the k words a row may "
+                          "see (0.00 for 1 to 1.58 for 3)"),
+    ("others", [2, 2, 2], "entropy in bits: 0 = all weight on one word, log2 k = uniform over the k words a row may "
+                          "see (1.00 for 2)"),
+])
+def test_the_entropy_note_counts_the_words_each_row_may_see(run, mask, seen, note):
+    """Issue 26: a masked key is no word a row could spread over, so 'uniform' is over the visible keys: the
+    first causal row, on its one word, is as uniform as it can be at 0 bits, not far below 1.58."""
+    report = explain_json(run, "money bank grows", "--mask", mask)
+    assert [row["visible_keys"] for row in report["diagnostics"]["heads"][0]["rows"]] == seen
+    assert note in " ".join(run("explain", "money bank grows", "--mask", mask).stdout.split())
+
+
+def test_heads_that_are_all_flat_get_one_warning_naming_them(run, explain_schema):
+    """Issue 26: four random heads are each nearly uniform; the report says so once, naming the heads, with the
+    largest weight of them all, and its remedies' weights range over all four heads."""
+    args = ("money bank grows", "--mode", "projected", "--heads", "4")
+    report = explain_json(run, *args)
+    jsonschema.validate(report, explain_schema)
+    (warning,) = report["diagnostics"]["warnings"]
+    highest = max(row["max_weight"] for head in report["diagnostics"]["heads"] for row in head["rows"])
+    assert warning["code"] == "flat" and warning["heads"] == [0, 1, 2, 3] and warning["head"] == 0
+    assert warning["message"].startswith(f"heads 1-4: every row is nearly uniform (largest weight {highest:.3f})")
+    out = " ".join(run("explain", *args).stdout.split())
+    assert out.count("warning heads 1-4: every row") == 1 and out.count("training, not a setting") == 1
+    assert out.count("hint ") == 1
+
+
+def test_a_single_heads_warning_names_its_head(run):
+    (warning,) = explain_json(run, "money bank grows", "--scale", "sqrt")["diagnostics"]["warnings"]
+    assert warning["heads"] == [warning["head"]] == [0] and warning["message"].startswith("head 1: every row")

@@ -145,10 +145,11 @@ def test_flat_note(run):
     assert f"within {note['logit_spread']:.3g} of each other" in flat
     unscaled = trace_json(run, *BANK)["traces"][0]["heads"][0]["keys"]
     assert note["alternatives"][1]["weights"] == pytest.approx([k["weight"] for k in unscaled], abs=1e-12)
-    assert [option["settings"] for option in note["alternatives"]] == [{"temperature": 0.1}, {"scale": "none"}]
+    solved = note["alternatives"][0]["settings"]["temperature"]
+    assert [option["settings"] for option in note["alternatives"]] == [{"temperature": solved}, {"scale": "none"}]
     for option in note["alternatives"]:
         assert f"{settings_text(option['settings'])} " + " ".join(format_number(w) for w in option["weights"]) in flat
-    assert "--temperature 0.1 0." in flat and "--scale none 0." in flat
+    assert f"--temperature {solved:g} 0." in flat and "--scale none 0." in flat
 
 
 def test_causal_rows_show_masked_future_words(run):
@@ -173,3 +174,26 @@ def test_shuffle_check_reports_a_tiny_difference(run):
     flat = " ".join(run(*BANK, "--shuffle-check").stdout.split())
     assert re.search(r"in the order “bank grows money” the outputs, put back in the original order, differ by at "
                      r"most \d\.\d+e-1[5-9]", flat) or "differ by at most 0" in flat
+
+
+def test_masked_words_are_not_terms_of_the_sum_nor_words_that_barely_count(run):
+    """Issue 26: a masked key gets weight exactly 0 because the query may not see it, not because it scored low:
+    step 5 leaves it out of the weighted sum and says so, and the saturation note speaks of the words the row sees."""
+    args = ("trace", "river bank money", "--word", "bank", "--mask", "causal", "--temperature", "0.01")
+    flat = " ".join(run(*args).stdout.split())
+    step5 = flat.split("Step 5", 1)[1].split("Step 6", 1)[0]
+    assert "money 0.000·v" not in step5 and "river 0.000·v" in step5
+    assert "y is their sum; masked (“money”): not in the sum" in step5
+    assert "the other words it sees barely count" in flat
+    unmasked = " ".join(run("trace", "river bank money", "--word", "bank", "--temperature", "0.01").stdout.split())
+    assert "not in the sum" not in unmasked and "the other words barely count" in unmasked
+
+
+def test_random_heads_say_once_that_training_sharpens_them(run):
+    """Issue 26: each flat head of a traced row keeps its note and its table, but the sentence about random,
+    untrained projections is said once, not once per head."""
+    args = ("trace", "money bank grows", "--word", "bank", "--mode", "projected", "--heads", "2")
+    notes = json.loads(run(*args, "--json").stdout)["traces"][0]["notes"]
+    assert [note["head"] for note in notes if note["code"] == "flat"] == [0, 1]
+    flat = " ".join(run(*args).stdout.split())
+    assert flat.count("the projections are random and untrained") == 1

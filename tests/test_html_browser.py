@@ -388,3 +388,23 @@ def test_a_trained_layer_switches_to_the_random_weights_it_started_from(run, tmp
     assert shown() == expected(report["heads"], 1)
     assert report["initial"]["heads"][1]["weights"] != report["heads"][1]["weights"]
     view.assert_clean()
+
+
+def test_the_entropy_note_counts_the_words_each_row_may_see(run, tmp_path, browser):
+    """Issue 26: under the causal mask a row sees 1 to 3 words, and the page's note says uniform is over those, as
+    the terminal's does, not over all 3 columns."""
+    path, _ = write_report(run, tmp_path, "money bank grows", "--mask", "causal")
+    view = OfflinePage(browser, path)
+    note = "0 bits = all weight on one word, log2 k = uniform over the k words a row may see (0.00 for 1 to 1.58 for 3)"
+    assert view.page.get_by_text(note).count() == 1
+    view.assert_clean()
+
+
+def test_the_trace_page_leaves_masked_words_out_of_the_weighted_sum(run, tmp_path, browser):
+    """Issue 26: as on the terminal, a masked key is no term of step 5's sum, and the step says so."""
+    path = tmp_path / "trace.html"
+    assert run("trace", "river bank money", "--word", "bank", "--mask", "causal", "--html", str(path)).exit_code == 0
+    view = OfflinePage(browser, path)
+    assert view.page.get_by_text("y is their sum; masked (“money”): not in the sum").count() == 1
+    assert "money" not in view.page.locator("table", has_text="= Σ").inner_text()
+    view.assert_clean()

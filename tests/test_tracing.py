@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention, softmax
+from attn_cli.engine.analysis import entropy_bits
 from attn_cli.errors import InputError
 from attn_cli.api import trace_tokenized
 from attn_cli.settings import Settings
@@ -137,11 +138,13 @@ def test_saturated_row_states_the_gap_and_recomputes_the_remedies(glove_file):
     assert f"by {note['logit_gap']:.3g}" in note["message"]
     scores = result.scores[0, 1]
     unit = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
+    temperature = note["alternatives"][-1]["settings"]["temperature"]  # solved for the row (issue 26)
     expected = [
         ({"scale": "sqrt"}, softmax(scores / math.sqrt(50))),
         ({"similarity": "cosine"}, softmax(unit @ unit[1])),
-        ({"temperature": 10.0}, softmax(scores / 10)),
+        ({"temperature": temperature}, softmax(scores / temperature)),
     ]
+    assert 0.98 * math.log2(3) > entropy_bits(expected[-1][1]) and max(expected[-1][1]) < 0.95
     assert [a["settings"] for a in note["alternatives"]] == [settings for settings, _ in expected]
     for alternative, (_, weights) in zip(note["alternatives"], expected):
         np.testing.assert_allclose(alternative["weights"], weights, atol=1e-12)
@@ -150,15 +153,18 @@ def test_saturated_row_states_the_gap_and_recomputes_the_remedies(glove_file):
 
 
 def test_flat_row_recomputes_a_sharper_temperature(default_vectors):
+    """Issue 26: the temperature is solved for the row, so that under it the row is neither flat nor saturated."""
     config = AttentionConfig(scale="sqrt")
     report, result, _ = traced(default_vectors, "money bank grows", config, word="bank")
     (note,) = notes(report["traces"][0], "flat")
     visible = result.logits[0, 1]
     assert math.isclose(note["logit_spread"], visible.max() - visible.min(), rel_tol=1e-12)
     assert note["max_weight"] < 0.4
-    sharper = softmax(result.scores[0, 1] / math.sqrt(128) / 0.1)
+    temperature = note["alternatives"][0]["settings"]["temperature"]
+    sharper = softmax(result.scores[0, 1] / math.sqrt(128) / temperature)
+    assert 0.5 < max(sharper) < 0.95 and entropy_bits(sharper) < 0.98 * math.log2(3)
     unscaled = softmax(result.scores[0, 1])
-    assert [a["settings"] for a in note["alternatives"]] == [{"temperature": 0.1}, {"scale": "none"}]
+    assert [a["settings"] for a in note["alternatives"]] == [{"temperature": temperature}, {"scale": "none"}]
     np.testing.assert_allclose(note["alternatives"][0]["weights"], sharper, atol=1e-12)
     np.testing.assert_allclose(note["alternatives"][1]["weights"], unscaled, atol=1e-12)
     assert not notes(report["traces"][0], "saturated")

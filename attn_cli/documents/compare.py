@@ -39,6 +39,7 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
             "index": occurrence.index,
             "text": tokens[occurrence.index]["text"],
             "self_weight": blocks[occurrence.sentence]["shifts"][occurrence.index]["self_weight"],
+            "visible_keys": occurrence.visible_keys,
             "pulled_by": contribution_blocks(occurrence.pulled_by, [token["text"] for token in tokens]),
             "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in occurrence.neighbors_after],
         })
@@ -61,8 +62,8 @@ def verdict(word: dict, labels: dict[int, list[str]]) -> str:
     """'bank: 1.000 -> 0.710; leans to river, flows (1) vs money (2)': static -> contextual cosine of the
     least alike pair, then the pulling words per sentence (numbered from 1), named as the tables name them
     (`labels`, per sentence: a repeated word keeps its `#8`, and so does the compared copy: '(1, bank#2)').
-    A word no context word pulls leans to itself,
-    and says why when its softmax saturated: 'itself (saturated) (2)'."""
+    A word no context word pulls leans to itself, and says why when its softmax saturated: 'itself (saturated)
+    (2)', or when it saw no other word (a one-word sentence, the first word under the causal mask)."""
     first, second = (number + 1 for number in word["pair"])
     which = f" (least alike: {first} vs {second})" if len(word["occurrences"]) > 2 else ""
     leans = " vs ".join(f"{leaning(occurrence, labels[occurrence['sentence']])} ({where(occurrence, labels)})"
@@ -78,9 +79,12 @@ def where(occurrence: dict, labels: dict[int, list[str]]) -> str:
 
 
 def leaning(occurrence: dict, labels: list[str]) -> str:
-    """The words that pull an occurrence, or 'itself', with '(saturated)' when it kept >= 0.95 of its weight."""
+    """The words that pull an occurrence, or 'itself': '(the only word it sees)' when its query sees one key
+    (a weight of 1 there is no choice, so no saturation), '(saturated)' when it kept >= 0.95 of its weight."""
     if occurrence["pulled_by"]:
         return ", ".join(labels[pull["index"]] for pull in occurrence["pulled_by"])
+    if occurrence["visible_keys"] < 2:
+        return "itself (the only word it sees)"
     saturated = (occurrence["self_weight"] or 0.0) >= SATURATION_LEVEL
     return "itself (saturated)" if saturated else "itself"
 

@@ -235,7 +235,8 @@ def diagnostics_block(diagnosis: Diagnosis | None, texts: list[str], key_texts: 
     assert diagnosis is not None, "the diagnosis of a document that holds diagnostics is computed before it"
     heads = [{"index": head, "rows": [
         {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
-         "argmax": row.argmax, "argmax_token": key_texts[row.argmax]} for i, row in enumerate(rows)
+         "argmax": row.argmax, "argmax_token": key_texts[row.argmax], "visible_keys": row.visible_keys}
+        for i, row in enumerate(rows)
     ]} for head, rows in enumerate(diagnosis.rows)]
     return {"heads": heads, "warnings": [advice_block(advice) for advice in diagnosis.advice]}
 

@@ -6,7 +6,7 @@ Pure numpy on top of an `AttentionResult`; nothing here knows about the CLI.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -73,6 +73,7 @@ class RowDiagnostic:
     entropy_bits: float
     max_weight: float
     argmax: int
+    visible_keys: int  # the keys the row may see under the mask: its entropy is at most log2 of this
     token: str = ""  # the query token and the key it puts most weight on, as typed (a result's records name them)
     argmax_token: str = ""
 
@@ -81,8 +82,9 @@ class RowDiagnostic:
 class Remedy:
     """A setting to try, as AttentionConfig keywords (not flags: each front end spells them its own way)."""
 
-    settings: dict[str, Any]  # e.g. {"scale": "sqrt"}, {"similarity": "cosine"}, {"temperature": 10.0}
-    largest_weights: tuple[float, float]  # the smallest and largest row maximum of the head under these settings
+    settings: dict[str, Any]  # e.g. {"scale": "sqrt"}, {"similarity": "cosine"}, {"temperature": 0.25}
+    largest_weights: tuple[float, float]  # the smallest and largest row maximum under these settings, over the rows
+    # with a choice (two or more visible keys) of the heads the advice names
 
 
 @dataclass(frozen=True)
@@ -90,12 +92,13 @@ class Advice:
     """A computed warning: what happened, and what concrete settings would change."""
 
     code: str  # "saturated", "flat" or "positions"
-    head: int | None  # None: the whole layer (positions)
+    head: int | None  # the first of `heads`; None: the whole layer (positions)
     message: str
     remedies: list[Remedy]
     larger_scale: bool  # flat at a scale factor >= 1: a larger scale multiplier (no value computed) would sharpen too
     rows: list[int] = field(default_factory=list)  # the query rows it concerns (every row with a choice when flat)
     eligible_rows: int = 0  # the rows that could spread their weight at all (at least two visible keys)
+    heads: list[int] = field(default_factory=list)  # every head it names: the flat heads are named in one warning
 
 
 @dataclass(frozen=True)
@@ -379,12 +382,13 @@ def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...d,...d->...", unit_rows(a), unit_rows(b))
 
 
-def matrix_diagnostics(weights: np.ndarray) -> list[list[RowDiagnostic]]:
-    """Entropy (bits), largest weight and its key for each row of every [n_q, n_k] matrix of weights [.., n_q, n_k],
-    in order, from a few numpy calls."""
+def matrix_diagnostics(weights: np.ndarray, visible: np.ndarray) -> list[list[RowDiagnostic]]:
+    """Entropy (bits), largest weight, its key and the visible keys of every row of each [n_q, n_k] matrix of
+    weights [.., n_q, n_k] (visible: [.., n_q, n_k] bool, broadcast to them), in order, from a few numpy calls."""
     flat = weights.reshape(-1, weights.shape[-1])  # [m, n_k]
     entropies = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).tolist()  # [m]
-    rows = list(map(RowDiagnostic, entropies, flat.max(axis=-1).tolist(), flat.argmax(axis=-1).tolist()))
+    seen = np.broadcast_to(np.count_nonzero(visible, axis=-1)[..., None, :], weights.shape[:-1]).ravel().tolist()
+    rows = list(map(RowDiagnostic, entropies, flat.max(axis=-1).tolist(), flat.argmax(axis=-1).tolist(), seen))
     n_q = weights.shape[-2]
     return [rows[start:start + n_q] for start in range(0, len(rows), n_q)]
 
@@ -403,33 +407,47 @@ def diagnose(result: AttentionResult) -> Diagnosis:
 
 
 def diagnose_stack(stack: AttentionResult) -> list[Diagnosis]:
-    """Each sentence's rows, and a warning for each head with saturated rows (even one) or whose every row is flat,
-    with computed remedies (each computed once for the whole stack).
+    """Each sentence's rows, a warning for each head with saturated rows (even one), and one warning naming every
+    head whose every row is flat (random projections flatten them all alike: said once, not once per head), with
+    computed remedies.
 
     Only rows that see at least two keys count: a row with one visible key (the first under the
     causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
     """
     count, heads, n_q = stack.weights.shape[:3]
-    matrices = matrix_diagnostics(stack.weights)  # [B * H][n_q]
-    visible = np.broadcast_to(stack.visible.sum(axis=-1), (count, n_q)).tolist()  # [B][n_q]: keys each query sees
+    matrices = matrix_diagnostics(stack.weights, stack.visible)  # [B * H][n_q]
     remedies = StackRemedies(stack)
     parts = unstack(stack) if stack.query_codes is not None else []  # the positions advice reruns a sentence
     found = []
     for b in range(count):
         rows = matrices[b * heads:(b + 1) * heads]
-        eligible = [i for i, seen in enumerate(visible[b]) if seen > 1]
+        eligible = [i for i, row in enumerate(rows[0]) if row.visible_keys > 1]
         advice = _positions_advice(parts[b]) if parts else []
+        flat = []
         for head, head_rows in enumerate(rows):
             saturated = [i for i in eligible if head_rows[i].max_weight >= SATURATION_LEVEL]
             if saturated:
                 advice.append(_saturation_advice(stack, head, head_rows, saturated, len(eligible),
-                                                 remedies.of(b, head, "saturated")))
-            elif eligible and len(eligible) == n_q and all(
-                head_rows[i].entropy_bits >= FLATNESS_LEVEL * math.log2(visible[b][i]) for i in eligible
-            ):
-                advice.append(_flatness_advice(stack, head, head_rows, remedies.of(b, head, "flat")))
+                                                 remedies.of(b, [head], eligible, "saturated")))
+            elif eligible and len(eligible) == n_q and all(is_flat(head_rows[i]) for i in eligible):
+                flat.append(head)
+        if flat:
+            advice.append(_flatness_advice(stack, flat, rows, remedies.of(b, flat, eligible, "flat")))
         found.append(Diagnosis(rows, advice))
     return found
+
+
+def is_flat(row: RowDiagnostic) -> bool:
+    """Whether a row's entropy is at least FLATNESS_LEVEL of the most its visible keys allow."""
+    return row.entropy_bits >= FLATNESS_LEVEL * math.log2(row.visible_keys)
+
+
+def heads_text(heads: list[int]) -> str:
+    """'head 2', 'heads 1 and 3', 'heads 1, 2 and 4', or 'heads 1-4' for three or more in a row (numbered from 1)."""
+    numbers = [str(head + 1) for head in heads]
+    if len(heads) > 2 and heads == list(range(heads[0], heads[-1] + 1)):
+        return f"heads {numbers[0]}-{numbers[-1]}"
+    return f"head {numbers[0]}" if len(heads) == 1 else f"heads {', '.join(numbers[:-1])} and {numbers[-1]}"
 
 
 def position_norms(result: AttentionResult) -> tuple[float, float] | None:
@@ -476,71 +494,215 @@ def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnos
         target = "themselves" if on_self else "one token"
     return Advice(
         code="saturated", head=head,
-        message=(f"head {head + 1}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on {target} "
+        message=(f"{heads_text([head])}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on {target} "
                  f"(lowest such weight {lowest:.3f}): the scores{where} are so far apart that the softmax is "
                  "one-hot"),
         remedies=remedies, larger_scale=False,
-        rows=saturated, eligible_rows=eligible,
+        rows=saturated, eligible_rows=eligible, heads=[head],
     )
 
 
-def _flatness_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic], remedies: list[Remedy]) -> Advice:
-    """At a scale factor >= 1 no named scale is larger, so the advice can only say "a larger scale"."""
-    highest = max(row.max_weight for row in rows)
+def _flatness_advice(result: AttentionResult, heads: list[int], rows: list[list[RowDiagnostic]],
+                     remedies: list[Remedy]) -> Advice:
+    """The flat `heads` (rows: [head][row] of every head) in one warning. At a scale factor >= 1 no named scale is
+    larger, so the advice can only say "a larger scale"."""
+    highest = max(row.max_weight for head in heads for row in rows[head])
     projected = result.config.mode == "projected"
+    n_q = len(rows[0])
     return Advice(
-        code="flat", head=head,
-        message=(f"head {head + 1}: every row is nearly uniform (largest weight {highest:.3f}): "
+        code="flat", head=heads[0],
+        message=(f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}): "
                  "the scaled scores are too close together to prefer any word" + UNTRAINED_NOTE * projected),
         remedies=remedies,
         larger_scale=result.scale_factor >= 1 and result.config.mode != "trained",
-        rows=list(range(len(rows))), eligible_rows=len(rows),
+        rows=list(range(n_q)), eligible_rows=n_q, heads=heads,
     )
 
 
-def remedy_settings(code: str, config: AttentionConfig, scale_factor: float) -> list[dict[str, Any]]:
+def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,
+                    temperature: float | None) -> list[dict[str, Any]]:
     """The settings that undo a "saturated" or "flat" softmax, as AttentionConfig keywords.
 
     The one list both the warnings and the trace notes offer. Saturated: the 1/sqrt(d_head) scale,
-    cosine similarity, a ten times higher temperature. Flat: a ten times lower temperature (unless the
-    scale is 0: no temperature sharpens zeros) and no scale (when the scale shrinks the scores).
+    cosine similarity and `temperature`, the one `fixing_temperature` solved for the rows (None: no
+    temperature changes them). Flat: that temperature and no scale (when the scale shrinks the scores).
     """
+    solved = [] if temperature is None else [{"temperature": temperature}]
     if code == "saturated":
         named = [{"scale": "sqrt"}] if config.scale != "sqrt" else []
         named += [{"similarity": "cosine"}] if config.similarity != "cosine" else []
-        return named + [{"temperature": config.temperature * 10}]
-    sharper = [{"temperature": config.temperature / 10}] if scale_factor > 0 else []
-    return sharper + ([{"scale": "none"}] if scale_factor < 1 else [])
+        return named + solved
+    return solved + ([{"scale": "none"}] if scale_factor < 1 else [])
+
+
+TEMPERATURE_STEPS = 10  # bisection steps per bound: a bracket of a few octaves to within 1 % of T (the answer is
+# the geometric mean of two bounds each on its own safe side, so their precision only narrows its margin)
+NORMAL_OCTAVES = (-1022, 1023)  # temperatures searched stay within float64's normal numbers, 2^-1022 to 2^1023
+SATURATION_ODDS = 1 / SATURATION_LEVEL - 1  # a row saturates when its other weights sum to at most this x the top's
+
+
+def fixing_temperature(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> float | None:
+    """A temperature at which no row saturates and no group's rows are all flat: following the hint clears the
+    warning it was given for without earning the opposite one.
+
+    scores [G, r, n_k] are the rows to clear: every head's rows with a choice (the temperature is the whole
+    layer's, so a hint for one head must not spoil another), or the one row a trace note is about; visible
+    [G, r, n_k] their keys. A row's largest weight falls and its entropy rises as T grows, so "some row
+    saturates" holds below one temperature and "every row of a group is flat" above another, and a saturated
+    row is never flat (its entropy is at most h(0.95) + 0.05 log2(k - 1), below 0.98 log2 k), so for one group
+    the first bound lies below the second. Both are bisected on log T; the answer is their geometric mean,
+    written with the fewest significant digits that keep it between them. None when no temperature clears
+    them all: groups whose spans do not meet (one head saturates wherever another is flat), or a group whose
+    visible scores tie in every row (uniform at any temperature, as with a scale of 0).
+    """
+    if scale_factor == 0:  # every logit is 0 at any temperature
+        return None
+    seen = None if visible.all() else visible  # no [G, r, n_k] passes for a mask that hides nothing
+    with np.errstate(over="ignore"):
+        shown = scores if seen is None else np.where(seen, scores, -np.inf)
+        base = (shown - shown.max(axis=-1, keepdims=True)) * scale_factor  # [G, r, n_k]: <= 0, 0 at each row's top
+    keys = np.count_nonzero(visible, axis=-1)  # [G, r]
+    spreads = -(base if seen is None else np.where(seen, base, 0.0)).min(axis=-1)  # [G, r]: each row's range
+    if not (np.isfinite(spreads).all() and spreads.max(axis=-1).all()):  # overflowed, or a group flat at any T
+        return None
+    lowest = _saturation_bound(base.reshape(-1, base.shape[-1]), keys.ravel())
+    highest = min(_flatness_bound(rows, seen, spread, lowest) for rows, seen, spread in zip(base, keys, spreads))
+    if lowest > highest:
+        return None
+    return _shortest_between(math.exp((math.log(lowest) + math.log(highest)) / 2), lowest, highest)
+
+
+def _saturation_bound(base: np.ndarray, keys: np.ndarray) -> float:
+    """The lowest temperature (to within the bisection) at which none of the rows base [m, n_k] (scaled scores
+    less each row's top, -inf where hidden; `keys` [m] visible each) saturates.
+
+    A row saturates while its other weights, each exp(-gap_j / T) of the top's, sum to at most SATURATION_ODDS;
+    that sum lies between exp(-g / T) and (k - 1) exp(-g / T) for the gap g to the runner-up, so the row's bound
+    lies between g / ln((k - 1) / odds) and g / ln(1 / odds), a factor of at most 3.4 for k <= 1000 apart: the
+    search starts there, among the rows whose bracket reaches the highest lower end.
+    """
+    gaps = -np.partition(base, -2, axis=-1)[:, -2]  # [m]: to the runner-up, 0 where the top ties (never saturated)
+    gaps[~np.isfinite(gaps)] = 0.0  # a runner-up beyond float64 (an overflowed gap): left to the other remedies
+    below = gaps / np.log(np.maximum(keys - 1, 1) / SATURATION_ODDS)  # [m]
+    above = gaps / math.log(1 / SATURATION_ODDS)  # [m]
+    if not gaps.any():
+        return 2.0 ** NORMAL_OCTAVES[0]  # no row can saturate
+    start = below.max()
+    rows = np.flatnonzero(above >= start)
+    return _last_root(lambda chosen, t: _weights_at(base[rows[chosen]], t).max(axis=-1) < SATURATION_LEVEL,
+                      len(rows), start, float(above.max()))[1]
+
+
+def _flatness_bound(base: np.ndarray, keys: np.ndarray, spreads: np.ndarray, lowest: float) -> float:
+    """The highest temperature (to within the bisection) at which not every row of one group base [r, n_k] is flat,
+    searched from `lowest` up, the temperature no row saturates from: 0 when the group is flat there already
+    (no temperature then clears both).
+
+    A row is flat when its entropy lacks at most 2 % of log2 k, 0.02 ln k nats; the lack (the divergence
+    from uniform) is at most range^2 / 8 for logits spanning `range` (Hoeffding's lemma), so every row is flat
+    from T = spread / sqrt(0.16 ln k) on: the search's top.
+    """
+    def flat(chosen: np.ndarray, temperature: float) -> np.ndarray:
+        return entropy_bits(_weights_at(base[chosen], temperature)) >= FLATNESS_LEVEL * np.log2(keys[chosen])
+
+    ceiling = float((spreads / np.sqrt(0.16 * np.log(np.maximum(keys, 2)))).max())
+    highest = _last_root(flat, len(base), lowest, max(ceiling, lowest))[0]
+    return 0.0 if highest == lowest and flat(np.arange(len(base)), lowest).all() else highest
+
+
+def _weights_at(base: np.ndarray, temperature: float) -> np.ndarray:
+    """The row softmax of base [m, n_k] (scaled scores less each row's top, -inf where hidden) at a temperature.
+
+    base / T <= 0 with a 0 in every row, so exp stays in [0, 1] and each row sums to at least 1: no
+    shift, no overflow (a quotient too large is -inf, a weight of 0), unlike a general softmax.
+    """
+    with np.errstate(over="ignore"):
+        weights = np.exp(base / temperature)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def _last_root(test: Callable[[np.ndarray, float], np.ndarray], count: int, low: float,
+               high: float) -> tuple[float, float]:
+    """Temperatures (below, above) bracketing the last of `count` rows to pass `test` (rows [c] of them, T ->
+    [c] bool, each row False below its own root and True above it), by bisection on log2 T from [low, high]
+    (low <= high), both kept within float64's normal numbers (a temperature of 0 would divide 0 by 0).
+
+    A row that passes while another still fails has its root below the last one: it is dropped, so after
+    the first steps only the few rows that decide are softmaxed again.
+    """
+    rows = np.arange(count)
+    low_octave, high_octave = (min(max(math.log2(bound) if bound > 0 else -math.inf, NORMAL_OCTAVES[0]),
+                                   NORMAL_OCTAVES[1]) for bound in (low, high))  # both within the normal numbers
+    for _ in range(TEMPERATURE_STEPS):
+        middle = (low_octave + high_octave) / 2
+        passed = test(rows, 2.0 ** middle)
+        if passed.all():
+            high_octave = middle
+        else:
+            low_octave, rows = middle, rows[~passed]
+    return 2.0 ** low_octave, 2.0 ** high_octave
+
+
+def _shortest_between(value: float, low: float, high: float) -> float:
+    """`value` with the fewest significant digits (0.2 rather than 0.2137) that stays within [low, high]."""
+    for digits in range(1, 17):
+        rounded = float(f"{value:.{digits}g}")
+        if low <= rounded <= high:
+            return rounded
+    return value
 
 
 class StackRemedies:
-    """The remedies for each head of each sentence of a stack, with the largest weights each would give.
+    """The remedies for the heads each warning of a stack names, with the largest weights each would give.
 
-    Each remedy's weights are computed once for the whole stack, when a head first needs it. None
-    for a trained layer, whose settings are fixed by its weights file.
+    A named setting's weights are computed once for the whole stack, when a warning first needs it; the
+    temperature once per sentence, solved for all its heads. None for a trained layer, whose settings are
+    fixed by its weights file.
     """
 
     def __init__(self, stack: AttentionResult) -> None:
         self.stack = stack
-        self.weights: dict[tuple, tuple[list[list[float]], list[list[float]]]] = {}  # remedy -> [B][H] min, max
+        self.maxima: dict[tuple, np.ndarray] = {}  # remedy -> [B, H, n_q] each row's largest weight under it
+        self.solved: dict[int, tuple[float, np.ndarray] | None] = {}  # sentence -> temperature, maxima [H, r]
+        count, _, n_q, n_k = stack.scores.shape
+        self.visible = np.broadcast_to(stack.visible, (count, n_q, n_k))  # [B, n_q, n_k]
 
-    def of(self, sentence: int, head: int, code: str) -> list[Remedy]:
-        """The remedies for `code` ("saturated" or "flat") of one head of one sentence."""
+    def of(self, sentence: int, heads: list[int], rows: list[int], code: str) -> list[Remedy]:
+        """The remedies for `code` ("saturated" or "flat") of some heads of one sentence, judged on `rows` (the
+        rows with a choice, the same for every warning of the sentence)."""
         if self.stack.config.mode == "trained":
             return []
+        if sentence not in self.solved:
+            self.solved[sentence] = self._solve(sentence, rows)
+        solved = self.solved[sentence]
         found = []
-        for settings in remedy_settings(code, self.stack.config, self.stack.scale_factor):
-            key = tuple(settings.items())
-            if key not in self.weights:
-                self.weights[key] = _largest_weights(self.stack, settings)
-            lows, highs = self.weights[key]
-            found.append(Remedy(settings, (lows[sentence][head], highs[sentence][head])))
+        for settings in remedy_settings(code, self.stack.config, self.stack.scale_factor,
+                                        None if solved is None else solved[0]):
+            if "temperature" in settings:
+                maxima = solved[1][heads]  # type: ignore[index]  # [G, r]
+            else:
+                key = tuple(settings.items())
+                if key not in self.maxima:
+                    self.maxima[key] = _row_maxima(self.stack, settings)
+                maxima = self.maxima[key][sentence][heads][:, rows]  # [G, r]
+            found.append(Remedy(settings, (float(maxima.min()), float(maxima.max()))))
         return found
 
+    def _solve(self, sentence: int, rows: list[int]) -> tuple[float, np.ndarray] | None:
+        """The sentence's `fixing_temperature`, solved for every head (one temperature sets them all), and each
+        of the rows' largest weight under it [H, r]; None when no temperature clears them."""
+        scores, visible = self.stack.scores[sentence], self.visible[sentence]  # [H, n_q, n_k], [n_q, n_k]
+        if len(rows) < scores.shape[1]:  # a mask left rows without a choice (else no [H, n, n] copy)
+            scores, visible = scores[:, rows], visible[rows]
+        visible = np.broadcast_to(visible, scores.shape)  # [H, r, n_k]
+        temperature = fixing_temperature(scores, visible, self.stack.scale_factor)
+        if temperature is None:
+            return None
+        return temperature, scaled(scores, self.stack.scale_factor, temperature, visible)[1].max(axis=-1)
 
-def _largest_weights(stack: AttentionResult, settings: dict[str, Any]) -> tuple[list[list[float]], list[list[float]]]:
-    """The smallest and largest row maximum of each head of each sentence if the stack ran under `settings`:
-    [B][H] each.
+
+def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
+    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale or a similarity).
 
     Recomputed from the heads' own queries and keys, scaled as the engine scales (an overflowing
     factor / temperature is the hard-max limit), so the advice is never NaN.
@@ -552,11 +714,10 @@ def _largest_weights(stack: AttentionResult, settings: dict[str, Any]) -> tuple[
     factor = stack.scale_factor
     if "scale" in settings:
         factor = replace(config, scale=settings["scale"]).scale_factor(stack.d_head)
-    temperature, visible = settings.get("temperature", config.temperature), np.expand_dims(stack.visible, -3)
-    maxima = np.concatenate([scaled(scores[..., rows, :], factor, temperature, visible[..., rows, :])[1].max(axis=-1)
-                             for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
-                            axis=-1)  # [B, H, n_q], without [n, n] logits and weights of every head at once
-    return maxima.min(axis=-1).tolist(), maxima.max(axis=-1).tolist()
+    visible = np.expand_dims(stack.visible, -3)
+    return np.concatenate([scaled(scores[..., rows, :], factor, config.temperature, visible[..., rows, :])[1]
+                           .max(axis=-1) for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
+                          axis=-1)  # [B, H, n_q], without [n, n] logits and weights of every head at once
 
 
 def weight_pulls(shift: Shift, self_attention: bool) -> list[Contribution]:

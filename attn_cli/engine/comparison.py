@@ -38,6 +38,7 @@ class Occurrence:
     index: int  # token index in that sentence (its first occurrence)
     pulled_by: list[Contribution]  # its shift's pulled_by
     neighbors_after: list[Neighbor]  # nearest vocabulary words of its contextual output
+    visible_keys: int  # the keys its query may see under the mask: 1 leaves it no choice but itself
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ def compare_word(word: str, sentences: list[SentenceAttention]) -> WordCompariso
             continue
         index = sentence.keys.index(word)
         shift = sentence.shifts[index]
-        occurrences.append(Occurrence(number, index, shift.pulled_by, shift.neighbors_after))
+        occurrences.append(Occurrence(number, index, shift.pulled_by, shift.neighbors_after,
+                                      int(np.count_nonzero(sentence.result.visible[index]))))
         static.append(static_outputs(sentence.result)[index])
         contextual.append(sentence.result.outputs[index])
     if len(occurrences) < 2:

@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from attn_cli.engine.analysis import FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits, remedy_settings
+from attn_cli.engine.analysis import (FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits,
+                                     fixing_temperature, remedy_settings)
 from attn_cli.engine.attention import LARGEST, AttentionConfig, AttentionResult, rerun, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
@@ -132,7 +133,8 @@ def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, 
     """The notes whose condition holds for this query, each with the numbers that show it."""
     notes = [convexity_note(result, index)]
     for head in range(result.n_heads):
-        notes += row_shape_notes(result, embeddings, head, index, texts)
+        said = any(note["code"] == "flat" for note in notes)  # random projections are said to be untrained once
+        notes += row_shape_notes(result, embeddings, head, index, texts, untrained_said=said)
     if result.config.mask == "causal" and index < len(texts) - 1:
         notes.append(causal_note(result, index, texts))
     if len(texts) > 1 and (shuffle_check or order_blind(result.config)):
@@ -193,8 +195,9 @@ def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
 
 
 def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, index: int,
-                    texts: list[str]) -> list[dict]:
-    """A saturated (one-hot) or flat (uniform) row, with the weights a suggested setting would give."""
+                    texts: list[str], untrained_said: bool = False) -> list[dict]:
+    """A saturated (one-hot) or flat (uniform) row, with the weights a suggested setting would give; a flat row of
+    random projections says they are untrained unless an earlier head's note said it (`untrained_said`)."""
     logits = result.logits[head, index]
     visible = np.flatnonzero(result.visible[index])
     weights = result.weights[head, index]
@@ -210,7 +213,8 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
             "runner_up": int(ranked[1]), "logit_gap": gap if math.isfinite(gap) else None,
             "message": (f"{label}the softmax saturates: “{texts[top]}” takes {weights[top]:.3f} of the weight, "
                         f"because its scaled score beats the next (“{texts[ranked[1]]}”) by {gap:.3g}, and "
-                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words barely count"),
+                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words "
+                        f"{'it sees ' if len(visible) < len(weights) else ''}barely count"),
             "alternatives": alternatives(result, embeddings, "saturated", head, index),
         }]
     entropy = entropy_bits(weights)
@@ -221,16 +225,23 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
             "logit_spread": spread,
             "message": (f"{label}the softmax is nearly flat: the largest weight is {weights[top]:.3f} against "
                         f"1/{len(visible)} = {1 / len(visible):.3f} for uniform, because the scaled scores lie "
-                        f"within {spread:.3g} of each other" + UNTRAINED_NOTE * (result.config.mode == "projected")),
+                        f"within {spread:.3g} of each other"
+                        + UNTRAINED_NOTE * (result.config.mode == "projected" and not untrained_said)),
             "alternatives": alternatives(result, embeddings, "flat", head, index),
         }]
     return []
 
 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
-    """Rerun the engine under each remedy for `code` (analysis.remedy_settings) and keep this row's weights."""
-    return [{"settings": settings, "weights": rerun(result, embeddings, **settings).weights[head, index].tolist()}
-            for settings in remedy_settings(code, result.config, result.scale_factor)]
+    """Rerun the engine under each remedy for `code` (analysis.remedy_settings, its temperature solved for this
+    row) and keep this row's weights."""
+    row = (head, slice(index, index + 1))  # [1, n_k] of the head: the row as a group of one
+    temperature = fixing_temperature(result.scores[row][None], result.visible[None, index:index + 1],
+                                     result.scale_factor)
+    return [{"settings": settings,
+             "weights": rerun(result, embeddings, **settings)
+             .weights[head, index].tolist()}
+            for settings in remedy_settings(code, result.config, result.scale_factor, temperature)]
 
 
 def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:

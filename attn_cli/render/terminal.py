@@ -47,8 +47,7 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
         section(console, f"Scores{suffix}: s = q·k ({axes})",
                 *matrix_table(head["scores"], labels, console, columns=columns, masked=masked, note=legend))
         section(console, f"Weights{suffix}: {weights_formula(settings)}",
-                *matrix_table(head["weights"], labels, console, columns=columns, row_sums=True, masked=masked,
-                              note="; ".join(filter(None, ["each row sums to 1 (Σ column)", legend]))))
+                *weights_table(head, labels, columns, console, "each row sums to 1 (Σ column)"))
     context = "context" if key_labels is None else "source"
     section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
             f"pulled by: {context} words, weight w (share of the shift y−s they supply)")
@@ -56,6 +55,15 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
         section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels, console))
     section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns, console))
     print_warnings(report, console)
+
+
+def weights_table(head: dict, labels: list[str], columns: list[str], console: Console,
+                  note: str = "") -> tuple[Table, str]:
+    """A head's weights with their Σ column, masked cells shown as MASKED (not as a weight of 0.000 the query
+    could have given), and `note` followed by the legend of MASKED when a cell is masked."""
+    masked = masked_cells(head)
+    return matrix_table(head["weights"], labels, console, columns=columns, row_sums=True, masked=masked,
+                        note="; ".join(filter(None, [note, MASK_LEGEND if masked.any() else ""])))
 
 
 def print_warnings(report: dict, console: Console, where: str = "") -> None:
@@ -373,12 +381,21 @@ def diagnostics_table(report: dict, labels: list[str], key_labels: list[str],
                       console: Console) -> tuple[Table, str]:
     """Entropy and largest weight per query row: a column pair per head, or a row per head when that is too wide."""
     heads = report["diagnostics"]["heads"]
-    n_keys = len(key_labels)
-    note = f"entropy in bits: 0 = all weight on one word, {math.log2(max(n_keys, 1)):.2f} = uniform over {n_keys}"
+    note = f"entropy in bits: 0 = all weight on one word, {uniform_text(heads, len(key_labels))}"
     table = _diagnostics_by_column(heads, labels, key_labels)
     if len(heads) > 1 and not fits_width(table, console):
         table = _diagnostics_by_row(heads, labels, key_labels)
     return table, note
+
+
+def uniform_text(heads: list[dict], n_keys: int) -> str:
+    """What uniform weights would score: log2 of the keys a row may see, '1.58 = uniform over 3' when every row
+    sees every key, else over each row's visible keys (a masked key is no word to spread over)."""
+    seen = sorted({row["visible_keys"] for row in heads[0]["rows"]})
+    if seen == [n_keys]:
+        return f"{math.log2(max(n_keys, 1)):.2f} = uniform over {n_keys}"
+    ends = " to ".join(f"{math.log2(k):.2f} for {k}" for k in dict.fromkeys([seen[0], seen[-1]]))
+    return f"log2 k = uniform over the k words a row may see ({ends})"
 
 
 def _diagnostics_by_column(heads: list[dict], labels: list[str], key_labels: list[str]) -> Table:

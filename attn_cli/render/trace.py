@@ -136,10 +136,13 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
             f"scale {scale_words(settings)}, temperature {setting(temperature)}; exp makes every "
             "score positive and dividing by the sum Σ makes the weights add up to 1")
 
-    terms = [(labels[key["index"]], f"{format_number(key['weight'])}·v", key["term"]) for key in head["keys"]]
+    terms = [(labels[key["index"]], f"{format_number(key['weight'])}·v", key["term"])
+             for key in head["keys"] if not key["masked"]]
+    masked = ", ".join(f"“{labels[key['index']]}”" for key in head["keys"] if key["masked"])
     section(console, f"Step 5 · Weighted sum y = Σ w_j v_j ({shown(report, dims)})",
             vector_table(terms + [("y", "= Σ", head["output"])], console, split_last=True),
-            "each word passes on its value v_j in proportion to its weight; y is their sum")
+            "each word passes on its value v_j in proportion to its weight; y is their sum"
+            + (f"; masked ({masked}): not in the sum" if masked else ""))
 
 
 def setting(value: float) -> str:

@@ -88,6 +88,14 @@
     return "try " + [options.slice(0, -1).join(", "), options[options.length - 1]].filter(Boolean).join(" or ");
   }
 
+  /** What uniform weights would score, over the keys each row may see (terminal.py's uniform_text). */
+  function uniformText(rows, keys) {
+    const seen = [...new Set(rows.map((row) => row.visible_keys))].sort((a, b) => a - b);
+    if (seen.length === 1 && seen[0] === keys) return `${Math.log2(keys).toFixed(2)} = uniform over ${keys}`;
+    const ends = [...new Set([seen[0], seen[seen.length - 1]])].map((k) => `${Math.log2(k).toFixed(2)} for ${k}`);
+    return `log2 k = uniform over the k words a row may see (${ends.join(" to ")})`;
+  }
+
   /** " (see it with --shuffle-check)" when a note names the settings that show it (flags.py's see_with_text). */
   function seeWithText(note) {
     return note.see_with ? ` (see it with ${flagText(note.see_with)})` : "";
@@ -450,7 +458,7 @@
         el("h2", {}, `Diagnostics per query row${heads.length > 1 ? `, head ${state.head + 1}` : ""}`),
         el("div", { class: "scroll" }, dataTable([["token"], ["entropy (bits)", "num"], ["largest w", "num"], ["on"]],
           diag.map((row, i) => [labels[i], fmt(row.entropy_bits, 2), fmt(row.max_weight), keyLabels[row.argmax]]))),
-        el("p", { class: "note" }, `0 bits = all weight on one word, ${Math.log2(keyLabels.length).toFixed(2)} = uniform over ${keyLabels.length}`),
+        el("p", { class: "note" }, `0 bits = all weight on one word, ${uniformText(diag, keyLabels.length)}`),
         diagnostics.warnings.map((w) => el("div", { class: "warning" }, el("b", {}, "warning: "), w.message, el("br"),
           el("b", {}, "hint: "), remediesText(w))));
       lines.pin(state.focus);
@@ -640,8 +648,9 @@
         + `temperature ${setting(settings.temperature)}. Σ ${exps} = ${fmt(head.exp_sum)}; Σ w_j = ${fmt(head.weight_sum)}: `
         + "exp makes every score positive and dividing by the sum makes the weights add up to 1 (hover a cell for its numbers)"),
       step(`Step 5 · Weighted sum y = Σ w_j v_j (${shown(doc, dims)})`,
-        vectorTable([...keys.map((key) => [labels[key.index], `${fmt(key.weight)}·v`, key.term]), ["y", "= Σ", head.output]], true),
-        "each word passes on its value v_j in proportion to its weight; y is their sum"),
+        vectorTable([...keys.filter((key) => !key.masked).map((key) => [labels[key.index], `${fmt(key.weight)}·v`, key.term]), ["y", "= Σ", head.output]], true),
+        "each word passes on its value v_j in proportion to its weight; y is their sum"
+          + (keys.some((key) => key.masked) ? `; masked (${keys.filter((key) => key.masked).map((key) => `“${labels[key.index]}”`).join(", ")}): not in the sum` : "")),
     ];
   }
 
