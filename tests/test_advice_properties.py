@@ -16,7 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_cli.engine.analysis import Advice, advise
+from attn_cli.engine.analysis import Advice, diagnose
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention
 
 SHAPES = ("saturated", "flat")
@@ -38,7 +38,7 @@ def sentences(draw) -> tuple[np.ndarray, AttentionConfig]:
 
 
 def shape_warnings(x: np.ndarray, config: AttentionConfig) -> list[Advice]:
-    return [advice for advice in advise(multi_head_attention(x, config=config)) if advice.code in SHAPES]
+    return [advice for advice in diagnose(multi_head_attention(x, config=config)).advice if advice.code in SHAPES]
 
 
 def hinted_temperatures(warnings: list[Advice]) -> set[float]:
