@@ -215,7 +215,7 @@ class ExplainResult(Report):
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.sentence!r}: {len(self.tokens)} tokens, "
-                f"{self.attention.n_heads} head(s), {self.settings.mode} mode>")
+                f"{self.attention.n_heads} head(s), {self.settings.mode} mode{changed_text(self.settings)}>")
 
 
 @dataclass(frozen=True, repr=False)
@@ -258,7 +258,8 @@ class CompareResult(Report):
         return call_text("compare", [[sentence.sentence for sentence in self.sentences]], self.sentences[0].settings)
 
     def __repr__(self) -> str:
-        return f"<CompareResult {len(self.sentences)} sentences, words {[word.word for word in self.words]}>"
+        return (f"<CompareResult {len(self.sentences)} sentences, words {[word.word for word in self.words]}"
+                f"{changed_text(self.sentences[0].settings)}>")
 
 
 @dataclass(frozen=True, repr=False)
@@ -289,7 +290,8 @@ class CrossResult(Report):
         return call_text("cross", [self.source, self.target], self.settings)
 
     def __repr__(self) -> str:
-        return f"<CrossResult {self.target!r} over {self.source!r}>"
+        return (f"<CrossResult {self.target!r} over {self.source!r}: {self.attention.weights.shape[-2]} x "
+                f"{self.attention.weights.shape[-1]} tokens{changed_text(self.settings)}>")
 
 
 def analysed(attention: AttentionResult, settings: Settings, wanted: Collection[str] | None,
@@ -310,10 +312,20 @@ def analysed(attention: AttentionResult, settings: Settings, wanted: Collection[
 
 def call_text(function: str, arguments: list[Any], settings: Settings) -> str:
     """`attn_cli.explain('money bank grows', heads=4)`: the arguments and the settings that differ from the defaults."""
+    return f"attn_cli.{function}({', '.join([*map(repr, arguments), *changed_settings(settings)])})"
+
+
+def changed_settings(settings: Settings) -> list[str]:
+    """The settings that differ from the defaults, as keyword arguments (`heads=4`); a layer's as `weights=FILE`."""
     defaults, layer = Settings(), settings.layer
     adopted = {} if layer is None else {**layer.settings(), "weights": layer.source or "FILE"}  # all from the file
     values = {item.name: getattr(settings, item.name) for item in fields(settings)}
-    changed = [f"{name}={adopted.get(name, value)!r}" for name, value in values.items()
-               if not name.startswith("_") and getattr(defaults, name) != value
-               and (name == "weights" or name not in adopted)]
-    return f"attn_cli.{function}({', '.join([*map(repr, arguments), *changed])})"
+    return [f"{name}={adopted.get(name, value)!r}" for name, value in values.items()
+            if not name.startswith("_") and getattr(defaults, name) != value
+            and (name == "weights" or name not in adopted)]
+
+
+def changed_text(settings: Settings) -> str:
+    """A repr's tail: '; heads=4, scale='sqrt'' for the settings that differ from the defaults, '' for none."""
+    changed = changed_settings(settings)
+    return f"; {', '.join(changed)}" if changed else ""

@@ -135,6 +135,9 @@ def test_the_report_renders_inline_self_contained_and_as_tables(tmp_path):
     tables = str(result)
     assert "Weights: w = softmax(s × 1 / 1)" in tables and "money" in tables
     assert repr(result) == "<ExplainResult 'money bank grows': 3 tokens, 1 head(s), raw mode>"
+    changed = attn_cli.explain("money bank grows", mode="projected", heads=2, temperature=0.5)
+    assert repr(changed) == ("<ExplainResult 'money bank grows': 3 tokens, 2 head(s), projected mode; "
+                             "mode='projected', temperature=0.5, heads=2>")
 
 
 def test_load_vectors_takes_a_file_through_the_cache(tmp_path):

@@ -202,7 +202,7 @@ class NeighborSearch:
         cosines[:, self.unusable] = -np.inf
         ranked, exact = self._exact_top(cosines, unit_queries, min(k + 1, len(self.words)))  # [b, k + 1] each
         if self.inverse_norms is not None:  # the stored lengths these cosines divided by: a damaged one floats up
-            self.vectors.check_norms(np.unique(ranked[np.isfinite(exact)]).tolist())
+            self.vectors.check_norms(sorted(set(ranked[np.isfinite(exact)].tolist())))  # (np.unique loads np.ma)
         found = []
         for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), exact.tolist(), exclude,
                                                          np.logical_not(unit_queries.any(axis=1)).tolist()):
