@@ -254,12 +254,13 @@ def byte_ff_in(word: str):
     return damage
 
 
-def stored_norm(row: int, value: float):
-    """The stored length of a row replaced by `value`: a cosine divides by it."""
+def stored(file: str, row: int, value: float):
+    """One entry of a cached array replaced by `value` (a row's stored length, which a cosine divides by; a
+    word's offset in vocab.txt)."""
     def damage(cache):
-        norms = np.load(cache / "norms.npy")
-        norms[row] = value
-        np.save(cache / "norms.npy", norms)
+        values = np.load(cache / file)
+        values[row] = value
+        np.save(cache / file, values)
     return damage
 
 
@@ -270,12 +271,6 @@ def retyped(file: str, dtype: str):
     return damage
 
 
-def stored_offset(row: int, value: int):
-    def damage(cache):
-        offsets = np.load(cache / "offsets.npy")
-        offsets[row] = value
-        np.save(cache / "offsets.npy", offsets)
-    return damage
 
 
 def edited_meta(**changes):
@@ -401,14 +396,15 @@ VECTOR_CATALOGUE = [
     ("a byte 0xff in a cached word only the neighbour search reads",
      cached_then(byte_ff_in("river"), GOOD + "river 1 2 3\nflows 3 2 1\n"), None, [], 4,
      "(vocab.txt is not UTF-8 at row 3)"),  # not the last word: the first and the last are read at load
-    ("a cached norm of 1e-30 for a word the sentence uses", cached_then(stored_norm(1, 1e-30)), None, [], 4,
+    ("a cached norm of 1e-30 for a word the sentence uses", cached_then(stored("norms.npy", 1, 1e-30)), None, [], 4,
      "(norms.npy gives 'bank' a length of 1e-30, its row 0.224); remove it"),
-    ("a cached norm of 0 for a word the sentence uses", cached_then(stored_norm(2, 0)), None, [], 4,
+    ("a cached norm of 0 for a word the sentence uses", cached_then(stored("norms.npy", 2, 0)), None, [], 4,
      "(norms.npy gives 'grows' a length of 0, its row 0.316)"),
     ("a cached norm of 1e-30 for a word only the neighbour search reads",
-     cached_then(stored_norm(3, 1e-30), GOOD + "river 1 2 3\n"), None, [], 4,
+     cached_then(stored("norms.npy", 3, 1e-30), GOOD + "river 1 2 3\n"), None, [], 4,
      "(norms.npy gives 'river' a length of 1e-30, its row 3.74)"),
-    ("a cached offset pointing inside a word", cached_then(stored_offset(2, 3), GOOD + "river 1 2 3\n"), None, [], 4,
+    ("a cached offset pointing inside a word", cached_then(stored("offsets.npy", 2, 3), GOOD + "river 1 2 3\n"),
+     None, [], 4,
      "(offsets.npy does not point to the word of row 1); remove it"),  # today "bank" was called unknown, exit 0
     ("cached norms stored as integers", cached_then(retyped("norms.npy", "int32")), None, [], 0,
      "(norms.npy is not 3 float32); rebuilding it"),
