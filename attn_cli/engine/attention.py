@@ -558,19 +558,20 @@ def shift_shares(result: AttentionResult) -> np.ndarray:
     value before W_O, s_i = u_i W_O): the terms sum to the shift, so a row's shares sum to 1. A key whose
     value lies far from the token's own moves it more than a heavier key close to it, which its weight (or
     its share of y) cannot show. In self-attention the token's own term is zero (v_i = u_i) and its share
-    exactly 0. Computed per head as w_ij (v_j . z_i - u_i . z_i) with z_i = d_i W_O^T, a block of rows at a
-    time: the n^2 d terms are never built, and a 5,000-token sentence holds no [H, n, n] temporaries. A row
+    exactly 0. Computed per head as w_ij (v_j . z_i - u_i . z_i) / |d_i| with z_i = (d_i / |d_i|) W_O^T (a shift
+    of 1e-155 would square to 0 in |d_i|^2), a block of rows at a time: the n^2 d terms are never built, and
+    a 5,000-token sentence holds no [H, n, n] temporaries. A row
     whose shift is within SHIFT_FLOOR of the vectors that make it (`shift_sizes`: y_i equal to s_i but for
     rounding) has shares of 0, not shares of its rounding errors.
     """
     shift = result.outputs - static_outputs(result)  # [.., n_q, d_out]
+    direction = unit_rows(shift)  # [.., n_q, d_out]: d_i / |d_i|, 0 for no shift
+    length = np.einsum("...d,...d->...", direction, shift)  # [.., n_q]: |d_i|, without squaring it
     w_o = None if result.projections is None else result.projections.w_o
-    z = split_heads(shift if w_o is None else shift @ w_o.T, result.n_heads)  # [.., H, n_q, d_head]
+    z = split_heads(direction if w_o is None else direction @ w_o.T, result.n_heads)  # [.., H, n_q, d_head]
     own = own_values(result)  # [.., n_q, width]
     kept = None if result.self_attention else np.einsum("...hid,...hid->...hi", z, split_heads(own, result.n_heads))
-    squared = np.einsum("...d,...d->...", shift, shift)  # [.., n_q]
-    moved = np.sqrt(squared) > SHIFT_FLOOR * shift_sizes(result, own)
-    inverse = np.divide(1.0, squared, out=np.zeros_like(squared), where=moved)[..., None]  # [.., n_q, 1]
+    moved = length > SHIFT_FLOOR * shift_sizes(result, own)  # [.., n_q]
     *lead, _, n_q, n_k = result.weights.shape
     shares = np.empty((*lead, n_q, n_k))
     keys_t = np.swapaxes(result.values, -1, -2)  # [.., H, d_head, n_k]
@@ -581,7 +582,9 @@ def shift_shares(result: AttentionResult) -> np.ndarray:
         dots -= own_dots[..., None]
         dots *= result.weights[..., rows, :]
         part = np.sum(dots, axis=-3, out=shares[..., rows, :])  # [.., b, n_k], in place: no new n x n pages
-        part *= inverse[..., rows, :]
+        still = ~moved[..., rows, None]  # [.., b, 1]
+        np.divide(part, length[..., rows, None], out=part, where=~still)  # a division: 1e-320 / 1e-320 is 1
+        np.putmask(part, np.broadcast_to(still, part.shape), 0.0)
         part += 0.0  # never -0.0
     return shares
 
