@@ -154,5 +154,7 @@ EXIT_CODES = {
     VectorsError.exit_code: "vector source missing, unreadable or malformed",
     WeightsError.exit_code: "weights file (--weights) missing, damaged, or made for another vector set or settings",
     130: "interrupted (Ctrl-C)",
+    129: "ended by SIGHUP (the terminal closed); nothing half-written left behind, as with Ctrl-C",
+    143: "ended by SIGTERM (kill, a service manager); nothing half-written left behind, as with Ctrl-C",
     PIPE_CLOSED: "stdout closed early (e.g. piped into head): stopped quietly",
 }

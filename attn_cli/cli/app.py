@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import shlex
+import signal
 import sys
 from collections import Counter
 from functools import partial
@@ -57,6 +58,8 @@ class OneLineErrors(NarrowHelp, TyperGroup):
         reopen_closed("stdin", 0)  # <&-: an empty input
         stdout_closed = reopen_closed("stdout", 1)
         reopen_closed("stderr", 2)  # 2>&-: warnings and errors then go nowhere, and the run goes on
+        ended: list[int] = []  # the signal that ended the run, if one did
+        end_like_ctrl_c(ended)
         try:
             if stdout_closed:
                 raise UsageError("stdout is closed (>&-), so no result can be written; redirect it to a file, or "
@@ -78,6 +81,8 @@ class OneLineErrors(NarrowHelp, TyperGroup):
             code = output_failure(exc) if is_output_failure(exc) else bug(exc)
         except Exception as exc:
             code = bug(exc)
+        if ended:
+            code = 128 + ended[0]  # the shell's convention for a run a signal ended (SIGTERM: 143)
         if standalone_mode:
             sys.exit(code)
         return code
@@ -94,6 +99,19 @@ class OneLineErrors(NarrowHelp, TyperGroup):
         where = f" (see '{context.command_path} --help')" if context is not None else ""
         fail(f"{exc.format_message()}{where}")
         return exc.exit_code
+
+
+def end_like_ctrl_c(ended: list[int]) -> None:
+    """SIGTERM and SIGHUP end the run as Ctrl-C does (a KeyboardInterrupt), so every temporary file and folder an
+    import, a download or a write is filling is removed on the way out; `ended` records which signal it was."""
+    def interrupt(signum: int, frame: object) -> None:
+        ended.append(signum)
+        raise KeyboardInterrupt
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)  # Windows has no SIGHUP
+        if number is not None and signal.getsignal(number) == signal.SIG_DFL:  # a caller's own handler stays
+            signal.signal(number, interrupt)
 
 
 def reopen_closed(name: str, descriptor: int) -> bool:
