@@ -11,10 +11,11 @@ import os
 import shlex
 import signal
 import sys
+import threading
 from collections import Counter
 from functools import partial
 from collections.abc import Iterator
-from typing import Annotated, Callable, Optional, Union
+from typing import Annotated, Any, Callable, Optional, Union
 
 import typer
 from typer.core import TyperGroup
@@ -59,7 +60,7 @@ class OneLineErrors(NarrowHelp, TyperGroup):
         stdout_closed = reopen_closed("stdout", 1)
         reopen_closed("stderr", 2)  # 2>&-: warnings and errors then go nowhere, and the run goes on
         ended: list[int] = []  # the signal that ended the run, if one did
-        end_like_ctrl_c(ended)
+        previous = end_like_ctrl_c(ended)
         try:
             if stdout_closed:
                 raise UsageError("stdout is closed (>&-), so no result can be written; redirect it to a file, or "
@@ -81,6 +82,9 @@ class OneLineErrors(NarrowHelp, TyperGroup):
             code = output_failure(exc) if is_output_failure(exc) else bug(exc)
         except Exception as exc:
             code = bug(exc)
+        finally:
+            for number, handler in previous.items():  # a caller running main() in-process gets its own back
+                signal.signal(number, handler)
         if ended:
             code = 128 + ended[0]  # the shell's convention for a run a signal ended (SIGTERM: 143)
         if standalone_mode:
@@ -101,17 +105,22 @@ class OneLineErrors(NarrowHelp, TyperGroup):
         return exc.exit_code
 
 
-def end_like_ctrl_c(ended: list[int]) -> None:
+def end_like_ctrl_c(ended: list[int]) -> dict[int, Any]:
     """SIGTERM and SIGHUP end the run as Ctrl-C does (a KeyboardInterrupt), so every temporary file and folder an
-    import, a download or a write is filling is removed on the way out; `ended` records which signal it was."""
+    import, a download or a write is filling is removed on the way out; `ended` records which signal it was.
+    Returns the handlers replaced, to put back. Only the main thread may set handlers, and a caller's own stay."""
     def interrupt(signum: int, frame: object) -> None:
         ended.append(signum)
         raise KeyboardInterrupt
 
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
     for name in ("SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)  # Windows has no SIGHUP
-        if number is not None and signal.getsignal(number) == signal.SIG_DFL:  # a caller's own handler stays
-            signal.signal(number, interrupt)
+        if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+            previous[number] = signal.signal(number, interrupt)
+    return previous
 
 
 def reopen_closed(name: str, descriptor: int) -> bool:
