@@ -470,6 +470,13 @@ def test_the_whole_catalogue_has_at_least_forty_cases():
     assert len(CATALOGUE) + len(VECTOR_CATALOGUE) >= 40
 
 
+def default_signals() -> None:
+    """The signals' default dispositions in the child, as a terminal's command has them: a run under nohup (as CI
+    may be) ignores SIGHUP, and so, rightly, would the command."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL if number != signal.SIGINT else signal.default_int_handler)
+
+
 @pytest.mark.parametrize("signal_number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
                          ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_signal_during_an_import_leaves_nothing_behind(tmp_path, private_cache, signal_number, code):
@@ -480,7 +487,8 @@ def test_a_signal_during_an_import_leaves_nothing_behind(tmp_path, private_cache
     path.write_text("".join(f"w{i} {numbers}\n" for i in range(300_000)))
     process = subprocess.Popen([sys.executable, "-m", "attn_cli", "explain", "w1 w2", "--vectors", str(path),
                                 "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "ATTN_CLI_CACHE": str(private_cache)})
+                               env={**os.environ, "ATTN_CLI_CACHE": str(private_cache)},
+                               preexec_fn=default_signals)
     while not list((private_cache / "v1").glob(".tmp-*/matrix.npy")):  # until the import is under way
         assert process.poll() is None, "the import ended before it could be interrupted"
         time.sleep(0.01)
