@@ -20,8 +20,8 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 from typer.core import TyperCommand
 
-from attn_cli import (VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_layer,
-                      load_vectors)
+import attn_cli
+from attn_cli import VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_vectors
 from attn_cli.errors import UsageError, flag
 from attn_cli.cli.help import NarrowHelp
 from attn_cli.cli.inputs import INPUT_FORMATS
@@ -153,7 +153,8 @@ class EngineOptions(VectorOptions):
         """The library's settings these options stand for (a bad value raises SettingsError, exit 2)."""
         if self.typed.get("include") and not self.json:
             raise UsageError("--include adds matrices to the JSON output; add --json")
-        layer = None if self.weights is None else load_layer(self.weights)  # the library's settings read no file
+        # the library's settings read no file; the weights module loads only for a run that names one
+        layer = None if self.weights is None else attn_cli.load_layer(self.weights)
         return Settings(**chosen(Settings, self.typed), weights=layer)
 
     def picture_files(self, file: Path | None = None, stdin: bool = False) -> dict[str, Path]:

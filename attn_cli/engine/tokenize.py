@@ -14,12 +14,15 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attn_cli.engine import spelling
 from attn_cli.errors import InputError, Option, shorten
 from attn_cli.vectors.store import Vectors
+
+if TYPE_CHECKING:  # the spelling index loads with a run's first unknown word: a run without one never needs it
+    from attn_cli.engine.spelling import SpellingIndex
 
 OOV_POLICIES = ("skip", "error", "zero")
 DEFAULT_MAX_TOKENS = 1000  # peak ~90 MB + 32 x heads x n^2 bytes: ~0.2 GB at 1,000 tokens (docs/limits.md)
@@ -161,17 +164,21 @@ class Lexicon:
     def unknown(self, word: str, position: int) -> DroppedToken:
         """The unknown word left out, with its spelling suggestions: remembered, so a batch that repeats a word
         searches once; past spelling.MAX_SEARCHED distinct words no more searches are made (`searched` False)."""
+        from attn_cli.engine.spelling import MAX_SEARCHED
+
         found = self.suggestions.get(word)
         if found is None:
-            if len(self.suggestions) >= spelling.MAX_SEARCHED:  # one search for each word remembered
+            if len(self.suggestions) >= MAX_SEARCHED:  # one search for each word remembered
                 return DroppedToken(word, position, "out of vocabulary", searched=False)
             found = self.suggestions[word] = self.spelling_index.suggest(self.vectors.candidate_keys(word)[0])
         return DroppedToken(word, position, "out of vocabulary", found)
 
     @cached_property
-    def spelling_index(self) -> spelling.SpellingIndex:
+    def spelling_index(self) -> SpellingIndex:
         """The index of the most frequent words, built on the run's first unknown word (about 20 ms for 50,000)."""
-        return spelling.SpellingIndex(self.vectors.words)
+        from attn_cli.engine.spelling import SpellingIndex
+
+        return SpellingIndex(self.vectors.words)
 
     def entry(self, text: str) -> tuple[str | None, int | None]:
         found = self.vectors.lookup(text)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attn_cli.engine.attention import unit_rows
 from attn_cli.errors import VectorsError
 from attn_cli.training.batches import Feed
 from attn_cli.training.evaluation import projected_layer
@@ -62,7 +63,7 @@ def topic_words(vectors: Vectors) -> dict[str, list[str]]:
                            f"{vectors.name} lacks {', '.join(missing) or 'enough common words'}: use a larger "
                            "vector set")
     rows = vectors.rows(common)  # [c, d]
-    units = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), np.finfo(np.float64).tiny)
+    units = unit_rows(rows)  # [c, d]
     topics = {}
     for topic in TOPICS:
         seed = vectors.rows([vectors.lookup(topic)[1]])[0]  # type: ignore[index]  # checked above
@@ -88,13 +89,9 @@ def sense_lead(feed: Feed, layer: Layer, sentence: str, masked: bool = True) -> 
     batch = feed.batch([rows])
     visible = batch.visible if masked else np.ones((len(words), len(words)), dtype=bool)  # [n, n]
     output = layer_forward(batch.inputs, layer, visible).outputs[0, words.index(AMBIGUOUS)]  # [d]
-    sense, itself = (vectors.rows([vectors.lookup(word)[1]])[0]  # type: ignore[index]  # the demo's words
-                     for word in (SENSES[sentence], AMBIGUOUS))
-    return cosine(output, sense) - cosine(output, itself)
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), np.finfo(np.float64).tiny))
+    compared = vectors.rows([vectors.lookup(word)[1] for word in (SENSES[sentence], AMBIGUOUS)])  # type: ignore[index]
+    sense, itself = (unit_rows(compared) @ unit_rows(output[None])[0]).tolist()  # [2]: cosines with the sense, bank
+    return sense - itself
 
 
 def sense_leads(trainer: Trainer) -> dict[str, dict[str, float]]:

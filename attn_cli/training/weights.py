@@ -225,10 +225,9 @@ def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
 
 def _check_sizes(source: str, metadata: dict[str, Any], sizes: dict[str, int]) -> None:
     """Every matrix member is no larger than its declared shape needs, so no file can make us decompress more."""
-    d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
-    for name in MATRICES:
-        if sizes.get(f"{name}.npy", math.inf) > 8 * d_model * width + ARRAY_HEADER_BYTES:
-            raise _not_ours(source, f"{name} is missing or larger than its {d_model} x {width} shape")
+    for name, (rows, columns) in _shapes(metadata).items():
+        if sizes.get(f"{name}.npy", math.inf) > 8 * rows * columns + ARRAY_HEADER_BYTES:
+            raise _not_ours(source, f"{name} is missing or larger than its {rows} x {columns} shape")
 
 
 def _check_headers(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile) -> None:
