@@ -491,3 +491,17 @@ def test_a_strict_stop_mid_group_says_which_lines_it_read_but_did_not_run(run):
     assert result.exit_code == 3 and [d["line"] for d in json_lines(result.stdout)] == [1]
     assert result.stderr.splitlines()[-1].endswith(
         "(the run stopped here: lines 3 to 4 were read but not run, and no line after line 4 was read)")
+
+
+@pytest.mark.parametrize("source", ["--file", "stdin"])
+def test_a_read_error_mid_group_keeps_the_lines_read_before_it(run, tmp_path, source):
+    """Issue 25 item 7: a line too long to read ended a --file batch with nothing shown for the lines before it
+    in its group (a group was read whole before any of it ran)."""
+    data = b"money bank grows\nriver bank flows\n" + b"x" * (2 << 20) + b"\nmoney grows\n"
+    path = tmp_path / "sentences.txt"
+    path.write_bytes(data)
+    result = (run("explain", "--file", str(path), "--json", "--neighbors", "0") if source == "--file" else
+              run("explain", "-", "--json", "--neighbors", "0", input=data))
+    assert result.exit_code == 3 and len(result.stderr.splitlines()) == 1
+    assert "line 3 of" in result.stderr and "is longer than 1 MiB" in result.stderr
+    assert [document["line"] for document in json_lines(result.stdout)] == [1, 2]

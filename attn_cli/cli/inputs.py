@@ -171,23 +171,20 @@ def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES,
     a group takes the next line, waiting for it, then whatever else has arrived: a fast pipe
     gives full groups, a person typing groups of one. A file never waits, so it is simply cut
     into groups, without the thread's cost (about a sixth of a batch's time). An error while
-    reading (a missing --file) is raised after the lines before it.
+    reading (a missing --file, a line too long) is raised after a group of the lines before it.
     """
     if not may_wait:
-        iterator = iter(lines)
-        while group := list(islice(iterator, size)):
-            yield group
+        items = _ended(lines)
+        while group := list(islice(items, size)):
+            yield from _until_error(group)
         return
     arrived: queue.Queue = queue.Queue(maxsize=4 * size)
     end = object()
 
     def read() -> None:
-        try:
-            for line in lines:
-                arrived.put(line)
-            arrived.put(end)
-        except Exception as exc:  # raised in the caller's thread, in order
-            arrived.put(exc)
+        for item in _ended(lines):
+            arrived.put(item)
+        arrived.put(end)
 
     threading.Thread(target=read, name="attn-cli input", daemon=True).start()
     while True:
@@ -197,15 +194,29 @@ def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES,
                 group.append(arrived.get_nowait())
             except queue.Empty:
                 break
-        last = group[-1]
-        if isinstance(last, InputLine):
-            yield group
-            continue
-        if len(group) > 1:
-            yield group[:-1]
-        if last is end:
+        if group[-1] is end:
+            yield from _until_error(group[:-1])
             return
-        raise last
+        yield from _until_error(group)
+
+
+def _ended(lines: Iterable[InputLine]) -> Iterator[InputLine | Exception]:
+    """The lines, then the error that ended reading them, if one did (raised later, in the caller's thread)."""
+    try:
+        yield from lines
+    except Exception as exc:
+        yield exc
+
+
+def _until_error(group: list) -> Iterator[list[InputLine]]:
+    """The group's lines (if any), then the error that ends it raised: only a group's last item can be one."""
+    ready, last = group[:-1], group[-1:]
+    if last and isinstance(last[0], Exception):
+        if ready:
+            yield ready
+        raise last[0]
+    if group:
+        yield group
 
 
 def open_input(path: Path, flag: str = "--file") -> int:
