@@ -44,8 +44,9 @@ CATALOGUE = [
     ("mixed scripts, nothing known", ["explain", "банк 銀行 bänkzq"], None, 3, "no word of the sentence"),
     ("empty stdin", ["explain", "-"], "", 3, "no sentence on stdin"),
     ("blank stdin", ["explain", "-"], "\n \n\t\n", 3, "no sentence on stdin"),
-    ("invalid UTF-8 on stdin", ["explain", "-"], b"\xff\xfe bank\n", 3, "line 1 of stdin: not valid UTF-8"),
-    ("NUL bytes only on stdin", ["explain", "-"], "\x00\x00\n", 3, "no word of the sentence"),
+    ("invalid UTF-8 on stdin", ["explain", "-"], b"caf\xe9 bank\n", 3, "line 1 of stdin: not valid UTF-8"),
+    ("NUL bytes only on stdin", ["explain", "-"], "\x00\x00\n", 3, "line 1 of stdin: holds NUL bytes: UTF-16"),
+    ("a UTF-16 byte order mark before ASCII", ["explain", "-"], b"\xff\xfe bank\n", 3, "no word of the sentence"),
     ("every word unknown with --oov error", ["explain", "money bnak", "--oov", "error"], None, 3,
      "did you mean bank"),
     # options

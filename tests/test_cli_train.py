@@ -229,15 +229,6 @@ def test_a_corpus_too_small_to_hold_out_names_the_fix(run, tmp_path):
             "needs at least 20") in result.stderr
 
 
-def test_unreadable_lines_are_skipped_with_one_warning(run, tmp_path, corpus_text):
-    data = corpus_text.encode() + b"bad \xff\xfe line\n"
-    result = run("train", "-", "--out", str(tmp_path / "x.npz"), "--epochs", "1", "--softmax-vocab", "3000",
-                 input=data)
-    assert result.exit_code == 0, result.stderr
-    warning = [line for line in result.stderr.splitlines() if "warning" in line]
-    assert len(warning) == 1 and "skipped 1 unreadable line(s); the first: line 301" in warning[0]
-
-
 def test_the_python_api_trains_and_explains(corpus_text, tmp_path):
     run = attn_cli.train(corpus_text.splitlines(), epochs=1, softmax_vocab=3000, corpus_name="generated")
     assert {"raw", "random", "trained"} == set(vars(run.evaluation))

@@ -11,6 +11,7 @@ answered line by line.
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import math
@@ -31,6 +32,9 @@ STDIN = "-"
 INPUT_FORMATS = ("text", "jsonl")
 GROUP_LINES = 256  # lines computed together at most: the sentences of one length among them form one stack
 _CHUNK = 1 << 16
+# a mark at the start of a stream names its encoding; UTF-32-LE's begins with UTF-16-LE's, so it is tried first
+BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "UTF-32-LE"), (codecs.BOM_UTF32_BE, "UTF-32-BE"), (codecs.BOM_UTF8, "UTF-8"),
+                    (codecs.BOM_UTF16_LE, "UTF-16-LE"), (codecs.BOM_UTF16_BE, "UTF-16-BE"))
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a 5,000-token sentence of 20-letter words is a tenth of that
 TERMINAL_NOTE = "reading sentences from the terminal, one per line; end with Ctrl-D (Ctrl-Z Enter on Windows)"
 
@@ -108,11 +112,12 @@ def _stream_lines(file: Path | None, input_format: str, flag: str = "--file") ->
     if file is None:
         if _stdin_is_a_terminal():  # else a person sees a run that waits without a word
             fail(TERMINAL_NOTE, kind="note")
-        yield from parse_lines(stdin_lines(), "stdin", input_format)
+        yield from parse_lines(text_lines(stdin_reader(), "stdin"), "stdin", input_format)
         return
     descriptor = open_input(file, flag)
     try:
-        yield from parse_lines(raw_lines(lambda size: os.read(descriptor, size)), str(file), input_format)
+        yield from parse_lines(text_lines(lambda size: os.read(descriptor, size), str(file)), str(file),
+                               input_format)
     finally:
         os.close(descriptor)
 
@@ -134,13 +139,74 @@ def input_may_wait(argument: str | None, file: Path | None) -> bool:
         return False
 
 
-def stdin_lines() -> Iterable[bytes]:
-    """stdin's lines: read from its descriptor, or from the stream that stands in for it (a test runner's)."""
+def stdin_reader() -> Callable[[int], bytes]:
+    """How stdin is read: from its descriptor, or from the stream that stands in for it (a test runner's)."""
     try:
         descriptor = sys.stdin.buffer.fileno()
     except (AttributeError, ValueError, io.UnsupportedOperation):
-        return raw_lines(getattr(sys.stdin.buffer, "read1", sys.stdin.buffer.read))
-    return raw_lines(lambda size: os.read(descriptor, size))
+        return getattr(sys.stdin.buffer, "read1", sys.stdin.buffer.read)
+    return lambda size: os.read(descriptor, size)
+
+
+def text_lines(read: Callable[[int], bytes], source: str) -> Iterator[bytes]:
+    """The lines of a text stream as UTF-8 bytes (see raw_lines): the one place an input's encoding is decided.
+
+    A byte order mark names the encoding: UTF-8's is dropped, a UTF-16 or UTF-32 stream is decoded as it
+    arrives (a character that breaks that encoding ends the run, naming its line). Without a mark the bytes
+    are taken as UTF-8, and parse_lines refuses a line that is not (Latin-1, UTF-16 without a mark).
+    """
+    head, encoding = _marked(read)
+    pending = [head] if head else []
+
+    def reread(size: int) -> bytes:
+        return pending.pop() if pending else read(size)
+
+    return raw_lines(_recoded(reread, encoding, source) if encoding != "UTF-8" else reread)
+
+
+def _marked(read: Callable[[int], bytes]) -> tuple[bytes, str]:
+    """The first bytes of the stream without their byte order mark, and the encoding it names (UTF-8 without one).
+
+    Bytes are read until they hold a whole mark or cannot begin one, so a person typing is never kept waiting."""
+    head = b""
+    while any(len(head) < len(mark) and mark.startswith(head) for mark, _ in BYTE_ORDER_MARKS):
+        chunk = read(_CHUNK)
+        if not chunk:
+            break
+        head += chunk
+    for mark, encoding in BYTE_ORDER_MARKS:
+        if head.startswith(mark):
+            return head[len(mark):], encoding
+    return head, "UTF-8"
+
+
+def _recoded(read: Callable[[int], bytes], encoding: str, source: str) -> Callable[[int], bytes]:
+    """`read` of a UTF-16 or UTF-32 stream (past its mark) as UTF-8 bytes, decoded a chunk at a time. A character
+    that breaks the encoding ends the stream with an InputError naming its line, once the text before it is read."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    lines = 0  # line ends decoded so far, to say where a broken character is
+    broken: list[InputError] = []
+
+    def recode(size: int) -> bytes:
+        nonlocal lines
+        if broken:
+            raise broken[0]
+        while True:
+            chunk = read(size)
+            try:
+                text = decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                text = exc.object[:exc.start].decode(encoding)  # the decoder's bytes up to the broken character
+                broken.append(InputError(f"line {lines + text.count(chr(10)) + 1} of {source} is not valid "
+                                         f"{encoding}, as its byte order mark says it is; convert it to UTF-8 "
+                                         f"(e.g. iconv -f {encoding} -t UTF-8)"))
+                if not text:
+                    raise broken[0] from None
+            lines += text.count("\n")
+            if text or not chunk:
+                return text.encode("utf-8")
+
+    return recode
 
 
 def raw_lines(read: Callable[[int], bytes]) -> Iterator[bytes]:
@@ -239,16 +305,26 @@ def parse_lines(stream: Iterable[bytes], source: str, input_format: str) -> Iter
     for number, raw in enumerate(stream, 1):
         if len(raw) > MAX_LINE_BYTES:
             raise InputError(too_long(number, source, raw))
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            yield InputLine(None, number, source, error="not valid UTF-8; convert the input to UTF-8 "
-                                                        "(e.g. iconv -f latin1 -t utf-8)")
+        text, error = decoded(raw)
+        if error:
+            yield InputLine(None, number, source, error=error)
             continue
         if not text.strip():
             continue
         text = text.rstrip("\r\n")
         yield json_line(text, number, source) if input_format == "jsonl" else InputLine(text, number, source)
+
+
+def decoded(raw: bytes) -> tuple[str, str]:
+    """(the line's text, '') or ('', why it is not UTF-8 text, with the fix): invalid UTF-8 (Latin-1, say), or NUL
+    bytes, which UTF-8 allows but no text holds: they are UTF-16 or UTF-32 without a byte order mark."""
+    if b"\0" in raw:
+        return "", ("holds NUL bytes: UTF-16 or UTF-32 without a byte order mark, or binary data, not UTF-8 text; "
+                    "convert it to UTF-8 (e.g. iconv -f UTF-16LE -t UTF-8)")
+    try:
+        return raw.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        return "", "not valid UTF-8; convert it to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
 
 
 def _no_constant(name: str) -> float:

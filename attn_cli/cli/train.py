@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
 import typer
 
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
-from attn_cli.cli.inputs import STDIN, input_lines
-from attn_cli.cli.messages import QUIET, as_options, warn
+from attn_cli.cli.inputs import STDIN, input_lines, readable
+from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, VectorOptions, _option, chosen,
                                   declared_option, option_group, same_regular_file, with_vector_options)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
-from attn_cli.errors import InputError, UsageError, literal
+from attn_cli.errors import UsageError, literal
 
 if TYPE_CHECKING:  # the training run's modules load when a run starts, not with every command
     from attn_cli import Training
@@ -123,17 +123,12 @@ def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str |
 
 
 def corpus_lines(corpus: str | None) -> Iterator[str]:
-    """The corpus's sentences; an unreadable line is skipped with one warning at the end, naming the first."""
-    unreadable: list[str] = []
+    """The corpus's sentences; a line that is not UTF-8 text ends the run naming it, as training on the rest
+    would learn from a corpus the user did not give (a Latin-1 file without its accented lines)."""
     stdin = corpus == STDIN
     for line in input_lines(STDIN if stdin else None, None if stdin else Path(str(corpus)),
                             example="attn-cli train corpus.txt --out layer.npz", flag="CORPUS"):
-        try:
-            yield line.sentence()
-        except InputError as exc:
-            unreadable.append(line.located(as_options(exc)))
-    if unreadable:
-        warn(f"skipped {len(unreadable):,} unreadable line(s); the first: {unreadable[0]}")
+        yield readable(line).sentence()
 
 
 def interrupted(training: Training, target: Path, keep: bool) -> int:
