@@ -114,6 +114,41 @@ def test_endless_input_without_a_line_end_stops_at_the_line_cap(args):
                                                     "(it holds NUL bytes: binary data, not text)")
 
 
+def endless(chunk: str) -> subprocess.Popen:
+    """A process writing for ever into a pipe (its stdout): `chunk`, or seeded random bytes for "random"."""
+    write = ("import random, sys\nmaker = random.Random(25)\n"
+             "while True: sys.stdout.buffer.write(maker.randbytes(1 << 16))"
+             if chunk == "random" else f"import sys\nwhile True: sys.stdout.buffer.write({chunk.encode() * 4096!r})")
+    return subprocess.Popen([sys.executable, "-c", write], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+
+ENDLESS = [  # (case, what the pipe carries for ever, the command's arguments, words of its one stderr line)
+    ("train on endless sentences", "money bank grows by the river\n", ["train", "-", "--max-sentences", "500"],
+     "stdin holds more than 500 sentences; raise --max-sentences to train on more"),
+    ("train on random bytes", "random", ["train", "-"], "of stdin: "),
+    ("train on one endless line", "money bank grows ", ["train", "-"], "line 1 of stdin is longer than 1 MiB"),
+    ("explain on one endless line", "money bank grows ", ["explain", "-", "--json"],
+     "line 1 of stdin is longer than 1 MiB"),
+]
+
+
+@pytest.mark.parametrize("chunk, args, words", [case[1:] for case in ENDLESS], ids=[case[0] for case in ENDLESS])
+def test_endless_streams_end_at_a_documented_bound(tmp_path, chunk, args, words):
+    """Issue 25 item 6: `train -` held every sentence of a stream that never ends (memory without bound), and a
+    stream of random bytes (`train /dev/urandom`) was read for ever, each line skipped as unreadable."""
+    writer = endless(chunk)
+    try:
+        process = subprocess.Popen([*CLI, *args, *(["--out", str(tmp_path / "x.npz")] if args[0] == "train" else [])],
+                                   stdin=writer.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert writer.stdout is not None
+        writer.stdout.close()  # the run holds the pipe's reading end alone: the writer stops when the run ends
+        assert_one_error(ended(process), 3, words)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert not (tmp_path / "x.npz").exists()
+
+
 # --- 14.7: bounded resources for hostile headers and archives ---------------------------------------
 
 def glove_text(folder: Path) -> Path:

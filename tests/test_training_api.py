@@ -52,3 +52,13 @@ def test_a_layer_trained_on_a_files_first_words_names_the_limit_to_meet_it(glove
     assert layer.provenance["vectors"]["limit"] == 60
     with pytest.raises(attn_cli.WeightsError, match=r"pass vectors='.*test_glove.txt' limit=60 \(the set it was"):
         attn_cli.explain("the of and", vectors=attn_cli.load_vectors(glove_file), weights=layer)
+
+
+def test_an_endless_corpus_stops_at_max_sentences(lines):
+    """Issue 25 item 6: the corpus is held in memory, so an iterator that never ends grew it without bound."""
+    from itertools import cycle
+
+    with pytest.raises(attn_cli.InputError, match=r"^generated holds more than 300 sentences; raise max_sentences "
+                                                  "to train on more$"):
+        attn_cli.prepare_training(cycle(lines), max_sentences=300, corpus_name="generated")
+    assert attn_cli.prepare_training(lines, max_sentences=200, epochs=1).corpus.lines == 200  # exactly the bound

@@ -21,7 +21,8 @@ from functools import cached_property
 import numpy as np
 
 from attn_cli.engine.tokenize import has_letters, sentence_pieces
-from attn_cli.errors import InputError
+from attn_cli.errors import InputError, Option
+from attn_cli.training.settings import MAX_CORPUS_SENTENCES
 from attn_cli.vectors.store import Vectors
 
 SHARE = 10  # one sentence in ten is held out, and one in ten is the validation split
@@ -60,13 +61,19 @@ class Corpus:
         return [sentence for sentence, its in zip(self.sentences, self.sides) if its == side]
 
 
-def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int) -> Corpus:
-    """Encode one sentence per line; raises InputError when too few sentences remain for a held-out split."""
+def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sentences: int = MAX_CORPUS_SENTENCES,
+                name: str = "the corpus") -> Corpus:
+    """Encode one sentence per line; raises InputError when too few sentences remain for a held-out split, or when
+    `lines` (called `name`) holds more than `max_sentences`: the corpus is held in memory, and a stream may never
+    end."""
     digest = hashlib.blake2b(digest_size=16)
     sentences: list[np.ndarray] = []
     sides: list[int] = []
     read = short = long = unknown = 0
     for line in lines:
+        if read == max_sentences:
+            raise InputError(f"{name} holds more than {max_sentences:,} sentences; raise ", Option("max_sentences"),
+                             " to train on more")
         digest.update(line.rstrip("\n").encode("utf-8", "surrogatepass") + b"\n")
         read += 1
         keys, rows, missing = known_words(line, vectors)

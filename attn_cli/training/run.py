@@ -51,7 +51,7 @@ class Training:
     def __init__(self, lines: Iterable[str], vectors: Vectors, settings: TrainingSettings, corpus_name: str,
                  demo: DemoCorpus | None = None) -> None:
         self.vectors, self.corpus_name, self.demo = vectors, corpus_name, demo
-        self.corpus = read_corpus(lines, vectors, settings.max_words)
+        self.corpus = read_corpus(lines, vectors, settings.max_words, settings.max_sentences, corpus_name)
         self.trainer = Trainer(vectors, self.corpus, settings)
 
     @property

@@ -15,6 +15,7 @@ from attn_cli.engine.attention import AttentionConfig, LayerSettings
 LAYER_MASKS = {"none": "others", "causal": "causal"}  # --mask -> the layer's mask: masked word, next word
 DEFAULT_SOFTMAX_VOCAB = 50_000
 MAX_SENTENCE_WORDS = 200  # longer sentences are skipped: a batch holds B x H x n x n weights
+MAX_CORPUS_SENTENCES = 1_000_000  # a corpus is held in memory: 0.3 GB of 10-word sentences, 1.7 GB of 198-word ones
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class TrainingSettings:
     max_words: int = setting(MAX_SENTENCE_WORDS, "Skip sentences with more known words (and count them); at least 2, "
                                                  "as a word is predicted from others.", WHOLE, low=2, metavar="N",
                              group="training")
+    max_sentences: int = setting(MAX_CORPUS_SENTENCES, "Refuse a corpus of more sentences (non-blank lines): a stream "
+                                                       "that never ends stops here.", WHOLE, low=1, metavar="N",
+                                 group="training")
 
     def __post_init__(self) -> None:
         check_declared(self)
