@@ -8,6 +8,8 @@ table of exit codes is part of the public contract (docs/limits.md).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import PurePath
 
 from dataclasses import dataclass
@@ -141,6 +143,16 @@ class DamagedCache(VectorsError):
         self.problem = problem
         super().__init__(f"the cache {folder} is damaged ({problem}); remove it with attn-cli vectors remove "
                          f"{PurePath(str(folder)).name} and run again to import its file afresh")
+
+
+@contextmanager
+def memory_named(error: Callable[[], AttnError]) -> Iterator[None]:
+    """A MemoryError inside (numpy's "Unable to allocate ...") becomes `error()`: the error of the setting that
+    drives that memory, named with its remedy and its family's exit code, never taken for a bug."""
+    try:
+        yield
+    except MemoryError:
+        raise error() from None
 
 
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`

@@ -80,6 +80,11 @@ class OneLineErrors(NarrowHelp, TyperGroup):
             code = PIPE_CLOSED
         except OSError as exc:
             code = output_failure(exc) if is_output_failure(exc) else bug(exc)
+        except MemoryError:  # where no one setting drives it: those that bound a run's memory
+            fail("out of memory; free some, or ask for less: --max-tokens (sentence length), --neighbor-vocab, "
+                 "--batch-size and --max-sentences (train), --limit (the vectors) bound what a run holds "
+                 "(docs/limits.md)")
+            code = UsageError.exit_code
         except Exception as exc:
             code = bug(exc)
         finally:

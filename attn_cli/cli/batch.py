@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Union
 
-from attn_cli.errors import InputError
+from attn_cli.errors import InputError, Option, memory_named
 from attn_cli.cli.inputs import InputLine
 from attn_cli.cli.messages import as_options, bug_message
 from attn_cli.cli.outputs import ReportOutputs
@@ -74,12 +74,13 @@ def unread(group: list[InputLine], place: int) -> str:
 
 def shown(line: InputLine, document: Document, outputs: ReportOutputs, command: str,
           tell: Callable[[str], None], strict: bool) -> bool:
-    """Make and show one line's document; an error of its input met while making it, or a bug met while making
-    or writing it, fails that line alone (a bug's error object has code 1; never a cut document: write_json
-    encodes a document whole before writing it)."""
+    """Make and show one line's document; an error of its input met while making it (running out of memory
+    included), or a bug met while making or writing it, fails that line alone (a bug's error object has code 1;
+    never a cut document: write_json encodes a document whole before writing it)."""
     assert line.number is not None  # a line of stdin or --file
     try:
-        outputs.show(with_input(document(), line.number, line.id, line.meta))
+        with memory_named(document_too_large):
+            outputs.show(with_input(document(), line.number, line.id, line.meta))
     except (OSError, KeyboardInterrupt):
         raise
     except InputError as exc:
@@ -91,6 +92,12 @@ def shown(line: InputLine, document: Document, outputs: ReportOutputs, command: 
         report_failure(line, f"internal error: {bug_message(exc)}", outputs, command, tell, code=1)
         return False
     return True
+
+
+def document_too_large() -> InputError:
+    """Out of memory while a line's document is made and written: its matrices, as text, grow with n x n."""
+    return InputError("out of memory making this sentence's document; shorten it, or lower ", Option("max_tokens"),
+                      " to refuse sentences this long")
 
 
 def report_failure(line: InputLine, message: str, outputs: ReportOutputs, command: str,

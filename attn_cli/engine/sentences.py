@@ -12,6 +12,7 @@ import numpy as np
 from attn_cli.engine.analysis import Diagnosis, NeighborSearch, Shift, diagnose_stack, shift_queries, stack_shifts
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections, attention_stacks, unstack
 from attn_cli.engine.tokenize import TokenizedSentence
+from attn_cli.errors import InputError, Option, SettingsError, memory_named
 from attn_cli.vectors.store import Vectors
 
 
@@ -24,7 +25,8 @@ def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: At
     The sentences of one length are computed as one stack ([B, n, d]): a batch of short sentences
     makes a few numpy calls per stack instead of a few hundred per sentence, with the same numbers.
     """
-    stacks = attention_stacks([tokens.embeddings for tokens in tokenized], config, projections)
+    with memory_named(lambda: too_long_for_memory(tokenized, config.heads)):
+        stacks = attention_stacks([tokens.embeddings for tokens in tokenized], config, projections)
     shifts = analyse_shifts([stack for _, stack in stacks], [[tokenized[i] for i in members] for members, _ in stacks],
                             vectors, neighbors, neighbor_vocab)
     found: dict[int, tuple[AttentionResult, list[Shift], Diagnosis | None]] = {}  # by the sentence's index
@@ -33,6 +35,14 @@ def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: At
         found.update(zip(members, zip(unstack(stack), their_shifts, diagnoses)))
     ordered = [found[i] for i in range(len(tokenized))]
     return [item[0] for item in ordered], [item[1] for item in ordered], [item[2] for item in ordered]
+
+
+def too_long_for_memory(tokenized: list[TokenizedSentence], heads: int) -> InputError:
+    """Why the sentences could not be attended when memory ran out: the longest one's n x n matrices per head."""
+    longest = max(len(tokens.tokens) for tokens in tokenized)
+    return InputError(f"out of memory attending {longest:,} tokens with {heads} head(s) (a few {longest:,} x "
+                      f"{longest:,} matrices each); shorten the sentence, or lower ", Option("max_tokens"),
+                      " to refuse sentences this long")
 
 
 def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
@@ -49,10 +59,13 @@ def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSe
               for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:
         return [stack_shifts(stack, None, their_texts) for stack, their_texts in zip(stacks, texts)]
-    search = NeighborSearch.shared(vectors, stacks[0], neighbor_vocab)
     keys = [[token.key for token in tokenized.tokens] for sentences in queries for tokenized in sentences]
-    found = search.nearest(np.vstack([shift_queries(stack) for stack in stacks]), neighbors,
-                           [key for sentence in keys for key in sentence + sentence])
+    with memory_named(lambda: SettingsError("neighbor_vocab", f"({neighbor_vocab}) asks for more memory than is left "
+                                            "for the neighbour search's vocabulary rows; lower it, or skip the search",
+                                            fix={"neighbors": 0})):
+        search = NeighborSearch.shared(vectors, stacks[0], neighbor_vocab)
+        found = search.nearest(np.vstack([shift_queries(stack) for stack in stacks]), neighbors,
+                               [key for sentence in keys for key in sentence + sentence])
     shifts, start = [], 0
     for stack, their_texts in zip(stacks, texts):
         count = 2 * stack.outputs.shape[0] * stack.outputs.shape[1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
-from attn_cli.errors import InputError
+from attn_cli.errors import InputError, SettingsError, memory_named
 from attn_cli.training.corpus import Corpus, read_corpus
 from attn_cli.training.demo import DemoCorpus, sense_leads
 from attn_cli.training.evaluation import Evaluation
@@ -76,9 +76,12 @@ class Training:
 
     def run(self, progress: Callable[[Progress], None] | None = None) -> TrainingRun:
         """Train every epoch, then evaluate (a KeyboardInterrupt propagates; `result()` still gives the best so
-        far)."""
-        self.trainer.run(progress)
-        return self.result()
+        far). Running out of memory names --batch-size, which sets how much a step holds."""
+        size = self.trainer.settings.batch_size
+        with memory_named(lambda: SettingsError("batch_size", f"({size}) asks for more memory than is left for a "
+                                                "step's attention weights and word scores; lower it")):
+            self.trainer.run(progress)
+            return self.result()
 
     def result(self) -> TrainingRun:
         """Evaluate the best weights so far (after a full run, or an interrupted one) and give them provenance."""
