@@ -83,6 +83,15 @@ class AttnError(Exception):
     def spoken(self, spell: Callable[[Option], str]) -> str:
         return "".join(part if isinstance(part, str) else spell(part) for part in self.parts)
 
+    def noted(self, note: str) -> AttnError:
+        """A copy of this error with `note` after its message (a batch says where it stopped)."""
+        noted = type(self).__new__(type(self))  # not copy.copy: it would call __init__ with the message alone
+        noted.__dict__.update(vars(self))
+        noted.parts = (*self.parts, note)
+        noted.message = noted.spoken(Option.python)
+        noted.args = (noted.message,)
+        return noted
+
 
 class UsageError(AttnError):
     """An option value or combination of options that cannot work."""

@@ -490,7 +490,7 @@ def test_a_strict_stop_mid_group_says_which_lines_it_read_but_did_not_run(run):
     result = run("explain", "-", "--json", "--neighbors", "0", "--strict", input=lines)
     assert result.exit_code == 3 and [d["line"] for d in json_lines(result.stdout)] == [1]
     assert result.stderr.splitlines()[-1].endswith(
-        "(the run stopped here: lines 3 to 4 were read but not run, and no line after line 4 was read)")
+        "(the run stopped at line 2: lines 3 to 4 were read but not run, and no line after line 4 was read)")
 
 
 @pytest.mark.parametrize("source", ["--file", "stdin"])

@@ -145,3 +145,34 @@ def test_a_page_written_to_stdout_appends_to_what_the_log_held(tmp_path, target)
     text = log.read_bytes()
     assert text.startswith(b"previous line\n{") and b"<!DOCTYPE html>" in text
     assert sorted(path.name for path in tmp_path.iterdir()) == ["log.txt"]
+
+
+def test_stdout_failing_mid_group_says_what_the_batch_left_unread(tmp_path):
+    """Issue 25 item 7 without --strict: a write failure that ends a batch said nothing of the lines of its group
+    read but never run, nor of the input after them."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("money bank grows\n" * 10, encoding="utf-8")
+    out = tmp_path / "out.json"
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    with sentences.open("rb") as stdin, out.open("wb") as stdout:  # a file on stdin: one group of all ten lines
+        finished = subprocess.run([sys.executable, "-m", "attn_cli", "explain", "-", "--json", "--neighbors", "0"],
+                                  stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=limit,
+                                  timeout=HANG_SECONDS)
+    stderr = finished.stderr.decode()
+    written = [json.loads(line)["line"] for line in out.read_bytes().splitlines()]
+    failed = len(written) + 1
+    assert finished.returncode == 2 and 1 < failed < 10 and written == list(range(1, failed))
+    assert stderr == (f"attn-cli: error: line {failed} of stdin: cannot write to stdout: File too large; redirect it "
+                      f"to a file on a disk with room (the run stopped at line {failed}: lines {failed + 1} to 10 were "
+                      "read but not run, and no line after line 10 was read)\n"), stderr
+    assert re.search("bug|Traceback", stderr) is None

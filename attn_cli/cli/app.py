@@ -6,7 +6,6 @@ parser error) and leaves as one line on stderr with its documented exit code.
 
 from __future__ import annotations
 
-import errno
 import os
 import shlex
 import signal
@@ -29,7 +28,7 @@ from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
-from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
+from attn_cli.cli.outputs import Draw, ReportOutputs, is_output_failure, renderer, silence_stdout, stdout_failure
 from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
 from attn_cli import ExplainResult, LineError, Settings, Vectors, compare as compare_sentences, cross as cross_attend
@@ -143,15 +142,9 @@ def reopen_closed(name: str, descriptor: int) -> bool:
     return True
 
 
-def is_output_failure(exc: OSError) -> bool:
-    """Whether a disk error is stdout's (`> /dev/full`): a write to an open stream (no file name), and every
-    other file the commands write (the cache, downloads, --html, --svg) turns its errors into AttnErrors."""
-    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO) and exc.filename is None
-
-
 def output_failure(exc: OSError) -> int:
     silence_stdout()
-    fail(f"cannot write to stdout: {exc.strerror}; redirect it to a file on a disk with room")
+    fail(stdout_failure(exc))
     return UsageError.exit_code
 
 
@@ -159,14 +152,6 @@ def bug(exc: Exception) -> int:
     """An unexpected exception: one line saying it is a bug (the traceback with ATTN_CLI_DEBUG)."""
     fail(bug_message(exc), kind="internal error")
     return 1
-
-
-def silence_stdout() -> None:
-    """/dev/null in stdout's place, so the interpreter's final flush of what could not be written cannot fail."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (AttributeError, ValueError, OSError):  # a stand-in stream (a test runner's) has no descriptor
-        pass
 
 
 def bare_fields_means_list(arguments: list[str]) -> list[str]:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Union
 
-from attn_cli.errors import InputError, Option, memory_named
+from attn_cli.errors import AttnError, InputError, Option, UsageError, memory_named
 from attn_cli.cli.inputs import InputLine
 from attn_cli.cli.messages import as_options, bug_message
-from attn_cli.cli.outputs import ReportOutputs
+from attn_cli.cli.outputs import ReportOutputs, is_output_failure, silence_stdout, stdout_failure
 from attn_cli import document_header
 
 Document = Callable[[], dict]  # makes a line's document when it is shown: a group's are never all in memory at once
@@ -27,32 +27,33 @@ BuildGroup = Callable[[list[InputLine]], Iterable[Union[Document, InputError]]] 
 def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: ReportOutputs, *, command: str,
               strict: bool, tell: Callable[[str], None]) -> None:
     """Build each group of lines, showing its documents in order as they are made; `tell` writes a failed line's
-    message to stderr (not with --json)."""
+    message to stderr (not with --json). An error that ends the run at a line (--strict's, stdout's, a damaged
+    cache's) says which lines it leaves unread."""
     count = failed = 0
     held: tuple[InputLine, str] | None = None  # a failed first line, until a second line arrives
     for group in groups:
-        for place, (line, outcome) in enumerate(zip(group, build(group))):
-            count += 1
-            if held is not None:
-                report_failure(*held, outputs, command, tell)
-                failed, held = failed + 1, None
-            if isinstance(outcome, InputError):
-                if strict or line.number is None:
-                    raise InputError(line.located(outcome.message) + unread(group, place)) from None
-                if count == 1:
-                    held = (line, outcome.message)
-                else:
-                    report_failure(line, outcome.message, outputs, command, tell)
-                    failed += 1
-                continue
-            if line.number is None:
-                outputs.show(outcome())
-            else:
-                try:
-                    if not shown(line, outcome, outputs, command, tell, strict):
+        outcomes = iter(build(group))
+        for place, line in enumerate(group):
+            try:
+                outcome = next(outcomes)
+                count += 1
+                if held is not None:
+                    report_failure(*held, outputs, command, tell)
+                    failed, held = failed + 1, None
+                if isinstance(outcome, InputError):
+                    if strict or line.number is None:
+                        raise InputError(line.located(outcome.message)) from None
+                    if count == 1:
+                        held = (line, outcome.message)
+                    else:
+                        report_failure(line, outcome.message, outputs, command, tell)
                         failed += 1
-                except InputError as exc:  # --strict: this line's failure ends the run
-                    raise InputError(exc.message + unread(group, place)) from None
+                elif line.number is None:
+                    outputs.show(outcome())
+                elif not shown(line, outcome, outputs, command, tell, strict):
+                    failed += 1
+            except (AttnError, OSError) as exc:
+                raise stopped(exc, group, place) from None
     if held is not None:  # the only line: fail as a sentence argument would
         raise InputError(held[0].located(held[1]))
     outputs.finish()
@@ -62,14 +63,27 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
                          "fix or remove them, or pass --strict to stop at the first")
 
 
+def stopped(exc: AttnError | OSError, group: list[InputLine], place: int) -> Exception:
+    """The error that ends the run at `group[place]`, saying what it leaves unread; a failed write to stdout is
+    one (exit 2, stdout then silenced), any other OSError stays what it was."""
+    if isinstance(exc, OSError):
+        if not is_output_failure(exc):
+            return exc
+        silence_stdout()
+        exc = UsageError(group[place].located(stdout_failure(exc)))
+    note = unread(group, place)
+    return exc.noted(note) if note else exc
+
+
 def unread(group: list[InputLine], place: int) -> str:
     """What a run that stops at `group[place]` leaves undone, said after its error: the lines read with it, and
     that the input after them was never read."""
-    if group[place].number is None:  # a sentence argument: nothing else to read
+    number = group[place].number
+    if number is None:  # a sentence argument: nothing else to read
         return ""
     left = len(group) - place - 1
     kept = f"lines {group[place + 1].number:,} to {group[-1].number:,} were read but not run, and " if left else ""
-    return f" (the run stopped here: {kept}no line after line {group[-1].number:,} was read)"
+    return f" (the run stopped at line {number:,}: {kept}no line after line {group[-1].number:,} was read)"
 
 
 def shown(line: InputLine, document: Document, outputs: ReportOutputs, command: str,

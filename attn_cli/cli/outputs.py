@@ -44,6 +44,25 @@ def renderer(module: str, function: str) -> Draw:
     return draw
 
 
+def is_output_failure(exc: OSError) -> bool:
+    """Whether a disk error is stdout's (`> /dev/full`): a write to an open stream (no file name), and every
+    other file the commands write (the cache, downloads, --html, --svg) turns its errors into AttnErrors."""
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO) and exc.filename is None
+
+
+def stdout_failure(exc: OSError) -> str:
+    """What a failed write to stdout says."""
+    return f"cannot write to stdout: {exc.strerror}; redirect it to a file on a disk with room"
+
+
+def silence_stdout() -> None:
+    """/dev/null in stdout's place, so the interpreter's final flush of what could not be written cannot fail."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (AttributeError, ValueError, OSError):  # a stand-in stream (a test runner's) has no descriptor
+        pass
+
+
 def stdout_closed() -> None:
     """Hand a closed stdout back to the CLI, which stops quietly with its documented exit code."""
     raise BrokenPipeError(errno.EPIPE, "stdout was closed")
