@@ -143,7 +143,8 @@ def test_a_page_written_to_stdout_appends_to_what_the_log_held(tmp_path, target)
         code, stderr = limited_run(["explain", "money bank grows", "--html", target, "--json"], stdout)
     assert code == 0, stderr
     text = log.read_bytes()
-    assert text.startswith(b"previous line\n{") and b"<!DOCTYPE html>" in text
+    assert text.startswith(b"previous line\n<!DOCTYPE html>")  # a run of one document writes its page first
+    assert text.endswith(b"}\n") and b'\n{"' in text
     assert sorted(path.name for path in tmp_path.iterdir()) == ["log.txt"]
 
 
@@ -176,3 +177,36 @@ def test_stdout_failing_mid_group_says_what_the_batch_left_unread(tmp_path):
                       f"to a file on a disk with room (the run stopped at line {failed}: lines {failed + 1} to 10 were "
                       "read but not run, and no line after line 10 was read)\n"), stderr
     assert re.search("bug|Traceback", stderr) is None
+
+
+@pytest.mark.parametrize("args", [
+    ["explain", "money bank grows", "--html", "/dev/full"],
+    ["explain", "money bank grows", "--svg", "/dev/full"],
+    ["explain", "money bank grows", "--json", "--svg", "/dev/full"],
+    ["trace", "money bank grows", "--word", "bank", "--plain", "--html", "/dev/full"],
+    ["compare", "river bank flows", "money bank grows", "--html", "/dev/full"],
+], ids=["explain html", "explain svg", "json svg", "trace plain html", "compare html"])
+def test_a_picture_that_cannot_be_written_leaves_stdout_empty(run, args):
+    """Issue 25 items 1 and 12: `--html /dev/full` printed the tables, then failed with exit 2; a run of one
+    document now writes its pictures first, so nothing on stdout precedes the error."""
+    result = run(*args)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("attn-cli: error: cannot write --") and len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("style", ["--plain", "--tables"])
+def test_a_batch_cut_by_the_file_size_limit_keeps_whole_documents_only(run, tmp_path, monkeypatch, style):
+    """Issue 25 item 1 for records and tables (JSON already was): a write past `ulimit -f` left the document it
+    cut half-written in the file behind stdout."""
+    monkeypatch.setenv("COLUMNS", "80")  # the tables' width in the child, as the runner's
+    lines = ["money bank grows", "river bank flows", "money bank grows over the river bank the river flows",
+             "the bank of the river"]
+    options = ["--neighbors", "0", *([style] if style == "--plain" else [])]
+    expected = [run("explain", "-", *options, input="".join(f"{line}\n" for line in lines[:count])).stdout.encode()
+                for count in range(len(lines) + 1)]
+    out = tmp_path / "out.txt"
+    with out.open("wb") as stdout:
+        code, stderr = limited_run(["explain", "-", *options], stdout, len(expected[-1]) // 2,
+                                   stdin="".join(f"{line}\n" for line in lines).encode())
+    assert code == 2 and "File too large" in stderr
+    assert out.read_bytes() in expected[1:-1]  # whole documents, the cut one absent

@@ -260,7 +260,8 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
     selection = None if names is None else parse_selection(names, command)
     outputs = ReportOutputs(render, style=batch.output_style(engine),
                             files=engine.picture_files(batch.file, stdin=sentence == STDIN),
-                            command_line=command_line(ctx), selection=selection)
+                            command_line=command_line(ctx), selection=selection,
+                            one_document=sentence not in (None, STDIN) and batch.file is None)
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
     vectors = engine.load(warn, progress=not engine.json)
@@ -369,7 +370,7 @@ def compare(
     outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
                             style="json" if engine.json else "tables",
                             files=engine.picture_files(file, stdin=STDIN in (texts or [])),
-                            command_line=command_line(ctx))
+                            command_line=command_line(ctx), one_document=True)
     vectors = engine.load(warn, progress=not engine.json)
     results = []
     for number, (text, line, result) in enumerate(zip(found, lines, explain_many(found, vectors=vectors,

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Callable
 from attn_cli.errors import UsageError
 from attn_cli.cli.fields import Selection, select
 from attn_cli import write_file
-from attn_cli.render.json_out import write_json
+from attn_cli.render.json_out import whole_or_none, write_json
 from attn_cli.render.plain import READS, header, plain_records
-from attn_cli.render.consoles import draw_literally, report_console, trimmed
+from attn_cli.render.consoles import draw_literally, report_console, trimmed, write_through
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -72,27 +72,31 @@ class ReportOutputs:
     """Sends each report document to stdout and remembers what the --html and --svg files need.
 
     `style` is "tables" (Rich), "json" (one line per document, `selection` keeping only some fields)
-    or "plain" (tab-separated records).
+    or "plain" (tab-separated records). A run of `one_document` (a sentence argument, compare) with files
+    writes them before stdout, so a picture that cannot be written leaves nothing on stdout before its error;
+    a batch streams, and its pictures follow its documents.
     """
 
     def __init__(self, draw: Draw, *, style: str, files: dict[str, Path], command_line: str,
-                 selection: Selection | None = None) -> None:
+                 selection: Selection | None = None, one_document: bool = False) -> None:
         self.draw, self.style, self.files, self.command_line = draw, style, files, command_line
         self.selection = selection
         self.documents: list[dict] = []  # kept for --html only
         self.title = ""  # the SVG's title, from the first document
+        self.held: list[tuple[dict, bool]] | None = [] if one_document and files else None  # for stdout after files
         self.terminal = self.recorder = None
         if style != "tables" and "--svg" not in files:
             return  # JSON or plain only: Rich is never imported (~50 ms of start-up saved)
         # NO_COLOR: Rich alone would drop colours but keep bold and dim; a reader who asks for no colour
         # wants no escape codes at all, even on a terminal
         plain_terminal = os.environ.get("NO_COLOR", "") != ""
-        self.terminal = report_console(record="--svg" in files and style == "tables", file=trimmed(sys.stdout),
-                                color_system=None if plain_terminal else "auto")
+        drawn_apart = style != "tables" or self.held is not None  # the SVG's tables are not stdout's as they go
+        self.terminal = report_console(record="--svg" in files and not drawn_apart, file=trimmed(sys.stdout),
+                                       color_system=None if plain_terminal else "auto")
         # Rich would exit 1, the code for a bug; replacing the method on this one instance is deliberate
         self.terminal.on_broken_pipe = stdout_closed  # type: ignore[method-assign]
         self.recorder = self.terminal if self.terminal.record else None
-        if "--svg" in files and style != "tables":  # tables for the SVG only, never on stdout
+        if "--svg" in files and drawn_apart:  # tables for the SVG only, never on stdout
             self.recorder = report_console(record=True, file=io.StringIO(), width=self.terminal.width,
                                            force_terminal=True)
 
@@ -115,16 +119,26 @@ class ReportOutputs:
         self.title = self.title or f"attn-cli {report['command']}"
         if "--html" in self.files:
             self.documents.append(report)
+        if self.recorder is not None and self.recorder is not self.terminal:  # tables drawn for the SVG alone
+            draw_literally(self.draw, report, self.recorder)
+        if self.held is not None:
+            self.held.append((report, first))
+        else:
+            self._write(report, first)
+
+    def _write(self, report: dict, first: bool) -> None:
+        """The document on stdout, whole: one that a write cuts is removed from a regular file behind stdout."""
         if self.style == "json":
             write_json(report if self.selection is None else select(report, self.selection))
-        elif self.style == "plain":
-            sys.stdout.write((header() if first else "") + plain_records(report))
+            return
+        with whole_or_none(sys.stdout):
+            if self.style == "plain":
+                write_through(sys.stdout, (header() if first else "") + plain_records(report))
+            else:
+                assert self.terminal is not None  # __init__ makes it whenever the style is tables
+                draw_literally(self.draw, report, self.terminal)
+                self.terminal.file.flush()
             sys.stdout.flush()
-        if self.style == "tables":
-            assert self.terminal is not None  # __init__ makes it whenever the style is tables
-            draw_literally(self.draw, report, self.terminal)
-        if self.recorder is not None and self.recorder is not self.terminal:  # tables for the SVG of a --json run
-            draw_literally(self.draw, report, self.recorder)
 
     def show_error(self, document: dict) -> None:
         """A line that failed: its error document on stdout with --json (the caller tells stderr otherwise)."""
@@ -132,7 +146,7 @@ class ReportOutputs:
             write_json(document)
 
     def finish(self) -> None:
-        """Write the requested files (nothing happens when no sentence was shown)."""
+        """Write the requested files (nothing happens when no sentence was shown), then a held document."""
         if not self.title:
             return
         if "--html" in self.files:
@@ -141,6 +155,8 @@ class ReportOutputs:
             write_target(self.files["--html"], "--html", html_page(self.documents, self.command_line))
         if self.recorder is not None:
             write_target(self.files["--svg"], "--svg", _WEB_FONT.sub("", self.recorder.export_svg(title=self.title)))
+        for report, first in self.held or ():
+            self._write(report, first)
 
 
 def write_target(path: Path, flag: str, data: str | bytes) -> None:

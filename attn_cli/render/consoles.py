@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, TextIO, TypeVar, cast
 
 from attn_cli.errors import literal
+from attn_cli.files import write_all
 
 Document = TypeVar("Document")
 
@@ -36,16 +37,33 @@ class TrimmedLines:
     def write(self, text: str) -> int:
         lines, newline, self.pending = (self.pending + text).rpartition("\n")
         if newline:
-            self.stream.write(_PADDING.sub(r"\1", lines + "\n"))
+            write_through(self.stream, _PADDING.sub(r"\1", lines + "\n"))
         return len(text)
 
     def flush(self) -> None:
-        self.stream.write(_PADDING.sub(r"\1", self.pending))
+        write_through(self.stream, _PADDING.sub(r"\1", self.pending))
         self.pending = ""
         self.stream.flush()
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.stream, name)
+
+
+def write_through(stream: TextIO, data: str | bytes) -> None:
+    """Every byte of `data` onto the file behind a text stream (stdout), past its buffers, or an OSError.
+
+    A buffered writer that meets a short write (a file size limit) keeps the rest and says nothing, even on
+    flush: only the next document's write fails, after this one was cut. The file's own writes report it.
+    A stream without a binary layer (a notebook's) takes the text.
+    """
+    binary = getattr(stream, "buffer", None)
+    if binary is None:
+        stream.write(data if isinstance(data, str) else data.decode("utf-8"))
+        return
+    if isinstance(data, str):
+        data = data.encode(stream.encoding or "utf-8", stream.errors or "strict")
+    stream.flush()
+    write_all(getattr(binary, "raw", binary), data)
 
 
 def trimmed(stream: TextIO) -> TextIO:

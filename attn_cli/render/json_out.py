@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, TextIO
 import numpy as np
 import orjson
 
-from attn_cli.files import write_all
+from attn_cli.render.consoles import write_through
 
 STREAM_ABOVE = 1 << 21  # numbers in a document's arrays beyond which it is written a part at a time (~40 MB)
 BUFFER_BYTES = 64 << 20  # a large document's JSON is held in memory up to 64 MiB, then in a temporary file
@@ -43,9 +43,9 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
     """One JSON document and a newline, written whole or not at all, flushed so a pipe sees it at once."""
     stream = stream or sys.stdout
     numbers, as_is = _survey(document)
-    with _whole_or_none(stream):
+    with whole_or_none(stream):
         if numbers <= STREAM_ABOVE:
-            _write_bytes(_encoded(document, as_is) + b"\n", stream)
+            write_through(stream, _encoded(document, as_is) + b"\n")
         else:
             import tempfile  # only a large document pays for its import (~8 ms: random, hashlib)
 
@@ -55,15 +55,15 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
                 spool.seek(0)
                 stream.flush()  # whatever the text layer holds goes first
                 while chunk := spool.read(1 << 20):
-                    _write_bytes(chunk, stream)
+                    write_through(stream, chunk)
         stream.flush()
 
 
 @contextmanager
-def _whole_or_none(stream: TextIO) -> Iterator[None]:
-    """A write that fails (a full disk, a file size limit) leaves no cut document in a regular file behind the
-    stream (`> out.json`): the file is cut back to where the document began. A pipe or terminal keeps what it
-    read; the documents before this one stay whole either way."""
+def whole_or_none(stream: TextIO) -> Iterator[None]:
+    """A document written inside (through write_through): a write that fails (a full disk, a file size limit)
+    leaves no cut document in a regular file behind the stream (`> out.json`): the file is cut back to where the
+    document began. A pipe or terminal keeps what it read; the documents before this one stay whole either way."""
     try:
         descriptor = stream.fileno()
         regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
@@ -188,13 +188,3 @@ def _write_parts(value: Any, stream: BinaryIO) -> None:
         stream.write(b"," if position else b"")
         _write_parts(item, stream)
     stream.write(b"]")
-
-
-def _write_bytes(data: bytes, stream: TextIO) -> None:
-    """Bytes of JSON onto a text stream: to its buffer, past the text layer, when it has one (stdout does)."""
-    target = getattr(stream, "buffer", None)
-    if target is not None:
-        stream.flush()
-        write_all(target, data)
-    else:
-        stream.write(data.decode("utf-8"))
