@@ -257,3 +257,11 @@ def test_attn_cli_senses_is_callable_in_any_import_order():
             "print(senses('bank', ['the river bank', 'money bank', 'bank loan']).clusters)")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert done.stdout.strip() == "2"
+
+
+def test_a_files_lines_keep_their_text_without_the_line_break(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the river bank\r\nmoney bank\nbank loan\n", encoding="utf-8")
+    with corpus.open(encoding="utf-8", newline="") as lines:
+        table = attn_cli.occurrences("bank", lines)
+    assert table.sentence == ["the river bank", "money bank", "bank loan"]

@@ -141,7 +141,7 @@ class Scan:
             self.skipped_lines += 1
             return None
         indices = [i for i, token in enumerate(tokenized.tokens) if token.key == self.key]
-        text = line if isinstance(line, str) else " ".join(line)
+        text = line.rstrip("\r\n") if isinstance(line, str) else " ".join(line)  # a file's lines end with \n
         return Found(number, text, tokenized, indices) if indices else None
 
     def _cells(self, item: Found) -> int:
