@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attn_cli.declared import is_whole
 from attn_cli.engine.analysis import Neighbor, NeighborSearch
 from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
 from attn_cli.engine.occurrences import word_layer
@@ -40,12 +41,11 @@ def group_senses(occurrences: Occurrences, *, clusters: int | None = None, label
     """
     if not isinstance(occurrences, Occurrences):
         raise InputTypeError(f"occurrences must be an attn_cli.Occurrences, not {type(occurrences).__name__}")
-    if not (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+    if not (is_whole(seed) and seed >= 0):
         raise SettingsError("seed", f"must be a whole number of at least 0 (got {seed!r})")
     count = len(occurrences)
     _require_enough(occurrences)
-    if clusters is not None and not (isinstance(clusters, int) and not isinstance(clusters, bool)
-                                     and 1 <= clusters <= count):
+    if clusters is not None and not (is_whole(clusters) and 1 <= clusters <= count):
         raise SettingsError("clusters", f"must be a whole number from 1 to the {count:,} occurrences (got "
                                         f"{clusters!r})")
     line_labels = None if labels is None else occurrence_labels(occurrences, labels)
@@ -58,6 +58,8 @@ def group_senses(occurrences: Occurrences, *, clusters: int | None = None, label
 
 def _grouped(occurrences: Occurrences, clusters: int | None, line_labels: list[str] | None,
              order: list[str] | None, seed: int) -> SensesResult:
+    """group_senses' work, its arguments checked: `line_labels` each occurrence's label, `order` the labels in the
+    order first seen (both None without labels)."""
     unit = unit_rows(occurrences.outputs)  # [m, d_out]
     chosen = grouping(unit, clusters, seed)
     layer = _word_layer(occurrences)
