@@ -12,12 +12,11 @@ import pytest
 
 import attn_cli
 from attn_cli.senses.grouping import nearest_labels, numbered, probe
+from attn_cli.senses import example_corpus
 from attn_cli.senses.scan import could_hold, folded
 from conftest import stand_in_layer
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "senses"
-BANK = (DATA / "bank.txt").read_text(encoding="utf-8").splitlines()
-BANK_LABELS = (DATA / "bank.labels.txt").read_text(encoding="utf-8").splitlines()
+BANK, BANK_LABELS = example_corpus()
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +36,7 @@ def test_the_bundled_corpus_uses_only_words_of_the_embedded_set():
     from attn_cli.engine.tokenize import split_words
 
     vectors = attn_cli.load_vectors()
-    assert len(BANK) == len(BANK_LABELS) >= 40
+    assert len(BANK) == len(BANK_LABELS) == 40 and BANK_LABELS == ["river"] * 20 + ["money"] * 20
     assert [word for line in BANK for word in split_words(line) if vectors.lookup(word) is None] == []
 
 
