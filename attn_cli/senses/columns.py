@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -30,21 +30,22 @@ from attn_cli.vectors.store import Vectors
 if TYPE_CHECKING:
     import pyarrow
 
-    from attn_cli.senses.table import Occurrences
     from attn_cli.training.weights import TrainedLayer
+
+Table = Any  # an attn_cli.senses.table.Occurrences (which imports this module: named here, not imported)
 
 METADATA_KEY = "attn_cli"
 FORMAT = "attn-cli occurrences 1"  # changed when the columns or the metadata change meaning
 
 
-def to_arrow(table: Occurrences, groups: np.ndarray | None = None, *, feature: Option | None = None
+def to_arrow(table: Table, groups: np.ndarray | None = None, *, feature: Option | None = None
              ) -> pyarrow.Table:
     """The occurrences as an Arrow table with its metadata; `groups` (1-based, one per row) fills `group`."""
     pa, _ = arrow(feature or Option("parquet", python_text="Occurrences.to_arrow"))
     return pa.Table.from_arrays(list(_columns(pa, table, groups).values()), schema=_schema(pa, table))
 
 
-def write_parquet(path: str | os.PathLike[str], table: Occurrences, groups: np.ndarray | None = None, *,
+def write_parquet(path: str | os.PathLike[str], table: Table, groups: np.ndarray | None = None, *,
                   feature: Option | None = None) -> None:
     """The occurrences as a Parquet file, whole or not at all (attn_cli.parquet.ParquetOut's rules)."""
     feature = feature or Option("parquet", python_text="Occurrences.write_parquet")
@@ -53,9 +54,10 @@ def write_parquet(path: str | os.PathLike[str], table: Occurrences, groups: np.n
         out.write(_columns(pa, table, groups))
 
 
-def read_parquet(path: str | os.PathLike[str], *, vectors: Any = None,
-                 weights: TrainedLayer | str | os.PathLike[str] | None = None) -> Occurrences:
-    """The occurrences a Parquet file holds (its `group` column, if filled, is left to data tools).
+def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, vectors: Any = None,
+                 weights: TrainedLayer | str | os.PathLike[str] | None = None) -> Table:
+    """The occurrences a Parquet file holds, as `make` (the Occurrences class) builds them from their fields; its
+    `group` column, if filled, is left to data tools.
 
     `vectors` (as every function takes them; the embedded set by default) and `weights` (a trained layer's
     file or TrainedLayer, when the table was scanned with one) must be those the table was written with:
@@ -68,10 +70,8 @@ def read_parquet(path: str | os.PathLike[str], *, vectors: Any = None,
                          "written by Occurrences.write_parquet or attn-cli senses --parquet") from None
     about = _metadata(stored.schema, path)
     settings, found = _settings(about, vectors, weights, path)
-    from attn_cli.senses.table import Occurrences
-
     columns = {name: stored.column(name).combine_chunks() for name in stored.column_names}
-    return Occurrences(
+    return make(
         word=about["word"], settings=settings, vectors=found, static=np.array(about["static"], dtype=np.float64),
         line=columns["line"].to_numpy(), position=columns["position"].to_numpy(),
         token=columns["token"].to_pylist(), sentence=columns["sentence"].to_pylist(),
@@ -80,7 +80,7 @@ def read_parquet(path: str | os.PathLike[str], *, vectors: Any = None,
         first_line=about["first_line"], lines_read=about["lines_read"], skipped_lines=about["skipped_lines"])
 
 
-def _schema(pa: Any, table: Occurrences) -> pyarrow.Schema:
+def _schema(pa: Any, table: Table) -> pyarrow.Schema:
     number, text = pa.float64(), pa.string()
     return pa.schema([
         ("line", pa.int64()), ("position", pa.int64()), ("token", text), ("sentence", text), ("group", pa.int64()),
@@ -89,7 +89,7 @@ def _schema(pa: Any, table: Occurrences) -> pyarrow.Schema:
     ], metadata={METADATA_KEY: json.dumps(_about(table), allow_nan=False)})
 
 
-def _columns(pa: Any, table: Occurrences, groups: np.ndarray | None) -> dict[str, pyarrow.Array]:
+def _columns(pa: Any, table: Table, groups: np.ndarray | None) -> dict[str, pyarrow.Array]:
     """Each column from the table's arrays; the nested ones as flat values with their offsets."""
     count = len(table)
     if groups is not None and len(groups) != count:
@@ -126,7 +126,7 @@ def _lists(column: Any) -> list[np.ndarray]:
     return [values[start:end] for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
 
-def _about(table: Occurrences) -> dict[str, Any]:
+def _about(table: Table) -> dict[str, Any]:
     """The metadata: what reading needs besides the rows, and what it checks."""
     settings = table.settings
     layer = settings.layer

@@ -107,7 +107,7 @@ class Occurrences:
         trained layer) it was scanned with: others are refused, naming the ones it holds."""
         from attn_cli.senses.columns import read_parquet
 
-        return read_parquet(path, vectors=vectors, weights=weights)
+        return read_parquet(path, cls, vectors=vectors, weights=weights)
 
     def __repr__(self) -> str:
         return (f"<Occurrences {self.word!r}: {len(self):,} in {self.lines_with_word:,} of {self.lines_read:,} "
