@@ -107,10 +107,15 @@ def test_a_table_of_a_trained_layer_needs_that_layer(corpus, tmp_path):
     assert_same_table(attn_cli.Occurrences.read_parquet(path, weights=layer), table)
 
 
-@pytest.mark.parametrize("content", [b"line one\nline two\n", None])
-def test_a_file_that_is_no_occurrences_table_is_an_input_error(tmp_path, content):
+@pytest.mark.parametrize("content", [b"line one\nline two\n", None, "folder"])
+def test_a_file_that_is_no_occurrences_table_is_an_input_error(table, tmp_path, content):
     path = tmp_path / "not.parquet"
-    if content is None:  # a Parquet file, but explain's tokens
+    if content == "folder":  # the parts of a Dask run: pyarrow would read them as one table, counts wrong
+        path.mkdir()
+        table.write_parquet(path / "part-0.parquet")
+        table.write_parquet(path / "part-1.parquet")
+        message = "is a folder; read each table in it and join them in corpus order with Occurrences.concat"
+    elif content is None:  # a Parquet file, but explain's tokens
         with attn_cli.ExplainParquet(path) as tokens:
             tokens.add(attn_cli.explain("money bank grows", neighbors=0))
         message = "is not an occurrences table"
@@ -143,4 +148,6 @@ def test_a_missing_pyarrow_names_the_method_and_the_extra(table, tmp_path, monke
         table.write_parquet(tmp_path / "t.parquet")
     with pytest.raises(attn_cli.AttnError, match=r"^SensesResult.write_parquet needs pyarrow"):
         result.write_parquet(tmp_path / "t.parquet")
+    with pytest.raises(attn_cli.AttnError, match=r"^SensesResult.to_arrow needs pyarrow"):
+        result.to_arrow()
     assert os.listdir(tmp_path) == []

@@ -63,6 +63,9 @@ def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, ve
     file or TrainedLayer, when the table was scanned with one) must be those the table was written with:
     InputError (WeightsError for the layer) naming what the file holds otherwise."""
     pa, parquet = arrow(Option("parquet", python_text="Occurrences.read_parquet"))
+    if os.path.isdir(path):  # pyarrow would read every file in it as one table, under the first one's counts
+        raise InputError(f"{os.fspath(path)} is a folder; read each table in it and join them in corpus order with "
+                         "Occurrences.concat")
     try:
         stored = parquet.read_table(path)
     except (OSError, pa.ArrowException) as exc:

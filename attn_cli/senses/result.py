@@ -122,7 +122,8 @@ class SensesResult:
         """The occurrences' table (Occurrences.to_arrow) with each one's `group`, from 1 as documents number them."""
         from attn_cli.senses.columns import to_arrow
 
-        return to_arrow(self.occurrences, self.assignments + 1)
+        return to_arrow(self.occurrences, self.assignments + 1,
+                        feature=Option("parquet", python_text="SensesResult.to_arrow"))
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
         """That table as a Parquet file, whole or not at all (`attn-cli senses --parquet`)."""
