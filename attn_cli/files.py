@@ -103,7 +103,7 @@ class AtomicFile(WholeOrNothing):
             raise
 
     def discard(self) -> None:
-        """Remove what was written (a no-op once committed)."""
+        """Remove what was written (a no-op once closed)."""
         with contextlib.suppress(OSError):  # a buffer that cannot be flushed any more: its bytes are dropped anyway
             self.stream.close()
         if self._temporary is not None:

@@ -9,14 +9,13 @@ package works without it until one is asked for.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable, Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from attn_cli.errors import MissingExtra, Option
-from attn_cli.files import AtomicFile, WholeOrNothing
+from attn_cli.files import AtomicFile, WholeOrNothing, write_all
 
 if TYPE_CHECKING:
     import pyarrow
@@ -39,21 +38,20 @@ class ParquetOut(WholeOrNothing):
     there are `group_rows` of them; `close()` writes what is held and puts the file in place, `discard()` (or an
     exception leaving a `with` block) leaves the path as it was.
 
-    `schema` fixes the columns' types (an all-null column stays typed); `metadata` (text keys and values) is kept
-    in the file's footer, as the schema's metadata. `feature` is what the user asked for, named when pyarrow is
-    missing.
+    `schema` fixes the columns' types (an all-null column stays typed); its metadata goes into the file's footer.
+    `feature` is what the user asked for, named when pyarrow is missing.
     """
 
     group_rows = 1 << 16  # rows per row group when added a few at a time: large enough for readers, flat memory
 
-    def __init__(self, path: str | os.PathLike[str], schema: pyarrow.Schema, metadata: dict[str, str] | None = None,
-                 *, feature: Option) -> None:
+    def __init__(self, path: str | os.PathLike[str], schema: pyarrow.Schema, *, feature: Option) -> None:
         self._pyarrow, parquet = arrow(feature)
-        self.schema = schema.with_metadata(metadata) if metadata else schema
+        self.schema = schema
         self._pending: dict[str, list] = {name: [] for name in self.schema.names}
         self._file = AtomicFile(path)
+        self._sink = Sink(self._file.stream)
         try:
-            self._writer = parquet.ParquetWriter(self._file.stream, self.schema)
+            self._writer = parquet.ParquetWriter(self._sink, self.schema)
         except BaseException:
             self._file.discard()
             raise
@@ -80,14 +78,37 @@ class ParquetOut(WholeOrNothing):
         self._file.close()
 
     def discard(self) -> None:
-        with contextlib.suppress(Exception):  # a footer that cannot be written changes nothing: the file goes
-            self._writer.close()
+        """Leave the path as it was. A stream (a FIFO, /dev/stdout) keeps the rows it got, with no footer after
+        them: readers refuse it rather than take it for the whole table."""
+        self._sink.writing = False
         self._file.discard()
+        self._writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
 
     def _write_pending(self) -> None:
         if self._pending[self.schema.names[0]]:
             self.write(self._pending)
             self._pending = {name: [] for name in self._pending}
+
+
+class Sink:
+    """What the pyarrow writer writes into: the file's stream while `writing`, nothing after a discard."""
+
+    closed = False
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream, self.writing = stream, True
+
+    def write(self, data: bytes) -> int:
+        if self.writing:
+            write_all(self.stream, data)
+        return len(data)
+
+    def flush(self) -> None:
+        if self.writing:
+            self.stream.flush()
+
+    def close(self) -> None:
+        self.closed = True  # the stream is the AtomicFile's to close
 
 
 class ExplainParquet(ParquetOut):

@@ -110,6 +110,22 @@ def test_parquet_into_a_named_pipe_is_streamed(run, tmp_path):
     assert pq.read_table(pa.BufferReader(received[0])).column("token").to_pylist() == ["money", "bank", "grows"]
 
 
+def test_a_run_that_stops_never_ends_a_pipe_as_if_the_table_were_whole(run, tmp_path):
+    """What a FIFO got cannot be taken back; it gets no footer, so a reader refuses it instead of reading a table
+    without the rows that never came."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    result = run("explain", "-", "--strict", "--neighbors", "0", "--parquet", str(fifo), input=LINES)
+    reader.join()
+    assert result.exit_code == 3
+    assert result.stderr.startswith("attn-cli: error: line 2") and result.stderr.count("\n") == 1  # nothing else
+    with pytest.raises(pa.ArrowInvalid):
+        pq.read_table(pa.BufferReader(received[0]))
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     (["--parquet", "{dir}"], "--parquet {dir} is a directory"),
     (["--parquet", "{dir}/no/such/t.parquet"], "folder {dir}/no/such does not exist"),
