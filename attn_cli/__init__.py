@@ -21,6 +21,7 @@ _EXPORTS = {
     "load_vectors": "attn_cli.api", "explain": "attn_cli.api", "trace": "attn_cli.api",
     "compare": "attn_cli.api", "cross": "attn_cli.api", "train": "attn_cli.api",
     "explain_many": "attn_cli.batches", "trace_many": "attn_cli.batches", "LineError": "attn_cli.batches",
+    "ExplainParquet": "attn_cli.parquet",
     "document_header": "attn_cli.documents.explain", "write_file": "attn_cli.files",
     "CachedSet": "attn_cli.vector_sets", "cache_folder": "attn_cli.vector_sets",
     "cached_vector_sets": "attn_cli.vector_sets", "find_cached": "attn_cli.vector_sets",
@@ -42,7 +43,7 @@ _EXPORTS = {
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
-    "LineError", "document_header", "write_file", "Settings", "Vectors",
+    "LineError", "ExplainParquet", "document_header", "write_file", "Settings", "Vectors",
     "CachedSet", "cache_folder", "cached_vector_sets", "find_cached", "describe_vectors", "remove_cached",
     "vector_leftovers", "remove_leftovers", "download_vectors",
     "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from attn_cli.engine.attention import LayerSettings
     from attn_cli.errors import AttnError, InputError, SettingsError, UnknownWordsWarning, VectorsError, WeightsError
     from attn_cli.files import write_file
+    from attn_cli.parquet import ExplainParquet
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.senses import Occurrences, SenseGroup, SensesResult, group_senses, occurrences, senses
     from attn_cli.settings import Settings

@@ -112,6 +112,12 @@ class SettingsError(UsageError, ValueError):
         super().__init__(Option(setting), " ", problem, *(["; add", *remedy] if remedy else []))
 
 
+class MissingExtra(UsageError, ImportError):
+    """An optional extra that a feature needs is not installed; the message names the package and the pip command
+    (`--parquet needs pyarrow: pip install "attn-cli[parquet]"`). A usage error (exit 2) that is also the
+    ImportError Python users catch for a missing package."""
+
+
 class UnknownWordsWarning(UserWarning):
     """explain, trace, compare or cross left out words the vector set does not know (each result names them in
     `unknown_words` and `warnings`); silence it with warnings.simplefilter("ignore", UnknownWordsWarning)."""
@@ -169,7 +175,8 @@ PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 EXIT_CODES = {
     0: "success",
     1: "internal error (a bug: please report it with the command line)",
-    UsageError.exit_code: "bad option or option combination, or an output that cannot be written",
+    UsageError.exit_code: "bad option or option combination, an output that cannot be written, or an optional "
+                          "extra an option needs (pip install \"attn-cli[parquet]\")",
     InputError.exit_code: "the sentence cannot be attended (empty, every word out of vocabulary, word not found) "
                           "or compared (too few sentences, no shared word)",
     VectorsError.exit_code: "vector source missing, unreadable or malformed",

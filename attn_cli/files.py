@@ -1,4 +1,5 @@
-"""Writing a file atomically (a report, a weights file): a temporary file in the same folder, then a rename.
+"""Writing a file atomically (a report, a weights file, a Parquet table): a temporary file in the same folder,
+then a rename.
 
 Only a regular file is replaced that way. A symbolic link is followed (the file it
 names is replaced, the link stays), and a device or FIFO (`/dev/null`, a named pipe)
@@ -10,11 +11,12 @@ or replaced, so `--html /dev/stdout >> log` keeps what the log held.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 STREAM_FOLDERS = ("/dev/", "/proc/")  # a link through these names an open descriptor, not a file to replace
 
@@ -28,16 +30,85 @@ def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
     """
     if isinstance(data, str):
         data = data.encode("utf-8", errors="backslashreplace")
-    path = Path(path)
-    try:
-        mode = os.stat(path).st_mode  # follows links
-    except FileNotFoundError:
-        mode = None
-    if mode is not None and (not stat.S_ISREG(mode) or names_a_stream(path)):
-        with open(path, "ab") as stream:  # appended to: no truncation, no rename
-            write_all(stream, data)
-        return
-    _replace(Path(os.path.realpath(path)), data, None if mode is None else stat.S_IMODE(mode))
+    with AtomicFile(path) as target:
+        write_all(target.stream, data)
+
+
+class WholeOrNothing:
+    """Something written whole or not at all: `close()` puts it in place, `discard()` leaves everything as it was;
+    a `with` block closes it, or discards it when an exception leaves the block (Ctrl-C included)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def discard(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: Written) -> Written:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.discard()
+
+
+Written = TypeVar("Written", bound=WholeOrNothing)
+
+
+class AtomicFile(WholeOrNothing):
+    """A file being written that a reader sees whole or not at all, by write_file's rules: `stream` takes the
+    bytes, `close()` puts them in place, `discard()` removes them and leaves the path as it was.
+
+    For a file written in parts (a Parquet table a group of rows at a time). A regular file, or the one a link
+    names, is replaced by renaming a temporary file beside it, and keeps its mode; a device, a FIFO or a path
+    through /dev or /proc is appended to as it comes, so what was written there stays.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        path = Path(path)
+        try:
+            mode = os.stat(path).st_mode  # follows links
+        except FileNotFoundError:
+            mode = None
+        self._temporary: str | None = None
+        if mode is not None and (not stat.S_ISREG(mode) or names_a_stream(path)):
+            self.stream: IO[bytes] = open(path, "ab")  # appended to: no truncation, no rename
+            return
+        import tempfile  # only when a file is written: it costs ~8 ms of start-up (random, hashlib)
+
+        self._target = Path(os.path.realpath(path))
+        self._mode = None if mode is None else stat.S_IMODE(mode)
+        handle, self._temporary = tempfile.mkstemp(dir=self._target.parent, prefix=f".{self._target.name}.",
+                                                   suffix=".tmp")
+        self.stream = os.fdopen(handle, "wb")
+
+    def close(self) -> None:
+        """The file in place, with the old file's mode (else a new file's); on failure nothing is left behind."""
+        try:
+            self.stream.close()
+            if self._temporary is None:
+                return
+            mode = self._mode
+            if mode is None:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.chmod(self._temporary, mode)  # mkstemp makes it private
+            os.replace(self._temporary, self._target)
+            self._temporary = None
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Remove what was written (a no-op once closed)."""
+        with contextlib.suppress(OSError):  # a buffer that cannot be flushed any more: its bytes are dropped anyway
+            self.stream.close()
+        if self._temporary is not None:
+            os.unlink(self._temporary)
+            self._temporary = None
 
 
 def names_a_stream(path: Path) -> bool:
@@ -61,22 +132,3 @@ def write_all(stream: IO[bytes], data: bytes) -> None:
         if not written:
             raise OSError(errno.EIO, "the stream took no bytes")
         view = view[written:]
-
-
-def _replace(target: Path, data: bytes, mode: int | None) -> None:
-    """A temporary file beside `target`, renamed over it; it keeps `mode` (the old file's), else a new file's."""
-    import tempfile  # only when a file is written: it costs ~8 ms of start-up (random, hashlib)
-
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            write_all(stream, data)
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(temporary, mode)  # mkstemp makes it private
-        os.replace(temporary, target)
-    except BaseException:
-        os.unlink(temporary)
-        raise

@@ -13,6 +13,7 @@ import sys
 import threading
 from collections import Counter
 from functools import partial
+from pathlib import Path
 from collections.abc import Iterator
 from typing import Annotated, Any, Callable, Optional, Union
 
@@ -27,8 +28,10 @@ from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
-                                  HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
-from attn_cli.cli.outputs import Draw, ReportOutputs, is_output_failure, renderer, silence_stdout, stdout_failure
+                                  HelpInOrder, InputFormat, examples, parquet_option, with_batch_options,
+                                  with_engine_options)
+from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, is_output_failure, renderer, silence_stdout,
+                                  stdout_failure)
 from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
 from attn_cli import ExplainResult, LineError, Settings, Vectors, compare as compare_sentences, cross as cross_attend
@@ -205,11 +208,13 @@ def explain(
     *,
     engine: EngineOptions,
     batch: BatchOptions,
+    parquet: Annotated[Optional[Path], parquet_option("token of each sentence")] = None,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     each_report(ctx, "explain", sentence, engine, batch, renderer("terminal", "render_explain"),
                 lambda sentences, vectors, settings, wanted: explain_many(
-                    sentences, vectors=vectors, settings=settings, diagnose=wanted is None or "diagnostics" in wanted))
+                    sentences, vectors=vectors, settings=settings, diagnose=wanted is None or "diagnostics" in wanted),
+                parquet=parquet)
 
 
 TRACE_PANEL = "Trace"
@@ -245,9 +250,11 @@ Many = Callable[[list[str], Vectors, Settings, Optional[frozenset[str]]], Iterat
 
 
 def each_report(ctx: typer.Context, command: str, words: list[str] | None, engine: EngineOptions,
-                batch: BatchOptions, render: Draw, many: Many) -> None:
+                batch: BatchOptions, render: Draw, many: Many, parquet: Path | None = None) -> None:
     """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups) show
-    the documents of `many`'s results (attn_cli.explain_many or trace_many over the group) in order.
+    the documents of `many`'s results (attn_cli.explain_many or trace_many over the group) in order, and add
+    each result's tokens to the `parquet` table (explain's), which is put in place when the run ends as the
+    pictures are, and removed if it stops before.
 
     `many` is told the settings and the top-level keys the output shows (`ReportOutputs.wanted`)."""
     QUIET.set(engine.quiet)
@@ -258,10 +265,21 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
         return
     names = batch.field_names(engine)
     selection = None if names is None else parse_selection(names, command)
-    outputs = ReportOutputs(render, style=batch.output_style(engine),
-                            files=engine.picture_files(batch.file, stdin=sentence == STDIN),
-                            command_line=command_line(ctx), selection=selection,
-                            one_document=sentence not in (None, STDIN) and batch.file is None)
+    files = engine.picture_files(batch.file, stdin=sentence == STDIN, parquet=parquet)
+    table = None if parquet is None else ParquetTable(parquet)
+    try:
+        each_group(sentence, command, engine, batch, many, settings, table,
+                   ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
+                                 selection=selection, table=table,
+                                 one_document=sentence not in (None, STDIN) and batch.file is None))
+    finally:
+        if table is not None:
+            table.discard()  # nothing once the run has put it in place
+
+
+def each_group(sentence: str | None, command: str, engine: EngineOptions, batch: BatchOptions, many: Many,
+               settings: Settings, table: ParquetTable | None, outputs: ReportOutputs) -> None:
+    """each_report's run, once its outputs are ready: read the lines, load the vectors, build and show."""
     lines = input_lines(sentence, batch.file, batch.input_format.value,
                         f'echo "money bank grows" | attn-cli {command} -')
     vectors = engine.load(warn, progress=not engine.json)
@@ -278,6 +296,8 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
                 yield outcome
             else:
                 unknown.add(outcome, line)
+                if table is not None:
+                    table.add(outcome, line.number)
                 yield partial(outcome.document, outputs.wanted)
 
     groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))

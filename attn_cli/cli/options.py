@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import itertools
 import os
 import typing
 from dataclasses import dataclass, field, fields
@@ -157,11 +158,13 @@ class EngineOptions(VectorOptions):
         layer = None if self.weights is None else attn_cli.load_layer(self.weights)
         return Settings(**chosen(Settings, self.typed), weights=layer)
 
-    def picture_files(self, file: Path | None = None, stdin: bool = False) -> dict[str, Path]:
-        """--html and --svg targets, checked before any work: the folder must exist, the two must differ, and
-        neither may be an input (the --file sentences, a file on stdin read as `-`, or the --vectors file,
-        however it is reached)."""
-        targets = {option: path for option, path in (("--html", self.html), ("--svg", self.svg)) if path is not None}
+    def picture_files(self, file: Path | None = None, stdin: bool = False,
+                      parquet: Path | None = None) -> dict[str, Path]:
+        """--html, --svg (and a command's --parquet) targets, checked before any work: the folder must exist, they
+        must differ, and none may be an input (the --file sentences, a file on stdin read as `-`, or the --vectors
+        file, however it is reached)."""
+        targets = {option: path for option, path in (("--html", self.html), ("--svg", self.svg),
+                                                     ("--parquet", parquet)) if path is not None}
         inputs = {option: Path(path) for option, path in (("--file", file), ("stdin", "/dev/stdin" if stdin else None),
                                                       ("--vectors", self.vectors), ("--weights", self.weights))
                   if path}
@@ -175,8 +178,9 @@ class EngineOptions(VectorOptions):
                 if same_regular_file(path, input_path):
                     raise UsageError(f"{option} {path} is the {source} input; writing it would replace it, so give "
                                      f"{option} another file name")
-        if len(targets) == 2 and targets["--html"].resolve() == targets["--svg"].resolve():
-            raise UsageError("--html and --svg name the same file; give each its own")
+        for (one, first), (other, second) in itertools.combinations(targets.items(), 2):
+            if first.resolve() == second.resolve():
+                raise UsageError(f"{one} and {other} name the same file; give each its own")
         return targets
 
 
@@ -191,6 +195,13 @@ def same_regular_file(one: Path, other: Path) -> bool:
 
 def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> typer.models.OptionInfo:
     return typer.Option(*flags, rich_help_panel=panel, **kwargs)
+
+
+def parquet_option(rows: str) -> typer.models.OptionInfo:
+    """A command's --parquet FILE (explain's tokens, senses' occurrences), `rows` saying what one row is:
+    `parquet: Annotated[Optional[Path], parquet_option("token")] = None`."""
+    return _option("--parquet", panel=OUTPUT_PANEL, metavar="FILE",
+                   help=f"Also write a Parquet table, one row per {rows} (needs pyarrow).")
 
 
 QUIET_OPTION = Annotated[bool, _option("--quiet", "-q", panel=OUTPUT_PANEL,

@@ -1,9 +1,10 @@
 """Where a command's report documents go: stdout (tables or JSON) and, on request, the --html and --svg files.
 
 Every command hands each document to `ReportOutputs.show` and calls `finish` at the end, so `explain`,
-`compare` and `trace` write their pictures the same way. The SVG is the terminal rendering, recorded by
-Rich at the console's width (the terminal's, else $COLUMNS, else 80); with --json the tables still go to
-the SVG though stdout gets JSON. The HTML page holds every document of the run (one per stdin line).
+`compare` and `trace` write their pictures the same way (explain's --parquet table is put in place with
+them). The SVG is the terminal rendering, recorded by Rich at the console's width (the terminal's, else
+$COLUMNS, else 80); with --json the tables still go to the SVG though stdout gets JSON. The HTML page holds
+every document of the run (one per stdin line).
 
 Batches stream: each document is written (and flushed) as soon as it is shown and then dropped, so memory
 stays flat however many sentences come in. Only --html keeps every document until the end (the page
@@ -12,6 +13,7 @@ holds them all), and --svg keeps Rich's recording of every table.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import io
@@ -19,11 +21,12 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from attn_cli.errors import UsageError
 from attn_cli.cli.fields import Selection, select
-from attn_cli import write_file
+from attn_cli import ExplainParquet, ExplainResult, write_file
 from attn_cli.render.json_out import whole_or_none, write_json
 from attn_cli.render.plain import READS, header, plain_records
 from attn_cli.render.consoles import draw_literally, report_console, trimmed, write_through
@@ -32,6 +35,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 Draw = Callable[[dict, "Console"], None]
+
+
+class Table(Protocol):
+    """A table written beside the documents (ParquetTable): whole when closed."""
+
+    def close(self) -> None: ...
 # Rich's SVG asks a CDN for its Fira Code font; keep only the local() sources so opening it fetches nothing.
 _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 
@@ -72,18 +81,21 @@ class ReportOutputs:
     """Sends each report document to stdout and remembers what the --html and --svg files need.
 
     `style` is "tables" (Rich), "json" (one line per document, `selection` keeping only some fields)
-    or "plain" (tab-separated records). A run of `one_document` (a sentence argument, compare) with files
-    writes them before stdout, so a picture that cannot be written leaves nothing on stdout before its error;
-    a batch streams, and its pictures follow its documents.
+    or "plain" (tab-separated records). `table`, when given, is closed (put in place) with the pictures. A run
+    of `one_document` (a sentence argument, compare) with files writes them before stdout, so a file that
+    cannot be written leaves nothing on stdout before its error; a batch streams, and its files follow its
+    documents.
     """
 
     def __init__(self, draw: Draw, *, style: str, files: dict[str, Path], command_line: str,
-                 selection: Selection | None = None, one_document: bool = False) -> None:
-        self.draw, self.style, self.files, self.command_line = draw, style, files, command_line
-        self.selection = selection
+                 selection: Selection | None = None, table: Table | None = None, one_document: bool = False) -> None:
+        self.draw, self.style, self.command_line = draw, style, command_line
+        self.files = {option: path for option, path in files.items() if option in ("--html", "--svg")}
+        self.selection, self.table = selection, table
         self.documents: list[dict] = []  # kept for --html only
         self.title = ""  # the SVG's title, from the first document
-        self.held: list[tuple[dict, bool]] | None = [] if one_document and files else None  # for stdout after files
+        held = one_document and (self.files or table is not None)
+        self.held: list[tuple[dict, bool]] | None = [] if held else None  # stdout's documents, after the files
         self.terminal = self.recorder = None
         if style != "tables" and "--svg" not in files:
             return  # JSON or plain only: Rich is never imported (~50 ms of start-up saved)
@@ -155,6 +167,8 @@ class ReportOutputs:
             write_target(self.files["--html"], "--html", html_page(self.documents, self.command_line))
         if self.recorder is not None:
             write_target(self.files["--svg"], "--svg", _WEB_FONT.sub("", self.recorder.export_svg(title=self.title)))
+        if self.table is not None:
+            self.table.close()
         for report, first in self.held or ():
             self._write(report, first)
 
@@ -162,7 +176,36 @@ class ReportOutputs:
 def write_target(path: Path, flag: str, data: str | bytes) -> None:
     """Write a picture or a weights file atomically (never half a file); a failure is a usage error naming the
     option."""
-    try:
+    with writing(path, flag):
         write_file(path, data)
+
+
+@contextlib.contextmanager
+def writing(path: Path, flag: str) -> Iterator[None]:
+    """An OSError met while writing the file of option `flag` as the usage error that names them (the disk is
+    full, the folder is read-only, ...)."""
+    try:
+        yield
     except OSError as exc:
         raise UsageError(f"cannot write {flag} {path}: {exc.strerror or exc}; choose a writable file") from None
+
+
+class ParquetTable:
+    """explain's --parquet: attn_cli.ExplainParquet, one row per token of each line, whole or absent (`discard`
+    leaves the path as it was); its write failures are usage errors naming --parquet."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with writing(path, "--parquet"):
+            self.table = ExplainParquet(path)
+
+    def add(self, result: ExplainResult, line: int | None) -> None:
+        with writing(self.path, "--parquet"):
+            self.table.add(result, line)
+
+    def close(self) -> None:
+        with writing(self.path, "--parquet"):
+            self.table.close()
+
+    def discard(self) -> None:
+        self.table.discard()

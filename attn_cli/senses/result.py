@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,12 +11,13 @@ import numpy as np
 from attn_cli.documents.senses import senses_document
 from attn_cli.engine.analysis import Neighbor
 from attn_cli.engine.attention import AttentionResult
-from attn_cli.errors import InputError
+from attn_cli.errors import InputError, Option
 from attn_cli.results import tables_text
 from attn_cli.senses.table import Occurrences
 
 if TYPE_CHECKING:
     import pandas
+    import pyarrow
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,20 @@ class SensesResult:
             "line": table.line, "position": table.position, "token": table.token, "group": self.assignments + 1,
             "x": self.projection[:, 0], "y": self.projection[:, 1], "sentence": table.sentence,
             "output": list(table.outputs)})
+
+    def to_arrow(self) -> pyarrow.Table:
+        """The occurrences' table (Occurrences.to_arrow) with each one's `group`, from 1 as documents number them."""
+        from attn_cli.senses.columns import to_arrow
+
+        return to_arrow(self.occurrences, self.assignments + 1,
+                        feature=Option("parquet", python_text="SensesResult.to_arrow"))
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        """That table as a Parquet file, whole or not at all (`attn-cli senses --parquet`)."""
+        from attn_cli.senses.columns import write_parquet
+
+        write_parquet(path, self.occurrences, self.assignments + 1,
+                      feature=Option("parquet", python_text="SensesResult.write_parquet"))
 
     def __str__(self) -> str:
         """The groups as plain tables."""

@@ -6,15 +6,21 @@ the lines. Grouping reads it; so can any data tool (the columns are plain arrays
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attn_cli.errors import InputError
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
+
+if TYPE_CHECKING:
+    import pyarrow
+
+    from attn_cli.training.weights import TrainedLayer
 
 ROW_COLUMNS = ("line", "position", "token", "sentence", "outputs", "bags", "context_words", "context_shares")
 
@@ -81,6 +87,28 @@ class Occurrences:
         return cls(word=first.word, settings=first.settings, vectors=first.vectors, static=first.static,
                    first_line=first.first_line, lines_read=sum(part.lines_read for part in parts),
                    skipped_lines=sum(part.skipped_lines for part in parts), **joined)
+
+    def to_arrow(self) -> pyarrow.Table:
+        """One row per occurrence as an Arrow table, its `group` column null (needs pyarrow:
+        attn_cli/senses/columns.py has the columns and the metadata)."""
+        from attn_cli.senses.columns import to_arrow
+
+        return to_arrow(self)
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        """The table as a Parquet file, whole or not at all (`group` null: SensesResult.write_parquet fills it)."""
+        from attn_cli.senses.columns import write_parquet
+
+        write_parquet(path, self)
+
+    @classmethod
+    def read_parquet(cls, path: str | os.PathLike[str], *, vectors: Any = None,
+                     weights: TrainedLayer | str | os.PathLike[str] | None = None) -> Occurrences:
+        """A table written by `write_parquet` (or `attn-cli senses --parquet`), read with the vectors (and the
+        trained layer) it was scanned with: others are refused, naming the ones it holds."""
+        from attn_cli.senses.columns import read_parquet
+
+        return read_parquet(path, cls, vectors=vectors, weights=weights)
 
     def __repr__(self) -> str:
         return (f"<Occurrences {self.word!r}: {len(self):,} in {self.lines_with_word:,} of {self.lines_read:,} "

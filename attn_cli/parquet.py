@@ -1,0 +1,156 @@
+"""Parquet tables, written with pyarrow (the optional extra `parquet`) a row group at a time, whole or not at all.
+
+`ParquetOut` is the one writer every table goes through: its rows go into an `AtomicFile` (files.py), so a run
+that stops leaves the path as it was, a link keeps naming the file it named, and a device or FIFO
+(`/dev/stdout`, a named pipe) is streamed into. `ExplainParquet` is explain's table: one row per token of each
+sentence, with the numbers `--json` writes for it. pyarrow is imported only when a table is written, so the
+package works without it until one is asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from types import ModuleType
+from typing import IO, TYPE_CHECKING, Any
+
+from attn_cli.errors import MissingExtra, Option
+from attn_cli.files import AtomicFile, WholeOrNothing, write_all
+
+if TYPE_CHECKING:
+    import pyarrow
+
+    from attn_cli.results import ExplainResult
+
+
+def arrow(feature: Option) -> tuple[ModuleType, ModuleType]:
+    """pyarrow and pyarrow.parquet, or a MissingExtra naming `feature` and the extra that installs them."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise MissingExtra(feature, ' needs pyarrow: pip install "attn-cli[parquet]"') from None
+    return pyarrow, pyarrow.parquet
+
+
+class ParquetOut(WholeOrNothing):
+    """A Parquet file being written: `write(columns)` adds a row group now, `add_rows(columns)` holds rows until
+    there are `group_rows` of them; `close()` writes what is held and puts the file in place, `discard()` (or an
+    exception leaving a `with` block) leaves the path as it was.
+
+    `schema` fixes the columns' types (an all-null column stays typed); its metadata goes into the file's footer.
+    `feature` is what the user asked for, named when pyarrow is missing.
+    """
+
+    group_rows = 1 << 16  # rows per row group when added a few at a time: large enough for readers, flat memory
+
+    def __init__(self, path: str | os.PathLike[str], schema: pyarrow.Schema, *, feature: Option) -> None:
+        self._pyarrow, parquet = arrow(feature)
+        self.schema = schema
+        self._pending: dict[str, list] = {name: [] for name in self.schema.names}
+        self._file = AtomicFile(path)
+        self._sink = Sink(self._file.stream)
+        try:
+            self._writer = parquet.ParquetWriter(self._sink, self.schema)
+        except BaseException:
+            self._file.discard()
+            raise
+
+    def write(self, columns: Mapping[str, Any]) -> None:
+        """One row group: each column of the schema by name, as an array or a list."""
+        self._writer.write_table(self._pyarrow.Table.from_pydict(dict(columns), schema=self.schema))
+
+    def add_rows(self, columns: Mapping[str, Iterable]) -> None:
+        """Rows held until `group_rows` of them make a row group: each column of the schema by name."""
+        for name, values in columns.items():
+            self._pending[name] += values
+        if len(self._pending[self.schema.names[0]]) >= self.group_rows:
+            self._write_pending()
+
+    def close(self) -> None:
+        """Write the rows held and the footer, and put the file in place (nothing is left when that fails)."""
+        try:
+            self._write_pending()
+            self._writer.close()
+        except BaseException:
+            self.discard()
+            raise
+        self._file.close()
+
+    def discard(self) -> None:
+        """Leave the path as it was. A stream (a FIFO, /dev/stdout) keeps the rows it got, with no footer after
+        them: readers refuse it rather than take it for the whole table."""
+        self._sink.writing = False
+        self._file.discard()
+        self._writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
+
+    def _write_pending(self) -> None:
+        if self._pending[self.schema.names[0]]:
+            self.write(self._pending)
+            self._pending = {name: [] for name in self._pending}
+
+
+class Sink:
+    """What the pyarrow writer writes into: the file's stream while `writing`, nothing after a discard."""
+
+    closed = False
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream, self.writing = stream, True
+
+    def write(self, data: bytes) -> int:
+        if self.writing:
+            write_all(self.stream, data)
+        return len(data)
+
+    def flush(self) -> None:
+        if self.writing:
+            self.stream.flush()
+
+    def close(self) -> None:
+        self.closed = True  # the stream is the AtomicFile's to close
+
+
+class ExplainParquet(ParquetOut):
+    """explain's results as a Parquet table, one row per token (as `--parquet` writes it):
+
+    `line` (int64, null when not given), `index` (the token's place among those attended, as the JSON's
+    `shifts.index`), `position` (its place among all tokens of the sentence, dropped ones included, as
+    `tokens.position`), `token` (as typed), `cosine` (cos(s, y)), `delta_norm` (|y - s|, the shift's length),
+    `self_weight` (the weight the token kept on itself, mean over heads), `pulled_by` and `pulled_share` (the
+    first of the shift's pulled_by, the context word that moved it most, and its share of the shift; null
+    when no word pulls).
+
+        with attn_cli.ExplainParquet("tokens.parquet") as table:
+            for number, result in enumerate(attn_cli.explain_many(lines), 1):
+                if not isinstance(result, attn_cli.LineError):
+                    table.add(result, line=number)
+
+    Rows are written `group_rows` at a time, so memory stays flat over a corpus; the file is complete after
+    `close()` (or the `with` block) and absent if the run stops before.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        feature = Option("parquet", python_text="ExplainParquet")
+        super().__init__(path, token_schema(arrow(feature)[0]), feature=feature)
+
+    def add(self, result: ExplainResult, line: int | None = None) -> None:
+        """The rows of one sentence's tokens. The numbers are the result's own (its `shifts`, not recomputed), so
+        they equal its document's; they go into columns, no row is built as a record."""
+        shifts = result.shifts
+        pulls = [shift.pulled_by[0] if shift.pulled_by else None for shift in shifts]
+        self.add_rows({
+            "line": [line] * len(shifts), "index": range(len(shifts)),
+            "position": [token.position for token in result.tokenized.tokens], "token": result.tokens,
+            "cosine": [shift.cosine for shift in shifts], "delta_norm": [shift.delta_norm for shift in shifts],
+            "self_weight": [shift.self_weight for shift in shifts],
+            "pulled_by": [None if pull is None else pull.token for pull in pulls],
+            "pulled_share": [None if pull is None else pull.shift_share for pull in pulls]})
+
+
+def token_schema(pyarrow: Any) -> pyarrow.Schema:
+    """The columns of ExplainParquet, in order."""
+    number, text = pyarrow.float64(), pyarrow.string()
+    return pyarrow.schema([("line", pyarrow.int64()), ("index", pyarrow.int64()), ("position", pyarrow.int64()),
+                           ("token", text), ("cosine", number), ("delta_norm", number), ("self_weight", number),
+                           ("pulled_by", text), ("pulled_share", number)])
