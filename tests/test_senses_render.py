@@ -1,0 +1,142 @@
+"""What people see of `senses`: the Rich tables, the notebook's plain tables, the scatter SVG and the page, all
+drawn from the senses document alone (tests/senses_sample.json is a hand-made one of the contract's shape)."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from attn_cli.render.consoles import draw_literally, report_console
+from attn_cli.render.senses import marked_spans, render_senses
+from attn_cli.render.senses_page import group_colours, scatter_svg, senses_page, senses_tables_html
+
+SAMPLE = json.loads((Path(__file__).parent / "senses_sample.json").read_text(encoding="utf-8"))
+SVG = "{http://www.w3.org/2000/svg}"
+HOSTILE = 'the bank </script><b>bold</b> [red]x[/red] \x1b[2J abc\u202edef'
+
+
+def tables(document: dict, width: int = 100, color: bool = False) -> str:
+    buffer = io.StringIO()
+    console = report_console(file=buffer, width=width, force_terminal=color, color_system="truecolor" if color
+                             else None)
+    draw_literally(render_senses, document, console)
+    return buffer.getvalue()
+
+
+def without_labels() -> dict:
+    return {**SAMPLE, "labels": None}
+
+
+def test_the_tables_say_which_k_was_chosen_and_every_silhouette_tried():
+    shown = tables(SAMPLE)
+    assert "2 groups, chosen by the best silhouette" in shown
+    block = shown.split("2 groups, chosen by the best silhouette over K = 2..5", 1)[1].split("silhouette:", 1)[0]
+    rows = {line.split()[0]: line.split()[1:] for line in block.splitlines() if re.match(r"\s+\d+\s", line)}
+    assert {k: values[0] for k, values in rows.items()} == {"2": "0.410", "3": "0.220", "4": "0.180", "5": "0.050"}
+    assert "chosen" in rows["2"] and "chosen" not in rows["3"]
+
+
+def test_a_given_k_is_said_to_be_given():
+    document = copy.deepcopy(SAMPLE)
+    document["clusters"] = {"chosen": 2, "by": "given", "silhouettes": {"2": 0.41}}
+    assert "2 groups, as --clusters 2 asked" in tables(document)
+
+
+def test_the_static_neighbours_are_shown_once_and_each_group_with_its_figures():
+    shown = tables(without_labels())
+    assert shown.count("banks 0.820") == 1 and "lender 0.550" in shown
+    for group in SAMPLE["groups"]:
+        assert f"{group['neighbors'][0]['word']} {group['neighbors'][0]['cosine']:.3f}" in shown
+        assert f"{group['pulled_by'][0]['word']} {group['pulled_by'][0]['share']:.2f}" in shown
+        for example in group["examples"]:
+            assert example["sentence"] in shown
+    assert "purity" not in shown and "probe" not in shown
+
+
+def test_with_labels_the_tables_show_purity_rand_majorities_and_the_probe_with_what_it_means():
+    shown = tables(SAMPLE)
+    assert "purity 1.000" in shown and "adjusted Rand index 1.000" in shown
+    assert re.search(r"1\s+river\s+1\.000", shown) and re.search(r"2\s+money\s+1\.000", shown)
+    assert re.search(r"contextual outputs\s+1\.000\s+1\.000", shown)
+    assert re.search(r"static vector\s+0\.400\s+0\.286", shown)
+    assert re.search(r"bag of words\s+0\.833\s+0\.829", shown)
+    assert "above the static vector: the outputs carry the sense" in " ".join(shown.split())
+
+
+def test_the_word_is_marked_by_a_style_in_each_example_sentence():
+    shown = tables(without_labels(), color=True)
+    marked = re.findall(r"\x1b\[[0-9;]*m(bank)\x1b\[0m", shown)
+    assert len(marked) == 6  # one in each of the six example sentences
+
+
+@pytest.mark.parametrize("sentence, token, expected", [
+    ("the bank of the river bank", "bank", ["bank", "bank"]),
+    ("banks and a bank-holiday and embankment", "bank", []),
+    ("the bank's loans", "bank", ["bank"]),
+    ("Bank and bank", "Bank", ["Bank"]),
+    ("(bank)", "bank", ["bank"]),
+])
+def test_only_the_word_as_a_token_of_its_own_is_marked(sentence, token, expected):
+    assert [sentence[start:end] for start, end in marked_spans(sentence, token)] == expected
+
+
+def test_text_from_input_reaches_the_terminal_literally():
+    document = copy.deepcopy(without_labels())
+    document["groups"][0]["examples"][0]["sentence"] = HOSTILE
+    document["groups"][0]["pulled_by"][0]["word"] = "[bold]w[/bold]"
+    shown = tables(document, color=True)
+    assert "\x1b[2J" not in shown and "\u202e" not in shown
+    assert "\\x1b[2J abc\\u202edef" in shown and "[red]x[/red]" in shown and "[bold]w[/bold]" in shown
+
+
+def test_the_notebook_tables_escape_input_and_mark_the_word():
+    document = copy.deepcopy(SAMPLE)
+    document["groups"][0]["examples"][0]["sentence"] = HOSTILE
+    html = senses_tables_html(document)
+    assert "</script>" not in html and "<b>bold</b>" not in html
+    assert "&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in html and "abc\\u202edef" in html
+    assert "the <mark>bank</mark> &lt;/script&gt;" in html
+    assert "<script" not in html and "style=" not in html
+    assert "0.410" in html and "0.286" in html and "banks" in html
+
+
+def test_the_scatter_draws_every_occurrence_coloured_by_its_group_with_its_sentence_as_title():
+    svg = ElementTree.fromstring(scatter_svg(SAMPLE))
+    points = svg.findall(f".//{SVG}circle")
+    assert len(points) == len(SAMPLE["occurrences"])
+    colours = group_colours(len(SAMPLE["groups"]))
+    for point, occurrence in zip(points, SAMPLE["occurrences"]):
+        assert point.get("fill") == colours[occurrence["group"] - 1]
+        assert point.find(f"{SVG}title").text == occurrence["sentence"]
+    legend = [text.text for text in svg.findall(f".//{SVG}g[@class='legend']/{SVG}text")]
+    assert legend == ["group 1 (3)", "group 2 (3)"]
+
+
+def test_the_scatter_keeps_hostile_sentences_inert():
+    document = copy.deepcopy(SAMPLE)
+    document["occurrences"][0]["sentence"] = HOSTILE
+    text = scatter_svg(document)
+    title = ElementTree.fromstring(text).find(f".//{SVG}circle/{SVG}title").text
+    assert title == 'the bank </script><b>bold</b> [red]x[/red] \\x1b[2J abc\\u202edef'
+    assert "</script>" not in text and "<b>" not in text
+
+
+def test_group_colours_are_distinct_for_many_groups():
+    for count in (1, 2, 8, 12, 30):
+        assert len(set(group_colours(count))) == count
+
+
+def test_the_page_holds_the_scatter_and_the_tables_and_names_its_own_script_and_style_by_hash():
+    page = senses_page(SAMPLE, "attn-cli senses bank --file bank.txt")
+    csp = page.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"', 1)[0]
+    assert "default-src 'none'" in csp and "script-src 'sha256-" in csp and "style-src 'sha256-" in csp
+    assert "unsafe-inline" not in csp
+    assert page.count("<circle") == len(SAMPLE["occurrences"]) and "<mark>bank</mark>" in page
+    assert "attn-cli senses bank --file bank.txt" in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
