@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -29,7 +28,8 @@ from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, with_batch_options, with_engine_options)
-from attn_cli.cli.outputs import Draw, ReportOutputs, renderer
+from attn_cli.cli.outputs import Draw, ReportOutputs, command_line, renderer
+from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
 from attn_cli import ExplainResult, LineError, Settings, Vectors, compare as compare_sentences, cross as cross_attend
@@ -329,11 +329,6 @@ class UnknownWords:
              f"not in the vocabulary; most often {common}{where}{unsearched}")
 
 
-def command_line(ctx: typer.Context) -> str:
-    """The exact command line of this run, quoted for a shell, as the HTML report shows it."""
-    return shlex.join(["attn-cli", *ctx.find_root().obj["arguments"]])
-
-
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 
 
@@ -417,6 +412,10 @@ app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli train --demo --out demo.npz",
     "attn-cli train corpus.txt --out layer.npz --heads 2 --epochs 5",
     'attn-cli explain "money bank grows" --weights demo.npz'))(train)
+app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli senses bank --file corpus.txt",
+    "attn-cli senses bank --file corpus.txt --clusters 2 --json",
+    "attn-cli senses bank --file corpus.txt --mode projected --html senses.html"))(senses)
 app.add_typer(vectors_app, name="vectors")
 
 

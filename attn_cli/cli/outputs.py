@@ -17,6 +17,7 @@ import importlib
 import io
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -29,6 +30,7 @@ from attn_cli.render.plain import READS, header, plain_records
 from attn_cli.render.consoles import draw_literally, report_console, trimmed
 
 if TYPE_CHECKING:
+    import typer
     from rich.console import Console
 
 Draw = Callable[[dict, "Console"], None]
@@ -42,6 +44,11 @@ def renderer(module: str, function: str) -> Draw:
         getattr(importlib.import_module(f"attn_cli.render.{module}"), function)(report, console)
 
     return draw
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The exact command line of this run, quoted for a shell, as the HTML report shows it."""
+    return shlex.join(["attn-cli", *ctx.find_root().obj["arguments"]])
 
 
 def stdout_closed() -> None:
