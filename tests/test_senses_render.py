@@ -140,3 +140,11 @@ def test_the_page_holds_the_scatter_and_the_tables_and_names_its_own_script_and_
     assert page.count("<circle") == len(SAMPLE["occurrences"]) and "<mark>bank</mark>" in page
     assert "attn-cli senses bank --file bank.txt" in page
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_a_notebook_cell_shows_the_plain_tables_then_the_page():
+    from attn_cli.render.notebook import notebook_cell
+
+    page = senses_page(SAMPLE, "attn_cli.senses('bank', lines)")
+    cell = notebook_cell(SAMPLE, page)
+    assert cell.startswith("<div>" + senses_tables_html(SAMPLE) + "</div><iframe srcdoc=")
