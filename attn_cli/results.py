@@ -107,22 +107,28 @@ class Report:
 
     def __str__(self) -> str:
         """The command line's tables, in colour when printed to a terminal."""
-        import importlib
+        return tables_text(self.document(), self._draw)
 
-        from rich.console import Console
 
-        buffer = io.StringIO()
-        console = report_console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
-                          force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-        module, function = self._draw
-        draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
-        spelling = SPELLING.set("keywords")  # remedies and notes name settings as keyword arguments
-        try:
-            draw_literally(draw, self.document(), console)
-            console.file.flush()
-        finally:
-            SPELLING.reset(spelling)
-        return buffer.getvalue()
+def tables_text(document: dict, draw_with: tuple[str, str]) -> str:
+    """A document drawn as the command line's tables by (module of attn_cli.render, function), in colour when
+    printed to a terminal: what str() of a result gives."""
+    import importlib
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = report_console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
+                             force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    module, function = draw_with
+    draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
+    spelling = SPELLING.set("keywords")  # remedies and notes name settings as keyword arguments
+    try:
+        draw_literally(draw, document, console)
+        console.file.flush()
+    finally:
+        SPELLING.reset(spelling)
+    return buffer.getvalue()
 
 
 @dataclass(frozen=True, repr=False)

@@ -1,0 +1,57 @@
+"""The senses document (schemas/senses.schema.json), shaped from a `SensesResult`; it computes nothing.
+
+The result is read through its attributes only (this layer may not import the library's senses
+package): word, occurrences (the table), groups, assignments, chosen_by, silhouettes, silhouette,
+static_neighbors, labels_report, projection and layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attn_cli.documents.explain import Analysis, document_header, settings_block
+
+
+def senses_document(result: Any) -> dict:
+    """Every figure of the result as plain data; groups numbered from 1."""
+    table = result.occurrences
+    return {
+        **document_header("senses"),
+        "word": result.word,
+        "vectors": table.vectors.describe(),
+        "settings": settings_block(result.layer, table.settings.report, Analysis()),
+        "corpus": {"lines": table.lines_read, "lines_with_word": table.lines_with_word,
+                   "skipped_lines": table.skipped_lines},
+        "clusters": {"chosen": len(result.groups), "by": result.chosen_by,
+                     "silhouettes": {str(k): value for k, value in result.silhouettes.items()}},
+        "silhouette": result.silhouette,
+        "static_neighbors": neighbors_block(result.static_neighbors),
+        "groups": [group_block(group) for group in result.groups],
+        "occurrences": [{"line": line, "position": position, "token": token, "group": group + 1, "x": x, "y": y}
+                        for line, position, token, group, (x, y) in
+                        zip(table.line.tolist(), table.position.tolist(), table.token, result.assignments.tolist(),
+                            result.projection.tolist())],
+        "labels": None if result.labels_report is None else labels_block(result.labels_report),
+    }
+
+
+def neighbors_block(neighbors: Any) -> list[dict]:
+    return [{"word": neighbor.word, "cosine": neighbor.cosine} for neighbor in neighbors]
+
+
+def group_block(group: Any) -> dict:
+    return {
+        "group": group.number, "size": group.size, "silhouette": group.silhouette,
+        "neighbors": neighbors_block(group.neighbors),
+        "pulled_by": [{"word": pull.word, "share": pull.share} for pull in group.pulled_by],
+        "examples": [{"line": example.line, "position": example.position, "sentence": example.sentence,
+                      "cosine": example.cosine} for example in group.examples],
+    }
+
+
+def labels_block(report: Any) -> dict:
+    return {
+        "purity": report.purity, "adjusted_rand": report.adjusted_rand,
+        "groups": [{"group": group, "label": label, "share": share} for group, label, share in report.groups],
+        "probe": report.probe,
+    }

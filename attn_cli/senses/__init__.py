@@ -1,0 +1,42 @@
+"""`senses`: one word across a whole corpus, its occurrences' outputs grouped (library side).
+
+    occurrences(word, lines, ...)  -> Occurrences   (scan.py: the word's own rows of attention only)
+    group_senses(occurrences, ...) -> SensesResult  (grouping.py: scikit-learn k-means, scores, the probe)
+    senses(word, lines, ...)       = group_senses(occurrences(word, lines, ...), ...)
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from attn_cli.batches import Line
+from attn_cli.senses.grouping import group_senses
+from attn_cli.senses.result import SenseGroup, SensesResult
+from attn_cli.senses.scan import occurrences
+from attn_cli.senses.table import Occurrences
+from attn_cli.settings import Settings
+
+__all__ = ["senses", "occurrences", "group_senses", "Occurrences", "SensesResult", "SenseGroup"]
+
+
+def senses(word: str, sentences: Iterable[Line], *, clusters: int | None = None, labels: Sequence[str] | None = None,
+           seed: int = 0, vectors: Any = None, settings: Settings | None = None, **changes: Any) -> SensesResult:
+    """The occurrences of `word` in `sentences` grouped by their contextual outputs: `occurrences` then
+    `group_senses` (see both)."""
+    return group_senses(occurrences(word, sentences, vectors=vectors, settings=settings, **changes),
+                        clusters=clusters, labels=labels, seed=seed)
+
+
+class _CallablePackage(types.ModuleType):
+    """`attn_cli.senses` names both this package and its function `senses`. Python sets the package's attribute
+    to this module whenever a submodule (attn_cli.senses.table, say) is imported before the function is asked
+    for, so the module itself calls the function: `attn_cli.senses(word, sentences)` works in any import order."""
+
+    def __call__(self, word: str, sentences: Iterable[Line], **options: Any) -> SensesResult:
+        return senses(word, sentences, **options)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

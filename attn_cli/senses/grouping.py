@@ -1,0 +1,269 @@
+"""Grouping a word's occurrences: k-means groups of its outputs, what each group is near and pulled by, and,
+given labels, how well the groups and a nearest-neighbour probe recover them.
+
+scikit-learn does the clustering and its scores (imported inside the functions that use them, so
+`import attn_cli` stays light). Everything is computed on unit-length outputs: cosine geometry, as
+the neighbour searches use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from attn_cli.engine.analysis import Neighbor, NeighborSearch
+from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
+from attn_cli.engine.occurrences import word_layer
+from attn_cli.errors import InputError, InputTypeError, SettingsError
+from attn_cli.senses.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
+from attn_cli.senses.scan import word_entry
+from attn_cli.senses.table import Occurrences
+
+MIN_OCCURRENCES = 3  # two points make one distance: no grouping can be scored
+MAX_CLUSTERS = 8  # the largest K tried when none is given
+SILHOUETTE_SAMPLE = 2000  # occurrences the silhouette is computed on at most (its cost grows with m^2)
+EXAMPLES = 3  # sentences shown per group, those nearest its centre
+TIE = 1e-12  # cosines this close to the best count as equally near in the probe
+
+
+def group_senses(occurrences: Occurrences, *, clusters: int | None = None, labels: Sequence[str] | None = None,
+                 seed: int = 0) -> SensesResult:
+    """The occurrences' outputs in groups: K = `clusters`, or the K in 2..8 with the best silhouette.
+
+    Same seed, same groups: k-means starts from `seed`, and groups are numbered by size (largest first,
+    ties by their first occurrence). `labels` (one per corpus line read, any text) adds purity, the
+    adjusted Rand index and the sense probe (`LabelsReport`).
+    """
+    if not isinstance(occurrences, Occurrences):
+        raise InputTypeError(f"occurrences must be an attn_cli.Occurrences, not {type(occurrences).__name__}")
+    if not (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+        raise SettingsError("seed", f"must be a whole number of at least 0 (got {seed!r})")
+    count = len(occurrences)
+    _require_enough(occurrences)
+    if clusters is not None and not (isinstance(clusters, int) and not isinstance(clusters, bool)
+                                     and 1 <= clusters <= count):
+        raise SettingsError("clusters", f"must be a whole number from 1 to the {count:,} occurrences (got "
+                                        f"{clusters!r})")
+    line_labels = None if labels is None else occurrence_labels(occurrences, labels)
+    order = None if labels is None else list(dict.fromkeys(labels))  # the labels in the order first seen
+    unit = unit_rows(occurrences.outputs)  # [m, d_out]
+    chosen = grouping(unit, clusters, seed)
+    layer = _word_layer(occurrences)
+    groups = _groups(occurrences, unit, chosen.assignments, chosen.samples, layer)
+    return SensesResult(
+        word=occurrences.word, occurrences=occurrences, groups=tuple(groups), assignments=chosen.assignments,
+        chosen_by="silhouette" if clusters is None else "given", silhouettes=chosen.silhouettes,
+        silhouette=chosen.silhouette, static_neighbors=tuple(_neighbors(occurrences, layer,
+                                                                         occurrences.static[None, :])[0]),
+        labels_report=(None if line_labels is None or order is None
+                       else labels_report(occurrences, chosen.assignments, line_labels, order)),
+        projection=projection(unit), layer=layer)
+
+
+def _require_enough(occurrences: Occurrences) -> None:
+    count = len(occurrences)
+    if count == 0:
+        raise InputError(f"found no occurrence of {occurrences.word!r} in {occurrences.lines_read:,} lines (a token "
+                         "is the word when the vector set looks it up as the word's entry: case and accents as "
+                         "the set's vocabulary has them); give a corpus that contains it")
+    if count < MIN_OCCURRENCES:
+        raise InputError(f"found {count} occurrence{'s' * (count != 1)} of {occurrences.word!r}; senses needs at "
+                         f"least {MIN_OCCURRENCES}: give a larger corpus")
+
+
+class Grouping:
+    """The chosen groups of the occurrences: assignments (0-based, numbered by size), silhouettes."""
+
+    def __init__(self, assignments: np.ndarray, silhouettes: dict[int, float], samples: np.ndarray | None) -> None:
+        self.assignments = assignments
+        self.silhouettes = silhouettes  # K tried -> its silhouette
+        self.samples = samples  # [m] each occurrence's silhouette (NaN when left out of the sample); None: one group
+        self.silhouette = None if samples is None else float(np.nanmean(samples))
+
+
+def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
+    """K-means (n_init=10, random_state=seed) for each K tried; the given K, else the best silhouette's (the
+    smallest K among equals). Unit rows: Euclidean k-means on them follows cosine distance."""
+    count = len(unit)
+    tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, count - 1) + 1))
+    best: tuple[float, np.ndarray, np.ndarray | None] | None = None
+    silhouettes: dict[int, float] = {}
+    for k in tried:
+        assignments = numbered(kmeans(unit, k, seed))
+        samples = silhouette_samples(unit, assignments, seed)
+        if samples is None:
+            if best is None:
+                best = (-np.inf, assignments, None)
+            continue
+        silhouettes[k] = float(np.nanmean(samples))
+        if best is None or silhouettes[k] > best[0]:
+            best = (silhouettes[k], assignments, samples)
+    assert best is not None  # at least one K is tried: count >= 3
+    return Grouping(best[1], silhouettes, best[2])
+
+
+def kmeans(unit: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """scikit-learn's KMeans labels of the rows (a K of 1: every row in one group)."""
+    if k == 1:
+        return np.zeros(len(unit), dtype=np.int64)
+    import warnings
+
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than K: fewer groups, said below
+        return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit).astype(np.int64)
+
+
+def numbered(labels: np.ndarray) -> np.ndarray:
+    """The groups renumbered 0, 1, ... by size (largest first), ties by their first occurrence."""
+    found, first, sizes = np.unique(labels, return_index=True, return_counts=True)
+    order = np.lexsort((first, -sizes))  # by size down, then first occurrence
+    renumber = np.empty(len(found), dtype=np.int64)
+    renumber[order] = np.arange(len(found))
+    return renumber[np.searchsorted(found, labels)]
+
+
+def silhouette_samples(unit: np.ndarray, assignments: np.ndarray, seed: int) -> np.ndarray | None:
+    """Each occurrence's silhouette (cosine), on a sample of SILHOUETTE_SAMPLE occurrences when there are more (the
+    sample silhouette_score takes with random_state=seed; the others NaN); None when there is one group."""
+    from sklearn.metrics import silhouette_samples as scores
+
+    count = len(unit)
+    sample = (np.arange(count) if count <= SILHOUETTE_SAMPLE
+              else np.random.RandomState(seed).permutation(count)[:SILHOUETTE_SAMPLE])
+    groups = len(np.unique(assignments[sample]))
+    if not 2 <= groups <= len(sample) - 1:
+        return None
+    samples = np.full(count, np.nan)
+    samples[sample] = scores(unit[sample], assignments[sample], metric="cosine")
+    return samples
+
+
+def _word_layer(occurrences: Occurrences) -> AttentionResult:
+    """The layer over the word alone: maps the vocabulary into the outputs' space for the neighbour search."""
+    row = word_entry(occurrences.word, occurrences.vectors)[1]
+    settings = occurrences.settings
+    return word_layer(occurrences.vectors.rows([row])[0], settings.attention, settings.projections)
+
+
+def _neighbors(occurrences: Occurrences, layer: AttentionResult, queries: np.ndarray) -> list[list[Neighbor]]:
+    """The words nearest each query [q, d_out] in the outputs' space, the word itself left out, as explain's
+    "after" neighbours are searched."""
+    settings = occurrences.settings
+    if settings.neighbors == 0:
+        return [[] for _ in queries]
+    key = word_entry(occurrences.word, occurrences.vectors)[0]
+    search = NeighborSearch.shared(occurrences.vectors, layer, settings.neighbor_vocab)
+    return search.nearest(queries, settings.neighbors, [key] * len(queries))
+
+
+def _groups(occurrences: Occurrences, unit: np.ndarray, assignments: np.ndarray, samples: np.ndarray | None,
+            layer: AttentionResult) -> list[SenseGroup]:
+    """Each group's figures: size, centre, silhouette, neighbours of the centre, pulled by, examples."""
+    members = [np.flatnonzero(assignments == g) for g in range(int(assignments.max()) + 1)]
+    centres = np.array([unit[rows].mean(axis=0) for rows in members])  # [K, d_out]
+    neighbors = _neighbors(occurrences, layer, centres)
+    return [SenseGroup(number=g + 1, members=rows, centre=centres[g],
+                       silhouette=None if samples is None or np.isnan(samples[rows]).all()
+                       else float(np.nanmean(samples[rows])),
+                       neighbors=tuple(neighbors[g]), pulled_by=tuple(pulled_by(occurrences, rows)),
+                       examples=tuple(examples(occurrences, unit, rows, centres[g])))
+            for g, rows in enumerate(members)]
+
+
+def pulled_by(occurrences: Occurrences, rows: np.ndarray) -> list[Pull]:
+    """The context words with the largest mean share of the shift over the group's occurrences: each word's shares
+    (by its case-folded text) summed over the group, divided by the group's size; the top `neighbors` (5 when
+    that is 0), largest first, ties by first appearance."""
+    totals: dict[str, float] = {}
+    for row in rows.tolist():
+        for word, share in zip(occurrences.context_words[row], occurrences.context_shares[row].tolist()):
+            key = word.casefold()
+            totals[key] = totals.get(key, 0.0) + share
+    wanted = occurrences.settings.neighbors or 5
+    ranked = sorted(totals.items(), key=lambda item: -item[1])[:wanted]  # sorted() is stable: first seen first
+    return [Pull(word, total / len(rows)) for word, total in ranked]
+
+
+def examples(occurrences: Occurrences, unit: np.ndarray, rows: np.ndarray, centre: np.ndarray) -> list[Example]:
+    """The EXAMPLES occurrences nearest the group's centre (cosine), nearest first, ties in corpus order."""
+    cosines = unit[rows] @ unit_rows(centre)
+    order = np.lexsort((rows, -cosines))[:EXAMPLES]
+    return [Example(index=int(rows[i]), line=int(occurrences.line[rows[i]]),
+                    position=int(occurrences.position[rows[i]]), sentence=occurrences.sentence[rows[i]],
+                    cosine=float(cosines[i])) for i in order.tolist()]
+
+
+def occurrence_labels(occurrences: Occurrences, labels: Sequence[str]) -> list[str]:
+    """Each occurrence's label: its line's, `labels` holding one per line read (line first_line.. in order)."""
+    if isinstance(labels, (str, bytes)) or not all(isinstance(label, str) for label in labels):
+        raise InputTypeError("labels must be a sequence of str, one per corpus line")
+    labels = list(labels)
+    if len(labels) != occurrences.lines_read:
+        raise InputError(f"the labels give {len(labels):,} labels for a corpus of {occurrences.lines_read:,} lines; "
+                         "give one label per line")
+    return [labels[number - occurrences.first_line] for number in occurrences.line.tolist()]
+
+
+def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: list[str],
+                  order: list[str]) -> LabelsReport:
+    """Purity and adjusted Rand index of the groups against the labels, each group's commonest label, and the
+    sense probe for the outputs and the two baselines (static vector, bag of words)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    codes = {label: code for code, label in enumerate(order)}
+    truth = np.array([codes[label] for label in labels], dtype=np.int64)  # labels as codes, first seen first
+    majority = []
+    for g in range(int(assignments.max()) + 1):
+        counts = np.bincount(truth[assignments == g], minlength=len(order))
+        top = int(np.argmax(counts))  # the label first seen among the commonest
+        majority.append((g + 1, order[top], float(counts[top] / counts.sum())))
+    purity = sum(share * int(np.sum(assignments == g - 1)) for g, _, share in majority) / len(truth)
+    static = np.broadcast_to(occurrences.static, occurrences.outputs.shape)  # blind to context: one vector for all
+    return LabelsReport(
+        purity=float(purity), adjusted_rand=float(adjusted_rand_score(truth, assignments)), groups=tuple(majority),
+        probe={name: probe(vectors, truth, order) for name, vectors in
+               (("outputs", occurrences.outputs), ("static", static), ("bag_of_words", occurrences.bags))})
+
+
+def probe(vectors: np.ndarray, truth: np.ndarray, order: list[str]) -> dict[str, float]:
+    """Leave-one-out nearest neighbour by cosine: each occurrence takes the label of its nearest other one. Ties (the
+    others within TIE of the best cosine) give the commonest label among them, then the label first seen in the
+    corpus, so a vector shared by all (the static baseline) predicts the majority label of the others. Scored as
+    accuracy and macro-F1 over the labels present."""
+    from sklearn.metrics import f1_score
+
+    predicted = nearest_labels(unit_rows(vectors), truth, len(order))
+    return {"accuracy": float(np.mean(predicted == truth)),
+            "macro_f1": float(f1_score(truth, predicted, average="macro", labels=np.unique(truth)))}
+
+
+def nearest_labels(unit: np.ndarray, truth: np.ndarray, labels: int) -> np.ndarray:
+    """The probe's prediction for each row, a block of rows at a time: never the whole [m, m] cosines at once."""
+    count = len(unit)
+    one_hot = np.zeros((count, labels))
+    one_hot[np.arange(count), truth] = 1.0
+    predicted = np.empty(count, dtype=np.int64)
+    for rows in row_blocks(count, count):
+        index = np.arange(count)[rows]  # [b]
+        cosines = unit[index] @ unit.T  # [b, m]
+        cosines[np.arange(len(index)), index] = -np.inf  # leave one out
+        nearest = cosines >= cosines.max(axis=1, keepdims=True) - TIE  # [b, m]
+        predicted[index] = np.argmax(nearest @ one_hot, axis=1)  # the first of the commonest: first seen
+    return predicted
+
+
+def projection(unit: np.ndarray) -> np.ndarray:
+    """The occurrences on the plane of their two main directions (PCA of the unit outputs by SVD), [m, 2]: each
+    direction's sign fixed so its largest loading is positive, so the same input gives the same picture."""
+    centred = unit - unit.mean(axis=0)
+    _, _, directions = np.linalg.svd(centred, full_matrices=False)  # [r, d_out], r = min(m, d_out)
+    directions = directions[:2]
+    peaks = directions[np.arange(len(directions)), np.argmax(np.abs(directions), axis=1)]
+    directions = directions * np.where(peaks < 0, -1.0, 1.0)[:, None]
+    points = np.zeros((len(unit), 2))
+    points[:, :len(directions)] = centred @ directions.T
+    return points

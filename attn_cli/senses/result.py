@@ -1,0 +1,126 @@
+"""`SensesResult`: a word's occurrences in groups, with every figure `senses` reports, and its document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from attn_cli.documents.senses import senses_document
+from attn_cli.engine.analysis import Neighbor
+from attn_cli.engine.attention import AttentionResult
+from attn_cli.errors import InputError
+from attn_cli.results import tables_text
+from attn_cli.senses.table import Occurrences
+
+if TYPE_CHECKING:
+    import pandas
+
+
+@dataclass(frozen=True)
+class Pull:
+    """A context word and its mean share of the shift over a group's occurrences."""
+
+    word: str  # case-folded
+    share: float
+
+
+@dataclass(frozen=True)
+class Example:
+    """An occurrence near a group's centre."""
+
+    index: int  # its row in the occurrences table
+    line: int
+    position: int
+    sentence: str
+    cosine: float  # with the group's centre
+
+
+@dataclass(frozen=True, eq=False)
+class SenseGroup:
+    """One group of occurrences: numbered from 1 by size (largest first)."""
+
+    number: int
+    members: np.ndarray  # int64 [size]: rows of the occurrences table
+    centre: np.ndarray  # [d_out] the mean of the members' unit outputs
+    silhouette: float | None  # the members' mean silhouette (None with one group)
+    neighbors: tuple[Neighbor, ...]  # words nearest the centre, in the outputs' space
+    pulled_by: tuple[Pull, ...]  # context words with the largest mean share of the shift
+    examples: tuple[Example, ...]  # the occurrences nearest the centre
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    def __repr__(self) -> str:
+        return f"<SenseGroup {self.number}: {self.size:,} occurrences near {', '.join(n.word for n in self.neighbors)}>"
+
+
+@dataclass(frozen=True)
+class LabelsReport:
+    """How the groups and the outputs match labels given per line."""
+
+    purity: float  # the share of occurrences whose group's commonest label is theirs
+    adjusted_rand: float  # agreement of groups and labels, 0 for chance, 1 for the same partition
+    groups: tuple[tuple[int, str, float], ...]  # (group, its commonest label, that label's share of the group)
+    probe: dict[str, dict[str, float]]  # outputs, static, bag_of_words -> accuracy, macro_f1
+
+
+@dataclass(frozen=True, eq=False)
+class SensesResult:
+    """A word across a corpus: its occurrences (the table), their groups and, given labels, the probe.
+
+    `assignments` [m] holds each occurrence's group as an index into `groups` (0-based; group numbers shown
+    to people start at 1). `projection` [m, 2] places each occurrence on the plane of the outputs' two main
+    directions (PCA), for pictures.
+    """
+
+    word: str
+    occurrences: Occurrences
+    groups: tuple[SenseGroup, ...]
+    assignments: np.ndarray
+    chosen_by: str  # "silhouette" or "given"
+    silhouettes: dict[int, float]  # each K tried -> its silhouette
+    silhouette: float | None  # the chosen grouping's (None with one group)
+    static_neighbors: tuple[Neighbor, ...]  # the neighbours of the word's static vector, blind to context
+    labels_report: LabelsReport | None
+    projection: np.ndarray
+    layer: AttentionResult  # the layer over the word alone: its settings as the document states them
+
+    @property
+    def clusters(self) -> int:
+        return len(self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document (schemas/senses.schema.json) as plain Python values."""
+        import json
+
+        return json.loads(self.to_json())
+
+    def to_json(self) -> str:
+        """The document as one line of JSON."""
+        from attn_cli.render.json_out import dumps
+
+        return dumps(senses_document(self))
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per occurrence: line, position, token, group (from 1), x, y, sentence, and the output vector."""
+        try:
+            import pandas
+        except ImportError:
+            raise InputError('to_pandas needs pandas: pip install pandas') from None
+        table = self.occurrences
+        return pandas.DataFrame({
+            "line": table.line, "position": table.position, "token": table.token, "group": self.assignments + 1,
+            "x": self.projection[:, 0], "y": self.projection[:, 1], "sentence": table.sentence,
+            "output": list(table.outputs)})
+
+    def __str__(self) -> str:
+        """The groups as plain tables."""
+        return tables_text(senses_document(self), ("senses", "render_senses"))
+
+    def __repr__(self) -> str:
+        silhouette = "" if self.silhouette is None else f" (silhouette {self.silhouette:.2f})"
+        return (f"<SensesResult {self.word!r}: {len(self.occurrences):,} occurrences in {self.clusters} "
+                f"group{'s' * (self.clusters != 1)}{silhouette}>")

@@ -1,0 +1,198 @@
+"""The scan: every occurrence of one word in a corpus, with its own row of attention and nothing more.
+
+Lines are read lazily, a group at a time. A line whose raw text cannot hold the word (`could_hold`)
+is never tokenized nor attended; the others are tokenized, every token whose vocabulary key is the
+word's is an occurrence, and only the occurrences' rows of attention are computed
+(engine/occurrences.py), the sentences of one length together. Only the occurrences are kept, so
+memory stays flat in the number of lines.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Callable
+
+import numpy as np
+
+from attn_cli.api import check_layer, prepared
+from attn_cli.batches import GROUP_CELLS, GROUP_LINES, Line, runs_within
+from attn_cli.declared import is_whole
+from attn_cli.engine.attention import static_outputs
+from attn_cli.engine.occurrences import occurrence_rows, word_layer
+from attn_cli.engine.tokenize import TokenizedSentence, tokenize
+from attn_cli.errors import InputError, InputTypeError, SettingsError
+from attn_cli.senses.table import Occurrences
+from attn_cli.settings import Settings
+from attn_cli.vectors.store import Vectors, without_accents
+
+
+def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vectors: Any = None,
+                settings: Settings | None = None, progress: Callable[[int], None] | None = None,
+                **changes: Any) -> Occurrences:
+    """Every occurrence of `word` in `lines` (sentences, or lists of words), each with its contextual output.
+
+    An occurrence is a token whose vocabulary entry is the word's (as `tokenize` matches words: case and
+    accents follow the vector set, so "Bank" is "bank" in a lower-case set). Lines are numbered from
+    `first_line` (a later part of a corpus keeps its numbers). A line that cannot be attended (every
+    word unknown, too long) is skipped and counted in `skipped_lines`. `progress`, if given, is called
+    with the number of lines read so far after each group of lines.
+    """
+    if not isinstance(word, str):
+        raise InputTypeError(f"word must be a str, not {type(word).__name__}")
+    if isinstance(lines, (str, bytes)):
+        raise InputTypeError("lines must be an iterable of sentences (str) or of word lists, not one str")
+    if not (is_whole(first_line) and first_line >= 1):
+        raise SettingsError("first_line", f"must be at least 1 (got {first_line!r})")
+    chosen, found = prepared(vectors, settings, changes)
+    check_layer(chosen, found)
+    scan = Scan(word, found, chosen, first_line)
+    numbered = enumerate(lines, first_line)
+    while group := list(islice(numbered, GROUP_LINES)):
+        scan.read(group)
+        if progress is not None:
+            progress(scan.lines_read)
+    return scan.table()
+
+
+def word_entry(word: str, vectors: Vectors) -> tuple[str, int]:
+    """The vocabulary entry (key and row) the word's tokens match, as `tokenize` looks a token up; InputError if
+    the vector set has none."""
+    found = vectors.lookup(unicodedata.normalize("NFC", word)) if word else None
+    if found is None:
+        raise InputError(f"{word!r} is not in the vocabulary of {vectors.name}, so no token can be it; give a word "
+                         "the vector set knows")
+    return found
+
+
+def folded(text: str) -> str:
+    """The text as the pre-filter compares it: accents removed, upper-cased, case-folded, accents removed again.
+
+    The rule that makes the filter safe: for every character c, folded(c) equals folded(s) for each spelling
+    `Vectors.candidate_keys` may try for it (c.lower(), c.title(), without accents), and folded works
+    character by character. So when a token of the NFC text matches the key, folded(key) is a substring of
+    folded(line) (tests/test_senses_scan.py checks every code point). ASCII text folds to its lower case.
+    """
+    if text.isascii():
+        return text.lower()
+    return without_accents(without_accents(without_accents(text).upper()).casefold())
+
+
+def could_hold(line: Line, folded_key: str) -> bool:
+    """False only for a line none of whose tokens can be the word: a str line without the folded key in its
+    folded NFC text. A word list (already split) is always tokenized."""
+    if not isinstance(line, str):
+        return True
+    return folded_key in folded(line if line.isascii() else unicodedata.normalize("NFC", line))
+
+
+@dataclass
+class Found:
+    """A line's occurrences before attention: its tokens and the token indices that are the word."""
+
+    number: int
+    text: str
+    tokenized: TokenizedSentence
+    indices: list[int]
+
+
+class Scan:
+    """The occurrences found so far, column by column, and the counts of lines."""
+
+    def __init__(self, word: str, vectors: Vectors, settings: Settings, first_line: int) -> None:
+        self.word, self.vectors, self.settings, self.first_line = word, vectors, settings, first_line
+        self.key, row = word_entry(word, vectors)
+        self.folded_key = folded(self.key)
+        self.layer = word_layer(vectors.rows([row])[0], settings.attention, settings.projections)
+        self.lines_read = self.skipped_lines = 0
+        self.columns: dict[str, list] = {name: [] for name in ("line", "position", "token", "sentence", "outputs",
+                                                               "bags", "context_words", "context_shares")}
+
+    def read(self, group: list[tuple[int, Line]]) -> None:
+        """Find and attend the occurrences of a group of numbered lines."""
+        self.lines_read += len(group)
+        found = [item for item in map(self._found, group) if item is not None]
+        for run in runs_within(found, self._cells, GROUP_CELLS):
+            for item in sorted(self._attended(run), key=lambda attended: attended[0].number):  # corpus order
+                self._keep(item)
+
+    def _found(self, numbered: tuple[int, Line]) -> Found | None:
+        """The line's occurrences (None when it has none); a line that cannot be tokenized counts as skipped."""
+        number, line = numbered
+        if not could_hold(line, self.folded_key):
+            return None
+        if not (isinstance(line, str) or all(isinstance(word, str) for word in line)):
+            self.skipped_lines += 1
+            return None
+        try:
+            tokenized = tokenize(line, self.vectors, self.settings.oov, self.settings.max_tokens)
+        except InputError:
+            self.skipped_lines += 1
+            return None
+        indices = [i for i, token in enumerate(tokenized.tokens) if token.key == self.key]
+        text = line if isinstance(line, str) else " ".join(line)
+        return Found(number, text, tokenized, indices) if indices else None
+
+    def _cells(self, item: Found) -> int:
+        """The numbers a line's rows take: each occurrence's copy of its sentence's [n, d] inputs."""
+        return len(item.indices) * item.tokenized.embeddings.size
+
+    def _attended(self, run: list[Found]) -> Iterator[tuple[Found, Any]]:
+        """Each line of the run with its occurrences' rows, the lines of one length as one stack; a line the
+        layer refuses (the "others" mask over a sentence of one word) is skipped and counted."""
+        lengths: dict[int, list[Found]] = {}
+        for item in run:
+            lengths.setdefault(len(item.tokenized.tokens), []).append(item)
+        for stack in lengths.values():
+            try:
+                rows = self._rows(stack)
+            except InputError:
+                if len(stack) == 1:
+                    self.skipped_lines += 1
+                    continue
+                for item in stack:
+                    yield from self._attended([item])
+                continue
+            start = 0
+            for item in stack:
+                yield item, [part[start:start + len(item.indices)] for part in rows]
+                start += len(item.indices)
+
+    def _rows(self, stack: list[Found]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The outputs, shares and bags of the stack's occurrences, in order."""
+        embeddings = np.stack([item.tokenized.embeddings for item in stack])  # [B, n, d]
+        sentences = np.array([s for s, item in enumerate(stack) for _ in item.indices], dtype=np.int64)
+        positions = np.array([i for item in stack for i in item.indices], dtype=np.int64)
+        rows = occurrence_rows(embeddings, sentences, positions, self.settings.attention, self.settings.projections)
+        bags = embeddings.mean(axis=1)[sentences]  # [m, d]
+        return rows.outputs, rows.shares, bags
+
+    def _keep(self, attended: tuple[Found, Any]) -> None:
+        item, (outputs, shares, bags) = attended
+        tokens = item.tokenized.tokens
+        for row, index in enumerate(item.indices):
+            others = [j for j in range(len(tokens)) if j != index]
+            self.columns["line"].append(item.number)
+            self.columns["position"].append(tokens[index].position)
+            self.columns["token"].append(tokens[index].text)
+            self.columns["sentence"].append(item.text)
+            self.columns["context_words"].append([tokens[j].text for j in others])
+            self.columns["context_shares"].append(shares[row, others])
+        self.columns["outputs"].append(outputs)
+        self.columns["bags"].append(bags)
+
+    def table(self) -> Occurrences:
+        """What the scan found, as columns."""
+        static = static_outputs(self.layer)[0]
+        width, dims = len(static), self.vectors.dims
+        columns = self.columns
+        return Occurrences(
+            word=self.word, settings=self.settings, vectors=self.vectors, static=static,
+            line=np.array(columns["line"], dtype=np.int64), position=np.array(columns["position"], dtype=np.int64),
+            token=columns["token"], sentence=columns["sentence"],
+            outputs=np.vstack(columns["outputs"]) if columns["outputs"] else np.zeros((0, width)),
+            bags=np.vstack(columns["bags"]) if columns["bags"] else np.zeros((0, dims)),
+            context_words=columns["context_words"], context_shares=columns["context_shares"],
+            first_line=self.first_line, lines_read=self.lines_read, skipped_lines=self.skipped_lines)

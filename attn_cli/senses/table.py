@@ -1,0 +1,93 @@
+"""`Occurrences`: one row per occurrence of a word in a corpus, as columns (numpy arrays and lists).
+
+The scan keeps this and nothing else of the corpus, so its memory grows with the occurrences, not
+the lines. Grouping reads it; so can any data tool (the columns are plain arrays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attn_cli.errors import InputError
+from attn_cli.settings import Settings
+from attn_cli.vectors.store import Vectors
+
+ROW_COLUMNS = ("line", "position", "token", "sentence", "outputs", "bags", "context_words", "context_shares")
+
+
+@dataclass(frozen=True, eq=False)
+class Occurrences:
+    """Every occurrence of `word` found in a corpus, one row each, in corpus order.
+
+    Columns: `line` int64 [m] (1-based corpus line), `position` int64 [m] (the token's position in its
+    sentence, dropped tokens counted, as `Token.position`), `token` (as typed), `sentence` (the line's text),
+    `outputs` float64 [m, d_out] (the word's contextual output), `bags` float64 [m, d] (the mean static
+    vector of the sentence's tokens: the bag-of-words baseline), `context_words` (the sentence's other
+    tokens as typed) and `context_shares` (each one's share of the occurrence's shift). Once: `static`
+    float64 [d_out], the word's own vector through the layer's value space, blind to context.
+    """
+
+    word: str
+    settings: Settings
+    vectors: Vectors
+    static: np.ndarray
+    line: np.ndarray
+    position: np.ndarray
+    token: list[str]
+    sentence: list[str]
+    outputs: np.ndarray
+    bags: np.ndarray
+    context_words: list[list[str]]
+    context_shares: list[np.ndarray]
+    first_line: int = 1  # the number of the first line read (a later part of a corpus keeps its numbers)
+    lines_read: int = 0  # corpus lines read by the scan (with the word or not)
+    skipped_lines: int = 0  # lines with a possible occurrence that could not be attended (too long, all unknown)
+
+    def __post_init__(self) -> None:
+        count = len(self.line)
+        lengths = {name: len(getattr(self, name)) for name in ROW_COLUMNS}
+        if any(length != count for length in lengths.values()):
+            raise InputError(f"the columns of an Occurrences table differ in length: {lengths}")
+
+    def __len__(self) -> int:
+        return len(self.line)
+
+    @property
+    def lines_with_word(self) -> int:
+        """How many lines hold at least one occurrence."""
+        return len(np.unique(self.line))
+
+    @classmethod
+    def concat(cls, parts: Sequence[Occurrences]) -> Occurrences:
+        """The tables of consecutive parts of one corpus (a Dask partition each, say) as one, in their order; the
+        counts of lines add up. They must share word, settings and vectors."""
+        if not parts:
+            raise InputError("Occurrences.concat needs at least one table")
+        first = parts[0]
+        for before, part in zip(parts, parts[1:]):
+            if part.first_line != before.first_line + before.lines_read:
+                raise InputError(f"Occurrences.concat joins consecutive parts of a corpus: a part read from line "
+                                 f"{before.first_line:,} to {before.first_line + before.lines_read - 1:,} is followed "
+                                 f"by one from line {part.first_line:,}")
+            if (part.word, part.settings, part.vectors.fingerprint) != (first.word, first.settings,
+                                                                           first.vectors.fingerprint):
+                raise InputError("Occurrences.concat joins tables of one word, settings and vector set only")
+        joined: dict[str, Any] = {name: _joined([getattr(part, name) for part in parts]) for name in ROW_COLUMNS}
+        return cls(word=first.word, settings=first.settings, vectors=first.vectors, static=first.static,
+                   first_line=first.first_line, lines_read=sum(part.lines_read for part in parts),
+                   skipped_lines=sum(part.skipped_lines for part in parts), **joined)
+
+    def __repr__(self) -> str:
+        return (f"<Occurrences {self.word!r}: {len(self):,} in {self.lines_with_word:,} of {self.lines_read:,} "
+                f"lines>")
+
+
+def _joined(columns: list) -> np.ndarray | list:
+    """Columns of several tables as one: arrays stacked along their rows, lists chained."""
+    if isinstance(columns[0], np.ndarray):
+        return np.concatenate(columns, axis=0)
+    return [value for column in columns for value in column]
