@@ -4,15 +4,13 @@ colour per group, the sentence on hover with the word marked, nothing fetched, h
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 
 from test_html_browser import OfflinePage, browser  # noqa: F401  (browser: the session's Chromium, a fixture)
+from test_senses_render import SAMPLE
 
 from attn_cli.errors import literal
 from attn_cli.render.senses_page import senses_page
 
-SAMPLE = json.loads((Path(__file__).parent / "senses_sample.json").read_text(encoding="utf-8"))
 HOSTILE = 'the bank </script><b id="bold">bold</b> <img src=x onerror="document.title=1"> abc\u202edef 🏦 bank'
 
 
@@ -54,7 +52,8 @@ def test_hovering_a_point_shows_its_sentence_with_the_word_marked(browser, tmp_p
     assert tooltip.is_visible()
     assert tooltip.locator(".sentence").inner_text() == SAMPLE["occurrences"][4]["sentence"]
     assert tooltip.locator("mark").all_text_contents() == ["bank"]
-    assert "group 2, line 5" in tooltip.inner_text()
+    occurrence = SAMPLE["occurrences"][4]
+    assert f"group {occurrence['group']}, line {occurrence['line']}" in tooltip.inner_text()
     view.assert_clean()
 
 

@@ -1,11 +1,11 @@
 """What people see of `senses`: the Rich tables, the notebook's plain tables, the scatter SVG and the page, all
-drawn from the senses document alone (tests/senses_sample.json is a hand-made one of the contract's shape)."""
+drawn from the senses document alone: the document of the bundled river/money corpus with its labels."""
 
 from __future__ import annotations
 
 import copy
+import functools
 import io
-import json
 import re
 from pathlib import Path
 from xml.etree import ElementTree
@@ -16,7 +16,20 @@ from attn_cli.render.consoles import draw_literally, report_console
 from attn_cli.render.senses import marked_spans, render_senses
 from attn_cli.render.senses_page import group_colours, scatter_svg, senses_page, senses_tables_html
 
-SAMPLE = json.loads((Path(__file__).parent / "senses_sample.json").read_text(encoding="utf-8"))
+BUNDLED = Path(__file__).resolve().parent.parent / "data" / "senses"
+
+
+@functools.lru_cache(maxsize=None)
+def bundled_result():
+    """attn_cli.senses over data/senses/bank.txt with its labels, computed once for every test here."""
+    import attn_cli
+
+    lines = (BUNDLED / "bank.txt").read_text(encoding="utf-8").splitlines()
+    labels = (BUNDLED / "bank.labels.txt").read_text(encoding="utf-8").splitlines()
+    return attn_cli.senses("bank", lines, labels=labels)
+
+
+SAMPLE = bundled_result().to_dict()
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = 'the bank </script><b>bold</b> [red]x[/red] \x1b[2J abc\u202edef'
 
@@ -35,44 +48,52 @@ def without_labels() -> dict:
 
 def test_the_tables_say_which_k_was_chosen_and_every_silhouette_tried():
     shown = tables(SAMPLE)
-    assert "2 groups, chosen by the best silhouette" in shown
-    block = shown.split("2 groups, chosen by the best silhouette over K = 2..5", 1)[1].split("silhouette:", 1)[0]
+    clusters = SAMPLE["clusters"]
+    assert clusters["by"] == "silhouette" and list(clusters["silhouettes"]) == [str(k) for k in range(2, 9)]
+    title = f"{clusters['chosen']} groups, chosen by the best silhouette over K = 2..8"
+    block = shown.split(title, 1)[1].split("silhouette:", 1)[0]
     rows = {line.split()[0]: line.split()[1:] for line in block.splitlines() if re.match(r"\s+\d+\s", line)}
-    assert {k: values[0] for k, values in rows.items()} == {"2": "0.410", "3": "0.220", "4": "0.180", "5": "0.050"}
-    assert "chosen" in rows["2"] and "chosen" not in rows["3"]
+    assert {k: values[0] for k, values in rows.items()} == {k: f"{v:.3f}" for k, v in clusters["silhouettes"].items()}
+    assert [k for k, values in rows.items() if "chosen" in values] == [str(clusters["chosen"])]
 
 
 def test_a_given_k_is_said_to_be_given():
     document = copy.deepcopy(SAMPLE)
-    document["clusters"] = {"chosen": 2, "by": "given", "silhouettes": {"2": 0.41}}
+    document["clusters"] = {"chosen": 2, "by": "given", "silhouettes": {"2": 0.331}}
     assert "2 groups, as --clusters 2 asked" in tables(document)
 
 
 def test_the_static_neighbours_are_shown_once_and_each_group_with_its_figures():
     shown = tables(without_labels())
-    assert shown.count("banks 0.820") == 1 and "lender 0.550" in shown
+    static = ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in SAMPLE["static_neighbors"])
+    assert shown.count(static) == 1
     for group in SAMPLE["groups"]:
-        assert f"{group['neighbors'][0]['word']} {group['neighbors'][0]['cosine']:.3f}" in shown
-        assert f"{group['pulled_by'][0]['word']} {group['pulled_by'][0]['share']:.2f}" in shown
+        row = next(line for line in shown.splitlines() if re.match(rf"\s+{group['group']}\s+{group['size']} \(", line))
+        assert f"{group['silhouette']:.3f}" in row
+        assert f"{group['neighbors'][0]['word']} {group['neighbors'][0]['cosine']:.3f}" in row
+        assert f"{group['pulled_by'][0]['word']} {group['pulled_by'][0]['share']:.2f}" in row
         for example in group["examples"]:
-            assert example["sentence"] in shown
+            assert example["sentence"][:40] in shown
     assert "purity" not in shown and "probe" not in shown
 
 
 def test_with_labels_the_tables_show_purity_rand_majorities_and_the_probe_with_what_it_means():
     shown = tables(SAMPLE)
-    assert "purity 1.000" in shown and "adjusted Rand index 1.000" in shown
-    assert re.search(r"1\s+river\s+1\.000", shown) and re.search(r"2\s+money\s+1\.000", shown)
-    assert re.search(r"contextual outputs\s+1\.000\s+1\.000", shown)
-    assert re.search(r"static vector\s+0\.400\s+0\.286", shown)
-    assert re.search(r"bag of words\s+0\.833\s+0\.829", shown)
-    assert "above the static vector: the outputs carry the sense" in " ".join(shown.split())
+    labels = SAMPLE["labels"]
+    assert f"purity {labels['purity']:.3f}, adjusted Rand index {labels['adjusted_rand']:.3f}" in shown
+    for row in labels["groups"]:
+        assert re.search(rf"{row['group']}\s+{row['label']}\s+{row['share']:.3f}", shown)
+    for key, name in (("outputs", "contextual outputs"), ("static", "static vector"), ("bag_of_words", "bag of words")):
+        scores = labels["probe"][key]
+        assert re.search(rf"{name}\s+{scores['accuracy']:.3f}\s+{scores['macro_f1']:.3f}", shown)
+    assert "Outputs above the static vector: the outputs carry the sense" in " ".join(shown.split())
 
 
 def test_the_word_is_marked_by_a_style_in_each_example_sentence():
     shown = tables(without_labels(), color=True)
     marked = re.findall(r"\x1b\[[0-9;]*m(bank)\x1b\[0m", shown)
-    assert len(marked) == 6  # one in each of the six example sentences
+    examples = [example["sentence"] for group in SAMPLE["groups"] for example in group["examples"]]
+    assert len(marked) == sum(len(marked_spans(sentence, "bank")) for sentence in examples) >= len(examples)
 
 
 @pytest.mark.parametrize("sentence, token, expected", [
@@ -103,7 +124,8 @@ def test_the_notebook_tables_escape_input_and_mark_the_word():
     assert "&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in html and "abc\\u202edef" in html
     assert "the <mark>bank</mark> &lt;/script&gt;" in html
     assert "<script" not in html and "style=" not in html
-    assert "0.410" in html and "0.286" in html and "banks" in html
+    assert f"{SAMPLE['clusters']['silhouettes']['2']:.3f}" in html and SAMPLE["static_neighbors"][0]["word"] in html
+    assert f"{SAMPLE['labels']['probe']['bag_of_words']['macro_f1']:.3f}" in html
 
 
 def test_the_scatter_draws_every_occurrence_coloured_by_its_group_with_its_sentence_as_title():
@@ -115,7 +137,7 @@ def test_the_scatter_draws_every_occurrence_coloured_by_its_group_with_its_sente
         assert point.get("fill") == colours[occurrence["group"] - 1]
         assert point.find(f"{SVG}title").text == occurrence["sentence"]
     legend = [text.text for text in svg.findall(f".//{SVG}g[@class='legend']/{SVG}text")]
-    assert legend == ["group 1 (3)", "group 2 (3)"]
+    assert legend == [f"group {group['group']} ({group['size']})" for group in SAMPLE["groups"]]
 
 
 def test_the_scatter_keeps_hostile_sentences_inert():
@@ -148,3 +170,14 @@ def test_a_notebook_cell_shows_the_plain_tables_then_the_page():
     page = senses_page(SAMPLE, "attn_cli.senses('bank', lines)")
     cell = notebook_cell(SAMPLE, page)
     assert cell.startswith("<div>" + senses_tables_html(SAMPLE) + "</div><iframe srcdoc=")
+
+
+def test_the_result_draws_the_same_pictures_and_tables_as_the_command(tmp_path):
+    result = bundled_result()
+    page = result.to_html(tmp_path / "senses.html")
+    assert page == senses_page(SAMPLE, "attn_cli.senses('bank', sentences, labels=labels)")
+    assert (tmp_path / "senses.html").read_text(encoding="utf-8") == page
+    svg = result.to_svg(tmp_path / "senses.svg")
+    assert svg == scatter_svg(SAMPLE, standalone=True) == (tmp_path / "senses.svg").read_text(encoding="utf-8")
+    assert result._repr_html_().startswith("<div>" + senses_tables_html(SAMPLE) + "</div><iframe")
+    assert "Sense probe (leave-one-out nearest neighbour)" in str(result)

@@ -24,9 +24,10 @@ SILHOUETTE_NOTE = ("silhouette: how much nearer each output is to its own group 
                    "-1 to 1; near 0 the groups blur into each other, above ~0.25 they stand apart")
 PROBES = (("outputs", "contextual outputs"), ("static", "static vector"), ("bag_of_words", "bag of words"))
 PROBE_NOTE = ("each occurrence takes the label of its nearest other occurrence (cosine). The static vector is the "
-              "same for every occurrence, so it scores the majority label: outputs above the static vector: "
-              "the outputs carry the sense; outputs near the bag of words (the sentence's mean static vector, "
-              "context without attention): attention adds little beyond which words are around")
+              "same for every occurrence, so it takes the label most common among the others (two labels in equal "
+              "numbers: always the other one, 0). Outputs above the static vector: the outputs carry the sense; "
+              "outputs near the bag of words (the sentence's mean static vector, context without attention): "
+              "attention adds little beyond which words are around")
 
 
 def render_senses(report: dict, console: Console) -> None:
