@@ -3,22 +3,17 @@ colour per group, the sentence on hover with the word marked, nothing fetched, h
 
 from __future__ import annotations
 
-import copy
-
 from test_html_browser import OfflinePage, browser  # noqa: F401  (browser: the session's Chromium, a fixture)
-from test_senses_render import SAMPLE
+from test_senses_render import SAMPLE, with_sentence
 
 from attn_cli.errors import literal
+from attn_cli.render.senses import excerpt
 from attn_cli.render.senses_page import senses_page
 
 HOSTILE = 'the bank </script><b id="bold">bold</b> <img src=x onerror="document.title=1"> abc\u202edef 🏦 bank'
 
 
-def hostile_document() -> dict:
-    document = copy.deepcopy(SAMPLE)
-    document["occurrences"][0]["sentence"] = HOSTILE
-    document["groups"][0]["examples"][0]["sentence"] = HOSTILE
-    return document
+LINE = SAMPLE["groups"][0]["examples"][0]["line"]  # with_sentence puts the hostile text there
 
 
 def open_page(browser, tmp_path, document: dict) -> OfflinePage:  # noqa: F811
@@ -50,7 +45,7 @@ def test_hovering_a_point_shows_its_sentence_with_the_word_marked(browser, tmp_p
     page.hover("svg.senses-scatter circle[data-index='4']")
     tooltip = page.locator("#attn-tooltip")
     assert tooltip.is_visible()
-    assert tooltip.locator(".sentence").inner_text() == SAMPLE["occurrences"][4]["sentence"]
+    assert tooltip.locator(".sentence").inner_text() == SAMPLE["occurrences"][4]["sentence"]  # short: whole
     assert tooltip.locator("mark").all_text_contents() == ["bank"]
     occurrence = SAMPLE["occurrences"][4]
     assert f"group {occurrence['group']}, line {occurrence['line']}" in tooltip.inner_text()
@@ -58,14 +53,15 @@ def test_hovering_a_point_shows_its_sentence_with_the_word_marked(browser, tmp_p
 
 
 def test_hostile_sentences_are_shown_as_typed_and_nothing_runs_or_loads(browser, tmp_path):  # noqa: F811
-    view = open_page(browser, tmp_path, hostile_document())
+    view = open_page(browser, tmp_path, with_sentence(HOSTILE))
     page = view.page
     shown = literal(HOSTILE)
-    assert page.locator("svg.senses-scatter circle title").first.text_content() == shown
-    page.hover("svg.senses-scatter circle[data-index='0']")
-    assert page.locator("#attn-tooltip .sentence").inner_text() == shown
-    assert page.locator("#attn-tooltip mark").all_text_contents() == ["bank", "bank"]  # after the emoji too
+    point = f"svg.senses-scatter circle[data-line='{LINE}']"
+    assert page.locator(f"{point} title").text_content() == shown
+    page.hover(point)
+    assert page.locator("#attn-tooltip .sentence").inner_text() == "".join(excerpt(shown, (4, 8)))
+    assert page.locator("#attn-tooltip mark").all_text_contents() == ["bank"]
     assert page.locator("#bold").count() == 0 and page.locator("main img").count() == 0
     assert page.title() == "attn-cli senses: bank"
-    assert shown in page.locator(".tables").inner_text()
+    assert "".join(excerpt(shown, (4, 8))) in page.locator(".tables").inner_text()
     view.assert_clean()

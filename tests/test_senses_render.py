@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 import pytest
 
 from attn_cli.render.consoles import draw_literally, report_console
-from attn_cli.render.senses import marked_spans, render_senses
+from attn_cli.render.senses import excerpt, marked_spans, occurrence_places, render_senses
 from attn_cli.render.senses_page import group_colours, scatter_svg, senses_page, senses_tables_html
 
 BUNDLED = Path(__file__).resolve().parent.parent / "data" / "senses"
@@ -40,6 +40,17 @@ def tables(document: dict, width: int = 100, color: bool = False) -> str:
                              else None)
     draw_literally(render_senses, document, console)
     return buffer.getvalue()
+
+
+def with_sentence(sentence: str) -> dict:
+    """The document with the first example's line holding `sentence` instead, in the example and its occurrences."""
+    document = copy.deepcopy(SAMPLE)
+    example = document["groups"][0]["examples"][0]
+    example["sentence"] = sentence
+    for occurrence in document["occurrences"]:
+        if occurrence["line"] == example["line"]:
+            occurrence["sentence"] = sentence
+    return document
 
 
 def without_labels() -> dict:
@@ -108,18 +119,26 @@ def test_only_the_word_as_a_token_of_its_own_is_marked(sentence, token, expected
 
 
 def test_text_from_input_reaches_the_terminal_literally():
-    document = copy.deepcopy(without_labels())
-    document["groups"][0]["examples"][0]["sentence"] = HOSTILE
+    document = {**with_sentence(HOSTILE), "labels": None}
     document["groups"][0]["pulled_by"][0]["word"] = "[bold]w[/bold]"
     shown = tables(document, color=True)
     assert "\x1b[2J" not in shown and "\u202e" not in shown
     assert "\\x1b[2J abc\\u202edef" in shown and "[red]x[/red]" in shown and "[bold]w[/bold]" in shown
 
 
+def test_each_example_marks_its_own_occurrence_and_a_long_line_shows_the_words_around_it():
+    sentence = "the bank " + "word " * 40 + "and the bank again"
+    occurrences = [{"line": 7, "position": position, "token": "bank", "sentence": sentence} for position in (1, 44)]
+    places = occurrence_places(occurrences)
+    assert [sentence[slice(*places[7, p])] for p in (1, 44)] == ["bank", "bank"]
+    assert places[7, 1] != places[7, 44]
+    before, word, after = excerpt(sentence, places[7, 44], context=20)
+    assert (before, word, after) == ("…d word word and the ", "bank", " again")
+    assert excerpt("river bank", None) == ("river bank", "", "")
+
+
 def test_the_notebook_tables_escape_input_and_mark_the_word():
-    document = copy.deepcopy(SAMPLE)
-    document["groups"][0]["examples"][0]["sentence"] = HOSTILE
-    html = senses_tables_html(document)
+    html = senses_tables_html(with_sentence(HOSTILE))
     assert "</script>" not in html and "<b>bold</b>" not in html
     assert "&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in html and "abc\\u202edef" in html
     assert "the <mark>bank</mark> &lt;/script&gt;" in html

@@ -20,6 +20,7 @@ from attn_cli.render.flags import settings_text
 from attn_cli.render.terminal import NEW, header_line, new_words_legend, section, settings_lines
 
 MARK = "bold reverse"  # the word in an example sentence: a style, never brackets added to the text
+CONTEXT = 80  # characters shown on each side of the word in an example: a long line shows the word's neighbourhood
 SILHOUETTE_NOTE = ("silhouette: how much nearer each output is to its own group than to the next one (cosine), "
                    "-1 to 1; near 0 the groups blur into each other, above ~0.25 they stand apart")
 PROBES = (("outputs", "contextual outputs"), ("static", "static vector"), ("bag_of_words", "bag of words"))
@@ -100,8 +101,8 @@ def groups_table(report: dict) -> Table:
 
 
 def examples_table(report: dict) -> Table:
-    """The sentences nearest each group's centre, with the word marked, and their line in the corpus."""
-    tokens = {(o["line"], o["position"]): o["token"] for o in report["occurrences"]}
+    """The sentences nearest each group's centre, the word marked, and their line in the corpus."""
+    places = occurrence_places(report["occurrences"])
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("#", justify="right", style="bold")
     table.add_column("line", justify="right")
@@ -109,9 +110,9 @@ def examples_table(report: dict) -> Table:
     table.add_column("sentence", overflow="fold")
     for group in report["groups"]:
         for number_in_group, example in enumerate(group["examples"]):
-            token = tokens.get((example["line"], example["position"]), report["word"])
+            before, word, after = excerpt(example["sentence"], places.get((example["line"], example["position"])))
             table.add_row(str(group["group"]) if number_in_group == 0 else "", f"{example['line']:,}",
-                          number(example["cosine"]), marked_text(example["sentence"], token))
+                          number(example["cosine"]), Text.assemble(before, (word, MARK), after))
     return table
 
 
@@ -137,21 +138,38 @@ def render_labels(report: dict, console: Console) -> None:
     section(console, "Sense probe (leave-one-out nearest neighbour)", probe, PROBE_NOTE)
 
 
-def marked_text(sentence: str, token: str) -> Text:
-    """The sentence as literal text with every copy of `token` (a token of its own there) in the MARK style."""
-    text = Text(sentence)
-    for start, end in marked_spans(sentence, token):
-        text.stylize(MARK, start, end)
-    return text
+def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[int, int] | None]:
+    """Where each occurrence (line, position) stands in its sentence, as a (start, end) of characters: the k-th
+    occurrence of a token in a line is the k-th place it stands there as a token of its own (marked_spans);
+    None when the text does not show it so (a sentence whose Unicode normalisation moved it)."""
+    found: dict[tuple[int, str], list[dict]] = {}
+    for occurrence in occurrences:
+        found.setdefault((occurrence["line"], occurrence["token"]), []).append(occurrence)
+    places: dict[tuple[int, int], tuple[int, int] | None] = {}
+    for (_, token), same in found.items():
+        spans = marked_spans(same[0]["sentence"], token)
+        for rank, occurrence in enumerate(sorted(same, key=lambda o: o["position"])):
+            places[occurrence["line"], occurrence["position"]] = spans[rank] if rank < len(spans) else None
+    return places
 
 
 def marked_spans(sentence: str, token: str) -> list[tuple[int, int]]:
     """Where `token` stands in `sentence` as a token of its own, as the tokenizer splits words: not inside a
     longer word ("banks", "embankment") nor a hyphenated or apostrophed one ("bank-holiday"), but before a
-    clitic the tokenizer splits off ("bank's"). Every such copy is marked: a sentence with the word twice has
-    both occurrences in the table, each with its own group."""
+    clitic the tokenizer splits off ("bank's")."""
     pattern = re.compile(rf"(?<!\w)(?<!\w[-'’]){re.escape(token)}(?!\w)(?!-\w)")
     return [match.span() for match in pattern.finditer(sentence)] if token else []
+
+
+def excerpt(sentence: str, place: tuple[int, int] | None, context: int = CONTEXT) -> tuple[str, str, str]:
+    """(before, word, after): the occurrence's word and up to `context` characters on each side, "…" where the
+    sentence goes on (a line may be a whole article); the sentence as it is, unmarked, without a place."""
+    if place is None:
+        return sentence, "", ""
+    start, end = place
+    before = ("…" if start > context else "") + sentence[max(0, start - context):start]
+    after = sentence[end:end + context] + ("…" if len(sentence) - end > context else "")
+    return before, sentence[start:end], after
 
 
 def neighbor_words(neighbors: list[dict]) -> str:

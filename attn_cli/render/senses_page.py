@@ -17,7 +17,8 @@ from importlib import resources
 
 from attn_cli.render.consoles import literal_document
 from attn_cli.render.html import content_hash
-from attn_cli.render.senses import PROBE_NOTE, PROBES, SILHOUETTE_NOTE, clusters_title, marked_spans, number
+from attn_cli.render.senses import (PROBE_NOTE, PROBES, SILHOUETTE_NOTE, clusters_title, excerpt, number,
+                                    occurrence_places)
 from attn_cli.version import __version__
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
@@ -35,7 +36,9 @@ def scatter_svg(document: dict, standalone: bool = False) -> str:
     declaration and a heading for an SVG file of its own."""
     report = literal_document(document)
     colours = group_colours(len(report["groups"]))
-    points = "".join(_point(occurrence, index, colours, _placer(report["occurrences"]))
+    places, place = occurrence_places(report["occurrences"]), _placer(report["occurrences"])
+    points = "".join(_point(occurrence, index, colours[occurrence["group"] - 1], place(occurrence["x"], occurrence["y"]),
+                            places.get((occurrence["line"], occurrence["position"])))
                      for index, occurrence in enumerate(report["occurrences"]))
     legend = "".join(
         f'<rect x="{WIDTH + 12}" y="{MARGIN + 22 * i - 10}" width="12" height="12" fill="{colours[i]}"/>'
@@ -61,18 +64,18 @@ def _placer(occurrences: list[dict]):
     return lambda x, y: (WIDTH / 2 + (x - middle_x) / span * scale, HEIGHT / 2 - (y - middle_y) / span * scale)
 
 
-def _point(occurrence: dict, index: int, colours: list[str], place) -> str:
-    x, y = place(occurrence["x"], occurrence["y"])
-    marks = ";".join(f"{_utf16(occurrence['sentence'], a)},{_utf16(occurrence['sentence'], b)}"
-                     for a, b in marked_spans(occurrence["sentence"], occurrence["token"]))
-    return (f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" fill="{colours[occurrence["group"] - 1]}" '
-            f'data-index="{index}" data-group="{occurrence["group"]}" data-line="{occurrence["line"]}" '
-            f'data-marks="{marks}"><title>{_text(occurrence["sentence"])}</title></circle>')
+def _point(occurrence: dict, index: int, colour: str, at: tuple[float, float], place: tuple[int, int] | None) -> str:
+    """A point: its sentence whole in <title> (any viewer's hover), the excerpt around the word in data-* for the
+    page's tooltip, which marks the word."""
+    before, word, after = excerpt(occurrence["sentence"], place)
+    return (f'<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5" fill="{colour}" data-index="{index}" '
+            f'data-group="{occurrence["group"]}" data-line="{occurrence["line"]}" data-before="{_attribute(before)}" '
+            f'data-word="{_attribute(word)}" data-after="{_attribute(after)}">'
+            f'<title>{_text(occurrence["sentence"])}</title></circle>')
 
 
-def _utf16(text: str, index: int) -> int:
-    """A Python index into `text` as the page's script counts (UTF-16 code units: an emoji is two)."""
-    return len(text[:index].encode("utf-16-le")) // 2
+def _attribute(value: str) -> str:
+    return html.escape(value, quote=True)
 
 
 def _text(value: str) -> str:
@@ -113,22 +116,18 @@ def senses_tables_html(document: dict) -> str:
 
 def _examples(report: dict) -> str:
     """The sentences nearest each centre, the word in <mark> (escaped text around it)."""
-    tokens = {(o["line"], o["position"]): o["token"] for o in report["occurrences"]}
+    places = occurrence_places(report["occurrences"])
     rows = "".join(
         f"<tr><td>{g['group']}</td><td>{e['line']:,}</td><td>{number(e['cosine'])}</td>"
-        f"<td>{marked_html(e['sentence'], tokens.get((e['line'], e['position']), report['word']))}</td></tr>"
+        f"<td>{marked_html(*excerpt(e['sentence'], places.get((e['line'], e['position']))))}</td></tr>"
         for g in report["groups"] for e in g["examples"])
     return (f"<table><caption>The sentences nearest each group's centre</caption>"
             f"<tr><th>#</th><th>line</th><th>cos</th><th>sentence</th></tr>{rows}</table>")
 
 
-def marked_html(sentence: str, token: str) -> str:
-    """The sentence escaped, each copy of the token (render.senses.marked_spans) inside <mark>."""
-    parts, last = [], 0
-    for start, end in marked_spans(sentence, token):
-        parts += [_text(sentence[last:start]), f"<mark>{_text(sentence[start:end])}</mark>"]
-        last = end
-    return "".join(parts) + _text(sentence[last:])
+def marked_html(before: str, word: str, after: str) -> str:
+    """An excerpt escaped, its word inside <mark>."""
+    return _text(before) + (f"<mark>{_text(word)}</mark>" if word else "") + _text(after)
 
 
 def _table(caption: str, header: list[str], rows: list[list[str]]) -> str:

@@ -1,24 +1,9 @@
-// attn-cli senses page: the hovered point's sentence next to the pointer, the word marked. The sentence is the
-// point's <title> (already literal and escaped by the page's maker); the marks are UTF-16 offsets into it.
+// attn-cli senses page: the hovered point's sentence next to the pointer, the word marked. The point carries
+// the words around its occurrence (data-before, data-word, data-after, made literal by the page's maker); they
+// are set as text, never parsed as HTML. The whole sentence is the point's <title>.
 (function () {
   "use strict";
   const tooltip = document.getElementById("attn-tooltip");
-
-  /** The sentence as text nodes, each marked span inside a <mark>: never parsed as HTML. */
-  function marked(sentence, marks) {
-    const nodes = [];
-    let last = 0;
-    for (const span of marks ? marks.split(";") : []) {
-      const [start, end] = span.split(",").map(Number);
-      nodes.push(document.createTextNode(sentence.slice(last, start)));
-      const mark = document.createElement("mark");
-      mark.textContent = sentence.slice(start, end);
-      nodes.push(mark);
-      last = end;
-    }
-    nodes.push(document.createTextNode(sentence.slice(last)));
-    return nodes;
-  }
 
   function show(point, event) {
     const where = document.createElement("div");
@@ -26,7 +11,9 @@
     where.textContent = `group ${point.dataset.group}, line ${point.dataset.line}`;
     const sentence = document.createElement("div");
     sentence.className = "sentence";
-    sentence.append(...marked(point.querySelector("title").textContent, point.dataset.marks));
+    const mark = document.createElement("mark");
+    mark.textContent = point.dataset.word;
+    sentence.append(point.dataset.before, ...(point.dataset.word ? [mark] : []), point.dataset.after);
     tooltip.replaceChildren(sentence, where);
     tooltip.hidden = false;
     const pad = 14, box = tooltip.getBoundingClientRect();
