@@ -37,9 +37,8 @@ def scatter_svg(document: dict, standalone: bool = False) -> str:
     report = literal_document(document)
     colours = group_colours(len(report["groups"]))
     places, place = occurrence_places(report["occurrences"]), _placer(report["occurrences"])
-    points = "".join(_point(occurrence, index, colours[occurrence["group"] - 1], place(occurrence["x"], occurrence["y"]),
-                            places.get((occurrence["line"], occurrence["position"])))
-                     for index, occurrence in enumerate(report["occurrences"]))
+    points = "".join(_point(o, index, colours[o["group"] - 1], place(o["x"], o["y"]),
+                            places.get((o["line"], o["position"]))) for index, o in enumerate(report["occurrences"]))
     legend = "".join(
         f'<rect x="{WIDTH + 12}" y="{MARGIN + 22 * i - 10}" width="12" height="12" fill="{colours[i]}"/>'
         f'<text x="{WIDTH + 30}" y="{MARGIN + 22 * i}">group {g["group"]} ({g["size"]:,})</text>'
