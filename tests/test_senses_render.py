@@ -31,7 +31,7 @@ def bundled_result():
 
 SAMPLE = bundled_result().to_dict()
 SVG = "{http://www.w3.org/2000/svg}"
-HOSTILE = 'the bank </script><b>bold</b> [red]x[/red] \x1b[2J abc\u202edef'
+HOSTILE = 'the [red]x[/red] bank </script><b>bold</b> \x1b[2J abc\u202edef'
 
 
 def tables(document: dict, width: int = 100, color: bool = False) -> str:
@@ -66,6 +66,14 @@ def test_the_tables_say_which_k_was_chosen_and_every_silhouette_tried():
     rows = {line.split()[0]: line.split()[1:] for line in block.splitlines() if re.match(r"\s+\d+\s", line)}
     assert {k: values[0] for k, values in rows.items()} == {k: f"{v:.3f}" for k, v in clusters["silhouettes"].items()}
     assert [k for k, values in rows.items() if "chosen" in values] == [str(clusters["chosen"])]
+
+
+def test_one_group_has_no_silhouette():
+    document = copy.deepcopy(SAMPLE)
+    document["clusters"] = {"chosen": 1, "by": "given", "silhouettes": {}}
+    shown = tables(document)
+    assert "Groups: 1 group, as --clusters 1 asked" in shown
+    assert re.search(r"\n\s+1\s+—\s+← chosen", shown)
 
 
 def test_a_given_k_is_said_to_be_given():
@@ -141,7 +149,7 @@ def test_the_notebook_tables_escape_input_and_mark_the_word():
     html = senses_tables_html(with_sentence(HOSTILE))
     assert "</script>" not in html and "<b>bold</b>" not in html
     assert "&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in html and "abc\\u202edef" in html
-    assert "the <mark>bank</mark> &lt;/script&gt;" in html
+    assert "[red]x[/red] <mark>bank</mark> &lt;/script&gt;" in html
     assert "<script" not in html and "style=" not in html
     assert f"{SAMPLE['clusters']['silhouettes']['2']:.3f}" in html and SAMPLE["static_neighbors"][0]["word"] in html
     assert f"{SAMPLE['labels']['probe']['bag_of_words']['macro_f1']:.3f}" in html
@@ -164,7 +172,7 @@ def test_the_scatter_keeps_hostile_sentences_inert():
     document["occurrences"][0]["sentence"] = HOSTILE
     text = scatter_svg(document)
     title = ElementTree.fromstring(text).find(f".//{SVG}circle/{SVG}title").text
-    assert title == 'the bank </script><b>bold</b> [red]x[/red] \\x1b[2J abc\\u202edef'
+    assert title == 'the [red]x[/red] bank </script><b>bold</b> \\x1b[2J abc\\u202edef'
     assert "</script>" not in text and "<b>" not in text
 
 

@@ -20,7 +20,7 @@ from attn_cli.render.flags import settings_text
 from attn_cli.render.terminal import NEW, header_line, new_words_legend, section, settings_lines
 
 MARK = "bold reverse"  # the word in an example sentence: a style, never brackets added to the text
-CONTEXT = 80  # characters shown on each side of the word in an example: a long line shows the word's neighbourhood
+CONTEXT = 50  # characters shown on each side of the word in an example: a long line shows the word's neighbourhood
 SILHOUETTE_NOTE = ("silhouette: how much nearer each output is to its own group than to the next one (cosine), "
                    "-1 to 1; near 0 the groups blur into each other, above ~0.25 they stand apart")
 PROBES = (("outputs", "contextual outputs"), ("static", "static vector"), ("bag_of_words", "bag of words"))
@@ -63,7 +63,7 @@ def senses_header(report: dict) -> Group:
 def clusters_title(clusters: dict) -> str:
     chosen = clusters["chosen"]
     if clusters["by"] == "given":
-        return f"Groups: {chosen} groups, as {settings_text({'clusters': chosen})} asked"
+        return f"Groups: {chosen} group{'s' * (chosen != 1)}, as {settings_text({'clusters': chosen})} asked"
     tried = sorted(int(k) for k in clusters["silhouettes"])
     return f"Groups: {chosen} groups, chosen by the best silhouette over K = {tried[0]}..{tried[-1]}"
 
@@ -75,9 +75,16 @@ def silhouettes_table(report: dict) -> Table:
     table.add_column("K", justify="right")
     table.add_column("silhouette", justify="right")
     table.add_column("")
-    for k, value in sorted(clusters["silhouettes"].items(), key=lambda item: int(item[0])):
+    for k, value in silhouette_rows(clusters):
         table.add_row(k, number(value), Text("← chosen", style="bold") if int(k) == clusters["chosen"] else "")
     return table
+
+
+def silhouette_rows(clusters: dict) -> list[tuple[str, float | None]]:
+    """(K, silhouette) for each K tried, in order; one group has none (a dash)."""
+    rows = {int(k): value for k, value in clusters["silhouettes"].items()}
+    rows.setdefault(clusters["chosen"], None)
+    return [(str(k), rows[k]) for k in sorted(rows)]
 
 
 def groups_table(report: dict) -> Table:

@@ -18,7 +18,7 @@ from importlib import resources
 from attn_cli.render.consoles import literal_document
 from attn_cli.render.html import content_hash
 from attn_cli.render.senses import (PROBE_NOTE, PROBES, SILHOUETTE_NOTE, clusters_title, excerpt, number,
-                                    occurrence_places)
+                                    occurrence_places, silhouette_rows)
 from attn_cli.version import __version__
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
@@ -90,8 +90,8 @@ def senses_tables_html(document: dict) -> str:
         _paragraph(f"{report['corpus']['lines']:,} lines, {len(report['occurrences']):,} occurrences of "
                    f"“{report['word']}”"),
         _table(clusters_title(clusters), ["K", "silhouette", ""],
-               [[k, number(v), "chosen" if int(k) == clusters["chosen"] else ""] for k, v in
-                sorted(clusters["silhouettes"].items(), key=lambda item: int(item[0]))]),
+               [[k, number(v), "chosen" if int(k) == clusters["chosen"] else ""]
+                for k, v in silhouette_rows(clusters)]),
         _paragraph(SILHOUETTE_NOTE),
         _paragraph("Nearest words of the static vector (before attention): " +
                    ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in report["static_neighbors"])),
