@@ -13,6 +13,7 @@ import pytest
 import attn_cli
 from attn_cli.senses.grouping import nearest_labels, numbered, probe
 from attn_cli.senses.scan import could_hold, folded
+from conftest import stand_in_layer
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "senses"
 BANK = (DATA / "bank.txt").read_text(encoding="utf-8").splitlines()
@@ -164,8 +165,11 @@ def test_a_word_the_vectors_lack_is_an_error():
 
 
 @pytest.mark.parametrize("changes", [{}, {"mask": "others", "positions": "sinusoidal"},
-                                     {"mode": "projected", "heads": 4, "d_k": 64, "mask": "causal", "seed": 2}])
+                                     {"mode": "projected", "heads": 4, "d_k": 64, "mask": "causal", "seed": 2},
+                                     "trained"])
 def test_the_rows_equal_explains_outputs(changes):
+    if changes == "trained":
+        changes = {"weights": stand_in_layer(attn_cli.load_vectors(), heads=2, d_k=64)}
     lines = ["the bank of the river", "money in the bank and the bank of the river", "no word",
              "Bank loans grew", "a bank"]
     table = attn_cli.occurrences("bank", lines, **changes)
@@ -257,3 +261,17 @@ def test_attn_cli_senses_is_callable_in_any_import_order():
             "print(senses('bank', ['the river bank', 'money bank', 'bank loan']).clusters)")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert done.stdout.strip() == "2"
+
+
+def test_a_files_lines_keep_their_text_without_the_line_break(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the river bank\r\nmoney bank\nbank loan\n", encoding="utf-8")
+    with corpus.open(encoding="utf-8", newline="") as lines:
+        table = attn_cli.occurrences("bank", lines)
+    assert table.sentence == ["the river bank", "money bank", "bank loan"]
+
+
+def test_to_pandas_without_pandas_names_the_install(bank_senses, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas raises ImportError
+    with pytest.raises(attn_cli.InputError, match="pip install pandas"):
+        bank_senses.to_pandas()

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attn_cli.declared import is_whole
 from attn_cli.engine.analysis import Neighbor, NeighborSearch
 from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
 from attn_cli.engine.occurrences import word_layer
@@ -25,6 +26,9 @@ MAX_CLUSTERS = 8  # the largest K tried when none is given
 SILHOUETTE_SAMPLE = 2000  # occurrences the silhouette is computed on at most (its cost grows with m^2)
 EXAMPLES = 3  # sentences shown per group, those nearest its centre
 TIE = 1e-12  # cosines this close to the best count as equally near in the probe
+# BLAS and OpenMP threads for the grouping: its products are small (2,000 x 128 rows), and on a busy 2-core
+# machine threads spinning for a core took 40 s where one thread took 1 s (benchmarks/bench_senses.py)
+THREADS = 1
 
 
 def group_senses(occurrences: Occurrences, *, clusters: int | None = None, labels: Sequence[str] | None = None,
@@ -37,16 +41,25 @@ def group_senses(occurrences: Occurrences, *, clusters: int | None = None, label
     """
     if not isinstance(occurrences, Occurrences):
         raise InputTypeError(f"occurrences must be an attn_cli.Occurrences, not {type(occurrences).__name__}")
-    if not (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+    if not (is_whole(seed) and seed >= 0):
         raise SettingsError("seed", f"must be a whole number of at least 0 (got {seed!r})")
     count = len(occurrences)
     _require_enough(occurrences)
-    if clusters is not None and not (isinstance(clusters, int) and not isinstance(clusters, bool)
-                                     and 1 <= clusters <= count):
+    if clusters is not None and not (is_whole(clusters) and 1 <= clusters <= count):
         raise SettingsError("clusters", f"must be a whole number from 1 to the {count:,} occurrences (got "
                                         f"{clusters!r})")
     line_labels = None if labels is None else occurrence_labels(occurrences, labels)
     order = None if labels is None else list(dict.fromkeys(labels))  # the labels in the order first seen
+    from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
+
+    with threadpool_limits(limits=THREADS):
+        return _grouped(occurrences, clusters, line_labels, order, seed)
+
+
+def _grouped(occurrences: Occurrences, clusters: int | None, line_labels: list[str] | None,
+             order: list[str] | None, seed: int) -> SensesResult:
+    """group_senses' work, its arguments checked: `line_labels` each occurrence's label, `order` the labels in the
+    order first seen (both None without labels)."""
     unit = unit_rows(occurrences.outputs)  # [m, d_out]
     chosen = grouping(unit, clusters, seed)
     layer = _word_layer(occurrences)
@@ -89,9 +102,10 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
     tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, count - 1) + 1))
     best: tuple[float, np.ndarray, np.ndarray | None] | None = None
     silhouettes: dict[int, float] = {}
+    scores = Silhouettes(unit, seed)
     for k in tried:
         assignments = numbered(kmeans(unit, k, seed))
-        samples = silhouette_samples(unit, assignments, seed)
+        samples = scores.of(assignments)
         if samples is None:
             if best is None:
                 best = (-np.inf, assignments, None)
@@ -126,20 +140,30 @@ def numbered(labels: np.ndarray) -> np.ndarray:
     return renumber[np.searchsorted(found, labels)]
 
 
-def silhouette_samples(unit: np.ndarray, assignments: np.ndarray, seed: int) -> np.ndarray | None:
-    """Each occurrence's silhouette (cosine), on a sample of SILHOUETTE_SAMPLE occurrences when there are more (the
-    sample silhouette_score takes with random_state=seed; the others NaN); None when there is one group."""
-    from sklearn.metrics import silhouette_samples as scores
+class Silhouettes:
+    """Each occurrence's silhouette (cosine distance) under a grouping, on a sample of SILHOUETTE_SAMPLE occurrences
+    when there are more (the sample silhouette_score takes with random_state=seed): the sample's distances are
+    computed once for every K tried."""
 
-    count = len(unit)
-    sample = (np.arange(count) if count <= SILHOUETTE_SAMPLE
-              else np.random.RandomState(seed).permutation(count)[:SILHOUETTE_SAMPLE])
-    groups = len(np.unique(assignments[sample]))
-    if not 2 <= groups <= len(sample) - 1:
-        return None
-    samples = np.full(count, np.nan)
-    samples[sample] = scores(unit[sample], assignments[sample], metric="cosine")
-    return samples
+    def __init__(self, unit: np.ndarray, seed: int) -> None:
+        self.count = len(unit)
+        self.sample = (np.arange(self.count) if self.count <= SILHOUETTE_SAMPLE
+                       else np.random.RandomState(seed).permutation(self.count)[:SILHOUETTE_SAMPLE])
+        rows = unit[self.sample]  # [s, d_out], unit length (or zero)
+        self.distances = np.clip(1.0 - rows @ rows.T, 0.0, 2.0)  # [s, s], as sklearn's cosine_distances
+        np.fill_diagonal(self.distances, 0.0)
+
+    def of(self, assignments: np.ndarray) -> np.ndarray | None:
+        """[m] each sampled occurrence's silhouette, NaN for those left out; None when the sample holds one group
+        (or a group per occurrence), which has none."""
+        from sklearn.metrics import silhouette_samples
+
+        groups = len(np.unique(assignments[self.sample]))
+        if not 2 <= groups <= len(self.sample) - 1:
+            return None
+        samples = np.full(self.count, np.nan)
+        samples[self.sample] = silhouette_samples(self.distances, assignments[self.sample], metric="precomputed")
+        return samples
 
 
 def _word_layer(occurrences: Occurrences) -> AttentionResult:

@@ -107,16 +107,25 @@ class Scan:
         self.folded_key = folded(self.key)
         self.layer = word_layer(vectors.rows([row])[0], settings.attention, settings.projections)
         self.lines_read = self.skipped_lines = 0
+        self.pending: list[Found] = []  # lines with the word, not attended yet
         self.columns: dict[str, list] = {name: [] for name in ("line", "position", "token", "sentence", "outputs",
                                                                "bags", "context_words", "context_shares")}
 
     def read(self, group: list[tuple[int, Line]]) -> None:
-        """Find and attend the occurrences of a group of numbered lines."""
+        """Find the occurrences of a group of numbered lines; attend them once GROUP_LINES lines with the word
+        wait (a corpus where the word is rare gives a few per group: stacks of one sentence each would cost a
+        few numpy calls per line)."""
         self.lines_read += len(group)
-        found = [item for item in map(self._found, group) if item is not None]
-        for run in runs_within(found, self._cells, GROUP_CELLS):
+        self.pending += [item for item in map(self._found, group) if item is not None]
+        if len(self.pending) >= GROUP_LINES:
+            self.attend_pending()
+
+    def attend_pending(self) -> None:
+        """Attend the lines found so far, in runs of at most GROUP_CELLS numbers, and keep their rows."""
+        for run in runs_within(self.pending, self._cells, GROUP_CELLS):
             for item in sorted(self._attended(run), key=lambda attended: attended[0].number):  # corpus order
                 self._keep(item)
+        self.pending = []
 
     def _found(self, numbered: tuple[int, Line]) -> Found | None:
         """The line's occurrences (None when it has none); a line that cannot be tokenized counts as skipped."""
@@ -132,7 +141,7 @@ class Scan:
             self.skipped_lines += 1
             return None
         indices = [i for i, token in enumerate(tokenized.tokens) if token.key == self.key]
-        text = line if isinstance(line, str) else " ".join(line)
+        text = line.rstrip("\r\n") if isinstance(line, str) else " ".join(line)  # a file's lines end with \n
         return Found(number, text, tokenized, indices) if indices else None
 
     def _cells(self, item: Found) -> int:
@@ -185,6 +194,7 @@ class Scan:
 
     def table(self) -> Occurrences:
         """What the scan found, as columns."""
+        self.attend_pending()
         static = static_outputs(self.layer)[0]
         width, dims = len(static), self.vectors.dims
         columns = self.columns

@@ -24,11 +24,12 @@ class Occurrences:
     """Every occurrence of `word` found in a corpus, one row each, in corpus order.
 
     Columns: `line` int64 [m] (1-based corpus line), `position` int64 [m] (the token's position in its
-    sentence, dropped tokens counted, as `Token.position`), `token` (as typed), `sentence` (the line's text),
-    `outputs` float64 [m, d_out] (the word's contextual output), `bags` float64 [m, d] (the mean static
-    vector of the sentence's tokens: the bag-of-words baseline), `context_words` (the sentence's other
-    tokens as typed) and `context_shares` (each one's share of the occurrence's shift). Once: `static`
-    float64 [d_out], the word's own vector through the layer's value space, blind to context.
+    sentence, dropped tokens counted, as `Token.position`), `token` (as typed), `sentence` (the line's text,
+    without its line break), `outputs` float64 [m, d_out] (the word's contextual output), `bags` float64
+    [m, d] (the mean static vector of the sentence's tokens: the bag-of-words baseline), `context_words`
+    (the sentence's other tokens as typed) and `context_shares` (each one's share of the occurrence's
+    shift). Once: `static` float64 [d_out], the word's own vector through the layer's value space, blind to
+    context.
     """
 
     word: str
