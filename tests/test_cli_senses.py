@@ -147,3 +147,22 @@ def test_too_few_occurrences_and_a_labels_count_mismatch_are_input_errors(run, c
     result = run("senses", "bank", "--file", str(text), "--labels", str(short))
     assert result.exit_code == 3 and "12" in result.stderr and "2" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_a_picture_never_replaces_the_corpus(run, corpus):
+    text, _ = corpus
+    before = text.read_bytes()
+    result = run("senses", "bank", "--file", str(text), "--svg", str(text))
+    assert result.exit_code == 2 and f"--svg {text} is the --file input" in result.stderr
+    assert text.read_bytes() == before and result.stdout == ""
+
+
+def test_hostile_corpus_text_reaches_the_terminal_literally(run, tmp_path):
+    hostile = tmp_path / "hostile.txt"
+    hostile.write_text("".join(f"\u202e {line} \x1b[2J [red]x[/red]\n" for line in ("the bank", "a bank", "my bank")),
+                       encoding="utf-8")
+    result = run("senses", "bank", "--file", str(hostile), "--clusters", "1")
+    assert result.exit_code == 0, result.stderr
+    for line in ("the bank", "a bank", "my bank"):  # the three sentences nearest the centre
+        assert f"\\u202e {line} \\x1b[2J [red]x[/red]" in result.stdout
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
