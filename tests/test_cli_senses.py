@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attn_cli.cli.senses import DELAY, DelayedBar
+from attn_cli.cli.senses import DelayedBar
 
 RIVER = ["the river bank flooded after the rain", "fish swim near the bank of the river",
          "water rose over the muddy bank", "boats rest on the grassy bank of the stream",
@@ -24,36 +24,35 @@ class Terminal(io.StringIO):
         return True
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def test_the_bar_appears_only_once_a_run_has_taken_a_second():
-    clock, stream = Clock(), Terminal()
-    with DelayedBar(clock=clock, stream=stream) as bar:
+def test_the_status_line_shows_lines_read_then_the_grouping_once_the_delay_has_passed():
+    stream = Terminal()
+    with DelayedBar(stream=stream) as bar:
+        assert bar.timer is not None
         bar.update(500)
-        clock.now += DELAY / 2
-        bar.update(1_000)
-        assert stream.getvalue() == "" and bar.progress is None
-        clock.now += DELAY
+        assert bar.progress is None and stream.getvalue() == ""  # within the delay: nothing drawn
+        bar.show()  # what the timer does once DELAY has passed
         bar.update(2_345)
-        assert bar.progress is not None
-        assert bar.progress.tasks[0].completed == 2_345
-    assert "2,345 lines read" in stream.getvalue()
+        assert bar.progress is not None and bar.progress.tasks[0].description == "reading (2,345 lines read)"
+        bar.grouping(40)
+        assert bar.progress.tasks[0].description == "grouping 40 occurrences (2,345 lines read)"
+    assert "grouping 40 occurrences" in stream.getvalue()
+    assert not bar.timer.is_alive()
+
+
+def test_a_quick_run_draws_nothing():
+    stream = Terminal()
+    with DelayedBar(stream=stream) as bar:
+        bar.update(10)
+        bar.grouping(3)
+    assert stream.getvalue() == "" and bar.progress is None and not bar.timer.is_alive()
 
 
 @pytest.mark.parametrize("enabled, stream", [(True, io.StringIO()), (False, Terminal())],
                          ids=["not a terminal", "json"])
-def test_no_bar_on_a_pipe_or_with_json(enabled, stream):
-    clock = Clock()
-    with DelayedBar(enabled=enabled, clock=clock, stream=stream) as bar:
-        clock.now += 10 * DELAY
+def test_no_status_line_on_a_pipe_or_with_json(enabled, stream):
+    with DelayedBar(enabled=enabled, stream=stream) as bar:
+        assert bar.timer is None
         bar.update(10)
-        assert bar.progress is None
     assert stream.getvalue() == ""
 
 

@@ -10,9 +10,9 @@ between the two steps, where another source of it or another writer fits in.
 from __future__ import annotations
 
 import sys
-import time
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
 
 import typer
 
@@ -25,11 +25,9 @@ from attn_cli.errors import InputError, UsageError, shorten
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from attn_cli import Occurrences, Settings, Vectors
-
 SENSES_PANEL = "Senses"
 EXAMPLE = "attn-cli senses bank --file corpus.txt"
-DELAY = 1.0  # seconds a run goes without a bar: a quick run's stderr stays clean
+DELAY = 1.0  # seconds a run goes without a status line: a quick run's stderr stays clean
 
 CLUSTERS_OPTION = Annotated[Optional[int], _option(
     "--clusters", panel=SENSES_PANEL, metavar="K", min=1, show_default=False,
@@ -70,20 +68,15 @@ def senses(
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
                             files={}, command_line=command_line(ctx))
     vectors = engine.load(warn, progress=not engine.json)
-    table = scan(word, corpus_lines(source, file), vectors, settings, progress=not engine.json)
-    from attn_cli import group_senses  # the senses library (and scikit-learn) load when the command runs
+    from attn_cli import group_senses, occurrences  # the senses library (and scikit-learn) load when it runs
 
-    document = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed).to_dict()
+    with DelayedBar(enabled=not engine.json) as bar:
+        table = occurrences(word, corpus_lines(source, file), vectors=vectors, settings=settings,
+                            progress=bar.update)
+        bar.grouping(len(table))
+        document = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed).to_dict()
     outputs.show(document)
     write_pictures(document, files, outputs.command_line)
-
-
-def scan(word: str, lines: Iterator[str], vectors: Vectors, settings: Settings, progress: bool) -> Occurrences:
-    """The table of WORD's occurrences in the corpus, with a bar on stderr while a long scan reads."""
-    from attn_cli import occurrences
-
-    with DelayedBar(enabled=progress) as bar:
-        return occurrences(word, lines, vectors=vectors, settings=settings, progress=bar.update)
 
 
 def write_pictures(document: dict, files: dict[str, Path], command_line: str) -> None:
@@ -124,35 +117,57 @@ def read_labels(path: Path) -> list[str]:
 
 
 class DelayedBar:
-    """A transient line counter on stderr that appears only once the run has gone on for DELAY seconds, and only
-    on a terminal: a quick run, a pipe and --json stay silent. `clock` and `stream` are for tests."""
+    """A transient status line on stderr (lines read, then the grouping) that appears only once the run has gone
+    on for `delay` seconds, and only on a terminal: a quick run, a pipe and --json stay silent. A timer shows it,
+    so a long grouping after a quick scan is shown too; `stream` is for tests."""
 
-    def __init__(self, enabled: bool = True, clock: Callable[[], float] = time.monotonic,
-                 stream: TextIO | None = None) -> None:
+    def __init__(self, enabled: bool = True, stream: TextIO | None = None, delay: float = DELAY) -> None:
         self.stream = stream or sys.stderr
-        self.enabled = enabled and self.stream.isatty()
-        self.clock, self.started = clock, clock()
+        self.lines, self.step = 0, "reading"
+        self.lock = threading.Lock()
         self.progress: Progress | None = None
         self.task: TaskID | None = None
+        self.timer = threading.Timer(delay, self.show) if enabled and self.stream.isatty() else None
 
     def update(self, lines: int) -> None:
-        """Told the lines read so far: starts the bar past DELAY, then moves it."""
-        if not self.enabled or (self.progress is None and self.clock() - self.started < DELAY):
-            return
-        if self.progress is None:
-            from rich.console import Console
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        """Told the lines read so far."""
+        self.lines = lines
+        self.refresh()
 
-            self.progress = Progress(SpinnerColumn(), TextColumn("{task.completed:,} lines read"),
-                                     TimeElapsedColumn(), console=Console(file=self.stream, force_terminal=True),
-                                     transient=True)
+    def grouping(self, count: int) -> None:
+        """The scan is over: the occurrences are being grouped."""
+        self.step = f"grouping {count:,} occurrences"
+        self.refresh()
+
+    def description(self) -> str:
+        return f"{self.step} ({self.lines:,} lines read)"
+
+    def show(self) -> None:
+        """Start drawing (the timer calls it once the delay has passed)."""
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with self.lock:
+            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                     console=Console(file=self.stream, force_terminal=True), transient=True)
             self.progress.start()
-            self.task = self.progress.add_task("", total=None)
-        self.progress.update(self.task, completed=lines)  # type: ignore[arg-type]  # set with the bar
+            self.task = self.progress.add_task(self.description(), total=None)
+
+    def refresh(self) -> None:
+        with self.lock:
+            if self.progress is not None and self.task is not None:
+                self.progress.update(self.task, description=self.description())
 
     def __enter__(self) -> DelayedBar:
+        if self.timer is not None:
+            self.timer.daemon = True
+            self.timer.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer.join()  # a bar the timer is starting right now is started before it is stopped
+        with self.lock:
+            if self.progress is not None:
+                self.progress.stop()
