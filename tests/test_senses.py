@@ -12,12 +12,11 @@ import pytest
 
 import attn_cli
 from attn_cli.senses.grouping import nearest_labels, numbered, probe
+from attn_cli.senses import example_corpus
 from attn_cli.senses.scan import could_hold, folded
 from conftest import stand_in_layer
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "senses"
-BANK = (DATA / "bank.txt").read_text(encoding="utf-8").splitlines()
-BANK_LABELS = (DATA / "bank.labels.txt").read_text(encoding="utf-8").splitlines()
+BANK, BANK_LABELS = example_corpus()
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +36,7 @@ def test_the_bundled_corpus_uses_only_words_of_the_embedded_set():
     from attn_cli.engine.tokenize import split_words
 
     vectors = attn_cli.load_vectors()
-    assert len(BANK) == len(BANK_LABELS) >= 40
+    assert len(BANK) == len(BANK_LABELS) == 40 and BANK_LABELS == ["river"] * 20 + ["money"] * 20
     assert [word for line in BANK for word in split_words(line) if vectors.lookup(word) is None] == []
 
 
@@ -222,9 +221,10 @@ def test_the_prefilter_rule_holds_for_every_character():
 
 
 def test_skipped_lines_are_counted_and_the_scan_goes_on():
-    lines = ["bank " * 30, "the bank of the river", "bank bank", "zzqx bank river", "money bank", "a bank"]
+    lines = ["bank " * 30, "the bank of the river", "bank bank", "zzqx bank river", 7, ["money", "bank"], "a bank"]
     table = attn_cli.occurrences("bank", lines, max_tokens=20, mask="others")
-    assert table.skipped_lines == 2 and table.line.tolist() == [2, 4, 5, 6] and table.lines_read == 6
+    assert table.skipped_lines == 3 and table.line.tolist() == [2, 4, 6, 7] and table.lines_read == 7
+    assert table.sentence[2] == "money bank"
 
 
 def test_progress_reports_the_lines_read():

@@ -18,8 +18,9 @@ from attn_cli.senses.result import SenseGroup, SensesResult
 from attn_cli.senses.scan import occurrences
 from attn_cli.senses.table import Occurrences
 from attn_cli.settings import Settings
+from attn_cli.vectors.default import default_data_dir
 
-__all__ = ["senses", "occurrences", "group_senses", "Occurrences", "SensesResult", "SenseGroup"]
+__all__ = ["senses", "occurrences", "group_senses", "Occurrences", "SensesResult", "SenseGroup", "example_corpus"]
 
 
 def senses(word: str, sentences: Iterable[Line], *, clusters: int | None = None, labels: Sequence[str] | None = None,
@@ -28,6 +29,15 @@ def senses(word: str, sentences: Iterable[Line], *, clusters: int | None = None,
     `group_senses` (see both)."""
     return group_senses(occurrences(word, sentences, vectors=vectors, settings=settings, **changes),
                         clusters=clusters, labels=labels, seed=seed)
+
+
+def example_corpus() -> tuple[list[str], list[str]]:
+    """The bundled corpus (sentences, labels): 40 sentences of our own, 20 about a river bank, then 20 about money,
+    in the embedded set's words, each labelled "river" or "money". It ships inside the package (data/senses/)."""
+    folder = default_data_dir() / "senses"
+    sentences, labels = ((folder / name).read_text(encoding="utf-8").splitlines()
+                         for name in ("bank.txt", "bank.labels.txt"))
+    return sentences, labels
 
 
 class _CallablePackage(types.ModuleType):

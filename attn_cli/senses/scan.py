@@ -10,7 +10,7 @@ memory stays flat in the number of lines.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable
@@ -132,7 +132,7 @@ class Scan:
         number, line = numbered
         if not could_hold(line, self.folded_key):
             return None
-        if not (isinstance(line, str) or all(isinstance(word, str) for word in line)):
+        if not (isinstance(line, str) or (isinstance(line, Sequence) and all(isinstance(word, str) for word in line))):
             self.skipped_lines += 1
             return None
         try:
