@@ -166,15 +166,11 @@ def python_examples() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("page, code", python_examples(), ids=[page for page, _ in python_examples()])
 def test_the_python_examples_in_the_docs_run(tmp_path, monkeypatch, page, code):
-    """Each block runs as shown, in a folder holding the GloVe file and the corpora it names (data/senses as in a
-    clone of the repository) and a KeyedVectors `kv`."""
-    import shutil
-    from pathlib import Path
-
+    """Each block runs as shown, in a folder holding the GloVe file and the corpus it names and a KeyedVectors
+    `kv`."""
     from attn_cli.training.demo import demo_corpus
 
     monkeypatch.chdir(tmp_path)
-    shutil.copytree(Path(__file__).resolve().parent.parent / "data" / "senses", tmp_path / "data" / "senses")
     (tmp_path / "glove.6B.100d.txt").write_text("the 0.1 0.2\nmoney 0.3 0.1\nbank 0.2 0.2\ngrows 0.1 0.4\n",
                                                 encoding="utf-8")
     (tmp_path / "corpus.txt").write_text("\n".join(demo_corpus(attn_cli.load_vectors(), sentences=100).lines))
