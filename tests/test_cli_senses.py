@@ -126,6 +126,7 @@ def test_html_and_svg_are_written_whole(run, corpus, tmp_path):
     (["--labels", "missing.txt"], 2, "--labels missing.txt: no such file"),
     (["extra"], 2, "senses takes one WORD, then the corpus from --file FILE or - (stdin)"),
     (["--seed", "3"], 2, "--seed applies only to projected mode"),
+    (["-"], 2, "give the corpus once: --file FILE, or - to read it from stdin"),
 ])
 def test_bad_options_say_what_to_do_in_one_line(run, corpus, args, code, message, monkeypatch, tmp_path):
     text, _ = corpus
@@ -133,6 +134,24 @@ def test_bad_options_say_what_to_do_in_one_line(run, corpus, args, code, message
     result = run("senses", "bank", *args, "--file", str(text))
     assert result.exit_code == code and message in result.stderr, result.stderr
     assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_no_corpus_says_how_to_give_one(run):
+    result = run("senses", "bank")
+    assert result.exit_code == 2 and result.stderr == (
+        "attn-cli: error: give the corpus once: --file FILE, or - to read it from stdin; e.g. attn-cli senses bank "
+        "--file corpus.txt\n")
+
+
+def test_unreadable_lines_are_skipped_with_one_warning_and_keep_their_numbers(run, corpus, tmp_path):
+    text, _ = corpus
+    broken = tmp_path / "broken.txt"
+    broken.write_bytes(b"the bank \xff\xfe\n" + text.read_bytes())
+    result = run("senses", "bank", "--file", str(broken), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (f"attn-cli: warning: skipped 1 unreadable line(s); the first: line 1 of {broken}: not "
+                             "valid UTF-8; convert the input to UTF-8 (e.g. iconv -f latin1 -t utf-8)\n")
+    assert [o["line"] for o in json.loads(result.stdout)["occurrences"]] == list(range(2, 14))
 
 
 def test_too_few_occurrences_and_a_labels_count_mismatch_are_input_errors(run, corpus, tmp_path):

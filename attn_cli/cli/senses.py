@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
 import typer
 
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines
-from attn_cli.cli.messages import QUIET, as_options, warn
+from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target
-from attn_cli.errors import InputError, UsageError, shorten
+from attn_cli.errors import UsageError, shorten
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 SENSES_PANEL = "Senses"
 EXAMPLE = "attn-cli senses bank --file corpus.txt"
+STDIN_EXAMPLE = "cat corpus.txt | attn-cli senses bank -"
 DELAY = 1.0  # seconds a run goes without a status line: a quick run's stderr stays clean
 
 CLUSTERS_OPTION = Annotated[Optional[int], _option(
@@ -63,6 +64,8 @@ def senses(
     if source not in (None, STDIN):
         raise UsageError(f"senses takes one WORD, then the corpus from --file FILE or - (stdin), not "
                          f"{shorten(source, 40)!r}; e.g. {EXAMPLE}")
+    if (source is None) == (file is None):
+        raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin; e.g. {EXAMPLE}")
     files = engine.picture_files(file, stdin=source == STDIN)
     label_list = None if labels is None else read_labels(labels)
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
@@ -93,7 +96,7 @@ def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
     numbers and the labels keep their places), an unreadable one too, with one warning at the end."""
     unreadable: list[InputLine] = []
     last = 0
-    for line in input_lines(source, file, example=f"cat corpus.txt | {EXAMPLE.split(' --')[0]} -"):
+    for line in input_lines(source, file, example=STDIN_EXAMPLE):
         assert line.number is not None  # lines of a file or of stdin are numbered
         yield from [""] * (line.number - last - 1)
         last = line.number
@@ -102,7 +105,7 @@ def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
         yield line.text or ""
     if unreadable:
         warn(f"skipped {len(unreadable):,} unreadable line(s); the first: "
-             f"{unreadable[0].located(as_options(InputError(unreadable[0].error or '')))}")
+             f"{unreadable[0].located(unreadable[0].error or '')}")
 
 
 def read_labels(path: Path) -> list[str]:
@@ -111,7 +114,7 @@ def read_labels(path: Path) -> list[str]:
     for line in input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels"):
         assert line.number is not None
         if line.error is not None:
-            raise InputError(line.located(line.error))
+            raise UsageError(f"--labels {path}: {line.located(line.error)}")
         labels += [""] * (line.number - len(labels) - 1) + [(line.text or "").strip()]
     return labels
 
