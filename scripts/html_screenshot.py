@@ -4,11 +4,13 @@
 
 For each picture below: writes the `attn-cli ... --html` page to a temporary folder, opens it offline
 in Debian's Chromium (/usr/bin/chromium, driven by playwright from the `test` extra), does what a reader
-would (hover the query "bank", pick the traced word, point at a verdict) and saves the top of the page.
+would (hover the query "bank", pick the traced word, point at a verdict, point at an occurrence of "bank")
+and saves the top of the page.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,8 @@ PICTURES = {
               lambda page: page.check("input[name='trace-0'][value='1']")),
     "compare": (["compare", "river bank flows", "money bank grows"], (1400, 760),
                 lambda page: page.hover("table.data tr.pick[data-word=bank]")),
+    "senses": (["senses", "bank", "--file", "bank.txt", "--labels", "bank.labels.txt"], (1000, 700),
+               lambda page: page.hover("svg.senses-scatter circle[data-line='8']")),
 }
 
 
@@ -34,6 +38,8 @@ def main(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        for corpus in (ROOT / "data" / "senses").iterdir():  # the senses picture's corpus, named as the docs name it
+            shutil.copy(corpus, work)
         for name, (command, (width, height), act) in PICTURES.items():
             page_file = Path(work) / f"{name}.html"
             subprocess.run([sys.executable, "-m", "attn_cli", *command, "--html", page_file.name], check=True,

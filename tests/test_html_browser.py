@@ -1,4 +1,5 @@
-"""The HTML report in a real browser (Debian's Chromium through playwright): offline, hover, heads, toggles.
+"""The HTML reports in a real browser (Debian's Chromium through playwright): offline, hover, heads, toggles, and
+the senses page's scatter.
 
 One browser for the whole session, a fresh page per test. Locally the tests skip when Chromium is not
 at /usr/bin/chromium; `.ci/run` installs it and sets ATTN_CLI_BROWSER_TESTS=required, so in CI they run
@@ -12,6 +13,11 @@ import os
 from pathlib import Path
 
 import pytest
+from test_senses_render import SAMPLE as SENSES, with_sentence
+
+from attn_cli.errors import literal
+from attn_cli.render.senses import excerpt
+from attn_cli.render.senses_page import senses_page
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -407,4 +413,61 @@ def test_the_trace_page_leaves_masked_words_out_of_the_weighted_sum(run, tmp_pat
     view = OfflinePage(browser, path)
     assert view.page.get_by_text("y is their sum; masked (“money”): not in the sum").count() == 1
     assert "money" not in view.page.locator("table", has_text="= Σ").inner_text()
+    view.assert_clean()
+
+
+# ---- senses: the scatter of one word's occurrences across a corpus (docs/senses.md) ----------------------------
+
+SENSES_HOSTILE = 'the bank </script><b id="bold">bold</b> <img src=x onerror="document.title=1"> abc\u202edef 🏦 bank'
+LINE = SENSES["groups"][0]["examples"][0]["line"]  # with_sentence puts the hostile text there
+
+
+def open_senses_page(browser, tmp_path, document: dict) -> OfflinePage:
+    path = tmp_path / "senses.html"
+    path.write_text(senses_page(document, "attn-cli senses bank --file bank.txt"), encoding="utf-8")
+    return OfflinePage(browser, path)
+
+
+def test_every_occurrence_is_a_point_in_its_groups_colour(browser, tmp_path):
+    view = open_senses_page(browser, tmp_path, SENSES)
+    points = view.page.locator("svg.senses-scatter circle")
+    assert points.count() == len(SENSES["occurrences"])
+    fills = points.evaluate_all("ns => ns.map(n => getComputedStyle(n).fill)")
+    by_group: dict[int, set[str]] = {}
+    for occurrence, fill in zip(SENSES["occurrences"], fills):
+        by_group.setdefault(occurrence["group"], set()).add(fill)
+    assert all(len(colours) == 1 for colours in by_group.values())
+    assert len(set.union(*by_group.values())) == len(SENSES["groups"])
+    boxes = points.evaluate_all("ns => ns.map(n => { const b = n.getBoundingClientRect(); return b.width; })")
+    assert all(width > 0 for width in boxes)  # drawn, not merely present
+    view.assert_clean()
+
+
+def test_hovering_a_point_shows_its_sentence_with_the_word_marked(browser, tmp_path):
+    view = open_senses_page(browser, tmp_path, SENSES)
+    page = view.page
+    titles = page.locator("svg.senses-scatter circle title").all_text_contents()
+    assert titles == [occurrence["sentence"] for occurrence in SENSES["occurrences"]]
+    page.hover("svg.senses-scatter circle[data-index='4']")
+    tooltip = page.locator("#attn-tooltip")
+    assert tooltip.is_visible()
+    assert tooltip.locator(".sentence").inner_text() == SENSES["occurrences"][4]["sentence"]  # short: whole
+    assert tooltip.locator("mark").all_text_contents() == ["bank"]
+    occurrence = SENSES["occurrences"][4]
+    assert f"group {occurrence['group']}, line {occurrence['line']}" in tooltip.inner_text()
+    view.assert_clean()
+
+
+def test_hostile_sentences_are_shown_as_typed_and_nothing_runs_or_loads(browser, tmp_path):
+    view = open_senses_page(browser, tmp_path, with_sentence(SENSES_HOSTILE))
+    page = view.page
+    shown = literal(SENSES_HOSTILE)
+    point = f"svg.senses-scatter circle[data-line='{LINE}']"
+    assert page.locator(f"{point} title").text_content() == shown
+    page.hover(point)
+    assert page.locator("#attn-tooltip .sentence").inner_text() == "".join(excerpt(shown, (4, 8)))
+    assert page.locator("#attn-tooltip mark").all_text_contents() == ["bank"]
+    assert page.locator("#bold").count() == 0 and page.locator("main img").count() == 0
+    assert page.title() == "attn-cli senses: bank"
+    assert "".join(excerpt(shown, (4, 8))) in page.locator(".tables").inner_text()
     view.assert_clean()

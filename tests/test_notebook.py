@@ -11,6 +11,7 @@ import pytest
 from conftest import HANG_SECONDS
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "tutorial.ipynb"
+BANK = Path(__file__).resolve().parent.parent / "data" / "senses"
 # the results the notebook makes, and the command line that must print the same document
 SAME_AS_CLI = {
     "money": ["explain", "money bank grows"],
@@ -18,6 +19,7 @@ SAME_AS_CLI = {
     "projected": ["explain", "money bank grows", "--mode", "projected", "--heads", "4", "--scale", "sqrt"],
     "traced": ["trace", "money bank grows", "--word", "bank"],
     "compared": ["compare", "river bank flows", "money bank grows", "--word", "bank"],
+    "senses": ["senses", "bank", "--file", str(BANK / "bank.txt"), "--labels", str(BANK / "bank.labels.txt")],
 }
 
 
@@ -47,7 +49,7 @@ def test_every_cell_ran_without_an_error(executed):
 
 def test_the_reports_show_inline_and_fetch_nothing(executed):
     pages = [output.data["text/html"] for output in outputs(executed, "execute_result") if "text/html" in output.data]
-    assert len(pages) == 4  # money, projected, traced and compared; nothing else shows as HTML
+    assert len(pages) == 5  # money, projected, traced, compared and senses; nothing else shows as HTML
     for cell in pages:
         assert "<iframe srcdoc=" in cell and "<table>" in cell.split("<iframe")[0]  # plain tables, then the report
         page = html.unescape(re.search(r'srcdoc="([^"]*)"', cell).group(1))

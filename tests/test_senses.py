@@ -98,7 +98,7 @@ def test_str_repr_and_pandas(bank_senses):
     assert repr(bank_senses) == (f"<SensesResult 'bank': 40 occurrences in 2 groups (silhouette "
                                  f"{bank_senses.silhouette:.2f})>")
     text = str(bank_senses)
-    assert "group 1: 20 occurrences" in text and "purity 1.000" in text
+    assert "  1   20 (50%)" in text and "purity 1.000" in text  # group 1: 20 occurrences, half of them
     frame = bank_senses.to_pandas()
     assert list(frame["group"]) == (bank_senses.assignments + 1).tolist() and len(frame["output"][0]) == 128
 

@@ -7,7 +7,6 @@ parser error) and leaves as one line on stderr with its documented exit code.
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -30,8 +29,9 @@ from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, l
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, parquet_option, with_batch_options,
                                   with_engine_options)
-from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, is_output_failure, renderer, silence_stdout,
-                                  stdout_failure)
+from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, command_line, is_output_failure, renderer,
+                                  silence_stdout, stdout_failure)
+from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
 from attn_cli import ExplainResult, LineError, Settings, Vectors, compare as compare_sentences, cross as cross_attend
@@ -340,11 +340,6 @@ class UnknownWords:
              f"not in the vocabulary; most often {common}{where}{unsearched}")
 
 
-def command_line(ctx: typer.Context) -> str:
-    """The exact command line of this run, quoted for a shell, as the HTML report shows it."""
-    return shlex.join(["attn-cli", *ctx.find_root().obj["arguments"]])
-
-
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 
 
@@ -428,6 +423,10 @@ app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli train --demo --out demo.npz",
     "attn-cli train corpus.txt --out layer.npz --heads 2 --epochs 5",
     'attn-cli explain "money bank grows" --weights demo.npz'))(train)
+app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli senses bank --file corpus.txt",
+    "attn-cli senses bank --file corpus.txt --clusters 2 --json",
+    "attn-cli senses bank --file corpus.txt --mode projected --html senses.html"))(senses)
 app.add_typer(vectors_app, name="vectors")
 
 

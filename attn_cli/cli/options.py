@@ -265,12 +265,22 @@ def option_group(parameters: list[inspect.Parameter], pack: Callable[..., object
     return decorate
 
 
-def _engine_parameters() -> list[inspect.Parameter]:
-    """The attention commands' options, in the order their help lists them."""
+def _engine_parameters(helps: dict[str, str]) -> list[inspect.Parameter]:
+    """The attention commands' options, in the order their help lists them; `helps` replaces the help of some
+    of the command line's own (a command whose --svg draws something else than the tables says what)."""
     defaults = {item.name: item.default for item in fields(Settings)}
     declared = {name: declared_option(name, found, defaults[name]) for name, found in declarations(Settings).items()}
-    plain = {parameter.name: parameter for parameter in plain_options(EngineOptions, COMMAND_LINE_ANNOTATIONS)}
+    annotations = {**COMMAND_LINE_ANNOTATIONS, **{name: helped(COMMAND_LINE_ANNOTATIONS[name], text)
+                                                  for name, text in helps.items()}}
+    plain = {parameter.name: parameter for parameter in plain_options(EngineOptions, annotations)}
     return [declared.get(name) or plain[name] for name in SETTING_NAMES]
+
+
+def helped(annotation: Any, text: str) -> Any:
+    """An option's annotation with another help text (the option itself, its name and type, unchanged)."""
+    info = copy.copy(annotation.__metadata__[0])
+    info.help = text
+    return Annotated[annotation.__origin__, info]
 
 
 def _engine_options(**values: Any) -> EngineOptions:
@@ -278,7 +288,13 @@ def _engine_options(**values: Any) -> EngineOptions:
     return EngineOptions(typed=typed, **values)
 
 
-with_engine_options = option_group(_engine_parameters(), _engine_options, "engine")
+def engine_options(**helps: str):
+    """The decorator giving a command every attention option, and the vectors and output ones (`helps`: see
+    _engine_parameters)."""
+    return option_group(_engine_parameters(helps), _engine_options, "engine")
+
+
+with_engine_options = engine_options()
 with_vector_options = option_group(plain_options(VectorOptions, COMMAND_LINE_ANNOTATIONS), VectorOptions, "source")
 
 

@@ -19,6 +19,7 @@ import importlib
 import io
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from attn_cli.render.plain import READS, header, plain_records
 from attn_cli.render.consoles import draw_literally, report_console, trimmed, write_through
 
 if TYPE_CHECKING:
+    import typer
     from rich.console import Console
 
 Draw = Callable[[dict, "Console"], None]
@@ -70,6 +72,11 @@ def silence_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (AttributeError, ValueError, OSError):  # a stand-in stream (a test runner's) has no descriptor
         pass
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The exact command line of this run, quoted for a shell, as the HTML report shows it."""
+    return shlex.join(["attn-cli", *ctx.find_root().obj["arguments"]])
 
 
 def stdout_closed() -> None:

@@ -27,10 +27,11 @@ def senses_document(result: Any) -> dict:
         "silhouette": result.silhouette,
         "static_neighbors": neighbors_block(result.static_neighbors),
         "groups": [group_block(group) for group in result.groups],
-        "occurrences": [{"line": line, "position": position, "token": token, "group": group + 1, "x": x, "y": y}
-                        for line, position, token, group, (x, y) in
-                        zip(table.line.tolist(), table.position.tolist(), table.token, result.assignments.tolist(),
-                            result.projection.tolist())],
+        "occurrences": [{"line": line, "position": position, "token": token, "sentence": sentence, "group": group + 1,
+                         "x": x, "y": y}
+                        for line, position, token, sentence, group, (x, y) in
+                        zip(table.line.tolist(), table.position.tolist(), table.token, table.sentence,
+                            result.assignments.tolist(), result.projection.tolist())],
         "labels": None if result.labels_report is None else labels_block(result.labels_report),
     }
 

@@ -26,6 +26,10 @@ def notebook_cell(document: dict, page: str) -> str:
 
 def plain_tables(document: dict) -> str:
     """The tables a reader needs without the script, for every kind of report document."""
+    if document["command"] == "senses":
+        from attn_cli.render.senses_page import senses_tables_html
+
+        return senses_tables_html(document)
     if document["command"] == "trace":
         return _trace(document)
     if document["command"] == "compare" and document["cross"]:

@@ -1,41 +1,188 @@
-"""The senses document as plain text lines (str() of a SensesResult), drawn from the document alone.
+"""Rich tables for `senses`, drawn from its report document alone.
 
-Every text from input is passed as `rich.text.Text`, never as markup.
+First what was read and with which settings; then how many groups the occurrences' contextual outputs fall
+into and why (the silhouette of every K tried), the static vector's neighbours once (every occurrence starts
+from it), one row per group (size, silhouette, the words nearest its centre, the context words that pulled
+it), the sentences nearest each centre with the word marked, and, with labels, how the groups and a
+nearest-neighbour probe agree with them next to the two baselines.
 """
 
 from __future__ import annotations
 
-from rich.console import Console
+import re
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
 from rich.text import Text
+
+from attn_cli.render.flags import settings_text
+from attn_cli.render.terminal import NEW, header_line, new_words_legend, section, settings_lines
+
+MARK = "bold reverse"  # the word in an example sentence: a style, never brackets added to the text
+CONTEXT = 50  # characters shown on each side of the word in an example: a long line shows the word's neighbourhood
+SILHOUETTE_NOTE = ("silhouette: how much nearer each output is to its own group than to the next one (cosine), "
+                   "-1 to 1; near 0 the groups blur into each other, above ~0.25 they stand apart")
+PROBES = (("outputs", "contextual outputs"), ("static", "static vector"), ("bag_of_words", "bag of words"))
+PROBE_NOTE = ("each occurrence takes the label of its nearest other occurrence (cosine). The static vector is the "
+              "same for every occurrence, so it takes the label most common among the others (two labels in equal "
+              "numbers: always the other one, 0). Outputs above the static vector: the outputs carry the sense; "
+              "outputs near the bag of words (the sentence's mean static vector, context without attention): "
+              "attention adds little beyond which words are around")
 
 
 def render_senses(report: dict, console: Console) -> None:
-    """The word, the corpus counts, the choice of K, each group's figures and, with labels, the probe."""
-    corpus, clusters = report["corpus"], report["clusters"]
-    silhouette = "" if report["silhouette"] is None else f", silhouette {report['silhouette']:.3f}"
-    console.print(Text(f"“{report['word']}”: {len(report['occurrences']):,} occurrences in "
-                       f"{corpus['lines_with_word']:,} of {corpus['lines']:,} lines ({corpus['skipped_lines']:,} "
-                       f"skipped); {clusters['chosen']} group{'s' * (clusters['chosen'] != 1)} by "
-                       f"{clusters['by']}{silhouette}"))
-    if clusters["silhouettes"]:
-        console.print(Text("silhouettes: " + ", ".join(f"K={k} {value:.3f}"
-                                                        for k, value in clusters["silhouettes"].items())))
-    console.print(Text("static vector near: " + words(report["static_neighbors"], "cosine")))
-    for group in report["groups"]:
-        console.print(Text(f"group {group['group']}: {group['size']:,} occurrences"
-                           + ("" if group["silhouette"] is None else f", silhouette {group['silhouette']:.3f}")))
-        console.print(Text("  near: " + words(group["neighbors"], "cosine")))
-        console.print(Text("  pulled by: " + words(group["pulled_by"], "share")))
-        for example in group["examples"]:
-            console.print(Text(f"  line {example['line']}: {example['sentence']}"))
+    """Every table of a senses document, in reading order."""
+    console.print(senses_header(report))
+    section(console, clusters_title(report["clusters"]), silhouettes_table(report), SILHOUETTE_NOTE)
+    section(console, "Nearest words of the static vector (before attention; the same for every occurrence)",
+            Text(neighbor_words(report["static_neighbors"]) or "—"))
+    section(console, "Groups: the words nearest each group's centre (after attention), and what pulled it",
+            groups_table(report), f"pulled by: context words, mean share of the shift y−s per occurrence of the "
+                                  f"group; {new_words_legend(console)}")
+    section(console, "The sentences nearest each group's centre", examples_table(report),
+            f"“{report['word']}” marked; cos: the occurrence's output against its group's centre")
     if report["labels"] is not None:
-        labels = report["labels"]
-        console.print(Text(f"labels: purity {labels['purity']:.3f}, adjusted Rand {labels['adjusted_rand']:.3f}"))
-        for name, scores in labels["probe"].items():
-            console.print(Text(f"  probe {name}: accuracy {scores['accuracy']:.3f}, "
-                               f"macro-F1 {scores['macro_f1']:.3f}"))
+        render_labels(report, console)
 
 
-def words(entries: list[dict], figure: str) -> str:
-    """'river 0.81, water 0.77' from a list of {"word", figure} entries ('—' for none)."""
-    return ", ".join(f"{entry['word']} {entry[figure]:.2f}" for entry in entries) or "—"
+def senses_header(report: dict) -> Group:
+    corpus = report["corpus"]
+    count = len(report["occurrences"])
+    skipped = f", {corpus['skipped_lines']:,} skipped (too long, or no known word)" if corpus["skipped_lines"] else ""
+    lines: list[RenderableType] = [
+        Text.assemble(("Senses of ", "bold"), (f"“{report['word']}”", "bold cyan"),
+                      (" across the corpus", "bold")),
+        *settings_lines(report),
+        header_line("corpus", f"{corpus['lines']:,} lines read, {corpus['lines_with_word']:,} with "
+                              f"“{report['word']}”{skipped}; {count:,} occurrence{'s' if count != 1 else ''}"),
+    ]
+    return Group(*lines, Text())
+
+
+def clusters_title(clusters: dict) -> str:
+    chosen = clusters["chosen"]
+    if clusters["by"] == "given":
+        return f"Groups: {chosen} group{'s' * (chosen != 1)}, as {settings_text({'clusters': chosen})} asked"
+    tried = sorted(int(k) for k in clusters["silhouettes"])
+    return f"Groups: {chosen} groups, chosen by the best silhouette over K = {tried[0]}..{tried[-1]}"
+
+
+def silhouettes_table(report: dict) -> Table:
+    """Each K tried and its silhouette; the chosen one marked."""
+    clusters = report["clusters"]
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("K", justify="right")
+    table.add_column("silhouette", justify="right")
+    table.add_column("")
+    for k, value in silhouette_rows(clusters):
+        table.add_row(k, number(value), Text("← chosen", style="bold") if int(k) == clusters["chosen"] else "")
+    return table
+
+
+def silhouette_rows(clusters: dict) -> list[tuple[str, float | None]]:
+    """(K, silhouette) for each K tried, in order; one group has none (a dash)."""
+    rows = {int(k): value for k, value in clusters["silhouettes"].items()}
+    rows.setdefault(clusters["chosen"], None)
+    return [(str(k), rows[k]) for k in sorted(rows)]
+
+
+def groups_table(report: dict) -> Table:
+    """One row per group: its size (and share of the occurrences), silhouette, nearest words, pulling words."""
+    before = {n["word"] for n in report["static_neighbors"]}
+    total = max(len(report["occurrences"]), 1)
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("#", justify="right", style="bold")
+    table.add_column("size", justify="right")
+    table.add_column("silh.", justify="right")
+    table.add_column("nearest words of its centre", overflow="fold")
+    table.add_column("pulled by (share)", overflow="fold")
+    for group in report["groups"]:
+        near = Text("\n").join(Text(f"{n['word']} {n['cosine']:.3f}") if n["word"] in before else
+                               Text(f"{NEW}{n['word']} {n['cosine']:.3f}", style="bold green")
+                               for n in group["neighbors"])
+        pulls = "\n".join(f"{pull['word']} {pull['share']:.2f}" for pull in group["pulled_by"])
+        table.add_row(str(group["group"]), f"{group['size']:,} ({group['size'] / total:.0%})",
+                      number(group["silhouette"]), near or "—", pulls or "—")
+    return table
+
+
+def examples_table(report: dict) -> Table:
+    """The sentences nearest each group's centre, the word marked, and their line in the corpus."""
+    places = occurrence_places(report["occurrences"])
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("#", justify="right", style="bold")
+    table.add_column("line", justify="right")
+    table.add_column("cos", justify="right")
+    table.add_column("sentence", overflow="fold")
+    for group in report["groups"]:
+        for number_in_group, example in enumerate(group["examples"]):
+            before, word, after = excerpt(example["sentence"], places.get((example["line"], example["position"])))
+            table.add_row(str(group["group"]) if number_in_group == 0 else "", f"{example['line']:,}",
+                          number(example["cosine"]), Text.assemble(before, (word, MARK), after))
+    return table
+
+
+def render_labels(report: dict, console: Console) -> None:
+    """The groups against the labels (purity, adjusted Rand, each group's majority), then the sense probe."""
+    labels = report["labels"]
+    majority = Table(box=box.SIMPLE_HEAD)
+    majority.add_column("#", justify="right", style="bold")
+    majority.add_column("majority label", overflow="fold")
+    majority.add_column("share", justify="right")
+    for row in labels["groups"]:
+        majority.add_row(str(row["group"]), row["label"], number(row["share"]))
+    section(console, f"Groups against the labels: purity {number(labels['purity'])}, adjusted Rand index "
+                     f"{number(labels['adjusted_rand'])}", majority,
+            "purity: the share of occurrences whose group's majority label is theirs; adjusted Rand: agreement "
+            "of groups and labels, 0 for chance, 1 for the same partition")
+    probe = Table(box=box.SIMPLE_HEAD)
+    probe.add_column("nearest other occurrence by")
+    probe.add_column("accuracy", justify="right")
+    probe.add_column("macro-F1", justify="right")
+    for key, name in PROBES:
+        probe.add_row(name, number(labels["probe"][key]["accuracy"]), number(labels["probe"][key]["macro_f1"]))
+    section(console, "Sense probe (leave-one-out nearest neighbour)", probe, PROBE_NOTE)
+
+
+def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[int, int] | None]:
+    """Where each occurrence (line, position) stands in its sentence, as a (start, end) of characters: the k-th
+    occurrence of a token in a line is the k-th place it stands there as a token of its own (marked_spans);
+    None when the text does not show it so (a sentence whose Unicode normalisation moved it)."""
+    found: dict[tuple[int, str], list[dict]] = {}
+    for occurrence in occurrences:
+        found.setdefault((occurrence["line"], occurrence["token"]), []).append(occurrence)
+    places: dict[tuple[int, int], tuple[int, int] | None] = {}
+    for (_, token), same in found.items():
+        spans = marked_spans(same[0]["sentence"], token)
+        for rank, occurrence in enumerate(sorted(same, key=lambda o: o["position"])):
+            places[occurrence["line"], occurrence["position"]] = spans[rank] if rank < len(spans) else None
+    return places
+
+
+def marked_spans(sentence: str, token: str) -> list[tuple[int, int]]:
+    """Where `token` stands in `sentence` as a token of its own, as the tokenizer splits words: not inside a
+    longer word ("banks", "embankment") nor a hyphenated or apostrophed one ("bank-holiday"), but before a
+    clitic the tokenizer splits off ("bank's")."""
+    pattern = re.compile(rf"(?<!\w)(?<!\w[-'’]){re.escape(token)}(?!\w)(?!-\w)")
+    return [match.span() for match in pattern.finditer(sentence)] if token else []
+
+
+def excerpt(sentence: str, place: tuple[int, int] | None, context: int = CONTEXT) -> tuple[str, str, str]:
+    """(before, word, after): the occurrence's word and up to `context` characters on each side, "…" where the
+    sentence goes on (a line may be a whole article); the sentence as it is, unmarked, without a place."""
+    if place is None:
+        return sentence, "", ""
+    start, end = place
+    before = ("…" if start > context else "") + sentence[max(0, start - context):start]
+    after = sentence[end:end + context] + ("…" if len(sentence) - end > context else "")
+    return before, sentence[start:end], after
+
+
+def neighbor_words(neighbors: list[dict]) -> str:
+    return ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in neighbors)
+
+
+def number(value: float | None) -> str:
+    """Three places, as every table of attn-cli; a figure that does not exist (one group's silhouette) as a dash."""
+    return "—" if value is None else f"{value:.3f}"

@@ -12,7 +12,7 @@ from attn_cli.documents.senses import senses_document
 from attn_cli.engine.analysis import Neighbor
 from attn_cli.engine.attention import AttentionResult
 from attn_cli.errors import InputError, Option
-from attn_cli.results import tables_text
+from attn_cli.results import changed_settings, tables_text
 from attn_cli.senses.table import Occurrences
 
 if TYPE_CHECKING:
@@ -132,6 +132,36 @@ class SensesResult:
         write_parquet(path, self.occurrences, self.assignments + 1,
                       feature=Option("parquet", python_text="SensesResult.write_parquet"))
 
+    def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The self-contained page (the same as `attn-cli senses --html`): the occurrences' scatter, coloured by
+        group, each point's sentence on hover, and the tables; written atomically to `path` if given."""
+        from attn_cli.render.senses_page import senses_page
+
+        return _written(senses_page(senses_document(self), self.python_call()), path)
+
+    def to_svg(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The scatter alone as an SVG file (the same as `--svg`); written atomically to `path` if given."""
+        from attn_cli.render.senses_page import scatter_svg
+
+        return _written(scatter_svg(senses_document(self), standalone=True), path)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: plain tables that survive viewers which strip scripts and iframes, then the page in a sandboxed
+        iframe (render/notebook.py, as for explain)."""
+        from attn_cli.render.notebook import notebook_cell
+        from attn_cli.render.senses_page import senses_page
+
+        document = senses_document(self)
+        return notebook_cell(document, senses_page(document, self.python_call()))
+
+    def python_call(self) -> str:
+        """`attn_cli.senses('bank', sentences, clusters=2, labels=labels, mode='projected')`, for the page's header:
+        the settings that differ from the defaults; the corpus and the labels by name only."""
+        given = [f"clusters={self.clusters}"] if self.chosen_by == "given" else []
+        labels = ["labels=labels"] if self.labels_report is not None else []
+        arguments = [repr(self.word), "sentences", *given, *labels, *changed_settings(self.occurrences.settings)]
+        return f"attn_cli.senses({', '.join(arguments)})"
+
     def __str__(self) -> str:
         """The groups as plain tables."""
         return tables_text(senses_document(self), ("senses", "render_senses"))
@@ -140,3 +170,12 @@ class SensesResult:
         silhouette = "" if self.silhouette is None else f" (silhouette {self.silhouette:.2f})"
         return (f"<SensesResult {self.word!r}: {len(self.occurrences):,} occurrences in {self.clusters} "
                 f"group{'s' * (self.clusters != 1)}{silhouette}>")
+
+
+def _written(text: str, path: str | os.PathLike[str] | None) -> str:
+    """`text`, also written whole (never half a file) to `path` when one is given."""
+    if path is not None:
+        from attn_cli.files import write_file
+
+        write_file(path, text)
+    return text

@@ -1,0 +1,176 @@
+"""`attn-cli senses WORD --file FILE`: one word across a corpus, its contextual outputs grouped.
+
+The library does the work in two public steps, `occurrences` (the scan: the word's own rows of attention in
+each sentence that holds it) and `group_senses` (the groups, their figures, and with labels the probe); this
+module reads the corpus and the labels, shows a progress bar on a terminal once a run has taken a second, and
+sends the result's document to stdout (tables or --json) and to --html and --svg. The table of occurrences sits
+between the two steps, where another source of it or another writer fits in.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
+
+import typer
+
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines
+from attn_cli.cli.messages import QUIET, warn
+from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options
+from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target
+from attn_cli.errors import UsageError, shorten
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+SENSES_PANEL = "Senses"
+EXAMPLE = "attn-cli senses bank --file corpus.txt"
+STDIN_EXAMPLE = "cat corpus.txt | attn-cli senses bank -"
+DELAY = 1.0  # seconds a run goes without a status line: a quick run's stderr stays clean
+
+CLUSTERS_OPTION = Annotated[Optional[int], _option(
+    "--clusters", panel=SENSES_PANEL, metavar="K", min=1, show_default=False,
+    help="Group the occurrences into K groups (default: the K in 2..8 with the best silhouette).")]
+LABELS_OPTION = Annotated[Optional[Path], _option(
+    "--labels", panel=SENSES_PANEL, metavar="FILE", show_default=False,
+    help="One label per corpus line (any text): adds purity, adjusted Rand index and the sense probe.")]
+CLUSTER_SEED_OPTION = Annotated[int, _option(
+    "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0,
+    help="Seed of k-means' starting centres: the same seed, the same groups.")]
+SOURCE_ARGUMENT = Annotated[Optional[str], typer.Argument(
+    metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")]
+PICTURE_HELP = {"html": "Also write the page: the occurrences' scatter (hover: the sentence) and the tables.",
+                "svg": "Also write the occurrences' scatter, coloured by group, as an SVG picture."}
+
+
+@engine_options(**PICTURE_HELP)
+def senses(
+    ctx: typer.Context,
+    word: Annotated[str, typer.Argument(metavar="WORD", show_default=False,
+                                        help="The word to follow through every sentence that holds it.")],
+    source: SOURCE_ARGUMENT = None,
+    file: FILE_OPTION = None,
+    clusters: CLUSTERS_OPTION = None,
+    labels: LABELS_OPTION = None,
+    cluster_seed: CLUSTER_SEED_OPTION = 0,
+    *,
+    engine: EngineOptions,
+) -> None:
+    """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
+    QUIET.set(engine.quiet)
+    settings = engine.settings()
+    if source not in (None, STDIN):
+        raise UsageError(f"senses takes one WORD, then the corpus from --file FILE or - (stdin), not "
+                         f"{shorten(source, 40)!r}; e.g. {EXAMPLE}")
+    if (source is None) == (file is None):
+        raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin; e.g. {EXAMPLE}")
+    files = engine.picture_files(file, stdin=source == STDIN)
+    label_list = None if labels is None else read_labels(labels)
+    outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
+                            files={}, command_line=command_line(ctx))
+    vectors = engine.load(warn, progress=not engine.json)
+    from attn_cli import group_senses, occurrences  # the senses library (and scikit-learn) load when it runs
+
+    with DelayedBar(enabled=not engine.json) as bar:
+        table = occurrences(word, corpus_lines(source, file), vectors=vectors, settings=settings,
+                            progress=bar.update)
+        bar.grouping(len(table))
+        document = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed).to_dict()
+    outputs.show(document)
+    write_pictures(document, files, outputs.command_line)
+
+
+def write_pictures(document: dict, files: dict[str, Path], command_line: str) -> None:
+    """--html (the page) and --svg (the scatter), each written whole or not at all."""
+    from attn_cli.render.senses_page import scatter_svg, senses_page
+
+    for option, path in files.items():
+        write_target(path, option, senses_page(document, command_line) if option == "--html" else
+                     scatter_svg(document, standalone=True))
+
+
+def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
+    """Each line of the corpus as text, numbered as in the file: a blank line is an empty sentence (so line
+    numbers and the labels keep their places), an unreadable one too, with one warning at the end."""
+    unreadable: list[InputLine] = []
+    last = 0
+    for line in input_lines(source, file, example=STDIN_EXAMPLE):
+        assert line.number is not None  # lines of a file or of stdin are numbered
+        yield from [""] * (line.number - last - 1)
+        last = line.number
+        if line.error is not None:
+            unreadable.append(line)
+        yield line.text or ""
+    if unreadable:
+        warn(f"skipped {len(unreadable):,} unreadable line(s); the first: "
+             f"{unreadable[0].located(unreadable[0].error or '')}")
+
+
+def read_labels(path: Path) -> list[str]:
+    """--labels: the label of each corpus line, by line number (a blank line's label is empty)."""
+    labels: list[str] = []
+    for line in input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels"):
+        assert line.number is not None
+        if line.error is not None:
+            raise UsageError(f"--labels {path}: {line.located(line.error)}")
+        labels += [""] * (line.number - len(labels) - 1) + [(line.text or "").strip()]
+    return labels
+
+
+class DelayedBar:
+    """A transient status line on stderr (lines read, then the grouping) that appears only once the run has gone
+    on for `delay` seconds, and only on a terminal: a quick run, a pipe and --json stay silent. A timer shows it,
+    so a long grouping after a quick scan is shown too; `stream` is for tests."""
+
+    def __init__(self, enabled: bool = True, stream: TextIO | None = None, delay: float = DELAY) -> None:
+        self.stream = stream or sys.stderr
+        self.lines, self.step = 0, "reading"
+        self.lock = threading.Lock()
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
+        self.timer = threading.Timer(delay, self.show) if enabled and self.stream.isatty() else None
+
+    def update(self, lines: int) -> None:
+        """Told the lines read so far."""
+        self.lines = lines
+        self.refresh()
+
+    def grouping(self, count: int) -> None:
+        """The scan is over: the occurrences are being grouped."""
+        self.step = f"grouping {count:,} occurrences"
+        self.refresh()
+
+    def description(self) -> str:
+        return f"{self.step} ({self.lines:,} lines read)"
+
+    def show(self) -> None:
+        """Start drawing (the timer calls it once the delay has passed)."""
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with self.lock:
+            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                     console=Console(file=self.stream, force_terminal=True), transient=True)
+            self.progress.start()
+            self.task = self.progress.add_task(self.description(), total=None)
+
+    def refresh(self) -> None:
+        with self.lock:
+            if self.progress is not None and self.task is not None:
+                self.progress.update(self.task, description=self.description())
+
+    def __enter__(self) -> DelayedBar:
+        if self.timer is not None:
+            self.timer.daemon = True
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer.join()  # a bar the timer is starting right now is started before it is stopped
+        with self.lock:
+            if self.progress is not None:
+                self.progress.stop()

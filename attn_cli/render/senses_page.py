@@ -1,0 +1,157 @@
+"""The pictures of `senses`: the scatter of the occurrences (SVG), the same tables as HTML, and the page.
+
+All drawn here from the senses document, nothing in the browser but a tooltip: the scatter places each
+occurrence at its x, y (the document's 2-D PCA of the contextual outputs) in its group's colour, with its
+sentence as the point's <title>, so the standalone `--svg` file shows the sentence on hover in any viewer.
+The page holds that SVG and the tables; its one small script shows the hovered point's sentence with the word
+marked. Every text from input is made literal (errors.literal: control and bidi characters as escapes) and
+escaped before it is written, so a sentence holding `</script>` or markup is shown as typed. Nothing is
+fetched: the page's Content-Security-Policy allows only its own style sheet and script, by hash.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from importlib import resources
+
+from attn_cli.render.consoles import literal_document
+from attn_cli.render.html import content_hash
+from attn_cli.render.senses import (PROBE_NOTE, PROBES, SILHOUETTE_NOTE, clusters_title, excerpt, number,
+                                    occurrence_places, silhouette_rows)
+from attn_cli.version import __version__
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+WIDTH, HEIGHT, MARGIN, LEGEND = 640, 420, 24, 150  # the plot's box, its margin, the legend's column (px)
+_PLACEHOLDER = re.compile(r"@@([A-Z]+)@@")
+
+
+def group_colours(count: int) -> list[str]:
+    """A colour per group: eight well-separated ones (the default K is at most 8), then hues a golden angle apart."""
+    return [PALETTE[i] if i < len(PALETTE) else f"hsl({(i * 137.508) % 360:.1f},60%,42%)" for i in range(count)]
+
+
+def scatter_svg(document: dict, standalone: bool = False) -> str:
+    """The occurrences as points coloured by group, the legend beside them; `standalone` adds the XML
+    declaration and a heading for an SVG file of its own."""
+    report = literal_document(document)
+    colours = group_colours(len(report["groups"]))
+    places, place = occurrence_places(report["occurrences"]), _placer(report["occurrences"])
+    points = "".join(_point(o, index, colours[o["group"] - 1], place(o["x"], o["y"]),
+                            places.get((o["line"], o["position"]))) for index, o in enumerate(report["occurrences"]))
+    legend = "".join(
+        f'<rect x="{WIDTH + 12}" y="{MARGIN + 22 * i - 10}" width="12" height="12" fill="{colours[i]}"/>'
+        f'<text x="{WIDTH + 30}" y="{MARGIN + 22 * i}">group {g["group"]} ({g["size"]:,})</text>'
+        for i, g in enumerate(report["groups"]))
+    heading = (f'<title>attn-cli senses: {_text(report["word"])} ({len(report["occurrences"]):,} occurrences)'
+               f'</title>') if standalone else ""
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" class="senses-scatter" width="{WIDTH + LEGEND}" '
+           f'height="{HEIGHT}" viewBox="0 0 {WIDTH + LEGEND} {HEIGHT}" font-family="sans-serif" font-size="12" '
+           f'role="img">{heading}<rect x="0.5" y="0.5" width="{WIDTH - 1}" height="{HEIGHT - 1}" fill="#fff" '
+           f'stroke="#d9dde5"/><g class="axes" fill="#5d6677"><text x="{WIDTH - MARGIN}" y="{HEIGHT - 8}" '
+           f'text-anchor="end">PCA 1</text><text x="8" y="{MARGIN - 8}">PCA 2</text></g>'
+           f'<g class="points" stroke="#fff" stroke-width="0.8">{points}</g><g class="legend">{legend}</g></svg>')
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n' + svg + "\n") if standalone else svg
+
+
+def _placer(occurrences: list[dict]):
+    """x, y -> pixels, one scale for both axes (a distance on the picture is the same either way)."""
+    xs, ys = [o["x"] for o in occurrences] or [0.0], [o["y"] for o in occurrences] or [0.0]
+    span = max(max(xs) - min(xs), max(ys) - min(ys)) or 1.0
+    scale = min(WIDTH, HEIGHT) - 2 * MARGIN
+    middle_x, middle_y = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+    return lambda x, y: (WIDTH / 2 + (x - middle_x) / span * scale, HEIGHT / 2 - (y - middle_y) / span * scale)
+
+
+def _point(occurrence: dict, index: int, colour: str, at: tuple[float, float], place: tuple[int, int] | None) -> str:
+    """A point: its sentence whole in <title> (any viewer's hover), the excerpt around the word in data-* for the
+    page's tooltip, which marks the word."""
+    before, word, after = excerpt(occurrence["sentence"], place)
+    return (f'<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5" fill="{colour}" data-index="{index}" '
+            f'data-group="{occurrence["group"]}" data-line="{occurrence["line"]}" data-before="{_attribute(before)}" '
+            f'data-word="{_attribute(word)}" data-after="{_attribute(after)}">'
+            f'<title>{_text(occurrence["sentence"])}</title></circle>')
+
+
+def _attribute(value: str) -> str:
+    return html.escape(value, quote=True)
+
+
+def _text(value: str) -> str:
+    return html.escape(value, quote=False)
+
+
+def senses_tables_html(document: dict) -> str:
+    """The tables as bare HTML (no class, style or script for a notebook viewer to strip), the word in <mark>."""
+    report = literal_document(document)
+    labels = report["labels"]
+    clusters = report["clusters"]
+    parts = [
+        _paragraph(f"{report['corpus']['lines']:,} lines, {len(report['occurrences']):,} occurrences of "
+                   f"“{report['word']}”"),
+        _table(clusters_title(clusters), ["K", "silhouette", ""],
+               [[k, number(v), "chosen" if int(k) == clusters["chosen"] else ""]
+                for k, v in silhouette_rows(clusters)]),
+        _paragraph(SILHOUETTE_NOTE),
+        _paragraph("Nearest words of the static vector (before attention): " +
+                   ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in report["static_neighbors"])),
+        _table("Groups: the words nearest each centre (after attention), and what pulled it",
+               ["#", "size", "silhouette", "nearest words of its centre", "pulled by (share of the shift)"],
+               [[str(g["group"]), f"{g['size']:,}", number(g["silhouette"]),
+                 ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in g["neighbors"]),
+                 ", ".join(f"{p['word']} {p['share']:.2f}" for p in g["pulled_by"])] for g in report["groups"]]),
+        _examples(report),
+    ]
+    if labels is not None:
+        parts += [_table(f"Groups against the labels: purity {number(labels['purity'])}, adjusted Rand index "
+                         f"{number(labels['adjusted_rand'])}", ["#", "majority label", "share"],
+                         [[str(row["group"]), row["label"], number(row["share"])] for row in labels["groups"]]),
+                  _table("Sense probe (leave-one-out nearest neighbour)", ["by", "accuracy", "macro-F1"],
+                         [[name, number(labels["probe"][key]["accuracy"]), number(labels["probe"][key]["macro_f1"])]
+                          for key, name in PROBES]),
+                  _paragraph(PROBE_NOTE)]
+    return "".join(parts)
+
+
+def _examples(report: dict) -> str:
+    """The sentences nearest each centre, the word in <mark> (escaped text around it)."""
+    places = occurrence_places(report["occurrences"])
+    rows = "".join(
+        f"<tr><td>{g['group']}</td><td>{e['line']:,}</td><td>{number(e['cosine'])}</td>"
+        f"<td>{marked_html(*excerpt(e['sentence'], places.get((e['line'], e['position']))))}</td></tr>"
+        for g in report["groups"] for e in g["examples"])
+    return (f"<table><caption>The sentences nearest each group's centre</caption>"
+            f"<tr><th>#</th><th>line</th><th>cos</th><th>sentence</th></tr>{rows}</table>")
+
+
+def marked_html(before: str, word: str, after: str) -> str:
+    """An excerpt escaped, its word inside <mark>."""
+    return _text(before) + (f"<mark>{_text(word)}</mark>" if word else "") + _text(after)
+
+
+def _table(caption: str, header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{_text(cell)}</th>" for cell in header)
+    body = "".join("<tr>" + "".join(f"<td>{_text(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><caption>{_text(caption)}</caption><tr>{head}</tr>{body}</table>"
+
+
+def _paragraph(text: str) -> str:
+    return f"<p>{_text(text)}</p>"
+
+
+def senses_page(document: dict, command_line: str) -> str:
+    """The whole page: the command that made it, the scatter, the tables; offline, its CSP naming its own style
+    sheet and script by hash."""
+    page = resources.files("attn_cli.render") / "page"
+    css, js = (page / "senses.css").read_text(encoding="utf-8"), (page / "senses.js").read_text(encoding="utf-8")
+    report = literal_document(document)
+    parts = {
+        "CSS": css, "JS": js, "STYLEHASH": content_hash(css), "SCRIPTHASH": content_hash(js),
+        "VERSION": __version__, "WORD": _text(report["word"]), "COMMAND": _text(command_line),
+        "SVG": scatter_svg(document), "TABLES": senses_tables_html(document),
+        "LEGEND": _text(f"{len(report['occurrences']):,} occurrences, the 2-D PCA of their contextual outputs, "
+                        "coloured by group; point at one to read its sentence"),
+    }
+    template = (page / "senses.html").read_text(encoding="utf-8")
+    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], template)  # one pass: data is never rescanned
+

@@ -1,0 +1,186 @@
+"""`attn-cli senses WORD --file FILE`: the tables, --json, --html and --svg files, the bar, and its errors."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from attn_cli.cli.senses import DelayedBar
+
+RIVER = ["the river bank flooded after the rain", "fish swim near the bank of the river",
+         "water rose over the muddy bank", "boats rest on the grassy bank of the stream",
+         "the river bank is steep and wet", "we walked along the bank beside the water"]
+MONEY = ["the bank raised its interest rates", "she paid money into the bank", "the bank lends money to firms",
+         "my bank account pays interest", "the bank approved the loan today", "investors sold bank shares"]
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal, as stderr is when a person runs the command."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_status_line_shows_lines_read_then_the_grouping_once_the_delay_has_passed():
+    stream = Terminal()
+    with DelayedBar(stream=stream) as bar:
+        assert bar.timer is not None
+        bar.update(500)
+        assert bar.progress is None and stream.getvalue() == ""  # within the delay: nothing drawn
+        bar.show()  # what the timer does once DELAY has passed
+        bar.update(2_345)
+        assert bar.progress is not None and bar.progress.tasks[0].description == "reading (2,345 lines read)"
+        bar.grouping(40)
+        assert bar.progress.tasks[0].description == "grouping 40 occurrences (2,345 lines read)"
+    assert "grouping 40 occurrences" in stream.getvalue()
+    assert not bar.timer.is_alive()
+
+
+def test_a_quick_run_draws_nothing():
+    stream = Terminal()
+    with DelayedBar(stream=stream) as bar:
+        bar.update(10)
+        bar.grouping(3)
+    assert stream.getvalue() == "" and bar.progress is None and not bar.timer.is_alive()
+
+
+@pytest.mark.parametrize("enabled, stream", [(True, io.StringIO()), (False, Terminal())],
+                         ids=["not a terminal", "json"])
+def test_no_status_line_on_a_pipe_or_with_json(enabled, stream):
+    with DelayedBar(enabled=enabled, stream=stream) as bar:
+        assert bar.timer is None
+        bar.update(10)
+    assert stream.getvalue() == ""
+
+
+@pytest.fixture
+def corpus(tmp_path) -> tuple[Path, Path]:
+    text, labels = tmp_path / "bank.txt", tmp_path / "bank.labels.txt"
+    text.write_text("\n".join(RIVER + MONEY) + "\n", encoding="utf-8")
+    labels.write_text("\n".join(["river"] * len(RIVER) + ["money"] * len(MONEY)) + "\n", encoding="utf-8")
+    return text, labels
+
+
+def test_json_holds_every_occurrence_and_the_probe(run, corpus, schema_validator):
+    text, labels = corpus
+    result = run("senses", "bank", "--file", str(text), "--labels", str(labels), "--clusters", "2", "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    schema_validator("senses").validate(document)
+    assert [o["line"] for o in document["occurrences"]] == list(range(1, 13))
+    assert document["clusters"] == {**document["clusters"], "chosen": 2, "by": "given"}
+    assert set(document["labels"]["probe"]) == {"outputs", "static", "bag_of_words"}
+
+
+def test_the_tables_match_the_json_and_the_same_seed_gives_the_same_groups(run, corpus):
+    text, labels = corpus
+    first = json.loads(run("senses", "bank", "--file", str(text), "--json").stdout)
+    again = json.loads(run("senses", "bank", "--file", str(text), "--json").stdout)
+    assert [o["group"] for o in first["occurrences"]] == [o["group"] for o in again["occurrences"]]
+    shown = run("senses", "bank", "--file", str(text), "--labels", str(labels))
+    assert shown.exit_code == 0, shown.stderr
+    chosen = first["clusters"]["chosen"]
+    assert f"Groups: {chosen} groups, chosen by the best silhouette" in shown.stdout
+    assert "Sense probe" in shown.stdout and shown.stderr == ""
+
+
+def test_stdin_is_read_as_the_corpus(run, corpus):
+    text, _ = corpus
+    from_file = json.loads(run("senses", "bank", "--file", str(text), "--json").stdout)
+    from_stdin = run("senses", "bank", "-", "--json", input=text.read_text(encoding="utf-8"))
+    assert from_stdin.exit_code == 0, from_stdin.stderr
+    assert json.loads(from_stdin.stdout)["occurrences"] == from_file["occurrences"]
+
+
+def test_blank_lines_keep_the_line_numbers_and_the_labels_in_place(run, corpus, tmp_path):
+    text, labels = corpus
+    spaced = tmp_path / "spaced.txt"
+    spaced.write_text("\n\n".join(RIVER + MONEY) + "\n", encoding="utf-8")
+    spaced_labels = tmp_path / "spaced.labels.txt"
+    spaced_labels.write_text("\n\n".join(["river"] * len(RIVER) + ["money"] * len(MONEY)) + "\n", encoding="utf-8")
+    plain = json.loads(run("senses", "bank", "--file", str(text), "--labels", str(labels), "--json").stdout)
+    result = run("senses", "bank", "--file", str(spaced), "--labels", str(spaced_labels), "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert [o["line"] for o in document["occurrences"]] == [2 * o["line"] - 1 for o in plain["occurrences"]]
+    assert document["labels"] == plain["labels"]
+
+
+def test_html_and_svg_are_written_whole(run, corpus, tmp_path):
+    text, _ = corpus
+    page, picture = tmp_path / "senses.html", tmp_path / "senses.svg"
+    result = run("senses", "bank", "--file", str(text), "--html", str(page), "--svg", str(picture), "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert f"attn-cli senses bank --file {text}" in page.read_text(encoding="utf-8")
+    svg = picture.read_text(encoding="utf-8")
+    assert svg.startswith("<?xml") and svg.count("<circle") == len(document["occurrences"])
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["--clusters", "0"], 2, "Invalid value for '--clusters'"),
+    (["--labels", "missing.txt"], 2, "--labels missing.txt: no such file"),
+    (["extra"], 2, "senses takes one WORD, then the corpus from --file FILE or - (stdin)"),
+    (["--seed", "3"], 2, "--seed applies only to projected mode"),
+    (["-"], 2, "give the corpus once: --file FILE, or - to read it from stdin"),
+])
+def test_bad_options_say_what_to_do_in_one_line(run, corpus, args, code, message, monkeypatch, tmp_path):
+    text, _ = corpus
+    monkeypatch.chdir(tmp_path)
+    result = run("senses", "bank", *args, "--file", str(text))
+    assert result.exit_code == code and message in result.stderr, result.stderr
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_no_corpus_says_how_to_give_one(run):
+    result = run("senses", "bank")
+    assert result.exit_code == 2 and result.stderr == (
+        "attn-cli: error: give the corpus once: --file FILE, or - to read it from stdin; e.g. attn-cli senses bank "
+        "--file corpus.txt\n")
+
+
+def test_unreadable_lines_are_skipped_with_one_warning_and_keep_their_numbers(run, corpus, tmp_path):
+    text, _ = corpus
+    broken = tmp_path / "broken.txt"
+    broken.write_bytes(b"the bank \xff\xfe\n" + text.read_bytes())
+    result = run("senses", "bank", "--file", str(broken), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (f"attn-cli: warning: skipped 1 unreadable line(s); the first: line 1 of {broken}: not "
+                             "valid UTF-8; convert the input to UTF-8 (e.g. iconv -f latin1 -t utf-8)\n")
+    assert [o["line"] for o in json.loads(result.stdout)["occurrences"]] == list(range(2, 14))
+
+
+def test_too_few_occurrences_and_a_labels_count_mismatch_are_input_errors(run, corpus, tmp_path):
+    text, _ = corpus
+    few = tmp_path / "few.txt"
+    few.write_text("the river bank\nmoney grows\n", encoding="utf-8")
+    result = run("senses", "bank", "--file", str(few))
+    assert result.exit_code == 3 and "senses needs at least 3" in result.stderr
+    short = tmp_path / "short.labels.txt"
+    short.write_text("river\nmoney\n", encoding="utf-8")
+    result = run("senses", "bank", "--file", str(text), "--labels", str(short))
+    assert result.exit_code == 3 and "12" in result.stderr and "2" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_a_picture_never_replaces_the_corpus(run, corpus):
+    text, _ = corpus
+    before = text.read_bytes()
+    result = run("senses", "bank", "--file", str(text), "--svg", str(text))
+    assert result.exit_code == 2 and f"--svg {text} is the --file input" in result.stderr
+    assert text.read_bytes() == before and result.stdout == ""
+
+
+def test_hostile_corpus_text_reaches_the_terminal_literally(run, tmp_path):
+    hostile = tmp_path / "hostile.txt"
+    hostile.write_text("".join(f"\u202e {line} \x1b[2J [red]x[/red]\n" for line in ("the bank", "a bank", "my bank")),
+                       encoding="utf-8")
+    result = run("senses", "bank", "--file", str(hostile), "--clusters", "1")
+    assert result.exit_code == 0, result.stderr
+    for line in ("the bank", "a bank", "my bank"):  # the three sentences nearest the centre
+        assert f"\\u202e {line} \\x1b[2J [red]x[/red]" in result.stdout
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
