@@ -150,7 +150,7 @@ def test_unreadable_lines_are_skipped_with_one_warning_and_keep_their_numbers(ru
     result = run("senses", "bank", "--file", str(broken), "--json")
     assert result.exit_code == 0, result.stderr
     assert result.stderr == (f"attn-cli: warning: skipped 1 unreadable line(s); the first: line 1 of {broken}: not "
-                             "valid UTF-8; convert the input to UTF-8 (e.g. iconv -f latin1 -t utf-8)\n")
+                             "valid UTF-8; convert it to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)\n")
     assert [o["line"] for o in json.loads(result.stdout)["occurrences"]] == list(range(2, 14))
 
 
