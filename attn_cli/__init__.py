@@ -36,8 +36,9 @@ _EXPORTS = {
     "LayerSettings": "attn_cli.engine.attention", "Declared": "attn_cli.declared", "declarations": "attn_cli.declared",
     "ExplainResult": "attn_cli.results", "TraceResult": "attn_cli.results", "CompareResult": "attn_cli.results",
     "CrossResult": "attn_cli.results",
-    "senses": "attn_cli.senses", "occurrences": "attn_cli.senses", "group_senses": "attn_cli.senses",
-    "Occurrences": "attn_cli.senses", "SensesResult": "attn_cli.senses", "SenseGroup": "attn_cli.senses",
+    "senses": "attn_cli.contexts", "occurrences": "attn_cli.contexts", "group_senses": "attn_cli.contexts",
+    "Occurrences": "attn_cli.contexts", "SensesResult": "attn_cli.contexts", "SenseGroup": "attn_cli.contexts",
+    "example_corpus": "attn_cli.contexts",
     "AttnError": "attn_cli.errors", "SettingsError": "attn_cli.errors", "InputError": "attn_cli.errors",
     "VectorsError": "attn_cli.errors", "WeightsError": "attn_cli.errors", "UnknownWordsWarning": "attn_cli.errors",
 }
@@ -50,7 +51,7 @@ __all__ = [
     "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer", "prepare_training", "prepare_demo",
     "DEMO_SETTINGS", "Training",
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
-    "senses", "occurrences", "group_senses", "Occurrences", "SensesResult", "SenseGroup",
+    "senses", "occurrences", "group_senses", "Occurrences", "SensesResult", "SenseGroup", "example_corpus",
     "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError", "UnknownWordsWarning",
 ]
 
@@ -64,7 +65,8 @@ if TYPE_CHECKING:
     from attn_cli.files import write_file
     from attn_cli.parquet import ExplainParquet
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
-    from attn_cli.senses import Occurrences, SenseGroup, SensesResult, group_senses, occurrences, senses
+    from attn_cli.contexts import (Occurrences, SenseGroup, SensesResult, example_corpus, group_senses, occurrences,
+                                   senses)
     from attn_cli.settings import Settings
     from attn_cli.training.run import Training, TrainingRun
     from attn_cli.training.settings import DEMO_SETTINGS, TrainingSettings

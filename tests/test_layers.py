@@ -38,7 +38,7 @@ def layer(module: str) -> str | None:
     return {"errors": "base", "version": "base", "labels": "base", "files": "base",
             "declared": "base", "settings": "library",
             "results": "library", "api": "library", "batches": "library",
-            "vector_sets": "library", "senses": "library", "parquet": "library"}.get(parts[1], parts[1])
+            "vector_sets": "library", "contexts": "library", "parquet": "library"}.get(parts[1], parts[1])
 
 
 def imports(path: Path) -> set[str]:

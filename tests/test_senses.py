@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import attn_cli
-from attn_cli.senses.grouping import nearest_labels, numbered, probe
-from attn_cli.senses import example_corpus
-from attn_cli.senses.scan import could_hold, folded
+from attn_cli.contexts.grouping import nearest_labels, numbered, probe
+from attn_cli import example_corpus
+from attn_cli.contexts.scan import could_hold, folded
 from conftest import stand_in_layer
 
 BANK, BANK_LABELS = example_corpus()
@@ -257,7 +257,7 @@ def test_importing_attn_cli_and_its_senses_names_loads_no_scikit_learn():
 
 
 def test_attn_cli_senses_is_callable_in_any_import_order():
-    code = ("import attn_cli.senses.table, attn_cli\nfrom attn_cli import senses\n"
+    code = ("import attn_cli.contexts.table, attn_cli\nfrom attn_cli import senses\n"
             "print(senses('bank', ['the river bank', 'money bank', 'bank loan']).clusters)")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert done.stdout.strip() == "2"

@@ -17,9 +17,9 @@ from attn_cli.engine.analysis import Neighbor, NeighborSearch
 from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
 from attn_cli.engine.occurrences import word_layer
 from attn_cli.errors import InputError, InputTypeError, SettingsError
-from attn_cli.senses.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
-from attn_cli.senses.scan import word_entry
-from attn_cli.senses.table import Occurrences
+from attn_cli.contexts.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
+from attn_cli.contexts.scan import word_entry
+from attn_cli.contexts.table import Occurrences
 
 MIN_OCCURRENCES = 3  # two points make one distance: no grouping can be scored
 MAX_CLUSTERS = 8  # the largest K tried when none is given

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from attn_cli.training.weights import TrainedLayer
 
-Table = Any  # an attn_cli.senses.table.Occurrences (which imports this module: named here, not imported)
+Table = Any  # an attn_cli.contexts.table.Occurrences (which imports this module: named here, not imported)
 
 METADATA_KEY = "attn_cli"
 FORMAT = "attn-cli occurrences 1"  # changed when the columns or the metadata change meaning

@@ -1,4 +1,4 @@
-"""`senses`: one word across a whole corpus, its occurrences' outputs grouped (library side).
+"""A word's contexts across a whole corpus: its occurrences' outputs, grouped (`senses`, library side).
 
     occurrences(word, lines, ...)  -> Occurrences   (scan.py: the word's own rows of attention only)
     group_senses(occurrences, ...) -> SensesResult  (grouping.py: scikit-learn k-means, scores, the probe)
@@ -7,16 +7,14 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from attn_cli.batches import Line
-from attn_cli.senses.grouping import group_senses
-from attn_cli.senses.result import SenseGroup, SensesResult
-from attn_cli.senses.scan import occurrences
-from attn_cli.senses.table import Occurrences
+from attn_cli.contexts.grouping import group_senses
+from attn_cli.contexts.result import SenseGroup, SensesResult
+from attn_cli.contexts.scan import occurrences
+from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import Settings
 from attn_cli.vectors.default import default_data_dir
 
@@ -38,15 +36,3 @@ def example_corpus() -> tuple[list[str], list[str]]:
     sentences, labels = ((folder / name).read_text(encoding="utf-8").splitlines()
                          for name in ("bank.txt", "bank.labels.txt"))
     return sentences, labels
-
-
-class _CallablePackage(types.ModuleType):
-    """`attn_cli.senses` names both this package and its function `senses`. Python sets the package's attribute
-    to this module whenever a submodule (attn_cli.senses.table, say) is imported before the function is asked
-    for, so the module itself calls the function: `attn_cli.senses(word, sentences)` works in any import order."""
-
-    def __call__(self, word: str, sentences: Iterable[Line], **options: Any) -> SensesResult:
-        return senses(word, sentences, **options)
-
-
-sys.modules[__name__].__class__ = _CallablePackage

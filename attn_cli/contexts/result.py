@@ -13,7 +13,7 @@ from attn_cli.engine.analysis import Neighbor
 from attn_cli.engine.attention import AttentionResult
 from attn_cli.errors import InputError, Option
 from attn_cli.results import changed_settings, tables_text
-from attn_cli.senses.table import Occurrences
+from attn_cli.contexts.table import Occurrences
 
 if TYPE_CHECKING:
     import pandas
@@ -120,14 +120,14 @@ class SensesResult:
 
     def to_arrow(self) -> pyarrow.Table:
         """The occurrences' table (Occurrences.to_arrow) with each one's `group`, from 1 as documents number them."""
-        from attn_cli.senses.columns import to_arrow
+        from attn_cli.contexts.columns import to_arrow
 
         return to_arrow(self.occurrences, self.assignments + 1,
                         feature=Option("parquet", python_text="SensesResult.to_arrow"))
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
         """That table as a Parquet file, whole or not at all (`attn-cli senses --parquet`)."""
-        from attn_cli.senses.columns import write_parquet
+        from attn_cli.contexts.columns import write_parquet
 
         write_parquet(path, self.occurrences, self.assignments + 1,
                       feature=Option("parquet", python_text="SensesResult.write_parquet"))

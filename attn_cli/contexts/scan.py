@@ -24,7 +24,7 @@ from attn_cli.engine.attention import static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
 from attn_cli.errors import InputError, InputTypeError, SettingsError
-from attn_cli.senses.table import Occurrences
+from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors, without_accents
 

@@ -90,14 +90,14 @@ class Occurrences:
 
     def to_arrow(self) -> pyarrow.Table:
         """One row per occurrence as an Arrow table, its `group` column null (needs pyarrow:
-        attn_cli/senses/columns.py has the columns and the metadata)."""
-        from attn_cli.senses.columns import to_arrow
+        attn_cli/contexts/columns.py has the columns and the metadata)."""
+        from attn_cli.contexts.columns import to_arrow
 
         return to_arrow(self)
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
         """The table as a Parquet file, whole or not at all (`group` null: SensesResult.write_parquet fills it)."""
-        from attn_cli.senses.columns import write_parquet
+        from attn_cli.contexts.columns import write_parquet
 
         write_parquet(path, self)
 
@@ -106,7 +106,7 @@ class Occurrences:
                      weights: TrainedLayer | str | os.PathLike[str] | None = None) -> Occurrences:
         """A table written by `write_parquet` (or `attn-cli senses --parquet`), read with the vectors (and the
         trained layer) it was scanned with: others are refused, naming the ones it holds."""
-        from attn_cli.senses.columns import read_parquet
+        from attn_cli.contexts.columns import read_parquet
 
         return read_parquet(path, cls, vectors=vectors, weights=weights)
 
