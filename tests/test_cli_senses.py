@@ -139,8 +139,8 @@ def test_bad_options_say_what_to_do_in_one_line(run, corpus, args, code, message
 def test_no_corpus_says_how_to_give_one(run):
     result = run("senses", "bank")
     assert result.exit_code == 2 and result.stderr == (
-        "attn-cli: error: give the corpus once: --file FILE, or - to read it from stdin; e.g. attn-cli senses bank "
-        "--file corpus.txt\n")
+        "attn-cli: error: give the corpus once: --file FILE, or - to read it from stdin (or a table of its occurrences "
+        "with --occurrences FILE); e.g. attn-cli senses bank --file corpus.txt\n")
 
 
 def test_unreadable_lines_are_skipped_with_one_warning_and_keep_their_numbers(run, corpus, tmp_path):
@@ -184,3 +184,54 @@ def test_hostile_corpus_text_reaches_the_terminal_literally(run, tmp_path):
     for line in ("the bank", "a bank", "my bank"):  # the three sentences nearest the centre
         assert f"\\u202e {line} \\x1b[2J [red]x[/red]" in result.stdout
     assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
+
+
+def test_parquet_holds_each_occurrence_with_its_group_and_output_as_the_json_says(run, corpus, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    result = run("senses", "bank", "--file", str(text), "--json", "--parquet", str(table))
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    rows = pq.read_table(table).to_pylist()
+    assert [(row["line"], row["position"], row["group"]) for row in rows] == [
+        (o["line"], o["position"], o["group"]) for o in document["occurrences"]]
+    assert all(len(row["outputs"]) == document["vectors"]["dims"] for row in rows)
+
+
+def test_occurrences_groups_a_scans_table_exactly_as_the_corpus_run(run, corpus, tmp_path):
+    text, labels = corpus
+    table = tmp_path / "bank.parquet"
+    direct = run("senses", "bank", "--file", str(text), "--labels", str(labels), "--json", "--parquet", str(table))
+    again = run("senses", "bank", "--occurrences", str(table), "--labels", str(labels), "--json")
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout) == json.loads(direct.stdout)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--heads", "2"], "holds the attention settings its scan used; leave out --heads"),
+    (["--file", "CORPUS"], "give the corpus once"),
+])
+def test_occurrences_refuses_what_it_would_leave_unused(run, corpus, tmp_path, args, message):
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    result = run("senses", "bank", "--occurrences", str(table), *[str(text) if a == "CORPUS" else a for a in args])
+    assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
+
+
+def test_occurrences_of_another_word_name_the_command_that_reads_them(run, corpus, tmp_path):
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    result = run("senses", "river", "--occurrences", str(table))
+    assert result.exit_code == 2 and f"give attn-cli senses bank --occurrences {table}" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--parquet", "--html", "--svg"])
+def test_a_file_that_cannot_be_written_leaves_nothing_on_stdout(run, corpus, option):
+    text, _ = corpus
+    result = run("senses", "bank", "--file", str(text), option, "/dev/full")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == f"attn-cli: error: cannot write {option} /dev/full: No space left on device; " \
+                            "choose a writable file\n"

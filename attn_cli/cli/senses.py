@@ -18,9 +18,10 @@ import typer
 
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines
 from attn_cli.cli.messages import QUIET, warn
-from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options
-from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target
-from attn_cli.errors import UsageError, shorten
+from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
+from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
+from attn_cli.errors import UsageError, flag, shorten
+from attn_cli import LayerSettings, Occurrences, Settings, Vectors, declarations
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -39,6 +40,9 @@ LABELS_OPTION = Annotated[Optional[Path], _option(
 CLUSTER_SEED_OPTION = Annotated[int, _option(
     "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0,
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
+OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
+    "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
+    help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
 SOURCE_ARGUMENT = Annotated[Optional[str], typer.Argument(
     metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")]
 PICTURE_HELP = {"html": "Also write the page: the occurrences' scatter (hover: the sentence) and the tables.",
@@ -55,6 +59,8 @@ def senses(
     clusters: CLUSTERS_OPTION = None,
     labels: LABELS_OPTION = None,
     cluster_seed: CLUSTER_SEED_OPTION = 0,
+    parquet: Annotated[Optional[Path], parquet_option("occurrence")] = None,
+    occurrences_file: OCCURRENCES_OPTION = None,
     *,
     engine: EngineOptions,
 ) -> None:
@@ -64,22 +70,50 @@ def senses(
     if source not in (None, STDIN):
         raise UsageError(f"senses takes one WORD, then the corpus from --file FILE or - (stdin), not "
                          f"{shorten(source, 40)!r}; e.g. {EXAMPLE}")
-    if (source is None) == (file is None):
-        raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin; e.g. {EXAMPLE}")
-    files = engine.picture_files(file, stdin=source == STDIN)
+    if [source is None, file is None, occurrences_file is None].count(False) != 1:
+        raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin (or a table of its "
+                         f"occurrences with --occurrences FILE); e.g. {EXAMPLE}")
+    files = engine.picture_files(file or occurrences_file, stdin=source == STDIN, parquet=parquet)
     label_list = None if labels is None else read_labels(labels)
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
                             files={}, command_line=command_line(ctx))
     vectors = engine.load(warn, progress=not engine.json)
-    from attn_cli import group_senses, occurrences  # the senses library (and scikit-learn) load when it runs
+    from attn_cli import group_senses  # the senses library (and scikit-learn) load when it runs
 
     with DelayedBar(enabled=not engine.json) as bar:
-        table = occurrences(word, corpus_lines(source, file), vectors=vectors, settings=settings,
-                            progress=bar.update)
+        table = (scanned(word, source, file, vectors, settings, bar) if occurrences_file is None else
+                 tabled(word, occurrences_file, vectors, settings))
         bar.grouping(len(table))
-        document = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed).to_dict()
+        result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
+    document = result.to_dict()
+    if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
+        with writing(parquet, "--parquet"):
+            result.write_parquet(parquet)
+    write_pictures(document, {option: path for option, path in files.items() if option != "--parquet"},
+                   outputs.command_line)
     outputs.show(document)
-    write_pictures(document, files, outputs.command_line)
+
+
+def scanned(word: str, source: Optional[str], file: Optional[Path], vectors: Vectors, settings: Settings,
+            bar: DelayedBar) -> Occurrences:
+    """The occurrences of `word` in the corpus (--file or stdin), the lines read told to the bar."""
+    from attn_cli import occurrences
+
+    return occurrences(word, corpus_lines(source, file), vectors=vectors, settings=settings, progress=bar.update)
+
+
+def tabled(word: str, path: Path, vectors: Vectors, settings: Settings) -> Occurrences:
+    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only. Its
+    attention settings are the ones it was scanned with: a different one given here would be silently unused."""
+    given = [name for name in declarations(LayerSettings) if getattr(settings, name) != getattr(LayerSettings(), name)]
+    if given and settings.layer is None:  # a --weights layer brings its own settings, which the table must match
+        raise UsageError(f"--occurrences {path} holds the attention settings its scan used; leave out "
+                         f"{', '.join(flag(name) for name in given)}")
+    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
+    if table.word != word:
+        raise UsageError(f"--occurrences {path} holds the occurrences of {table.word!r}, not {word!r}; give "
+                         f"attn-cli senses {table.word} --occurrences {path}")
+    return table
 
 
 def write_pictures(document: dict, files: dict[str, Path], command_line: str) -> None:
