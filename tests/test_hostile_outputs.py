@@ -5,6 +5,7 @@ Each case ends with its documented exit code and leaves the user's files as they
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import threading
@@ -210,3 +211,19 @@ def test_a_batch_cut_by_the_file_size_limit_keeps_whole_documents_only(run, tmp_
                                    stdin="".join(f"{line}\n" for line in lines).encode())
     assert code == 2 and "File too large" in stderr
     assert out.read_bytes() in expected[1:-1]  # whole documents, the cut one absent
+
+
+@pytest.mark.parametrize("picture", ["--html", "--svg"])
+def test_an_endless_batch_with_a_picture_stops_at_its_bound(run, tmp_path, monkeypatch, picture):
+    """A batch's pictures hold every document until the run ends, so an endless stdin (`yes | explain -
+    --html page.html`) grew without bound: the pictures stop at MAX_PICTURED sentences, saying how to go on,
+    and the page is absent, never cut."""
+    import attn_cli.cli.outputs as outputs
+
+    monkeypatch.setattr(outputs, "MAX_PICTURED", 3)
+    target = tmp_path / f"page.{picture[2:]}"
+    result = run("explain", "-", "--json", picture, str(target), input="money bank grows\n" * 10)
+    assert result.exit_code == 2 and not target.exists()
+    assert f"{picture} holds at most 3 sentences" in result.stderr and "split -l 3" in result.stderr
+    assert "the run stopped at line 4" in result.stderr
+    assert [json.loads(line)["line"] for line in result.stdout.splitlines()] == [1, 2, 3]

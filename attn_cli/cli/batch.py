@@ -95,7 +95,7 @@ def shown(line: InputLine, document: Document, outputs: ReportOutputs, command: 
     try:
         with memory_named(document_too_large):
             outputs.show(with_input(document(), line.number, line.id, line.meta))
-    except (OSError, KeyboardInterrupt):
+    except (OSError, KeyboardInterrupt, UsageError):  # stdout's failure, Ctrl-C, a picture's bound: the run's end
         raise
     except InputError as exc:
         if strict:

@@ -84,6 +84,9 @@ def stdout_closed() -> None:
     raise BrokenPipeError(errno.EPIPE, "stdout was closed")
 
 
+MAX_PICTURED = 1_000  # sentences an --html page or --svg picture holds: ~20 kB of page each (7 words), all in memory
+
+
 class ReportOutputs:
     """Sends each report document to stdout and remembers what the --html and --svg files need.
 
@@ -100,6 +103,7 @@ class ReportOutputs:
         self.files = {option: path for option, path in files.items() if option in ("--html", "--svg")}
         self.selection, self.table = selection, table
         self.documents: list[dict] = []  # kept for --html only
+        self.pictured = 0  # documents the pictures hold
         self.title = ""  # the SVG's title, from the first document
         held = one_document and (self.files or table is not None)
         self.held: list[tuple[dict, bool]] | None = [] if held else None  # stdout's documents, after the files
@@ -134,6 +138,13 @@ class ReportOutputs:
         return self.style == "json"
 
     def show(self, report: dict) -> None:
+        if self.files and self.pictured == MAX_PICTURED:
+            named = " and ".join(self.files)
+            raise UsageError(f"{named} {'hold' if len(self.files) > 1 else 'holds'} at most {MAX_PICTURED:,} "
+                             "sentences (a page of more "
+                             "is too large to open, and a batch's pictures are held until it ends); split the input "
+                             f"(split -l {MAX_PICTURED}) or leave out {named}")
+        self.pictured += 1
         first = not self.title
         self.title = self.title or f"attn-cli {report['command']}"
         if "--html" in self.files:
