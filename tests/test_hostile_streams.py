@@ -1,0 +1,56 @@
+"""The standard streams and output paths a careless or hostile command line can tangle (second adversarial pass on
+issue 25): an output that is also an input, a descriptor open only for reading, a picture over stdout's file,
+stderr that cannot be written, an encoding that cannot hold the output, odd widths and names.
+
+Each case runs the real program (a subprocess, so its descriptors are the shell's) or the CLI runner, and must end
+with its documented exit code, one stderr line and the user's files as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import HANG_SECONDS
+
+SENTENCES = b"money bank\n" * 600
+
+
+def attn(args: list[str], stdin=None, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env: dict | None = None,
+         **extra) -> subprocess.CompletedProcess:
+    """`python -m attn_cli ARGS` with the given standard streams (open files, descriptors or PIPE)."""
+    return subprocess.run([sys.executable, "-m", "attn_cli", *args], stdin=stdin, stdout=stdout, stderr=stderr,
+                          env={**os.environ, "COLUMNS": "80", **(env or {})}, timeout=HANG_SECONDS, **extra)
+
+
+@pytest.fixture
+def sentences(tmp_path) -> Path:
+    path = tmp_path / "f.txt"
+    path.write_bytes(SENTENCES)
+    return path
+
+
+@pytest.mark.parametrize("style", ["--plain", "--json"])
+@pytest.mark.parametrize("where", ["--file", "stdin"])
+def test_an_input_that_is_also_stdout_is_refused(sentences, style, where):
+    """`attn-cli explain --file f.txt --plain >> f.txt` read its own output back and grew f.txt without end: refused
+    as GNU cat refuses it ("input file is output file"), before a byte is written."""
+    args = ["explain", *(["--file", str(sentences)] if where == "--file" else ["-"]), style]
+    with sentences.open("rb") as stdin, sentences.open("ab") as stdout:
+        finished = attn(args, stdin=stdin if where == "stdin" else None, stdout=stdout)
+    name = f"--file {sentences}" if where == "--file" else "stdin"
+    assert finished.returncode == 3
+    assert finished.stderr.decode() == (f"attn-cli: error: {name} is also stdout (input file is output file): what "
+                                        "is written would be read back as input without end; redirect stdout to "
+                                        "another file\n")
+    assert sentences.read_bytes() == SENTENCES
+
+
+def test_a_training_corpus_that_is_also_stdout_is_refused(tmp_path, sentences):
+    with sentences.open("ab") as stdout:
+        finished = attn(["train", str(sentences), "--out", str(tmp_path / "layer.npz")], stdout=stdout)
+    assert finished.returncode == 3 and b"is also stdout (input file is output file)" in finished.stderr
+    assert sentences.read_bytes() == SENTENCES and not (tmp_path / "layer.npz").exists()
