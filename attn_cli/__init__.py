@@ -22,6 +22,7 @@ _EXPORTS = {
     "compare": "attn_cli.api", "cross": "attn_cli.api", "train": "attn_cli.api",
     "explain_many": "attn_cli.batches", "trace_many": "attn_cli.batches", "LineError": "attn_cli.batches",
     "document_header": "attn_cli.documents.explain", "write_file": "attn_cli.files",
+    "stream_descriptor": "attn_cli.files",
     "CachedSet": "attn_cli.vector_sets", "cache_folder": "attn_cli.vector_sets",
     "cached_vector_sets": "attn_cli.vector_sets", "find_cached": "attn_cli.vector_sets",
     "describe_vectors": "attn_cli.vector_sets", "remove_cached": "attn_cli.vector_sets",
@@ -40,7 +41,7 @@ _EXPORTS = {
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
-    "LineError", "document_header", "write_file", "Settings", "Vectors",
+    "LineError", "document_header", "write_file", "stream_descriptor", "Settings", "Vectors",
     "CachedSet", "cache_folder", "cached_vector_sets", "find_cached", "describe_vectors", "remove_cached",
     "vector_leftovers", "remove_leftovers", "download_vectors",
     "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     from attn_cli.documents.explain import document_header
     from attn_cli.engine.attention import LayerSettings
     from attn_cli.errors import AttnError, InputError, SettingsError, UnknownWordsWarning, VectorsError, WeightsError
-    from attn_cli.files import write_file
+    from attn_cli.files import stream_descriptor, write_file
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.settings import Settings
     from attn_cli.training.run import Training, TrainingRun

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 from typing import IO
 
 STREAM_FOLDERS = ("/dev/", "/proc/")  # a link through these names an open descriptor, not a file to replace
+STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_DESCRIPTOR_PATH = re.compile(r"/(?:dev/fd|proc/(?:self|thread-self|(?P<pid>\d+))/fd)/(?P<fd>\d+)")
 
 
 def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
@@ -42,14 +45,27 @@ def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
 
 def names_a_stream(path: Path) -> bool:
     """Whether `path`, or a link on the way to its file, lies in /dev or /proc (`/dev/stdout` -> /proc/self/fd/1)."""
-    seen = 0
-    current = os.path.abspath(path)
-    while True:
-        if current.startswith(STREAM_FOLDERS):
-            return True
-        if not os.path.islink(current) or seen > 40:  # 40: as many links as the kernel follows
-            return False
-        current, seen = os.path.join(os.path.dirname(current), os.readlink(current)), seen + 1
+    return any(step.startswith(STREAM_FOLDERS) for step in _links(path))
+
+
+def stream_descriptor(path: Path) -> int | None:
+    """The descriptor of this process that `path` names (`/dev/stdin` 0, `/dev/fd/3` and `/proc/self/fd/3` 3),
+    through links too; None for any other path. Opening such a path reopens whatever the descriptor holds."""
+    for step in _links(path):
+        if step in STANDARD_STREAMS:
+            return STANDARD_STREAMS[step]
+        match = _DESCRIPTOR_PATH.fullmatch(step)
+        if match and match["pid"] in (None, str(os.getpid())):
+            return int(match["fd"])
+    return None
+
+
+def _links(path: Path) -> list[str]:
+    """`path` made absolute, then each path the links on the way to its file lead to, in order."""
+    steps = [os.path.abspath(path)]
+    while os.path.islink(steps[-1]) and len(steps) <= 40:  # 40: as many links as the kernel follows
+        steps.append(os.path.join(os.path.dirname(steps[-1]), os.readlink(steps[-1])))
+    return steps
 
 
 def write_all(stream: IO[bytes], data: bytes) -> None:

@@ -54,3 +54,49 @@ def test_a_training_corpus_that_is_also_stdout_is_refused(tmp_path, sentences):
         finished = attn(["train", str(sentences), "--out", str(tmp_path / "layer.npz")], stdout=stdout)
     assert finished.returncode == 3 and b"is also stdout (input file is output file)" in finished.stderr
     assert sentences.read_bytes() == SENTENCES and not (tmp_path / "layer.npz").exists()
+
+
+MINE = b"mine, given only for reading\n"
+
+
+@pytest.mark.parametrize("flag, target", [
+    ("--html", "/dev/stdin"), ("--svg", "/dev/fd/0"), ("--html", "/proc/self/fd/0"), ("--html", "/dev/fd/{n}"),
+    ("--svg", "/proc/self/fd/{n}")])
+def test_a_stream_path_open_only_for_reading_is_refused(tmp_path, flag, target):
+    """`--html /dev/stdin < mine.txt` (or `--html /dev/fd/3 3< mine.txt`) appended the page to mine.txt, a file
+    given only for reading."""
+    mine = tmp_path / "mine.txt"
+    mine.write_bytes(MINE)
+    with mine.open("rb") as given:
+        target = target.format(n=given.fileno())  # the descriptor the child inherits, as `3<` would give it
+        finished = attn(["explain", "money", "bank", flag, target], stdin=given, pass_fds=(given.fileno(),))
+    assert finished.returncode == 2 and finished.stdout == b""
+    assert finished.stderr.decode() == (f"attn-cli: error: {flag} {target} is open for reading only; give a file "
+                                        f"name, or a descriptor open for writing (e.g. {flag} /dev/stdout)\n")
+    assert mine.read_bytes() == MINE and sorted(path.name for path in tmp_path.iterdir()) == ["mine.txt"]
+
+
+@pytest.mark.parametrize("mode", ["wb", "ab"], ids=[">", ">>"])
+@pytest.mark.parametrize("flag, args", [
+    ("--html", ["explain", "money", "bank", "grows", "--json"]),
+    ("--svg", ["explain", "money", "bank", "grows", "--json"]),
+    ("--out", ["train", "--demo"])])
+def test_a_file_output_that_is_the_file_behind_stdout_is_refused(tmp_path, mode, flag, args):
+    """`--json > o.json --html o.json` was exit 0 and the JSON lost: the page replaced the file stdout wrote."""
+    out = tmp_path / "o.json"
+    out.write_bytes(b"kept\n")
+    with out.open(mode) as stdout:
+        finished = attn([*args, flag, str(out)], stdout=stdout)
+    assert finished.returncode == 2
+    assert finished.stderr.decode() == (f"attn-cli: error: {flag} {out} is the file stdout writes into; writing it "
+                                        f"would replace what stdout wrote, so give {flag} another file name (or "
+                                        f"{flag} /dev/stdout to add it to stdout)\n")
+    assert out.read_bytes() == (b"kept\n" if mode == "ab" else b"")
+
+
+def test_a_file_output_that_is_the_file_behind_stderr_is_refused(tmp_path):
+    log = tmp_path / "log.txt"
+    with log.open("ab") as stderr:
+        finished = attn(["explain", "money", "bank", "--svg", str(log)], stderr=stderr)
+    assert finished.returncode == 2 and finished.stdout == b""
+    assert log.read_text(encoding="utf-8").startswith(f"attn-cli: error: --svg {log} is the file stderr writes into")

@@ -175,9 +175,37 @@ class EngineOptions(VectorOptions):
                 if same_regular_file(path, input_path):
                     raise UsageError(f"{option} {path} is the {source} input; writing it would replace it, so give "
                                      f"{option} another file name")
+            writable_target(option, path)
         if len(targets) == 2 and targets["--html"].resolve() == targets["--svg"].resolve():
             raise UsageError("--html and --svg name the same file; give each its own")
         return targets
+
+
+def writable_target(option: str, path: Path) -> None:
+    """An output path checked before any work. One that names a descriptor (`/dev/stdin`, `/dev/fd/3`) reopens
+    what it holds, so it must be open for writing: `--html /dev/stdin < mine.txt` would append to a file given
+    only for reading. Any other path must not be the regular file stdout or stderr writes into, which a rename
+    would replace (`--json > o.json --html o.json` lost the JSON)."""
+    descriptor = attn_cli.stream_descriptor(path)
+    if descriptor is None:
+        for stream, number in (("stdout", 1), ("stderr", 2)):
+            if same_regular_file(path, Path(f"/dev/fd/{number}")):
+                raise UsageError(f"{option} {path} is the file {stream} writes into; writing it would replace what "
+                                 f"{stream} wrote, so give {option} another file name (or {option} /dev/stdout to "
+                                 "add it to stdout)")
+    elif access_mode(descriptor) == os.O_RDONLY:
+        raise UsageError(f"{option} {path} is open for reading only; give a file name, or a descriptor open for "
+                         f"writing (e.g. {option} /dev/stdout)")
+
+
+def access_mode(descriptor: int) -> int | None:
+    """How a descriptor of this process is open (os.O_RDONLY, O_WRONLY or O_RDWR); None when it is not open."""
+    import fcntl  # Unix only, as are the descriptor paths that lead here
+
+    try:
+        return fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_ACCMODE
+    except OSError:
+        return None
 
 
 def same_regular_file(one: Path, other: Path) -> bool:

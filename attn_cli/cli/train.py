@@ -21,7 +21,8 @@ from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_hea
 from attn_cli.cli.inputs import STDIN, input_lines, readable
 from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, VectorOptions, _option, chosen,
-                                  declared_option, option_group, same_regular_file, with_vector_options)
+                                  declared_option, option_group, same_regular_file, with_vector_options,
+                                  writable_target)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
 from attn_cli.errors import UsageError, literal
 
@@ -119,6 +120,7 @@ def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str |
         if path and same_regular_file(out, Path(path)):
             raise UsageError(f"--out {out} is the {flag} input; writing it would replace it, so give --out "
                              "another file name")
+    writable_target("--out", out)
     return out
 
 
