@@ -100,3 +100,37 @@ def test_a_file_output_that_is_the_file_behind_stderr_is_refused(tmp_path):
         finished = attn(["explain", "money", "bank", "--svg", str(log)], stderr=stderr)
     assert finished.returncode == 2 and finished.stdout == b""
     assert log.read_text(encoding="utf-8").startswith(f"attn-cli: error: --svg {log} is the file stderr writes into")
+
+
+def closed_pipe() -> int:
+    """The writing end of a pipe whose reader has gone: every write to it fails with EPIPE, as after `| head`."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    return writer
+
+
+@pytest.mark.parametrize("stderr", ["/dev/full", "pipe"], ids=["2>/dev/full", "stderr a broken pipe"])
+@pytest.mark.parametrize("args, code", [
+    (["explain", "zzqqxx", "bank", "--json"], 0), (["explain", "zzqqxx", "bank", "--plain"], 0),
+    (["explain", "zzqqxx", "qqzzyy"], 3), (["explain", "money", "bank", "--heads", "0"], 2)])
+def test_stderr_that_cannot_be_written_loses_neither_data_nor_the_exit_code(args, code, stderr):
+    """`explain zzqqxx bank 2>/dev/full` was exit 1 with nothing on stdout: the warning's failed write ended the
+    run. Messages are best effort; the exit code still tells."""
+    target = os.open(stderr, os.O_WRONLY) if stderr == "/dev/full" else closed_pipe()
+    try:
+        finished = attn(args, stderr=target)
+    finally:
+        os.close(target)
+    assert finished.returncode == code
+    assert (b"bank" in finished.stdout) == (code == 0)
+
+
+def test_training_with_stderr_full_writes_its_weights(tmp_path):
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        finished = attn(["train", "--demo", "--epochs", "1", "--out", str(tmp_path / "layer.npz"), "--json"],
+                        stderr=full)
+    finally:
+        os.close(full)
+    assert finished.returncode == 0 and b'"command":"train"' in finished.stdout
+    assert (tmp_path / "layer.npz").stat().st_size > 0

@@ -19,7 +19,7 @@ import typer
 
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines, readable
-from attn_cli.cli.messages import QUIET, warn
+from attn_cli.cli.messages import QUIET, say, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, VectorOptions, _option, chosen,
                                   declared_option, option_group, same_regular_file, with_vector_options,
                                   writable_target)
@@ -98,8 +98,8 @@ def train(
     outputs.show(report)
     again = shlex.join([*(["--vectors", source.vectors] if source.vectors else []),
                         *(["--limit", str(source.limit)] if source.limit else []), "--weights", str(target)])
-    sys.stderr.write(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; see it "
-                     f"with: {EXAMPLE} {literal(again)}\n")
+    say(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; see it with: {EXAMPLE} "
+        f"{literal(again)}")
     return 0
 
 
