@@ -99,6 +99,11 @@ class UsageError(AttnError):
     exit_code = 2
 
 
+class OutputError(UsageError):
+    """stdout cannot take what the run writes (a character its encoding lacks): like a full disk, it ends the run,
+    a batch included, rather than failing one line."""
+
+
 class SettingsError(UsageError, ValueError):
     """A setting whose value (or combination with another) cannot be computed.
 

@@ -8,6 +8,7 @@ with its documented exit code, one stderr line and the user's files as they were
 
 from __future__ import annotations
 
+import codecs
 import os
 import subprocess
 import sys
@@ -134,3 +135,29 @@ def test_training_with_stderr_full_writes_its_weights(tmp_path):
         os.close(full)
     assert finished.returncode == 0 and b'"command":"train"' in finished.stdout
     assert (tmp_path / "layer.npz").stat().st_size > 0
+
+
+@pytest.mark.parametrize("encoding, args, character", [
+    ("ascii", ["explain", "money", "bank"], "\\u201c"),
+    ("latin-1", ["explain", "money", "bank", "grows"], "\\u201c"),
+    ("ascii", ["explain", "café", "bank", "--plain"], "\\xe9")])
+def test_an_output_encoding_that_cannot_hold_the_text_names_the_fix(tmp_path, encoding, args, character):
+    """`PYTHONIOENCODING=ascii attn-cli explain money bank` was exit 1, "internal error: UnicodeEncodeError ... this is
+    a bug": an output failure, exit 2, one line naming the fix, and no cut document in the file behind stdout."""
+    out = tmp_path / "out.txt"
+    named = codecs.lookup(encoding).name  # Python's name for it: latin-1 is iso8859-1
+    with out.open("wb") as stdout:
+        finished = attn(args, stdout=stdout, env={"PYTHONIOENCODING": encoding})
+    assert finished.returncode == 2 and out.read_bytes() == b""
+    assert finished.stderr.decode() == (f"attn-cli: error: cannot write to stdout: its encoding ({named}) has no "
+                                        f"{character}; set PYTHONIOENCODING=utf-8 or a UTF-8 locale (LC_ALL=C.UTF-8)\n")
+
+
+def test_a_batch_stops_at_the_line_its_output_encoding_cannot_hold(tmp_path):
+    out = tmp_path / "out.txt"
+    with out.open("wb") as stdout:
+        finished = attn(["explain", "-", "--plain"], stdout=stdout, env={"PYTHONIOENCODING": "ascii"},
+                        input=b"money bank\ncaf\xc3\xa9 bank\n")
+    assert finished.returncode == 2 and finished.stderr.decode().startswith(
+        "attn-cli: error: line 2 of stdin: cannot write to stdout: its encoding (ascii) has no \\xe9")
+    assert [line.split(b"\t")[0] for line in out.read_bytes().splitlines()] == [b"#line", b"1", b"1"]

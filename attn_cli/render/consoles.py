@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable, TextIO, TypeVar, cast
 
-from attn_cli.errors import literal
+from attn_cli.errors import OutputError, literal
 from attn_cli.files import write_all
 
 Document = TypeVar("Document")
@@ -61,9 +61,20 @@ def write_through(stream: TextIO, data: str | bytes) -> None:
         stream.write(data if isinstance(data, str) else data.decode("utf-8"))
         return
     if isinstance(data, str):
-        data = data.encode(stream.encoding or "utf-8", stream.errors or "strict")
+        data = encoded(data, stream.encoding or "utf-8", stream.errors or "strict")
     stream.flush()
     write_all(getattr(binary, "raw", binary), data)
+
+
+def encoded(text: str, encoding: str, errors: str) -> bytes:
+    """`text` in stdout's encoding, or an OutputError naming the fix when that encoding has no room for one of its
+    characters (PYTHONIOENCODING=ascii, a C or Latin-1 locale): an output that cannot be written, not a bug."""
+    try:
+        return text.encode(encoding, errors)
+    except UnicodeEncodeError as exc:
+        character = exc.object[exc.start].encode("unicode_escape").decode("ascii")
+        raise OutputError(f"cannot write to stdout: its encoding ({encoding}) has no {character}; set "
+                         "PYTHONIOENCODING=utf-8 or a UTF-8 locale (LC_ALL=C.UTF-8)") from None
 
 
 def trimmed(stream: TextIO) -> TextIO:

@@ -32,6 +32,7 @@ from typing import Any, BinaryIO, TextIO
 import numpy as np
 import orjson
 
+from attn_cli.errors import OutputError
 from attn_cli.render.consoles import write_through
 
 STREAM_ABOVE = 1 << 21  # numbers in a document's arrays beyond which it is written a part at a time (~40 MB)
@@ -74,7 +75,7 @@ def whole_or_none(stream: TextIO) -> Iterator[None]:
         start = os.lseek(descriptor, 0, os.SEEK_CUR)
     try:
         yield
-    except OSError:
+    except (OSError, OutputError):  # OutputError: a character stdout's encoding cannot hold (consoles.encoded)
         if regular:
             os.ftruncate(descriptor, start)
         raise
