@@ -161,3 +161,13 @@ def test_a_batch_stops_at_the_line_its_output_encoding_cannot_hold(tmp_path):
     assert finished.returncode == 2 and finished.stderr.decode().startswith(
         "attn-cli: error: line 2 of stdin: cannot write to stdout: its encoding (ascii) has no \\xe9")
     assert [line.split(b"\t")[0] for line in out.read_bytes().splitlines()] == [b"#line", b"1", b"1"]
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "10", "59"])
+def test_a_tiny_width_draws_the_tables_at_the_narrowest_legible_one(run, columns):
+    """`COLUMNS=0 attn-cli explain money bank grows` wrote nothing (exit 0), and 1 to 10 filled every cell with "…":
+    the tables are drawn at least 60 columns wide."""
+    narrowest = run("explain", "money bank grows", env={"COLUMNS": "60"})
+    result = run("explain", "money bank grows", env={"COLUMNS": columns})
+    assert result.exit_code == 0 and result.stdout == narrowest.stdout
+    assert "money" in result.stdout and max(map(len, result.stdout.splitlines())) <= 60

@@ -19,6 +19,7 @@ Document = TypeVar("Document")
 if TYPE_CHECKING:
     from rich.console import Console
 
+MIN_WIDTH = 60  # the narrowest the tables stay legible: below it a shift's "pulled by" cell is cut to "…"
 _PADDING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)  # spaces, then only style codes, at a line's end
 
 
@@ -89,10 +90,13 @@ def draw_literally(draw: Callable[[dict, Console], None], document: dict, consol
 
 
 def report_console(**options: Any) -> Console:
-    """A Rich Console for report tables: Console(**options) with markup, emoji codes and highlighting off."""
+    """A Rich Console for report tables: Console(**options) with markup, emoji codes and highlighting off, at least
+    MIN_WIDTH columns wide, however narrow the terminal or $COLUMNS (0 drew nothing, 10 cells of "…")."""
     from rich.console import Console
 
-    return Console(markup=False, emoji=False, highlight=False, **options)
+    console = Console(markup=False, emoji=False, highlight=False, **options)
+    console.width = max(console.width, MIN_WIDTH)
+    return console
 
 
 def literal_document(document: Document) -> Document:
