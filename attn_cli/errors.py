@@ -50,6 +50,12 @@ def shorten(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
+def shown_path(path: object) -> str:
+    """A file name as it can stand in a one-line message: one longer than 80 characters (a name past the file
+    system's NAME_MAX, say) cut, with its length."""
+    return shorten(str(path), 80)
+
+
 @dataclass(frozen=True)
 class Option:
     """A setting named inside a message: `name=value` to Python, `--name value` on the command line."""

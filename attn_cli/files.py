@@ -79,11 +79,22 @@ def write_all(stream: IO[bytes], data: bytes) -> None:
         view = view[written:]
 
 
+def _temporary_prefix(target: Path) -> str:
+    """".NAME." for the temporary file beside `target`, NAME cut so that the whole temporary name (8 random
+    characters and ".tmp" follow) fits the file system's NAME_MAX, as `target`'s own name does."""
+    try:
+        name_max = os.pathconf(target.parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows), or no answer: the common limit
+        name_max = 255
+    room = name_max - len("..") - 8 - len(".tmp")
+    return f".{os.fsdecode(os.fsencode(target.name)[:room])}."
+
+
 def _replace(target: Path, data: bytes, mode: int | None) -> None:
     """A temporary file beside `target`, renamed over it; it keeps `mode` (the old file's), else a new file's."""
     import tempfile  # only when a file is written: it costs ~8 ms of start-up (random, hashlib)
 
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=_temporary_prefix(target), suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             write_all(stream, data)

@@ -171,3 +171,54 @@ def test_a_tiny_width_draws_the_tables_at_the_narrowest_legible_one(run, columns
     result = run("explain", "money bank grows", env={"COLUMNS": columns})
     assert result.exit_code == 0 and result.stdout == narrowest.stdout
     assert "money" in result.stdout and max(map(len, result.stdout.splitlines())) <= 60
+
+
+LONG = "a" * 300  # longer than any file system's NAME_MAX (255 bytes)
+
+
+@pytest.mark.parametrize("args, code", [
+    (["explain", "money bank", "--html", LONG], 2), (["explain", "money bank", "--svg", f"{LONG}.svg"], 2),
+    (["train", "--demo", "--out", LONG], 2), (["explain", "money bank", "--vectors", LONG], 4),
+    (["explain", "money bank", "--vectors", f"/tmp/{LONG}.txt"], 4), (["vectors", "import", LONG], 4)],
+    ids=["--html", "--svg", "train --out", "--vectors", "--vectors in a folder", "vectors import"])
+def test_a_file_name_too_long_is_one_short_line(run, args, code):
+    """A 300-byte name was exit 1, "internal error: OSError: [Errno 36] File name too long" echoing all of it."""
+    result = run(*args)
+    assert result.exit_code == code and result.stdout == ""
+    assert "File name too long" in result.stderr and "bug" not in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.count("a") < 100  # the name shortened
+
+
+@pytest.mark.parametrize("length", [251, 255])
+def test_a_page_with_the_longest_name_a_folder_holds_is_written(run, tmp_path, length):
+    """A 251 to 255-byte --html name failed: the temporary file beside it (".NAME.xxxxxxxx.tmp") was too long."""
+    page = tmp_path / ("p" * (length - len(".html")) + ".html")
+    assert run("explain", "money bank", "--html", str(page)).exit_code == 0
+    assert [path.name for path in tmp_path.iterdir()] == [page.name] and page.read_text().startswith("<!DOCTYPE")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["explain", "money bank", "--html", ""], "--html needs a file name, not . (a folder); give one, e.g. --html "
+                                              "report.html"),
+    (["explain", "money bank", "--html", "-"], "--html - would write a file named -; give a file name (./- if you "
+                                               "mean one), or --html /dev/stdout to add it to stdout"),
+    (["explain", "money bank", "--svg", "--"], "--svg -- would write a file named --; give a file name (./-- if you "
+                                               "mean one), or --svg /dev/stdout to add it to stdout"),
+    (["train", "--demo", "--out", "-"], "--out - would write a file named -; give a file name (./- if you mean "
+                                        "one), or --out /dev/stdout to add it to stdout"),
+    (["vectors", "info", ""], "vectors info needs a SOURCE: a cache id (attn-cli vectors list shows them), a vector "
+                              "file or a gensim-data name")])
+def test_empty_and_dash_names_are_refused_in_words_that_fit(run, args, message):
+    """`--html ""` said ". is a directory", `--html -` and `--html --` wrote files named - and --, `vectors info ''`
+    said "error:  is not cached"."""
+    result = run(*args)
+    assert result.exit_code == 2 and result.stderr == f"attn-cli: error: {message}\n"
+
+
+def test_a_picture_in_a_folder_that_is_a_file_says_so(run, tmp_path):
+    """`--svg file/x.svg` with a regular file `file` said the folder "does not exist"."""
+    (tmp_path / "file").write_text("x")
+    result = run("explain", "money bank", "--svg", str(tmp_path / "file" / "x.svg"))
+    assert result.exit_code == 2
+    assert result.stderr == (f"attn-cli: error: --svg {tmp_path}/file/x.svg: {tmp_path}/file is a file, not a "
+                             "folder; give a file name in an existing folder\n")

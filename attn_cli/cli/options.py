@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import copy
+import errno
 import functools
 import inspect
 import os
@@ -22,7 +23,7 @@ from typer.core import TyperCommand
 
 import attn_cli
 from attn_cli import VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_vectors
-from attn_cli.errors import UsageError, flag
+from attn_cli.errors import UsageError, flag, shown_path
 from attn_cli.cli.help import NarrowHelp
 from attn_cli.cli.inputs import INPUT_FORMATS
 
@@ -166,11 +167,7 @@ class EngineOptions(VectorOptions):
                                                       ("--vectors", self.vectors), ("--weights", self.weights))
                   if path}
         for option, path in targets.items():
-            if path.is_dir():
-                raise UsageError(f"{option} {path} is a directory; give a file name, e.g. {option} "
-                                 f"report.{option[2:]}")
-            if not path.parent.is_dir():
-                raise UsageError(f"{option} {path}: folder {path.parent} does not exist; create it or pick another")
+            output_path(option, path, f"report.{option[2:]}")
             for source, input_path in inputs.items():
                 if same_regular_file(path, input_path):
                     raise UsageError(f"{option} {path} is the {source} input; writing it would replace it, so give "
@@ -179,6 +176,35 @@ class EngineOptions(VectorOptions):
         if len(targets) == 2 and targets["--html"].resolve() == targets["--svg"].resolve():
             raise UsageError("--html and --svg name the same file; give each its own")
         return targets
+
+
+def output_path(option: str, path: Path, example: str) -> None:
+    """A file name an output option (`option`, e.g. --html) can be given, checked before any work: not `-` or `--`
+    (which would make files of those names), not a folder (`""` is `.`), in a folder that exists, and short
+    enough for the file system (ENAMETOOLONG, said with the name shortened)."""
+    if str(path).strip("-") == "":
+        raise UsageError(f"{option} {path} would write a file named {path}; give a file name (./{path} if you mean "
+                         f"one), or {option} /dev/stdout to add it to stdout")
+    try:
+        _in_a_folder(option, path, example)
+    except OSError as exc:
+        fix = "give a shorter file name" if exc.errno == errno.ENAMETOOLONG else "give a file name you can write"
+        raise UsageError(f"{option} {shown_path(path)}: {exc.strerror}; {fix}") from None
+
+
+def _in_a_folder(option: str, path: Path, example: str) -> None:
+    """That `path` names a file, not a folder, in a folder that exists (an OSError when the name cannot be looked
+    up at all)."""
+    if path.is_dir():
+        raise UsageError(f"{option} needs a file name, not . (a folder); give one, e.g. {option} {example}"
+                         if str(path) == "." else
+                         f"{option} {path} is a directory; give a file name, e.g. {option} {example}")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: {path.parent} is a file, not a folder; give a file name in an existing "
+                         "folder")
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: folder {path.parent} does not exist; create it or give a file name in "
+                         "an existing folder")
 
 
 def writable_target(option: str, path: Path) -> None:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from attn_cli.errors import UsageError
+from attn_cli.errors import UsageError, shown_path
 from attn_cli.cli.fields import Selection, select
 from attn_cli.cli.messages import to_null
 from attn_cli import write_file
@@ -163,4 +163,5 @@ def write_target(path: Path, flag: str, data: str | bytes) -> None:
     try:
         write_file(path, data)
     except OSError as exc:
-        raise UsageError(f"cannot write {flag} {path}: {exc.strerror or exc}; choose a writable file") from None
+        raise UsageError(f"cannot write {flag} {shown_path(path)}: {exc.strerror or exc}; choose a writable "
+                         "file") from None

@@ -21,8 +21,8 @@ from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_hea
 from attn_cli.cli.inputs import STDIN, input_lines, readable
 from attn_cli.cli.messages import QUIET, say, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, VectorOptions, _option, chosen,
-                                  declared_option, option_group, same_regular_file, with_vector_options,
-                                  writable_target)
+                                  declared_option, option_group, output_path, same_regular_file,
+                                  with_vector_options, writable_target)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
 from attn_cli.errors import UsageError, literal
 
@@ -111,8 +111,7 @@ def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str |
                          "generated task; e.g. attn-cli train --demo --out demo.npz")
     if out is None:
         raise UsageError("give --out FILE, where the trained layer goes; e.g. attn-cli train --demo --out demo.npz")
-    if out.is_dir() or not out.parent.is_dir():
-        raise UsageError(f"--out {out}: give a file name in an existing folder, e.g. --out layer.npz")
+    output_path("--out", out, "layer.npz")
     if out.exists() and not out.is_file():
         raise UsageError(f"--out {out} is not a regular file (a device or a pipe); give a file name, e.g. "
                          "--out layer.npz")
