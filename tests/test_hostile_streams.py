@@ -222,3 +222,15 @@ def test_a_picture_in_a_folder_that_is_a_file_says_so(run, tmp_path):
     assert result.exit_code == 2
     assert result.stderr == (f"attn-cli: error: --svg {tmp_path}/file/x.svg: {tmp_path}/file is a file, not a "
                              "folder; give a file name in an existing folder\n")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["explain", "--help"], ["train", "--help"], ["vectors", "--help"],
+                                  ["vectors", "import", "-h"], ["--version"]])
+def test_help_into_a_closed_pipe_ends_quietly_with_141(args):
+    """`attn-cli explain --help | head -c 1` was exit 1 with nothing said: Rich's own broken-pipe handler."""
+    stdout = closed_pipe()
+    try:
+        finished = attn(args, stdout=stdout)
+    finally:
+        os.close(stdout)
+    assert (finished.returncode, finished.stderr) == (141, b"")
