@@ -176,6 +176,7 @@ def memory_named(error: Callable[[], AttnError]) -> Iterator[None]:
 
 
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
+INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 
 EXIT_CODES = {
     0: "success",
@@ -185,7 +186,7 @@ EXIT_CODES = {
                           "or compared (too few sentences, no shared word)",
     VectorsError.exit_code: "vector source missing, unreadable or malformed",
     WeightsError.exit_code: "weights file (--weights) missing, damaged, or made for another vector set or settings",
-    130: "interrupted (Ctrl-C)",
+    INTERRUPTED: "interrupted (Ctrl-C)",
     129: "ended by SIGHUP (the terminal closed); nothing half-written left behind, as with Ctrl-C",
     143: "ended by SIGTERM (kill, a service manager); nothing half-written left behind, as with Ctrl-C",
     PIPE_CLOSED: "stdout closed early (e.g. piped into head): stopped quietly",

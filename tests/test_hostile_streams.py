@@ -234,3 +234,27 @@ def test_help_into_a_closed_pipe_ends_quietly_with_141(args):
     finally:
         os.close(stdout)
     assert (finished.returncode, finished.stderr) == (141, b"")
+
+
+INTERRUPTED_IMPORT = """
+import builtins, sys
+real_import = builtins.__import__
+
+def interrupted(name, *args, **kwargs):
+    if name == {module!r}:  # Ctrl-C arriving while the command line's modules load
+        raise KeyboardInterrupt
+    return real_import(name, *args, **kwargs)
+
+builtins.__import__ = interrupted
+sys.argv = ["attn-cli", "explain", "money bank"]
+from attn_cli.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize("module", ["typer", "attn_cli.cli.app", "numpy"])
+def test_ctrl_c_while_the_modules_load_exits_130_quietly(module):
+    """Ctrl-C in the first half second, as the modules load, printed a KeyboardInterrupt traceback."""
+    finished = subprocess.run([sys.executable, "-c", INTERRUPTED_IMPORT.format(module=module)], capture_output=True,
+                              timeout=HANG_SECONDS)
+    assert (finished.returncode, finished.stderr) == (130, b"")

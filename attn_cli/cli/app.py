@@ -423,5 +423,3 @@ def main() -> None:
     """Run the command line; it ends with SystemExit(exit code), as click's standalone mode does."""
     app()
 
-
-run = main  # the `attn-cli` program: its console script, and `python -m attn_cli`

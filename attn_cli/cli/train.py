@@ -24,12 +24,11 @@ from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, Vecto
                                   declared_option, option_group, output_path, same_regular_file,
                                   with_vector_options, writable_target)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
-from attn_cli.errors import UsageError, literal
+from attn_cli.errors import INTERRUPTED, UsageError, literal
 
 if TYPE_CHECKING:  # the training run's modules load when a run starts, not with every command
     from attn_cli import Training
 
-INTERRUPTED = 130
 EXAMPLE = 'attn-cli explain "money bank grows"'
 
 
