@@ -106,8 +106,9 @@ class UsageError(AttnError):
 
 
 class OutputError(UsageError):
-    """stdout cannot take what the run writes (a character its encoding lacks): like a full disk, it ends the run,
-    a batch included, rather than failing one line."""
+    """What the run writes cannot be written: stdout's encoding lacks a character, or a large JSON document has no
+    room in the temporary folder. Like a full disk behind stdout, it ends the run, a batch included, rather than
+    failing one line."""
 
 
 class SettingsError(UsageError, ValueError):

@@ -258,3 +258,18 @@ def test_ctrl_c_while_the_modules_load_exits_130_quietly(module):
     finished = subprocess.run([sys.executable, "-c", INTERRUPTED_IMPORT.format(module=module)], capture_output=True,
                               timeout=HANG_SECONDS)
     assert (finished.returncode, finished.stderr) == (130, b"")
+
+
+def test_a_full_temporary_folder_is_named_not_stdout(run, monkeypatch, tmp_path):
+    """A large JSON document spilling to a full $TMPDIR said "cannot write to stdout: No space left on device"."""
+    import tempfile
+
+    from attn_cli.render import json_out
+
+    monkeypatch.setattr(json_out, "STREAM_ABOVE", 0)  # every document is large, and spills past 16 bytes
+    monkeypatch.setattr(json_out, "BUFFER_BYTES", 16)
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda *args, **kwargs: open("/dev/full", "w+b"))  # a full disk
+    result = run("explain", "money bank grows", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (f"attn-cli: error: cannot hold the JSON in the temporary folder {tempfile.gettempdir()}: "
+                             "No space left on device; set TMPDIR to a folder with room for it\n")

@@ -26,7 +26,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO, TextIO
 
 import numpy as np
@@ -51,13 +51,29 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
             import tempfile  # only a large document pays for its import (~8 ms: random, hashlib)
 
             with tempfile.SpooledTemporaryFile(BUFFER_BYTES, "w+b") as spool:
-                _write_parts(document, spool)  # type: ignore[arg-type]  # a binary spool is a BinaryIO
-                spool.write(b"\n")
-                spool.seek(0)
+                with spilled(spool, tempfile.gettempdir()):
+                    _write_parts(document, spool)  # type: ignore[arg-type]  # a binary spool is a BinaryIO
+                    spool.write(b"\n")
+                    spool.flush()  # a full folder fails here, not at the first read back
+                    spool.seek(0)
                 stream.flush()  # whatever the text layer holds goes first
                 while chunk := spool.read(1 << 20):
                     write_through(stream, chunk)
         stream.flush()
+
+
+@contextmanager
+def spilled(spool: Any, folder: str) -> Iterator[None]:
+    """A large document's JSON written into `spool`, a temporary file in `folder`: a failure there ($TMPDIR full)
+    is the temporary folder's, named with the fix, never taken for stdout's. The spool is closed at once, since
+    closing it later would try again to write what it holds (and fail in this error's place)."""
+    try:
+        yield
+    except OSError as exc:
+        with suppress(OSError):
+            spool.close()
+        raise OutputError(f"cannot hold the JSON in the temporary folder {folder}: {exc.strerror}; set TMPDIR to a "
+                          "folder with room for it") from None
 
 
 @contextmanager
