@@ -184,7 +184,8 @@ EXIT_CODES = {
     1: "internal error (a bug: please report it with the command line)",
     UsageError.exit_code: "bad option or option combination, or an output that cannot be written",
     InputError.exit_code: "the sentence cannot be attended (empty, every word out of vocabulary, word not found) "
-                          "or compared (too few sentences, no shared word)",
+                          "or compared (too few sentences, no shared word), or its input is the file stdout "
+                          "writes into",
     VectorsError.exit_code: "vector source missing, unreadable or malformed",
     WeightsError.exit_code: "weights file (--weights) missing, damaged, or made for another vector set or settings",
     INTERRUPTED: "interrupted (Ctrl-C)",
