@@ -23,6 +23,7 @@ _EXPORTS = {
     "explain_many": "attn_cli.batches", "trace_many": "attn_cli.batches", "LineError": "attn_cli.batches",
     "ExplainParquet": "attn_cli.parquet",
     "document_header": "attn_cli.documents.explain", "write_file": "attn_cli.files",
+    "stream_descriptor": "attn_cli.files",
     "CachedSet": "attn_cli.vector_sets", "cache_folder": "attn_cli.vector_sets",
     "cached_vector_sets": "attn_cli.vector_sets", "find_cached": "attn_cli.vector_sets",
     "describe_vectors": "attn_cli.vector_sets", "remove_cached": "attn_cli.vector_sets",
@@ -44,7 +45,7 @@ _EXPORTS = {
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
-    "LineError", "ExplainParquet", "document_header", "write_file", "Settings", "Vectors",
+    "LineError", "ExplainParquet", "document_header", "write_file", "stream_descriptor", "Settings", "Vectors",
     "CachedSet", "cache_folder", "cached_vector_sets", "find_cached", "describe_vectors", "remove_cached",
     "vector_leftovers", "remove_leftovers", "download_vectors",
     "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from attn_cli.documents.explain import document_header
     from attn_cli.engine.attention import LayerSettings
     from attn_cli.errors import AttnError, InputError, SettingsError, UnknownWordsWarning, VectorsError, WeightsError
-    from attn_cli.files import write_file
+    from attn_cli.files import stream_descriptor, write_file
     from attn_cli.parquet import ExplainParquet
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.contexts import (Occurrences, SenseGroup, SensesResult, example_corpus, group_senses, occurrences,

@@ -50,6 +50,12 @@ def shorten(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
+def shown_path(path: object) -> str:
+    """A file name as it can stand in a one-line message: one longer than 80 characters (a name past the file
+    system's NAME_MAX, say) cut, with its length."""
+    return shorten(str(path), 80)
+
+
 @dataclass(frozen=True)
 class Option:
     """A setting named inside a message: `name=value` to Python, `--name value` on the command line."""
@@ -97,6 +103,12 @@ class UsageError(AttnError):
     """An option value or combination of options that cannot work."""
 
     exit_code = 2
+
+
+class OutputError(UsageError):
+    """What the run writes cannot be written: stdout's encoding lacks a character, or a large JSON document has no
+    room in the temporary folder. Like a full disk behind stdout, it ends the run, a batch included, rather than
+    failing one line."""
 
 
 class SettingsError(UsageError, ValueError):
@@ -171,6 +183,7 @@ def memory_named(error: Callable[[], AttnError]) -> Iterator[None]:
 
 
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
+INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 
 EXIT_CODES = {
     0: "success",
@@ -178,10 +191,11 @@ EXIT_CODES = {
     UsageError.exit_code: "bad option or option combination, an output that cannot be written, or an optional "
                           "extra an option needs (pip install \"attn-cli[parquet]\")",
     InputError.exit_code: "the sentence cannot be attended (empty, every word out of vocabulary, word not found) "
-                          "or compared (too few sentences, no shared word)",
+                          "or compared (too few sentences, no shared word), or its input is the file stdout "
+                          "writes into",
     VectorsError.exit_code: "vector source missing, unreadable or malformed",
     WeightsError.exit_code: "weights file (--weights) missing, damaged, or made for another vector set or settings",
-    130: "interrupted (Ctrl-C)",
+    INTERRUPTED: "interrupted (Ctrl-C)",
     129: "ended by SIGHUP (the terminal closed); nothing half-written left behind, as with Ctrl-C",
     143: "ended by SIGTERM (kill, a service manager); nothing half-written left behind, as with Ctrl-C",
     PIPE_CLOSED: "stdout closed early (e.g. piped into head): stopped quietly",

@@ -14,11 +14,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 from typing import IO, TypeVar
 
 STREAM_FOLDERS = ("/dev/", "/proc/")  # a link through these names an open descriptor, not a file to replace
+STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_DESCRIPTOR_PATH = re.compile(r"/(?:dev/fd|proc/(?:self|thread-self|(?P<pid>\d+))/fd)/(?P<fd>\d+)")
 
 
 def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
@@ -80,7 +83,7 @@ class AtomicFile(WholeOrNothing):
 
         self._target = Path(os.path.realpath(path))
         self._mode = None if mode is None else stat.S_IMODE(mode)
-        handle, self._temporary = tempfile.mkstemp(dir=self._target.parent, prefix=f".{self._target.name}.",
+        handle, self._temporary = tempfile.mkstemp(dir=self._target.parent, prefix=_temporary_prefix(self._target),
                                                    suffix=".tmp")
         self.stream = os.fdopen(handle, "wb")
 
@@ -113,14 +116,27 @@ class AtomicFile(WholeOrNothing):
 
 def names_a_stream(path: Path) -> bool:
     """Whether `path`, or a link on the way to its file, lies in /dev or /proc (`/dev/stdout` -> /proc/self/fd/1)."""
-    seen = 0
-    current = os.path.abspath(path)
-    while True:
-        if current.startswith(STREAM_FOLDERS):
-            return True
-        if not os.path.islink(current) or seen > 40:  # 40: as many links as the kernel follows
-            return False
-        current, seen = os.path.join(os.path.dirname(current), os.readlink(current)), seen + 1
+    return any(step.startswith(STREAM_FOLDERS) for step in _links(path))
+
+
+def stream_descriptor(path: Path) -> int | None:
+    """The descriptor of this process that `path` names (`/dev/stdin` 0, `/dev/fd/3` and `/proc/self/fd/3` 3),
+    through links too; None for any other path. Opening such a path reopens whatever the descriptor holds."""
+    for step in _links(path):
+        if step in STANDARD_STREAMS:
+            return STANDARD_STREAMS[step]
+        match = _DESCRIPTOR_PATH.fullmatch(step)
+        if match and match["pid"] in (None, str(os.getpid())):
+            return int(match["fd"])
+    return None
+
+
+def _links(path: Path) -> list[str]:
+    """`path` made absolute, then each path the links on the way to its file lead to, in order."""
+    steps = [os.path.abspath(path)]
+    while os.path.islink(steps[-1]) and len(steps) <= 40:  # 40: as many links as the kernel follows
+        steps.append(os.path.join(os.path.dirname(steps[-1]), os.readlink(steps[-1])))
+    return steps
 
 
 def write_all(stream: IO[bytes], data: bytes) -> None:
@@ -132,3 +148,14 @@ def write_all(stream: IO[bytes], data: bytes) -> None:
         if not written:
             raise OSError(errno.EIO, "the stream took no bytes")
         view = view[written:]
+
+
+def _temporary_prefix(target: Path) -> str:
+    """".NAME." for the temporary file beside `target`, NAME cut so that the whole temporary name (8 random
+    characters and ".tmp" follow) fits the file system's NAME_MAX, as `target`'s own name does."""
+    try:
+        name_max = os.pathconf(target.parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows), or no answer: the common limit
+        name_max = 255
+    room = name_max - len("..") - 8 - len(".tmp")
+    return f".{os.fsdecode(os.fsencode(target.name)[:room])}."

@@ -55,6 +55,14 @@ class OneLineErrors(NarrowHelp, TyperGroup):
         except BrokenPipeError:  # raised past the parser's own handler, which would call it exit 1
             raise OutputClosed() from None
 
+    def make_context(self, *args, **extra):
+        """Parse the command line; the help or version it prints into a closed pipe (`--help | head`) ends as a
+        command's output does (141), not through the parser's handler (exit 1)."""
+        try:
+            return super().make_context(*args, **extra)
+        except BrokenPipeError:
+            raise OutputClosed() from None
+
     # complete_var and windows_expand_args reach click's main through **extra, by keyword as click passes them
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):  # type: ignore[override]
         arguments = list(sys.argv[1:] if args is None else args)
@@ -434,5 +442,3 @@ def main() -> None:
     """Run the command line; it ends with SystemExit(exit code), as click's standalone mode does."""
     app()
 
-
-run = main  # the `attn-cli` program: its console script, and `python -m attn_cli`

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Union
 
-from attn_cli.errors import AttnError, InputError, Option, UsageError, memory_named
+from attn_cli.errors import AttnError, InputError, Option, OutputError, UsageError, memory_named
 from attn_cli.cli.inputs import InputLine
 from attn_cli.cli.messages import as_options, bug_message
 from attn_cli.cli.outputs import ReportOutputs, is_output_failure, silence_stdout, stdout_failure
@@ -65,12 +65,14 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
 
 def stopped(exc: AttnError | OSError, group: list[InputLine], place: int) -> Exception:
     """The error that ends the run at `group[place]`, saying what it leaves unread; a failed write to stdout is
-    one (exit 2, stdout then silenced), any other OSError stays what it was."""
+    one (exit 2, stdout then silenced), any other OSError stays what it was; stdout's failures say the line."""
     if isinstance(exc, OSError):
         if not is_output_failure(exc):
             return exc
         silence_stdout()
         exc = UsageError(group[place].located(stdout_failure(exc)))
+    elif isinstance(exc, OutputError):
+        exc = OutputError(group[place].located(exc.message))
     note = unread(group, place)
     return exc.noted(note) if note else exc
 
@@ -95,7 +97,7 @@ def shown(line: InputLine, document: Document, outputs: ReportOutputs, command: 
     try:
         with memory_named(document_too_large):
             outputs.show(with_input(document(), line.number, line.id, line.meta))
-    except (OSError, KeyboardInterrupt, UsageError):  # stdout's failure, Ctrl-C, a picture's bound: the run's end
+    except (OSError, KeyboardInterrupt, UsageError):  # stdout's failure (an OutputError), Ctrl-C, a picture's bound
         raise
     except InputError as exc:
         if strict:

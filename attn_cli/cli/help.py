@@ -95,11 +95,33 @@ def stack_options_when_narrow() -> None:
     rich_utils._print_options_panel = options_panel
 
 
+def closed_pipes_handed_back() -> None:
+    """Make Typer's help consoles hand a closed stdout (`--help | head -c 1`) back to the CLI as a BrokenPipeError,
+    which stops quietly with exit 141, where Rich's own handler would exit 1 without a word (once)."""
+    from typer import rich_utils
+
+    make = rich_utils._get_rich_console
+    if getattr(make, "hands_back_closed_pipes", False):
+        return
+
+    def console(stderr: bool = False) -> Console:
+        from attn_cli.cli.outputs import stdout_closed
+
+        made = make(stderr=stderr)
+        made.on_broken_pipe = stdout_closed  # type: ignore[method-assign]
+        return made
+
+    console.hands_back_closed_pipes = True  # type: ignore[attr-defined]
+    rich_utils._get_rich_console = console
+
+
 class NarrowHelp:
-    """Mixed into a Typer command or group: its help stacks options over their help when the table cannot fit."""
+    """Mixed into a Typer command or group: its help stacks options over their help when the table cannot fit,
+    and stops quietly when stdout is closed."""
 
     def format_help(self, ctx, formatter):
         stack_options_when_narrow()
+        closed_pipes_handed_back()
         return super().format_help(ctx, formatter)  # type: ignore[misc]
 
 

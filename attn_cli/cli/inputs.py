@@ -112,10 +112,12 @@ def _stream_lines(file: Path | None, input_format: str, flag: str = "--file") ->
     if file is None:
         if _stdin_is_a_terminal():  # else a person sees a run that waits without a word
             fail(TERMINAL_NOTE, kind="note")
+        read_back(_stdin_descriptor(), "stdin")
         yield from parse_lines(text_lines(stdin_reader(), "stdin"), "stdin", input_format)
         return
     descriptor = open_input(file, flag)
     try:
+        read_back(descriptor, f"{flag} {file}")
         yield from parse_lines(text_lines(lambda size: os.read(descriptor, size), str(file)), str(file),
                                input_format)
     finally:
@@ -127,6 +129,27 @@ def _stdin_is_a_terminal() -> bool:
         return sys.stdin.isatty()
     except (AttributeError, ValueError):  # closed or replaced by something without isatty
         return False
+
+
+def _stdin_descriptor() -> int | None:
+    """stdin's descriptor, None when a stream without one stands in for it (a test runner's)."""
+    try:
+        return sys.stdin.buffer.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+def read_back(descriptor: int | None, name: str) -> None:
+    """Refuse an input (`name`, open on `descriptor`) that is the very regular file stdout writes into, as GNU cat
+    does ("input file is output file"): `--file f.txt >> f.txt` would read its own results back as sentences and
+    grow the file without end."""
+    try:
+        read, written = os.fstat(descriptor if descriptor is not None else -1), os.fstat(sys.stdout.fileno())
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return  # no descriptor on one side: a test runner's stream, which no file is behind
+    if stat.S_ISREG(read.st_mode) and (read.st_dev, read.st_ino) == (written.st_dev, written.st_ino):
+        raise InputError(f"{name} is also stdout (input file is output file): what is written would be read back "
+                         "as input without end; redirect stdout to another file")
 
 
 def input_may_wait(argument: str | None, file: Path | None) -> bool:
@@ -141,9 +164,8 @@ def input_may_wait(argument: str | None, file: Path | None) -> bool:
 
 def stdin_reader() -> Callable[[int], bytes]:
     """How stdin is read: from its descriptor, or from the stream that stands in for it (a test runner's)."""
-    try:
-        descriptor = sys.stdin.buffer.fileno()
-    except (AttributeError, ValueError, io.UnsupportedOperation):
+    descriptor = _stdin_descriptor()
+    if descriptor is None:
         return getattr(sys.stdin.buffer, "read1", sys.stdin.buffer.read)
     return lambda size: os.read(descriptor, size)
 

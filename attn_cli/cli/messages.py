@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from contextvars import ContextVar
@@ -17,8 +18,28 @@ def fail(message: str, kind: str = "error") -> None:
     only errors are written."""
     if kind == "warning" and QUIET.get():
         return
-    sys.stderr.write(f"attn-cli: {kind}: {literal(message)}\n")
-    sys.stderr.flush()
+    say(f"attn-cli: {kind}: {literal(message)}")
+
+
+def say(line: str) -> None:
+    """A line on stderr, best effort: when stderr cannot be written (`2>/dev/full`, a reader gone), the line is
+    lost and stderr goes to /dev/null, but the run, its output and its exit code are what they would have been."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        to_null(sys.stderr)
+
+
+def to_null(stream: object) -> None:
+    """/dev/null in place of the descriptor behind `stream`, so what could not be written, and the interpreter's
+    final flush of it, go nowhere instead of failing."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
+        os.close(null)
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):  # a stand-in stream (a test runner's)
+        pass
 
 
 def bug_message(exc: Exception) -> str:

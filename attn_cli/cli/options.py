@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import copy
+import errno
 import functools
 import inspect
 import itertools
@@ -23,7 +24,7 @@ from typer.core import TyperCommand
 
 import attn_cli
 from attn_cli import VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_vectors
-from attn_cli.errors import UsageError, flag
+from attn_cli.errors import UsageError, flag, shown_path
 from attn_cli.cli.help import NarrowHelp
 from attn_cli.cli.inputs import INPUT_FORMATS
 
@@ -169,19 +170,72 @@ class EngineOptions(VectorOptions):
                                                       ("--vectors", self.vectors), ("--weights", self.weights))
                   if path}
         for option, path in targets.items():
-            if path.is_dir():
-                raise UsageError(f"{option} {path} is a directory; give a file name, e.g. {option} "
-                                 f"report.{option[2:]}")
-            if not path.parent.is_dir():
-                raise UsageError(f"{option} {path}: folder {path.parent} does not exist; create it or pick another")
+            output_path(option, path, f"report.{option[2:]}")
             for source, input_path in inputs.items():
                 if same_regular_file(path, input_path):
                     raise UsageError(f"{option} {path} is the {source} input; writing it would replace it, so give "
                                      f"{option} another file name")
+            writable_target(option, path)
         for (one, first), (other, second) in itertools.combinations(targets.items(), 2):
             if first.resolve() == second.resolve():
                 raise UsageError(f"{one} and {other} name the same file; give each its own")
         return targets
+
+
+def output_path(option: str, path: Path, example: str) -> None:
+    """A file name an output option (`option`, e.g. --html) can be given, checked before any work: not `-` or `--`
+    (which would make files of those names), not a folder (`""` is `.`), in a folder that exists, and short
+    enough for the file system (ENAMETOOLONG, said with the name shortened)."""
+    if str(path).strip("-") == "":
+        raise UsageError(f"{option} {path} would write a file named {path}; give a file name (./{path} if you mean "
+                         f"one), or {option} /dev/stdout to add it to stdout")
+    try:
+        _in_a_folder(option, path, example)
+    except OSError as exc:
+        fix = "give a shorter file name" if exc.errno == errno.ENAMETOOLONG else "give a file name you can write"
+        raise UsageError(f"{option} {shown_path(path)}: {exc.strerror}; {fix}") from None
+
+
+def _in_a_folder(option: str, path: Path, example: str) -> None:
+    """That `path` names a file, not a folder, in a folder that exists (an OSError when the name cannot be looked
+    up at all)."""
+    if path.is_dir():
+        raise UsageError(f"{option} needs a file name, not . (a folder); give one, e.g. {option} {example}"
+                         if str(path) == "." else
+                         f"{option} {path} is a directory; give a file name, e.g. {option} {example}")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: {path.parent} is a file, not a folder; give a file name in an existing "
+                         "folder")
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: folder {path.parent} does not exist; create it or give a file name in "
+                         "an existing folder")
+
+
+def writable_target(option: str, path: Path) -> None:
+    """An output path checked before any work. One that names a descriptor (`/dev/stdin`, `/dev/fd/3`) reopens
+    what it holds, so it must be open for writing: `--html /dev/stdin < mine.txt` would append to a file given
+    only for reading. Any other path must not be the regular file stdout or stderr writes into, which a rename
+    would replace (`--json > o.json --html o.json` lost the JSON)."""
+    descriptor = attn_cli.stream_descriptor(path)
+    if descriptor is None:
+        for stream, number in (("stdout", 1), ("stderr", 2)):
+            if same_regular_file(path, Path(f"/dev/fd/{number}")):
+                raise UsageError(f"{option} {path} is the file {stream} writes into; writing it would replace what "
+                                 f"{stream} wrote, so give {option} another file name (or {option} /dev/stdout to "
+                                 "add it to stdout)")
+    elif access_mode(descriptor) == os.O_RDONLY:
+        raise UsageError(f"{option} {path} is open for reading only; give a file name, or a descriptor open for "
+                         f"writing (e.g. {option} /dev/stdout)")
+
+
+def access_mode(descriptor: int) -> int | None:
+    """How a descriptor of this process is open (os.O_RDONLY, O_WRONLY or O_RDWR); None when it is not open."""
+    import fcntl  # Unix only, as are the descriptor paths that lead here
+
+    try:
+        return fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_ACCMODE
+    except OSError:
+        return None
 
 
 def same_regular_file(one: Path, other: Path) -> bool:

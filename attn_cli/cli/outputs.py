@@ -25,8 +25,9 @@ from pathlib import Path
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Callable, Protocol
 
-from attn_cli.errors import UsageError
+from attn_cli.errors import UsageError, shown_path
 from attn_cli.cli.fields import Selection, select
+from attn_cli.cli.messages import to_null
 from attn_cli import ExplainParquet, ExplainResult, write_file
 from attn_cli.render.json_out import whole_or_none, write_json
 from attn_cli.render.plain import READS, header, plain_records
@@ -68,10 +69,7 @@ def stdout_failure(exc: OSError) -> str:
 
 def silence_stdout() -> None:
     """/dev/null in stdout's place, so the interpreter's final flush of what could not be written cannot fail."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (AttributeError, ValueError, OSError):  # a stand-in stream (a test runner's) has no descriptor
-        pass
+    to_null(sys.stdout)
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -205,7 +203,8 @@ def writing(path: Path, flag: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise UsageError(f"cannot write {flag} {path}: {exc.strerror or exc}; choose a writable file") from None
+        raise UsageError(f"cannot write {flag} {shown_path(path)}: {exc.strerror or exc}; choose a writable "
+                         "file") from None
 
 
 class ParquetTable:

@@ -19,16 +19,16 @@ import typer
 
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines, readable
-from attn_cli.cli.messages import QUIET, warn
+from attn_cli.cli.messages import QUIET, say, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, VectorOptions, _option, chosen,
-                                  declared_option, option_group, same_regular_file, with_vector_options)
+                                  declared_option, option_group, output_path, same_regular_file,
+                                  with_vector_options, writable_target)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
-from attn_cli.errors import UsageError, literal
+from attn_cli.errors import INTERRUPTED, UsageError, literal
 
 if TYPE_CHECKING:  # the training run's modules load when a run starts, not with every command
     from attn_cli import Training
 
-INTERRUPTED = 130
 EXAMPLE = 'attn-cli explain "money bank grows"'
 
 
@@ -97,8 +97,8 @@ def train(
     outputs.show(report)
     again = shlex.join([*(["--vectors", source.vectors] if source.vectors else []),
                         *(["--limit", str(source.limit)] if source.limit else []), "--weights", str(target)])
-    sys.stderr.write(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; see it "
-                     f"with: {EXAMPLE} {literal(again)}\n")
+    say(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; see it with: {EXAMPLE} "
+        f"{literal(again)}")
     return 0
 
 
@@ -110,8 +110,7 @@ def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str |
                          "generated task; e.g. attn-cli train --demo --out demo.npz")
     if out is None:
         raise UsageError("give --out FILE, where the trained layer goes; e.g. attn-cli train --demo --out demo.npz")
-    if out.is_dir() or not out.parent.is_dir():
-        raise UsageError(f"--out {out}: give a file name in an existing folder, e.g. --out layer.npz")
+    output_path("--out", out, "layer.npz")
     if out.exists() and not out.is_file():
         raise UsageError(f"--out {out} is not a regular file (a device or a pipe); give a file name, e.g. "
                          "--out layer.npz")
@@ -119,6 +118,7 @@ def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str |
         if path and same_regular_file(out, Path(path)):
             raise UsageError(f"--out {out} is the {flag} input; writing it would replace it, so give --out "
                              "another file name")
+    writable_target("--out", out)
     return out
 
 

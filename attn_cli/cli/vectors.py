@@ -59,6 +59,9 @@ def info(
     json: Json = False,
 ) -> None:
     """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
+    if not source:
+        raise UsageError("vectors info needs a SOURCE: a cache id (attn-cli vectors list shows them), a vector file "
+                         "or a gensim-data name")
     found = find_cached(source, warn)
     if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "

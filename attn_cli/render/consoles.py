@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable, TextIO, TypeVar, cast
 
-from attn_cli.errors import literal
+from attn_cli.errors import OutputError, literal
 from attn_cli.files import write_all
 
 Document = TypeVar("Document")
@@ -19,6 +19,7 @@ Document = TypeVar("Document")
 if TYPE_CHECKING:
     from rich.console import Console
 
+MIN_WIDTH = 60  # the narrowest the tables stay legible: below it a shift's "pulled by" cell is cut to "…"
 _PADDING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)  # spaces, then only style codes, at a line's end
 
 
@@ -61,9 +62,20 @@ def write_through(stream: TextIO, data: str | bytes) -> None:
         stream.write(data if isinstance(data, str) else data.decode("utf-8"))
         return
     if isinstance(data, str):
-        data = data.encode(stream.encoding or "utf-8", stream.errors or "strict")
+        data = encoded(data, stream.encoding or "utf-8", stream.errors or "strict")
     stream.flush()
     write_all(getattr(binary, "raw", binary), data)
+
+
+def encoded(text: str, encoding: str, errors: str) -> bytes:
+    """`text` in stdout's encoding, or an OutputError naming the fix when that encoding has no room for one of its
+    characters (PYTHONIOENCODING=ascii, a C or Latin-1 locale): an output that cannot be written, not a bug."""
+    try:
+        return text.encode(encoding, errors)
+    except UnicodeEncodeError as exc:
+        character = exc.object[exc.start].encode("unicode_escape").decode("ascii")
+        raise OutputError(f"cannot write to stdout: its encoding ({encoding}) has no {character}; set "
+                         "PYTHONIOENCODING=utf-8 or a UTF-8 locale (LC_ALL=C.UTF-8)") from None
 
 
 def trimmed(stream: TextIO) -> TextIO:
@@ -78,10 +90,13 @@ def draw_literally(draw: Callable[[dict, Console], None], document: dict, consol
 
 
 def report_console(**options: Any) -> Console:
-    """A Rich Console for report tables: Console(**options) with markup, emoji codes and highlighting off."""
+    """A Rich Console for report tables: Console(**options) with markup, emoji codes and highlighting off, at least
+    MIN_WIDTH columns wide, however narrow the terminal or $COLUMNS (0 drew nothing, 10 cells of "…")."""
     from rich.console import Console
 
-    return Console(markup=False, emoji=False, highlight=False, **options)
+    console = Console(markup=False, emoji=False, highlight=False, **options)
+    console.width = max(console.width, MIN_WIDTH)
+    return console
 
 
 def literal_document(document: Document) -> Document:

@@ -26,12 +26,13 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 import orjson
 
+from attn_cli.errors import OutputError
 from attn_cli.render.consoles import write_through
 
 STREAM_ABOVE = 1 << 21  # numbers in a document's arrays beyond which it is written a part at a time (~40 MB)
@@ -50,13 +51,29 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
             import tempfile  # only a large document pays for its import (~8 ms: random, hashlib)
 
             with tempfile.SpooledTemporaryFile(BUFFER_BYTES, "w+b") as spool:
-                _write_parts(document, spool)  # type: ignore[arg-type]  # a binary spool is a BinaryIO
-                spool.write(b"\n")
-                spool.seek(0)
+                with spilled(spool, tempfile.gettempdir()):
+                    _write_parts(document, spool)  # type: ignore[arg-type]  # a binary spool is a BinaryIO
+                    spool.write(b"\n")
+                    spool.flush()  # a full folder fails here, not at the first read back
+                    spool.seek(0)
                 stream.flush()  # whatever the text layer holds goes first
                 while chunk := spool.read(1 << 20):
                     write_through(stream, chunk)
         stream.flush()
+
+
+@contextmanager
+def spilled(spool: Any, folder: str) -> Iterator[None]:
+    """A large document's JSON written into `spool`, a temporary file in `folder`: a failure there ($TMPDIR full)
+    is the temporary folder's, named with the fix, never taken for stdout's. The spool is closed at once, since
+    closing it later would try again to write what it holds (and fail in this error's place)."""
+    try:
+        yield
+    except OSError as exc:
+        with suppress(OSError):
+            spool.close()
+        raise OutputError(f"cannot hold the JSON in the temporary folder {folder}: {exc.strerror}; set TMPDIR to a "
+                          "folder with room for it") from None
 
 
 @contextmanager
@@ -74,7 +91,7 @@ def whole_or_none(stream: TextIO) -> Iterator[None]:
         start = os.lseek(descriptor, 0, os.SEEK_CUR)
     try:
         yield
-    except OSError:
+    except (OSError, OutputError):  # OutputError: a character stdout's encoding cannot hold (consoles.encoded)
         if regular:
             os.ftruncate(descriptor, start)
         raise

@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from attn_cli.errors import Option, VectorsError
+from attn_cli.errors import Option, VectorsError, shown_path
 from attn_cli.vectors.default import DEFAULT_NAME, load_default_vectors
 from attn_cli.vectors.store import Vectors
 
@@ -48,10 +48,14 @@ def load_vectors(source: str | None, options=None) -> Vectors:
 def resolve_source(source: str) -> tuple[Path, str | None]:
     """(the data file, a display name): a path as given, or a downloaded gensim-data set."""
     path = Path(source).expanduser()
-    if path.is_dir():
-        raise VectorsError(f"{source} is a directory; pass the vector file inside it")
-    if path.exists():
-        return regular_file(path, source), None
+    try:
+        if path.is_dir():
+            raise VectorsError(f"{source} is a directory; pass the vector file inside it")
+        if path.exists():
+            return regular_file(path, source), None
+    except OSError as exc:  # a name too long for the file system, a folder on the way that cannot be searched
+        raise VectorsError(f"vector file {shown_path(source)}: {exc.strerror}; pass an existing vector file by a name "
+                           "it can be opened by") from None
     from attn_cli.vectors import gensim_data
 
     if gensim_data.looks_like_name(source):

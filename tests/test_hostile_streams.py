@@ -1,0 +1,275 @@
+"""The standard streams and output paths a careless or hostile command line can tangle (second adversarial pass on
+issue 25): an output that is also an input, a descriptor open only for reading, a picture over stdout's file,
+stderr that cannot be written, an encoding that cannot hold the output, odd widths and names.
+
+Each case runs the real program (a subprocess, so its descriptors are the shell's) or the CLI runner, and must end
+with its documented exit code, one stderr line and the user's files as they were.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import HANG_SECONDS
+
+SENTENCES = b"money bank\n" * 600
+
+
+def attn(args: list[str], stdin=None, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env: dict | None = None,
+         **extra) -> subprocess.CompletedProcess:
+    """`python -m attn_cli ARGS` with the given standard streams (open files, descriptors or PIPE)."""
+    return subprocess.run([sys.executable, "-m", "attn_cli", *args], stdin=stdin, stdout=stdout, stderr=stderr,
+                          env={**os.environ, "COLUMNS": "80", **(env or {})}, timeout=HANG_SECONDS, **extra)
+
+
+@pytest.fixture
+def sentences(tmp_path) -> Path:
+    path = tmp_path / "f.txt"
+    path.write_bytes(SENTENCES)
+    return path
+
+
+@pytest.mark.parametrize("style", ["--plain", "--json"])
+@pytest.mark.parametrize("where", ["--file", "stdin"])
+def test_an_input_that_is_also_stdout_is_refused(sentences, style, where):
+    """`attn-cli explain --file f.txt --plain >> f.txt` read its own output back and grew f.txt without end: refused
+    as GNU cat refuses it ("input file is output file"), before a byte is written."""
+    args = ["explain", *(["--file", str(sentences)] if where == "--file" else ["-"]), style]
+    with sentences.open("rb") as stdin, sentences.open("ab") as stdout:
+        finished = attn(args, stdin=stdin if where == "stdin" else None, stdout=stdout)
+    name = f"--file {sentences}" if where == "--file" else "stdin"
+    assert finished.returncode == 3
+    assert finished.stderr.decode() == (f"attn-cli: error: {name} is also stdout (input file is output file): what "
+                                        "is written would be read back as input without end; redirect stdout to "
+                                        "another file\n")
+    assert sentences.read_bytes() == SENTENCES
+
+
+def test_a_training_corpus_that_is_also_stdout_is_refused(tmp_path, sentences):
+    with sentences.open("ab") as stdout:
+        finished = attn(["train", str(sentences), "--out", str(tmp_path / "layer.npz")], stdout=stdout)
+    assert finished.returncode == 3 and b"is also stdout (input file is output file)" in finished.stderr
+    assert sentences.read_bytes() == SENTENCES and not (tmp_path / "layer.npz").exists()
+
+
+MINE = b"mine, given only for reading\n"
+
+
+@pytest.mark.parametrize("flag, target", [
+    ("--html", "/dev/stdin"), ("--svg", "/dev/fd/0"), ("--html", "/proc/self/fd/0"), ("--html", "/dev/fd/{n}"),
+    ("--svg", "/proc/self/fd/{n}")])
+def test_a_stream_path_open_only_for_reading_is_refused(tmp_path, flag, target):
+    """`--html /dev/stdin < mine.txt` (or `--html /dev/fd/3 3< mine.txt`) appended the page to mine.txt, a file
+    given only for reading."""
+    mine = tmp_path / "mine.txt"
+    mine.write_bytes(MINE)
+    with mine.open("rb") as given:
+        target = target.format(n=given.fileno())  # the descriptor the child inherits, as `3<` would give it
+        finished = attn(["explain", "money", "bank", flag, target], stdin=given, pass_fds=(given.fileno(),))
+    assert finished.returncode == 2 and finished.stdout == b""
+    assert finished.stderr.decode() == (f"attn-cli: error: {flag} {target} is open for reading only; give a file "
+                                        f"name, or a descriptor open for writing (e.g. {flag} /dev/stdout)\n")
+    assert mine.read_bytes() == MINE and sorted(path.name for path in tmp_path.iterdir()) == ["mine.txt"]
+
+
+@pytest.mark.parametrize("mode", ["wb", "ab"], ids=[">", ">>"])
+@pytest.mark.parametrize("flag, args", [
+    ("--html", ["explain", "money", "bank", "grows", "--json"]),
+    ("--svg", ["explain", "money", "bank", "grows", "--json"]),
+    ("--out", ["train", "--demo"])])
+def test_a_file_output_that_is_the_file_behind_stdout_is_refused(tmp_path, mode, flag, args):
+    """`--json > o.json --html o.json` was exit 0 and the JSON lost: the page replaced the file stdout wrote."""
+    out = tmp_path / "o.json"
+    out.write_bytes(b"kept\n")
+    with out.open(mode) as stdout:
+        finished = attn([*args, flag, str(out)], stdout=stdout)
+    assert finished.returncode == 2
+    assert finished.stderr.decode() == (f"attn-cli: error: {flag} {out} is the file stdout writes into; writing it "
+                                        f"would replace what stdout wrote, so give {flag} another file name (or "
+                                        f"{flag} /dev/stdout to add it to stdout)\n")
+    assert out.read_bytes() == (b"kept\n" if mode == "ab" else b"")
+
+
+def test_a_file_output_that_is_the_file_behind_stderr_is_refused(tmp_path):
+    log = tmp_path / "log.txt"
+    with log.open("ab") as stderr:
+        finished = attn(["explain", "money", "bank", "--svg", str(log)], stderr=stderr)
+    assert finished.returncode == 2 and finished.stdout == b""
+    assert log.read_text(encoding="utf-8").startswith(f"attn-cli: error: --svg {log} is the file stderr writes into")
+
+
+def closed_pipe() -> int:
+    """The writing end of a pipe whose reader has gone: every write to it fails with EPIPE, as after `| head`."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    return writer
+
+
+@pytest.mark.parametrize("stderr", ["/dev/full", "pipe"], ids=["2>/dev/full", "stderr a broken pipe"])
+@pytest.mark.parametrize("args, code", [
+    (["explain", "zzqqxx", "bank", "--json"], 0), (["explain", "zzqqxx", "bank", "--plain"], 0),
+    (["explain", "zzqqxx", "qqzzyy"], 3), (["explain", "money", "bank", "--heads", "0"], 2)])
+def test_stderr_that_cannot_be_written_loses_neither_data_nor_the_exit_code(args, code, stderr):
+    """`explain zzqqxx bank 2>/dev/full` was exit 1 with nothing on stdout: the warning's failed write ended the
+    run. Messages are best effort; the exit code still tells."""
+    target = os.open(stderr, os.O_WRONLY) if stderr == "/dev/full" else closed_pipe()
+    try:
+        finished = attn(args, stderr=target)
+    finally:
+        os.close(target)
+    assert finished.returncode == code
+    assert (b"bank" in finished.stdout) == (code == 0)
+
+
+def test_training_with_stderr_full_writes_its_weights(tmp_path):
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        finished = attn(["train", "--demo", "--epochs", "1", "--out", str(tmp_path / "layer.npz"), "--json"],
+                        stderr=full)
+    finally:
+        os.close(full)
+    assert finished.returncode == 0 and b'"command":"train"' in finished.stdout
+    assert (tmp_path / "layer.npz").stat().st_size > 0
+
+
+@pytest.mark.parametrize("encoding, args, character", [
+    ("ascii", ["explain", "money", "bank"], "\\u201c"),
+    ("latin-1", ["explain", "money", "bank", "grows"], "\\u201c"),
+    ("ascii", ["explain", "café", "bank", "--plain"], "\\xe9")])
+def test_an_output_encoding_that_cannot_hold_the_text_names_the_fix(tmp_path, encoding, args, character):
+    """`PYTHONIOENCODING=ascii attn-cli explain money bank` was exit 1, "internal error: UnicodeEncodeError ... this is
+    a bug": an output failure, exit 2, one line naming the fix, and no cut document in the file behind stdout."""
+    out = tmp_path / "out.txt"
+    named = codecs.lookup(encoding).name  # Python's name for it: latin-1 is iso8859-1
+    with out.open("wb") as stdout:
+        finished = attn(args, stdout=stdout, env={"PYTHONIOENCODING": encoding})
+    assert finished.returncode == 2 and out.read_bytes() == b""
+    assert finished.stderr.decode() == (f"attn-cli: error: cannot write to stdout: its encoding ({named}) has no "
+                                        f"{character}; set PYTHONIOENCODING=utf-8 or a UTF-8 locale (LC_ALL=C.UTF-8)\n")
+
+
+def test_a_batch_stops_at_the_line_its_output_encoding_cannot_hold(tmp_path):
+    out = tmp_path / "out.txt"
+    with out.open("wb") as stdout:
+        finished = attn(["explain", "-", "--plain"], stdout=stdout, env={"PYTHONIOENCODING": "ascii"},
+                        input=b"money bank\ncaf\xc3\xa9 bank\n")
+    assert finished.returncode == 2 and finished.stderr.decode().startswith(
+        "attn-cli: error: line 2 of stdin: cannot write to stdout: its encoding (ascii) has no \\xe9")
+    assert [line.split(b"\t")[0] for line in out.read_bytes().splitlines()] == [b"#line", b"1", b"1"]
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "10", "59"])
+def test_a_tiny_width_draws_the_tables_at_the_narrowest_legible_one(run, columns):
+    """`COLUMNS=0 attn-cli explain money bank grows` wrote nothing (exit 0), and 1 to 10 filled every cell with "…":
+    the tables are drawn at least 60 columns wide."""
+    narrowest = run("explain", "money bank grows", env={"COLUMNS": "60"})
+    result = run("explain", "money bank grows", env={"COLUMNS": columns})
+    assert result.exit_code == 0 and result.stdout == narrowest.stdout
+    assert "money" in result.stdout and max(map(len, result.stdout.splitlines())) <= 60
+
+
+LONG = "a" * 300  # longer than any file system's NAME_MAX (255 bytes)
+
+
+@pytest.mark.parametrize("args, code", [
+    (["explain", "money bank", "--html", LONG], 2), (["explain", "money bank", "--svg", f"{LONG}.svg"], 2),
+    (["train", "--demo", "--out", LONG], 2), (["explain", "money bank", "--vectors", LONG], 4),
+    (["explain", "money bank", "--vectors", f"/tmp/{LONG}.txt"], 4), (["vectors", "import", LONG], 4)],
+    ids=["--html", "--svg", "train --out", "--vectors", "--vectors in a folder", "vectors import"])
+def test_a_file_name_too_long_is_one_short_line(run, args, code):
+    """A 300-byte name was exit 1, "internal error: OSError: [Errno 36] File name too long" echoing all of it."""
+    result = run(*args)
+    assert result.exit_code == code and result.stdout == ""
+    assert "File name too long" in result.stderr and "bug" not in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.count("a") < 100  # the name shortened
+
+
+@pytest.mark.parametrize("length", [251, 255])
+def test_a_page_with_the_longest_name_a_folder_holds_is_written(run, tmp_path, length):
+    """A 251 to 255-byte --html name failed: the temporary file beside it (".NAME.xxxxxxxx.tmp") was too long."""
+    page = tmp_path / ("p" * (length - len(".html")) + ".html")
+    assert run("explain", "money bank", "--html", str(page)).exit_code == 0
+    assert [path.name for path in tmp_path.iterdir()] == [page.name] and page.read_text().startswith("<!DOCTYPE")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["explain", "money bank", "--html", ""], "--html needs a file name, not . (a folder); give one, e.g. --html "
+                                              "report.html"),
+    (["explain", "money bank", "--html", "-"], "--html - would write a file named -; give a file name (./- if you "
+                                               "mean one), or --html /dev/stdout to add it to stdout"),
+    (["explain", "money bank", "--svg", "--"], "--svg -- would write a file named --; give a file name (./-- if you "
+                                               "mean one), or --svg /dev/stdout to add it to stdout"),
+    (["train", "--demo", "--out", "-"], "--out - would write a file named -; give a file name (./- if you mean "
+                                        "one), or --out /dev/stdout to add it to stdout"),
+    (["vectors", "info", ""], "vectors info needs a SOURCE: a cache id (attn-cli vectors list shows them), a vector "
+                              "file or a gensim-data name")])
+def test_empty_and_dash_names_are_refused_in_words_that_fit(run, args, message):
+    """`--html ""` said ". is a directory", `--html -` and `--html --` wrote files named - and --, `vectors info ''`
+    said "error:  is not cached"."""
+    result = run(*args)
+    assert result.exit_code == 2 and result.stderr == f"attn-cli: error: {message}\n"
+
+
+def test_a_picture_in_a_folder_that_is_a_file_says_so(run, tmp_path):
+    """`--svg file/x.svg` with a regular file `file` said the folder "does not exist"."""
+    (tmp_path / "file").write_text("x")
+    result = run("explain", "money bank", "--svg", str(tmp_path / "file" / "x.svg"))
+    assert result.exit_code == 2
+    assert result.stderr == (f"attn-cli: error: --svg {tmp_path}/file/x.svg: {tmp_path}/file is a file, not a "
+                             "folder; give a file name in an existing folder\n")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["explain", "--help"], ["train", "--help"], ["vectors", "--help"],
+                                  ["vectors", "import", "-h"], ["--version"]])
+def test_help_into_a_closed_pipe_ends_quietly_with_141(args):
+    """`attn-cli explain --help | head -c 1` was exit 1 with nothing said: Rich's own broken-pipe handler."""
+    stdout = closed_pipe()
+    try:
+        finished = attn(args, stdout=stdout)
+    finally:
+        os.close(stdout)
+    assert (finished.returncode, finished.stderr) == (141, b"")
+
+
+INTERRUPTED_IMPORT = """
+import builtins, sys
+real_import = builtins.__import__
+
+def interrupted(name, *args, **kwargs):
+    if name == {module!r}:  # Ctrl-C arriving while the command line's modules load
+        raise KeyboardInterrupt
+    return real_import(name, *args, **kwargs)
+
+builtins.__import__ = interrupted
+sys.argv = ["attn-cli", "explain", "money bank"]
+from attn_cli.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize("module", ["typer", "attn_cli.cli.app", "numpy"])
+def test_ctrl_c_while_the_modules_load_exits_130_quietly(module):
+    """Ctrl-C in the first half second, as the modules load, printed a KeyboardInterrupt traceback."""
+    finished = subprocess.run([sys.executable, "-c", INTERRUPTED_IMPORT.format(module=module)], capture_output=True,
+                              timeout=HANG_SECONDS)
+    assert (finished.returncode, finished.stderr) == (130, b"")
+
+
+def test_a_full_temporary_folder_is_named_not_stdout(run, monkeypatch, tmp_path):
+    """A large JSON document spilling to a full $TMPDIR said "cannot write to stdout: No space left on device"."""
+    import tempfile
+
+    from attn_cli.render import json_out
+
+    monkeypatch.setattr(json_out, "STREAM_ABOVE", 0)  # every document is large, and spills past 16 bytes
+    monkeypatch.setattr(json_out, "BUFFER_BYTES", 16)
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda *args, **kwargs: open("/dev/full", "w+b"))  # a full disk
+    result = run("explain", "money bank grows", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (f"attn-cli: error: cannot hold the JSON in the temporary folder {tempfile.gettempdir()}: "
+                             "No space left on device; set TMPDIR to a folder with room for it\n")
