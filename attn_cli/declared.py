@@ -26,7 +26,7 @@ class Declared:
 
     kind: CHOICE (one of `choices`), WHOLE (an int from `low` to `high`), NUMBER (a finite real, above
     `low` or at least it as `low_open` says), SWITCH (True or False), NAMED_NUMBER (one of `choices`, or a
-    finite number >= 0) or NAMES (a tuple of names from `choices`; a comma-separated str is split).
+    finite number >= 0, at most `high`) or NAMES (a tuple of names from `choices`; a comma-separated str is split).
     `none` says what None means, where None is allowed ("all words"); `typed_none` is how the command line
     types it ("all"). `also` are values the checks accept but nobody picks (the engine's "trained" mode comes
     with a weights file). `says` words the allowed values where the plain wording would hide their meaning
@@ -153,7 +153,8 @@ def allowed_text(declared: Declared) -> str:
     if declared.kind == NAMES:
         return f"names from {', '.join(declared.choices)}"
     if declared.kind == NAMED_NUMBER:
-        return f"{', '.join(map(repr, declared.choices))} or a finite number >= 0{none}"
+        bound = ">= 0" if declared.high is None else f"from 0 to {declared.high:,.0f}"
+        return f"{', '.join(map(repr, declared.choices))} or a finite number {bound}{none}"
     if declared.kind == NUMBER:
         bound = "" if declared.low is None else f" {'>' if declared.low_open else '>='} {declared.low:g}"
         return f"a finite number{bound}{none}"
