@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import attn_cli
 from attn_cli.vectors import load_vectors
 from attn_cli.vectors.cache import Fingerprint
 
@@ -305,3 +307,32 @@ def test_what_a_killed_process_leaves_is_listed_and_removed(run, tmp_path, priva
     assert removed.exit_code == 0 and removed.stderr == ""
     assert removed.stdout.startswith(f"removed {left} (") and f"left by process {process.pid})" in removed.stdout
     assert not left.exists() and packed.is_file() and big.is_file()
+
+
+def damaged_set(file: str, private_cache: Path, metadata: str) -> None:
+    """`file` imported afresh, its cache's meta.json then replaced by `metadata`."""
+    shutil.rmtree(private_cache / "v1", ignore_errors=True)
+    load_vectors(file)
+    [meta] = (private_cache / "v1").glob("*/meta.json")
+    meta.write_text(metadata)
+
+
+@pytest.mark.parametrize("arguments", [["explain", "money", "--vectors", "{file}"], ["vectors", "list"],
+                                       ["vectors", "info", "{file}"], ["vectors", "remove", "{file}"],
+                                       ["vectors", "remove", "--all"], ["vectors", "import", "{file}"]])
+def test_metadata_nested_too_deep_to_parse_is_damaged_metadata(run, user, private_cache, arguments):
+    """meta.json of 100,000 nested arrays made json raise RecursionError: exit 1 for every command that reads
+    the cache. It is unreadable metadata like any other (here, text that is not JSON): the same exit code and
+    messages, explain and import rebuild with the warning, and the Python listing shows the set as corrupt."""
+    file = str(user / "vectors.txt")
+    command = [part.format(file=file) for part in arguments]
+    damaged_set(file, private_cache, "not json")
+    garbage = run(*command)
+    damaged_set(file, private_cache, "[" * 100_000 + "]" * 100_000)
+    assert [found.corrupt for found in attn_cli.cached_vector_sets()] == [True]
+    nested = run(*command)
+    assert "internal error" not in nested.stderr
+    sizes = re.compile(r"[\d.]+ MB")  # the nested metadata is 200 kB
+    assert (nested.exit_code, sizes.sub("", nested.stdout)) == (garbage.exit_code, sizes.sub("", garbage.stdout))
+    if arguments[0] == "explain" or arguments[1] == "import":
+        assert "meta.json" in one_line(nested.stderr, "warning") and "rebuilding it" in nested.stderr

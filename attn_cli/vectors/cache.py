@@ -223,7 +223,7 @@ def read_meta(folder: Path) -> dict:
         _require(folder, stat.S_ISDIR, "folder")
         _require(folder / META_FILE, stat.S_ISREG, "file")
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
         raise CorruptCache(f"unreadable {META_FILE}: {exc}") from exc
     if not isinstance(meta, dict) or meta.get("layout") != LAYOUT:
         raise CorruptCache(f"{META_FILE} is not a {LAYOUT} cache description")
