@@ -36,7 +36,8 @@ _EXPORTS = {
     "ExplainResult": "attn_cli.results", "TraceResult": "attn_cli.results", "CompareResult": "attn_cli.results",
     "CrossResult": "attn_cli.results",
     "AttnError": "attn_cli.errors", "SettingsError": "attn_cli.errors", "InputError": "attn_cli.errors",
-    "VectorsError": "attn_cli.errors", "WeightsError": "attn_cli.errors", "UnknownWordsWarning": "attn_cli.errors",
+    "VectorsError": "attn_cli.errors", "WeightsError": "attn_cli.errors", "OutputError": "attn_cli.errors",
+    "UnknownWordsWarning": "attn_cli.errors",
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
@@ -47,7 +48,7 @@ __all__ = [
     "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer", "prepare_training", "prepare_demo",
     "DEMO_SETTINGS", "Training",
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
-    "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError", "UnknownWordsWarning",
+    "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError", "OutputError", "UnknownWordsWarning",
 ]
 
 if TYPE_CHECKING:
@@ -56,7 +57,8 @@ if TYPE_CHECKING:
     from attn_cli.declared import Declared, declarations
     from attn_cli.documents.explain import document_header
     from attn_cli.engine.attention import LayerSettings
-    from attn_cli.errors import AttnError, InputError, SettingsError, UnknownWordsWarning, VectorsError, WeightsError
+    from attn_cli.errors import (AttnError, InputError, OutputError, SettingsError, UnknownWordsWarning, VectorsError,
+                                 WeightsError)
     from attn_cli.files import write_file
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.settings import Settings

@@ -7,6 +7,7 @@ table of exit codes is part of the public contract (docs/limits.md).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -130,6 +131,38 @@ class InputError(AttnError):
 
 class InputTypeError(InputError, TypeError):
     """Text asked for and something else given (explain(42)): an InputError that is also a TypeError."""
+
+
+def require_iterable(name: str, value: object, items: str) -> Iterator:
+    """iter(value) for an argument that takes many `items` (sentences, lines): one str, or a value that is not
+    iterable at all (42, None), is an InputTypeError naming the argument."""
+    if not isinstance(value, (str, bytes)):
+        try:
+            return iter(value)  # type: ignore[call-overload]
+        except TypeError:
+            pass
+    given = "one str" if isinstance(value, str) else type(value).__name__
+    raise InputTypeError(f"{name} must be an iterable of {items}, not {given}")
+
+
+def path_argument(name: str, value: object) -> str:
+    """An argument that names a file, as a str: anything but a str or os.PathLike is a SettingsTypeError naming
+    the argument (os.fspath's own TypeError would not say which)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise SettingsTypeError(name, f"must be a file path (str or os.PathLike), got {type(value).__name__}")
+    return str(os.fspath(value))
+
+
+class OutputError(UsageError, OSError):
+    """A file that could not be written (a full disk, a folder where the file should be, no such folder): a
+    UsageError naming the target that is also the OSError Python users catch, with the cause's errno."""
+
+    def __init__(self, target: object, cause: OSError) -> None:
+        super().__init__(f"cannot write {target}: {cause.strerror or cause}; choose a writable file")
+        self.errno, self.strerror, self.filename = cause.errno, cause.strerror, str(target)
+
+    def __str__(self) -> str:
+        return self.message  # OSError's own would be "[Errno 28] ...: 'target'", without the fix
 
 
 class VectorsError(AttnError):

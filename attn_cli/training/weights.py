@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from attn_cli.engine.attention import MAX_D_K, AttentionConfig, Projections, draw_projections
-from attn_cli.errors import Option, SettingsError, WeightsError
+from attn_cli.errors import Option, SettingsError, WeightsError, path_argument
 from attn_cli.files import write_file
 from attn_cli.vectors.store import Vectors
 
@@ -151,7 +151,7 @@ def layer_bytes(layer: TrainedLayer) -> bytes:
 
 def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
     """Read a weights file, checking it before trusting it; any problem is a WeightsError naming the fix."""
-    source = os.fspath(path)
+    source = path_argument("path", path)
     if not os.path.exists(source):
         raise WeightsError(f"weights file {source} does not exist; train one with attn-cli train CORPUS "
                            f"--out {source} (or attn-cli train --demo --out {source})")
