@@ -47,12 +47,14 @@ Tokenized = tuple[str, TokenizedSentence]
 
 def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | None = None,
                  format: str | None = None, skip_bad_lines: bool = False, trust_pickle: bool = False,
-                 progress: bool = False, warn: Callable[[str], None] | None = None) -> Vectors:
+                 progress: bool = False, warn: Callable[[str], None] | None = None,
+                 require_cache: bool = False) -> Vectors:
     """The embedded default (`source` None), or a vector file or gensim-data name read through the cache.
 
     `format` overrides detection ("glove", "word2vec", "word2vec-binary", "fasttext-bin", "gensim-pickle");
     `limit` keeps the first (most frequent) words; `warn` receives what the import met (duplicates,
-    skipped lines); `progress` shows a bar on stderr while a file is imported.
+    skipped lines); `progress` shows a bar on stderr while a file is imported. A file whose cache cannot be
+    written is read without one (with a warning), unless `require_cache` (`vectors import`): a VectorsError.
     """
     if limit is not None and not (is_whole(limit) and limit >= 1):
         raise SettingsError("limit", f"must be at least 1 (got {limit!r})")
@@ -69,7 +71,7 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
     source = path_argument("source", source)
 
     options = LoadOptions(file_format=format, limit=limit, skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle,
-                          show_progress=progress, warn=warn or (lambda message: None))
+                          show_progress=progress, warn=warn or (lambda message: None), require_cache=require_cache)
     return load_source(os.fspath(source), options)
 
 

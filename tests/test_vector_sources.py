@@ -403,16 +403,6 @@ def test_a_damaged_gzip_is_a_clear_error(tmp_path, glove_file, run, command):
     assert "check the file is complete" in result.stderr and "internal error" not in result.stderr
 
 
-def test_vectors_import_works_without_a_writable_cache(tmp_path, run):
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("a file where the cache folder should be")
-    result = run("vectors", "import", write(tmp_path, "money 1 2\nbank 3 4\n"), "--json",
-                 env={"ATTN_CLI_CACHE": str(blocker / "cache")})
-    assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["count"] == 2 and json.loads(result.stdout)["cache"] is None
-    assert "without a cache" in result.stderr
-
-
 def test_a_cache_with_skipped_lines_needs_the_flag_again(tmp_path, run):
     path = write(tmp_path, "money 1 2\nbank nan 4\ngrows 5 6\n")
     assert run("explain", "money grows", "--vectors", path, "--skip-bad-lines", "--json").exit_code == 0
