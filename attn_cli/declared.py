@@ -15,8 +15,9 @@ import numbers
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
-from attn_cli.errors import SettingsError, SettingsTypeError
+from attn_cli.errors import Option, SettingsError, SettingsTypeError
 
+NONE_OFFER = ", or None for "  # how a message offers None, which the command line types as its `typed_none`
 CHOICE, WHOLE, NUMBER, SWITCH, NAMED_NUMBER, NAMES = "choice", "whole", "number", "switch", "named number", "names"
 
 
@@ -94,7 +95,16 @@ def check_declared(owner: Any) -> None:
         value = getattr(owner, name)
         problem = value_problem(declared, value)
         if problem:
-            raise (SettingsTypeError if wrong_type(declared, value) else SettingsError)(name, problem)
+            raise (SettingsTypeError if wrong_type(declared, value) else SettingsError)(name, spelt(problem, declared))
+
+
+def spelt(problem: str, declared: Declared) -> tuple[str | Option, ...]:
+    """The problem with the None it offers spelt as each language types it: None in Python, "all" on the command
+    line (a user told "or None" there would type None and be refused again)."""
+    before, none, after = problem.partition(NONE_OFFER)
+    if not (none and declared.typed_none):
+        return (problem,)
+    return (before, ", or ", Option("none", python_text="None", typed_text=declared.typed_none), " for ", after)
 
 
 def value_problem(declared: Declared, value: object) -> str:
@@ -145,7 +155,7 @@ def _in_range(declared: Declared, value: float) -> bool:
 
 def allowed_text(declared: Declared) -> str:
     """What a setting takes, in words: "one of 'dot', 'cosine'", "from 1 to 4,096", "at least 1", ..."""
-    none = f", or None for {declared.none}" if declared.none else ""
+    none = f"{NONE_OFFER}{declared.none}" if declared.none else ""
     if declared.kind == CHOICE:
         return f"one of {', '.join(map(repr, declared.choices))}{none}"
     if declared.kind == SWITCH:

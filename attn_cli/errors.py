@@ -58,11 +58,14 @@ class Option:
     name: str
     value: object = NAME_ONLY
     python_text: str = ""  # how Python says it, when that is not a keyword argument (another function, say)
+    typed_text: str = ""  # how the command line says it, when that is not the option (a value: "all" for None)
 
     def python(self) -> str:
         return self.python_text or (self.name if self.value is NAME_ONLY else f"{self.name}={self.value!r}")
 
     def command_line(self) -> str:
+        if self.typed_text:
+            return self.typed_text
         option = flag(self.name)
         return option if self.value is NAME_ONLY or self.value is True else f"{option} {self.value}"
 
@@ -107,10 +110,13 @@ class SettingsError(UsageError, ValueError):
     setting would make it work, that setting (`fix`, e.g. {"mode": "projected"}).
     """
 
-    def __init__(self, setting: str, problem: str, fix: dict[str, object] | None = None) -> None:
-        self.setting, self.problem, self.fix = setting, problem, fix or {}
+    def __init__(self, setting: str, problem: str | tuple[str | Option, ...], fix: dict[str, object] | None = None
+                 ) -> None:
+        parts = (problem,) if isinstance(problem, str) else problem  # parts: a value each language spells its way
+        self.setting, self.fix = setting, fix or {}
+        self.problem = "".join(part if isinstance(part, str) else part.python() for part in parts)
         remedy = [part for name, value in self.fix.items() for part in (" ", Option(name, value))]
-        super().__init__(Option(setting), " ", problem, *(["; add", *remedy] if remedy else []))
+        super().__init__(Option(setting), " ", *parts, *(["; add", *remedy] if remedy else []))
 
 
 class UnknownWordsWarning(UserWarning):

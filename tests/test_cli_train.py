@@ -281,3 +281,12 @@ def test_vectors_too_large_to_train_on_are_named_not_the_learning_rate(run, tmp_
     [line] = result.stderr.splitlines()
     assert "--learning-rate" not in line and "largest norm" in line and "rescale" in line, line
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_a_layer_written_to_a_stream_is_never_named_as_a_file_to_reuse(run, corpus_text):
+    """train --out /dev/stdout > f advised "explain ... --weights /dev/stdout", which reads no layer: a stream is
+    said to be one, with the advice to save the layer to a file."""
+    result = run("train", "-", "--out", "/dev/stdout", "--epochs", "1", "--softmax-vocab", "3000", input=corpus_text)
+    assert result.exit_code == 0, result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("attn-cli: wrote")]
+    assert "--weights /dev/stdout" not in line and "a stream" in line and "--out FILE" in line, line
