@@ -82,7 +82,8 @@ def unread(group: list[InputLine], place: int) -> str:
     if number is None:  # a sentence argument: nothing else to read
         return ""
     left = len(group) - place - 1
-    kept = f"lines {group[place + 1].number:,} to {group[-1].number:,} were read but not run, and " if left else ""
+    kept = ("" if not left else f"line {group[-1].number:,} was read but not run, and " if left == 1 else
+            f"lines {group[place + 1].number:,} to {group[-1].number:,} were read but not run, and ")
     return f" (the run stopped at line {number:,}: {kept}no line after line {group[-1].number:,} was read)"
 
 
