@@ -40,6 +40,7 @@ def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
 
 
 def _write(path: Path, data: bytes) -> None:
+    """Append to a device, a FIFO or a stream the shell opened; replace a regular file (or make a new one)."""
     try:
         mode = os.stat(path).st_mode  # follows links
     except FileNotFoundError:
