@@ -555,3 +555,21 @@ def test_extreme_scales_and_temperatures_leak_no_numpy_warning(run, args):
 def test_the_api_refuses_a_position_scale_whose_squares_overflow():
     with pytest.raises(attn_cli.SettingsError, match="position_scale must be 'auto' or a finite number from 0"):
         attn_cli.explain("money bank grows", positions="sinusoidal", position_scale=1e200)
+
+
+@pytest.mark.parametrize("command", [["explain", "money bank grows river"], ["trace", "money bank grows river"],
+                                     ["compare", "money bank", "river bank"]])
+@pytest.mark.parametrize("args", [["--scale", "1e300"], ["--temperature", "1e-300"],
+                                  ["--mode", "projected", "--scale", "1e300"]])
+def test_overflowing_logits_never_show_inf_or_nan_in_a_table(run, tmp_path, command, args):
+    """Values near 1e30 at a scale of 1e300 overflow the logits, which take the limit; trace's note said the top
+    score "beats the next by inf, and exp(inf) ≈ 1.01e+304". No table shows an infinity the engine made."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "huge.txt"
+    path.write_text("".join(f"{word} {' '.join(f'{x:.3e}' for x in rng.normal(size=8) * 1e30)}\n"
+                            for word in ["money", "bank", "grows", "river", "flows"]), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = run(*command, "--vectors", str(path), *args, env={"ATTN_CLI_CACHE": str(tmp_path / "cache")})
+    assert result.exit_code == 0, result.stderr
+    assert not re.search(r"\b(nan|inf)\b", result.stdout.lower()), result.stdout
