@@ -41,7 +41,8 @@ _EXPORTS = {
     "Occurrences": "attn_cli.contexts", "SensesResult": "attn_cli.contexts", "SenseGroup": "attn_cli.contexts",
     "example_corpus": "attn_cli.contexts",
     "AttnError": "attn_cli.errors", "SettingsError": "attn_cli.errors", "InputError": "attn_cli.errors",
-    "VectorsError": "attn_cli.errors", "WeightsError": "attn_cli.errors", "UnknownWordsWarning": "attn_cli.errors",
+    "VectorsError": "attn_cli.errors", "WeightsError": "attn_cli.errors", "OutputError": "attn_cli.errors",
+    "UnknownWordsWarning": "attn_cli.errors",
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
@@ -53,7 +54,7 @@ __all__ = [
     "DEMO_SETTINGS", "Training",
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
     "senses", "occurrences", "group_senses", "Occurrences", "SensesResult", "SenseGroup", "example_corpus",
-    "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError", "UnknownWordsWarning",
+    "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError", "OutputError", "UnknownWordsWarning",
 ]
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ if TYPE_CHECKING:
     from attn_cli.declared import Declared, declarations
     from attn_cli.documents.explain import document_header
     from attn_cli.engine.attention import LayerSettings
-    from attn_cli.errors import AttnError, InputError, SettingsError, UnknownWordsWarning, VectorsError, WeightsError
+    from attn_cli.errors import (AttnError, InputError, OutputError, SettingsError, UnknownWordsWarning, VectorsError,
+                                 WeightsError)
     from attn_cli.files import stream_descriptor, write_file
     from attn_cli.parquet import ExplainParquet
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult

@@ -27,7 +27,8 @@ from attn_cli.declared import is_whole
 from attn_cli.engine.analysis import Diagnosis, Shift
 from attn_cli.engine.attention import AttentionResult, as_stack, multi_head_attention
 from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, tokenize
-from attn_cli.errors import InputError, InputTypeError, SettingsError, SettingsTypeError, UnknownWordsWarning
+from attn_cli.errors import (InputError, InputTypeError, SettingsError, SettingsTypeError, UnknownWordsWarning,
+                             path_argument, require_iterable)
 from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
 from attn_cli.settings import Settings
 from attn_cli.vectors import DEFAULT_NAME, load_default_vectors
@@ -46,12 +47,14 @@ Tokenized = tuple[str, TokenizedSentence]
 
 def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | None = None,
                  format: str | None = None, skip_bad_lines: bool = False, trust_pickle: bool = False,
-                 progress: bool = False, warn: Callable[[str], None] | None = None) -> Vectors:
+                 progress: bool = False, warn: Callable[[str], None] | None = None,
+                 require_cache: bool = False) -> Vectors:
     """The embedded default (`source` None), or a vector file or gensim-data name read through the cache.
 
     `format` overrides detection ("glove", "word2vec", "word2vec-binary", "fasttext-bin", "gensim-pickle");
     `limit` keeps the first (most frequent) words; `warn` receives what the import met (duplicates,
-    skipped lines); `progress` shows a bar on stderr while a file is imported.
+    skipped lines); `progress` shows a bar on stderr while a file is imported. A file whose cache cannot be
+    written is read without one (with a warning), unless `require_cache` (`vectors import`): a VectorsError.
     """
     if limit is not None and not (is_whole(limit) and limit >= 1):
         raise SettingsError("limit", f"must be at least 1 (got {limit!r})")
@@ -65,8 +68,10 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
         return _default_vectors() if limit is None else _default_vectors().first(limit)
     from attn_cli.vectors.warm import LoadOptions
 
+    source = path_argument("source", source)
+
     options = LoadOptions(file_format=format, limit=limit, skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle,
-                          show_progress=progress, warn=warn or (lambda message: None))
+                          show_progress=progress, warn=warn or (lambda message: None), require_cache=require_cache)
     return load_source(os.fspath(source), options)
 
 
@@ -117,10 +122,11 @@ def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[st
 
     `sentences` may also be results of `explain` or `explain_many` (one vector set and settings): they are
     compared as they are, without attending again; `vectors` and settings then come from them."""
-    if isinstance(sentences, str) or len(sentences) < 2:
+    sentences = [] if isinstance(sentences, str) else list(require_iterable("sentences", sentences, "str"))
+    if len(sentences) < 2:
         raise InputError("compare needs a list of at least two sentences, e.g. "
                          '["river bank flows", "money bank grows"]')
-    words = (word,) if isinstance(word, str) else tuple(word or ())
+    words = _words(word)
     if all(isinstance(sentence, ExplainResult) for sentence in sentences):
         return _compared(list(sentences), words)  # type: ignore[arg-type]
     _require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
@@ -171,12 +177,11 @@ def prepare_training(sentences: Iterable[str], *, vectors: VectorsLike = None,
     from attn_cli.training.run import Training
     from attn_cli.training.settings import TrainingSettings
 
-    if isinstance(sentences, (str, bytes)):
-        raise InputTypeError("sentences must be an iterable of str (one sentence each), not one str")
+    lines = require_iterable("sentences", sentences, "str (one sentence each)")
     if settings is not None and not isinstance(settings, TrainingSettings):
         raise SettingsTypeError("settings", f"must be an attn_cli.TrainingSettings, got {type(settings).__name__}")
     chosen = replace(settings or TrainingSettings(), **changes)
-    return Training(sentences, as_vectors(vectors), chosen, corpus_name)
+    return Training(lines, as_vectors(vectors), chosen, corpus_name)
 
 
 def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
@@ -260,6 +265,14 @@ def check_layer(settings: Settings, vectors: Vectors) -> None:
     """A trained layer works only on the vector set it was trained on (WeightsError otherwise)."""
     if settings.layer is not None:
         settings.layer.check_vectors(vectors)
+
+
+def _words(word: object) -> tuple[str, ...]:
+    """compare's `word`: None (every shared word), one str or a list of them; anything else an InputTypeError."""
+    words = (word,) if isinstance(word, str) else tuple(word or ()) if isinstance(word, Iterable | None) else None
+    if words is None or not all(isinstance(each, str) for each in words):
+        raise InputTypeError(f"word must be a str or a list of str, not {type(word).__name__}")
+    return words
 
 
 def _require_text(**arguments: object) -> None:

@@ -21,7 +21,7 @@ from attn_cli.declared import is_whole
 from attn_cli.documents.explain import traced_indices
 from attn_cli.engine.attention import sentence_cells
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
-from attn_cli.errors import InputError, InputTypeError, SettingsError
+from attn_cli.errors import InputError, InputTypeError, SettingsError, require_iterable
 from attn_cli.results import ExplainResult, TraceResult
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
@@ -87,9 +87,7 @@ def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, buil
                ) -> Iterator[Result | LineError]:
     """Each line's result or LineError, a group of lines at a time, each group computed in runs of at most
     GROUP_CELLS numbers, so a group of long sentences never takes gigabytes at once."""
-    if isinstance(lines, (str, bytes)):
-        raise InputTypeError("lines must be an iterable of sentences (str) or of word lists, not one str")
-    numbered = enumerate(lines, 1)
+    numbered = enumerate(require_iterable("lines", lines, "sentences (str) or of word lists"), 1)
     while group := list(islice(numbered, GROUP_LINES)):
         tokenized = [(number, _tokenized(line, vectors, settings, check)) for number, line in group]
         for run in runs_within(tokenized, lambda item: _cells(item[1], settings.attention.heads), GROUP_CELLS):

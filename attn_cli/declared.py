@@ -15,8 +15,9 @@ import numbers
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
-from attn_cli.errors import SettingsError, SettingsTypeError
+from attn_cli.errors import Option, SettingsError, SettingsTypeError
 
+NONE_OFFER = ", or None for "  # how a message offers None, which the command line types as its `typed_none`
 CHOICE, WHOLE, NUMBER, SWITCH, NAMED_NUMBER, NAMES = "choice", "whole", "number", "switch", "named number", "names"
 
 
@@ -26,7 +27,7 @@ class Declared:
 
     kind: CHOICE (one of `choices`), WHOLE (an int from `low` to `high`), NUMBER (a finite real, above
     `low` or at least it as `low_open` says), SWITCH (True or False), NAMED_NUMBER (one of `choices`, or a
-    finite number >= 0) or NAMES (a tuple of names from `choices`; a comma-separated str is split).
+    finite number >= 0, at most `high`) or NAMES (a tuple of names from `choices`; a comma-separated str is split).
     `none` says what None means, where None is allowed ("all words"); `typed_none` is how the command line
     types it ("all"). `also` are values the checks accept but nobody picks (the engine's "trained" mode comes
     with a weights file). `says` words the allowed values where the plain wording would hide their meaning
@@ -94,7 +95,16 @@ def check_declared(owner: Any) -> None:
         value = getattr(owner, name)
         problem = value_problem(declared, value)
         if problem:
-            raise (SettingsTypeError if wrong_type(declared, value) else SettingsError)(name, problem)
+            raise (SettingsTypeError if wrong_type(declared, value) else SettingsError)(name, spelt(problem, declared))
+
+
+def spelt(problem: str, declared: Declared) -> tuple[str | Option, ...]:
+    """The problem with the None it offers spelt as each language types it: None in Python, "all" on the command
+    line (a user told "or None" there would type None and be refused again)."""
+    before, none, after = problem.partition(NONE_OFFER)
+    if not (none and declared.typed_none):
+        return (problem,)
+    return (before, ", or ", Option("none", python_text="None", typed_text=declared.typed_none), " for ", after)
 
 
 def value_problem(declared: Declared, value: object) -> str:
@@ -145,7 +155,7 @@ def _in_range(declared: Declared, value: float) -> bool:
 
 def allowed_text(declared: Declared) -> str:
     """What a setting takes, in words: "one of 'dot', 'cosine'", "from 1 to 4,096", "at least 1", ..."""
-    none = f", or None for {declared.none}" if declared.none else ""
+    none = f"{NONE_OFFER}{declared.none}" if declared.none else ""
     if declared.kind == CHOICE:
         return f"one of {', '.join(map(repr, declared.choices))}{none}"
     if declared.kind == SWITCH:
@@ -153,7 +163,8 @@ def allowed_text(declared: Declared) -> str:
     if declared.kind == NAMES:
         return f"names from {', '.join(declared.choices)}"
     if declared.kind == NAMED_NUMBER:
-        return f"{', '.join(map(repr, declared.choices))} or a finite number >= 0{none}"
+        bound = ">= 0" if declared.high is None else f"from 0 to {declared.high:,.0f}"
+        return f"{', '.join(map(repr, declared.choices))} or a finite number {bound}{none}"
     if declared.kind == NUMBER:
         bound = "" if declared.low is None else f" {'>' if declared.low_open else '>='} {declared.low:g}"
         return f"a finite number{bound}{none}"

@@ -7,6 +7,7 @@ table of exit codes is part of the public contract (docs/limits.md).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,11 +64,14 @@ class Option:
     name: str
     value: object = NAME_ONLY
     python_text: str = ""  # how Python says it, when that is not a keyword argument (another function, say)
+    typed_text: str = ""  # how the command line says it, when that is not the option (a value: "all" for None)
 
     def python(self) -> str:
         return self.python_text or (self.name if self.value is NAME_ONLY else f"{self.name}={self.value!r}")
 
     def command_line(self) -> str:
+        if self.typed_text:
+            return self.typed_text
         option = flag(self.name)
         return option if self.value is NAME_ONLY or self.value is True else f"{option} {self.value}"
 
@@ -105,12 +109,6 @@ class UsageError(AttnError):
     exit_code = 2
 
 
-class OutputError(UsageError):
-    """What the run writes cannot be written: stdout's encoding lacks a character, or a large JSON document has no
-    room in the temporary folder. Like a full disk behind stdout, it ends the run, a batch included, rather than
-    failing one line."""
-
-
 class SettingsError(UsageError, ValueError):
     """A setting whose value (or combination with another) cannot be computed.
 
@@ -118,10 +116,13 @@ class SettingsError(UsageError, ValueError):
     setting would make it work, that setting (`fix`, e.g. {"mode": "projected"}).
     """
 
-    def __init__(self, setting: str, problem: str, fix: dict[str, object] | None = None) -> None:
-        self.setting, self.problem, self.fix = setting, problem, fix or {}
+    def __init__(self, setting: str, problem: str | tuple[str | Option, ...], fix: dict[str, object] | None = None
+                 ) -> None:
+        parts = (problem,) if isinstance(problem, str) else problem  # parts: a value each language spells its way
+        self.setting, self.fix = setting, fix or {}
+        self.problem = "".join(part if isinstance(part, str) else part.python() for part in parts)
         remedy = [part for name, value in self.fix.items() for part in (" ", Option(name, value))]
-        super().__init__(Option(setting), " ", problem, *(["; add", *remedy] if remedy else []))
+        super().__init__(Option(setting), " ", *parts, *(["; add", *remedy] if remedy else []))
 
 
 class MissingExtra(UsageError, ImportError):
@@ -148,6 +149,46 @@ class InputError(AttnError):
 
 class InputTypeError(InputError, TypeError):
     """Text asked for and something else given (explain(42)): an InputError that is also a TypeError."""
+
+
+def require_iterable(name: str, value: object, items: str) -> Iterator:
+    """iter(value) for an argument that takes many `items` (sentences, lines): one str, or a value that is not
+    iterable at all (42, None), is an InputTypeError naming the argument."""
+    if not isinstance(value, (str, bytes)):
+        try:
+            return iter(value)  # type: ignore[call-overload]
+        except TypeError:
+            pass
+    given = "one str" if isinstance(value, str) else type(value).__name__
+    raise InputTypeError(f"{name} must be an iterable of {items}, not {given}")
+
+
+def path_argument(name: str, value: object) -> str:
+    """An argument that names a file, as a str: anything but a str or os.PathLike is a SettingsTypeError naming
+    the argument (os.fspath's own TypeError would not say which)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise SettingsTypeError(name, f"must be a file path (str or os.PathLike), got {type(value).__name__}")
+    return str(os.fspath(value))
+
+
+class OutputError(UsageError, OSError):
+    """What the run writes cannot be written: a file (a full disk, a folder where the file should be, no such
+    folder), stdout in an encoding without one of its characters, or a large JSON document with no room in the
+    temporary folder. A UsageError naming the fix (exit 2) that is also the OSError Python users catch, with the
+    cause's errno; like a full disk behind stdout, it ends a run, a batch included, rather than failing one line."""
+
+    def __init__(self, problem: str, cause: OSError | None = None, target: object = None) -> None:
+        super().__init__(problem)
+        self.errno, self.strerror = (None, None) if cause is None else (cause.errno, cause.strerror)
+        self.filename = None if target is None else str(target)
+
+    @classmethod
+    def of_file(cls, target: object, cause: OSError) -> OutputError:
+        """`target` could not be written, for `cause`: named as the caller gave it, never as a temporary file."""
+        return cls(f"cannot write {target}: {cause.strerror or cause}; choose a writable file", cause, target)
+
+    def __str__(self) -> str:
+        return self.message  # OSError's own would be "[Errno 28] ...: 'target'", without the fix
 
 
 class VectorsError(AttnError):

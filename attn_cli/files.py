@@ -19,22 +19,30 @@ import stat
 from pathlib import Path
 from typing import IO, TypeVar
 
+from attn_cli.errors import InputTypeError, OutputError, path_argument
+
 STREAM_FOLDERS = ("/dev/", "/proc/")  # a link through these names an open descriptor, not a file to replace
 STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 _DESCRIPTOR_PATH = re.compile(r"/(?:dev/fd|proc/(?:self|thread-self|(?P<pid>\d+))/fd)/(?P<fd>\d+)")
 
 
 def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write `data` (text is written as UTF-8) to `path` so that a reader never sees half a file; an OSError
-    says why it could not.
+    """Write `data` (text is written as UTF-8) to `path` so that a reader never sees half a file; an OutputError
+    (an AttnError that is also an OSError, with the cause's errno) names `path` and says why it could not.
 
     Text holding lone surrogates (a file name that is not UTF-8, shown in a page) is written with \\udcxx
     escapes.
     """
+    if not isinstance(data, (str, bytes, bytearray)):
+        raise InputTypeError(f"data must be str or bytes, not {type(data).__name__}")
     if isinstance(data, str):
         data = data.encode("utf-8", errors="backslashreplace")
-    with AtomicFile(path) as target:
-        write_all(target.stream, data)
+    path = Path(path_argument("path", path))
+    try:
+        with AtomicFile(path) as target:
+            write_all(target.stream, data)
+    except OSError as exc:  # named as the caller's path, never the temporary file beside it
+        raise OutputError.of_file(path, exc) from exc
 
 
 class WholeOrNothing:

@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attn_cli.errors import VectorsError
+from attn_cli.errors import SettingsTypeError, VectorsError, path_argument
 from attn_cli.vectors.cache import (CorruptCache, cache_root, cached_sets, folder_size, layout_folder, load_cached,
                                    read_meta)
 from attn_cli.vectors.store import Vectors
@@ -94,6 +94,7 @@ def find_cached(source: str, warn: Warn = _quiet) -> list[CachedSet]:
     name no set."""
     from attn_cli.vectors import gensim_data
 
+    source = path_argument("source", source)
     listed = cached_vector_sets(warn)
     named = [cached for cached in listed if cached.id == source]
     if named:
@@ -112,6 +113,9 @@ def find_cached(source: str, warn: Warn = _quiet) -> list[CachedSet]:
 
 def describe_vectors(vectors: Vectors) -> dict[str, Any]:
     """A vector set's shape, provenance and what its import met (`attn-cli vectors info`)."""
+    if not isinstance(vectors, Vectors):
+        raise SettingsTypeError("vectors", "must be attn_cli.Vectors (from load_vectors), got "
+                                           f"{type(vectors).__name__}")
     details = dict(vectors.details)
     folder = details.get("cache")
     if folder and not Path(folder).is_dir():  # read without a cache (its folder could not be written)
@@ -130,6 +134,10 @@ def describe_vectors(vectors: Vectors) -> dict[str, Any]:
 def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = False) -> list[Path]:
     """Delete these sets' folders; a folder without valid metadata is left alone (a VectorsError when it was
     `named` on its own, else a warning). Returns the folders removed."""
+    for cached in sets:
+        if not isinstance(cached, CachedSet):
+            raise SettingsTypeError("sets", "must be a list of attn_cli.CachedSet (from cached_vector_sets or "
+                                            f"find_cached), got {type(cached).__name__}")
     for cached in sets:
         if cached.corrupt and named:
             raise VectorsError(f"{cached.folder}: {LEFT_ALONE}")
@@ -175,4 +183,6 @@ def download_vectors(name: str, *, progress: bool = True) -> Path:
     returns its path."""
     from attn_cli.vectors import gensim_data
 
+    if not isinstance(name, str):
+        raise SettingsTypeError("name", f"must be a gensim-data name (str), got {type(name).__name__}")
     return gensim_data.download(name, show_progress=progress)

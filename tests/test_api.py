@@ -293,3 +293,49 @@ def test_per_row_records_carry_their_tokens_beside_their_indices():
     cross = attn_cli.cross("river bank", "money bank grows")  # keys are the source's tokens
     assert [shift.token for shift in cross.shifts] == ["money", "bank", "grows"]
     assert {c.token for shift in cross.shifts for c in shift.contributions} <= {"river", "bank"}
+
+
+def _generator_compare():
+    return attn_cli.compare(sentence for sentence in ["river bank flows", "money bank grows"])
+
+
+WRONG_TYPES = [
+    # (call, the library error it must be, the Python type users catch, words of the message)
+    (lambda tmp: attn_cli.remove_cached(["good.txt"]), attn_cli.SettingsError, TypeError, "attn_cli.CachedSet"),
+    (lambda tmp: attn_cli.describe_vectors("good.txt"), attn_cli.SettingsError, TypeError, "attn_cli.Vectors"),
+    (lambda tmp: attn_cli.Vectors.from_keyedvectors(42), attn_cli.SettingsError, TypeError, "KeyedVectors"),
+    (lambda tmp: attn_cli.train(iter([1, 2, 3])), attn_cli.InputError, TypeError, "sentences[0] must be a str"),
+    (lambda tmp: attn_cli.train(42), attn_cli.InputError, TypeError, "an iterable of str"),
+    (lambda tmp: attn_cli.train(None), attn_cli.InputError, TypeError, "an iterable of str"),
+    (lambda tmp: attn_cli.train([b"money bank"]), attn_cli.InputError, TypeError, "sentences[0] must be a str"),
+    (lambda tmp: list(attn_cli.explain_many(42)), attn_cli.InputError, TypeError, "lines must be an iterable"),
+    (lambda tmp: list(attn_cli.trace_many(5)), attn_cli.InputError, TypeError, "lines must be an iterable"),
+    (lambda tmp: attn_cli.load_vectors(42), attn_cli.SettingsError, TypeError, "source must be"),
+    (lambda tmp: attn_cli.load_layer(None), attn_cli.SettingsError, TypeError, "path must be"),
+    (lambda tmp: attn_cli.find_cached(None), attn_cli.SettingsError, TypeError, "source must be"),
+    (lambda tmp: attn_cli.download_vectors(42), attn_cli.SettingsError, TypeError, "name must be"),
+    (lambda tmp: attn_cli.compare(["river bank", "money bank"], word=42), attn_cli.InputError, TypeError,
+     "word must be a str or a list of str"),
+    (lambda tmp: attn_cli.write_file(tmp / "out.txt", 42), attn_cli.InputError, TypeError,
+     "data must be str or bytes"),
+    (lambda tmp: attn_cli.write_file("/dev/full", "x"), attn_cli.AttnError, OSError, "cannot write /dev/full"),
+    (lambda tmp: attn_cli.write_file(tmp, "x"), attn_cli.AttnError, OSError, "cannot write {tmp}"),
+    (lambda tmp: attn_cli.write_file("/nonexist/x", "x"), attn_cli.AttnError, OSError, "cannot write /nonexist/x:"),
+]
+
+
+@pytest.mark.parametrize("call, library, python, words", WRONG_TYPES, ids=[str(n) for n in range(len(WRONG_TYPES))])
+def test_the_api_raises_its_own_errors_for_wrong_arguments(tmp_path, call, library, python, words):
+    """Every public function refuses a wrong argument in its own words (issue 25 item 12): an AttnError that is
+    also the TypeError or OSError Python users catch, naming the argument or the target, never a raw
+    AttributeError from inside, nor a temporary file's name."""
+    with pytest.raises(library) as caught:
+        call(tmp_path)
+    assert isinstance(caught.value, python)
+    assert words.format(tmp=tmp_path) in str(caught.value)
+    assert ".tmp" not in str(caught.value).replace(str(tmp_path), "")
+
+
+def test_compare_takes_any_iterable_of_sentences():
+    """compare with a generator raised "object of type 'generator' has no len()"; any iterable is taken."""
+    assert [compared.word for compared in _generator_compare().words] == ["bank"]

@@ -11,17 +11,21 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import warnings
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+import attn_cli
 
 from attn_cli.errors import EXIT_CODES
 from attn_cli.vectors import load_vectors
@@ -65,6 +69,13 @@ CATALOGUE = [
     ("temperature zero", ["explain", "money bank", "--temperature", "0"], None, 2, "--temperature must be"),
     ("temperature negative", ["explain", "money bank", "--temperature", "-1"], None, 2, "--temperature must be"),
     ("temperature inf", ["explain", "money bank", "--temperature", "inf"], None, 2, "--temperature must be"),
+    # a position scale whose codes' squares overflow made nan inside the engine (exit 1 mid-table, "at most nan")
+    ("position scale 1e200", ["explain", "money bank", "--positions", "sinusoidal", "--position-scale", "1e200"],
+     None, 2, "--position-scale must be 'auto' or a finite number from 0 to 1,000,000"),
+    ("position scale 1e7 in compare", ["compare", "river bank", "money bank", "--positions", "sinusoidal",
+                                       "--position-scale", "1e7"], None, 2, "--position-scale must be"),
+    ("position scale 1e200 in trace", ["trace", "money bank", "--positions", "sinusoidal", "--position-scale",
+                                       "1e200"], None, 2, "--position-scale must be"),
     ("unknown mask", ["explain", "money bank", "--mask", "future"], None, 2, "'--mask'"),
     ("unknown mode", ["explain", "money bank", "--mode", "learned"], None, 2, "'--mode'"),
     ("unknown similarity", ["explain", "money bank", "--similarity", "l2"], None, 2, "'--similarity'"),
@@ -524,3 +535,41 @@ def test_huge_values_at_a_vanishing_temperature_give_the_hard_max(run, tmp_path,
             if temperature != "1":
                 assert weights == [1.0 if j <= i and s == top else 0.0 for j, s in enumerate(scores)]
         assert run(*args, env=env).exit_code == 0
+
+
+@pytest.mark.parametrize("args", [["--scale", "1e308"], ["--scale", "1e308", "--similarity", "cosine"],
+                                  ["--scale", "1e308", "--temperature", "1e-308"], ["--temperature", "1e308"],
+                                  ["--temperature", "5e-324"], ["--positions", "sinusoidal", "--position-scale", "1e6"],
+                                  ["--mode", "projected", "--scale", "1e308"]])
+def test_extreme_scales_and_temperatures_leak_no_numpy_warning(run, args):
+    """A scale of 1e308 overflowed the flatness search's ceiling (meant: the search clips it) and numpy's
+    RuntimeWarning reached stderr. Every extreme the settings allow gives a result and no raw warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for output in ([], ["--json"]):
+            result = run("explain", "money bank grows", *args, *output)
+            assert result.exit_code == 0, result.stderr
+            assert "Warning" not in result.stderr and not re.search(r"\b(nan|inf)\b", result.stdout.lower())
+
+
+def test_the_api_refuses_a_position_scale_whose_squares_overflow():
+    with pytest.raises(attn_cli.SettingsError, match="position_scale must be 'auto' or a finite number from 0"):
+        attn_cli.explain("money bank grows", positions="sinusoidal", position_scale=1e200)
+
+
+@pytest.mark.parametrize("command", [["explain", "money bank grows river"], ["trace", "money bank grows river"],
+                                     ["compare", "money bank", "river bank"]])
+@pytest.mark.parametrize("args", [["--scale", "1e300"], ["--temperature", "1e-300"],
+                                  ["--mode", "projected", "--scale", "1e300"]])
+def test_overflowing_logits_never_show_inf_or_nan_in_a_table(run, tmp_path, command, args):
+    """Values near 1e30 at a scale of 1e300 overflow the logits, which take the limit; trace's note said the top
+    score "beats the next by inf, and exp(inf) ≈ 1.01e+304". No table shows an infinity the engine made."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "huge.txt"
+    path.write_text("".join(f"{word} {' '.join(f'{x:.3e}' for x in rng.normal(size=8) * 1e30)}\n"
+                            for word in ["money", "bank", "grows", "river", "flows"]), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = run(*command, "--vectors", str(path), *args, env={"ATTN_CLI_CACHE": str(tmp_path / "cache")})
+    assert result.exit_code == 0, result.stderr
+    assert not re.search(r"\b(nan|inf)\b", result.stdout.lower()), result.stdout

@@ -363,11 +363,12 @@ HOSTILE_JSONL = [
     '{"id": 1e400, "text": "money bank"}',
     '{"id": "\\ud800", "text": "money bank"}',
     '{"id": 1, "text": "money \\udfff bank"}',
+    '{"id": ' + "9" * 5000 + ', "text": "money bank"}',  # Python's own message advised sys.set_int_max_str_digits
 ]
 
 
 @pytest.mark.parametrize("line", HOSTILE_JSONL, ids=["nested", "nan", "inf", "-inf", "1e400", "surrogate-id",
-                                                      "surrogate-text"])
+                                                      "surrogate-text", "5000 digits"])
 def test_each_hostile_jsonl_line_is_an_error_object_and_the_run_goes_on(run, line):
     """Each would end the whole batch before (RecursionError before line 1; exit 1 writing the id)."""
     result = run("explain", "-", "--input-format", "jsonl", "--json",
@@ -376,6 +377,7 @@ def test_each_hostile_jsonl_line_is_an_error_object_and_the_run_goes_on(run, lin
     first, second = json_lines(result.stdout)
     assert first["line"] == 1 and first["error"]["code"] == 3
     assert first["error"]["message"].startswith("not a JSON object (")
+    assert "set_int_max_str_digits" not in first["error"]["message"]
     assert second["id"] == 2 and [shift["token"] for shift in second["shifts"]] == ["money"]
     assert result.stderr.startswith("attn-cli: error: 1 of 2 input lines failed")
 
@@ -505,3 +507,22 @@ def test_a_read_error_mid_group_keeps_the_lines_read_before_it(run, tmp_path, so
     assert result.exit_code == 3 and len(result.stderr.splitlines()) == 1
     assert "line 3 of" in result.stderr and "is longer than 1 MiB" in result.stderr
     assert [document["line"] for document in json_lines(result.stdout)] == [1, 2]
+
+
+def test_a_byte_order_mark_starting_a_jsonl_line_is_read_as_text_mode_reads_it(run):
+    """Files joined with cat carry a second file's BOM into a middle line: text mode read that line, JSON Lines
+    refused it ("Unexpected UTF-8 BOM"). A mark that starts a line is no part of its object."""
+    bom = "\ufeff"
+    lines = f'{bom}{{"id": 1, "text": "money bank"}}\n{bom}{{"id": 2, "text": "river bank"}}\n'
+    result = run("explain", "-", "--input-format", "jsonl", "--json", input=lines.encode("utf-8"))
+    assert result.exit_code == 0, result.stderr
+    assert [document["id"] for document in json_lines(result.stdout)] == [1, 2]
+
+
+def test_a_strict_stop_one_line_before_the_end_names_that_line_alone(run):
+    """It said "lines 4 to 4 were read but not run"; one line is "line 4"."""
+    lines = "money bank grows\nriver bank\nzzqx qqvv\nmoney grows\n"
+    result = run("explain", "-", "--json", "--neighbors", "0", "--strict", input=lines)
+    assert result.exit_code == 3
+    assert result.stderr.splitlines()[-1].endswith(
+        "(the run stopped at line 3: line 4 was read but not run, and no line after line 4 was read)")

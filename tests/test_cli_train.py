@@ -4,6 +4,7 @@ compare apply, the same seed gives the same file, Ctrl-C keeps weights only when
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -259,3 +260,33 @@ def test_ctrl_c_after_epochs_that_never_beat_the_start_says_so(run, tmp_path, co
     assert result.exit_code == 130 and not path.exists()
     assert ("interrupted after 1 epoch(s), none better than the random start on the validation sentences; "
             "nothing written") in result.stderr
+
+
+@pytest.mark.parametrize("size", [1e20, 3.3e38])
+def test_vectors_too_large_to_train_on_are_named_not_the_learning_rate(run, tmp_path, size):
+    """Legal vectors of values near 1e20 or 3.3e38 overflow the vocabulary's float32 scores before any step: the
+    run said "training diverged ...; lower --learning-rate (now 1e-12)", after raw numpy warnings. No learning
+    rate helps: the message names the vectors' largest norm, and no warning reaches stderr."""
+    rng = np.random.default_rng(4)
+    words = [f"w{number}" for number in range(40)]
+    vectors = tmp_path / "large.txt"
+    vectors.write_text("".join(f"{word} {' '.join(f'{x:.4e}' for x in rng.uniform(0.5, 1, 4) * size)}\n"
+                               for word in words))
+    corpus = "".join(" ".join(rng.choice(words, 6)) + "\n" for _ in range(60))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning fails the run (exit 1) instead of reaching stderr
+        result = run("train", "-", "--vectors", str(vectors), "--out", str(tmp_path / "x.npz"), "--learning-rate",
+                     "1e-12", input=corpus, env={"ATTN_CLI_CACHE": str(tmp_path / "cache")})
+    assert result.exit_code == 3, result.stderr
+    [line] = result.stderr.splitlines()
+    assert "--learning-rate" not in line and "largest norm" in line and "rescale" in line, line
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_a_layer_written_to_a_stream_is_never_named_as_a_file_to_reuse(run, corpus_text):
+    """train --out /dev/stdout > f advised "explain ... --weights /dev/stdout", which reads no layer: a stream is
+    said to be one, with the advice to save the layer to a file."""
+    result = run("train", "-", "--out", "/dev/stdout", "--epochs", "1", "--softmax-vocab", "3000", input=corpus_text)
+    assert result.exit_code == 0, result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("attn-cli: wrote")]
+    assert "--weights /dev/stdout" not in line and "a stream" in line and "--out FILE" in line, line

@@ -37,7 +37,10 @@ CASES = [
     (["explain", "money bank", "--temperature", "0"], 2, "--temperature must be"),
     (["explain", "money bank", "--temperature", "nan"], 2, "--temperature must be"),
     (["explain", "money bank", "--neighbors", "-1"], 2, "--neighbors must be"),
-    (["explain", "money bank", "--neighbor-vocab", "0"], 2, "--neighbor-vocab must be"),
+    (["explain", "money bank", "--neighbor-vocab", "0"], 2,
+     "--neighbor-vocab must be at least 1, or all for all words"),
+    # the weights fix the mode: raw mode with a weights file would ignore the file
+    (["explain", "money bank", "--mode", "raw", "--weights", "layer.npz"], 2, "--weights"),
     (["explain", "money bank", "--include", "qkv"], 2, "add --json"),
     (["explain", "money bank", "--json", "--include", "gradients"], 2, "choose from embeddings, qkv, outputs"),
     (["explain", "money bank", "--html", "/no/such/folder/r.html"], 2, "folder /no/such/folder does not exist"),
@@ -125,3 +128,11 @@ def test_every_exit_code_is_documented_in_the_docs():
     page = (Path(__file__).resolve().parent.parent / "docs" / "limits.md").read_text(encoding="utf-8")
     for code in EXIT_CODES:
         assert f"| {code} |" in page
+
+
+def test_a_value_python_spells_none_is_spelt_as_python_writes_it():
+    """The command line types `all` where Python passes None: each message spells its own."""
+    import attn_cli
+
+    with pytest.raises(attn_cli.SettingsError, match="neighbor_vocab must be at least 1, or None for all words"):
+        attn_cli.explain("money bank", neighbor_vocab=0)

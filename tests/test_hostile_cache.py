@@ -8,9 +8,11 @@ and that the files around the cache are untouched.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import attn_cli
 from attn_cli.vectors import load_vectors
 from attn_cli.vectors.cache import Fingerprint
 
@@ -305,3 +308,91 @@ def test_what_a_killed_process_leaves_is_listed_and_removed(run, tmp_path, priva
     assert removed.exit_code == 0 and removed.stderr == ""
     assert removed.stdout.startswith(f"removed {left} (") and f"left by process {process.pid})" in removed.stdout
     assert not left.exists() and packed.is_file() and big.is_file()
+
+
+def damaged_set(file: str, private_cache: Path, metadata: str) -> None:
+    """`file` imported afresh, its cache's meta.json then replaced by `metadata`."""
+    shutil.rmtree(private_cache / "v1", ignore_errors=True)
+    load_vectors(file)
+    [meta] = (private_cache / "v1").glob("*/meta.json")
+    meta.write_text(metadata)
+
+
+@pytest.mark.parametrize("arguments", [["explain", "money", "--vectors", "{file}"], ["vectors", "list"],
+                                       ["vectors", "info", "{file}"], ["vectors", "remove", "{file}"],
+                                       ["vectors", "remove", "--all"], ["vectors", "import", "{file}"]])
+def test_metadata_nested_too_deep_to_parse_is_damaged_metadata(run, user, private_cache, arguments):
+    """meta.json of 100,000 nested arrays made json raise RecursionError: exit 1 for every command that reads
+    the cache. It is unreadable metadata like any other (here, text that is not JSON): the same exit code and
+    messages, explain and import rebuild with the warning, and the Python listing shows the set as corrupt."""
+    file = str(user / "vectors.txt")
+    command = [part.format(file=file) for part in arguments]
+    damaged_set(file, private_cache, "not json")
+    garbage = run(*command)
+    damaged_set(file, private_cache, "[" * 100_000 + "]" * 100_000)
+    assert [found.corrupt for found in attn_cli.cached_vector_sets()] == [True]
+    nested = run(*command)
+    assert "internal error" not in nested.stderr
+    sizes = re.compile(r"[\d.]+ MB")  # the nested metadata is 200 kB
+    assert (nested.exit_code, sizes.sub("", nested.stdout)) == (garbage.exit_code, sizes.sub("", garbage.stdout))
+    if arguments[0] == "explain" or arguments[1] == "import":
+        assert "meta.json" in one_line(nested.stderr, "warning") and "rebuilding it" in nested.stderr
+
+
+def cache_a_file(root: Path, user: Path) -> str:
+    blocker = user / "a-file"
+    blocker.write_text("no folder can be made under a file, even by root")
+    return str(blocker)
+
+
+def cache_linked_layout(root: Path, user: Path) -> str:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "v1").symlink_to(user / "important")
+    return str(root)
+
+
+def cache_full_disk(root: Path, user: Path, monkeypatch: pytest.MonkeyPatch, number: int) -> str:
+    """A cache folder whose disk is full (ENOSPC) or past the file size limit (EFBIG): its writes fail, while
+    $TMPDIR still has room."""
+    from attn_cli.vectors.cache import CacheWriter
+
+    real = CacheWriter.finish
+
+    def finish(self, *args, **kwargs):
+        if str(self.folder).startswith(str(root)):
+            raise OSError(number, os.strerror(number))
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(CacheWriter, "finish", finish)
+    return str(root)
+
+
+UNWRITABLE_CACHES = {
+    "a file": cache_a_file, "/dev/null": lambda root, user: "/dev/null", "a linked v1": cache_linked_layout,
+    "a full disk": lambda root, user, patch: cache_full_disk(root, user, patch, errno.ENOSPC),
+    "the file size limit": lambda root, user, patch: cache_full_disk(root, user, patch, errno.EFBIG),
+}
+
+
+def unwritable_cache(name: str, root: Path, user: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    make = UNWRITABLE_CACHES[name]
+    return make(root, user, monkeypatch) if name in ("a full disk", "the file size limit") else make(root, user)
+
+
+@pytest.mark.parametrize("name", UNWRITABLE_CACHES)
+def test_an_import_into_a_cache_that_cannot_be_written_fails(run, user, tmp_path, monkeypatch, name):
+    """vectors import, whose whole job is to cache, printed its summary and a warning and ended with exit 0
+    when the cache could not be written: it fails (exit 4) naming the cache folder and the variables that move
+    it. A run that only reads the vectors carries on without the cache, with one warning, even when the cache's
+    disk fills up mid-import (it ended with exit 4, "free some space")."""
+    cache = unwritable_cache(name, tmp_path / "cache", user, monkeypatch)
+    env = {"ATTN_CLI_CACHE": cache}
+    result = run("vectors", "import", str(user / "vectors.txt"), env=env)
+    assert result.exit_code == 4 and result.stdout == "", (result.stdout, result.stderr)
+    line = one_line(result.stderr, "error")
+    assert "cannot write the cache" in line and cache in line and "ATTN_CLI_CACHE" in line, line
+    assert "XDG_CACHE_HOME" in line or "free some space" in line, line
+    explained = run("explain", "money bank grows", "--vectors", str(user / "vectors.txt"), "--json", env=env)
+    assert explained.exit_code == 0, explained.stderr
+    assert "without a cache" in one_line(explained.stderr, "warning")
+    assert [t["key"] for t in json.loads(explained.stdout)["tokens"]] == ["money", "bank", "grows"]
+    assert not list((user / "important").iterdir()) or (user / "important" / "data.txt").read_text() == "keep me"

@@ -41,3 +41,15 @@ def test_a_folder_without_metadata_is_left_alone(glove_file):
 
 def test_no_leftovers_in_a_fresh_cache():
     assert attn_cli.vector_leftovers() == [] and attn_cli.remove_leftovers() == []
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
+    """The XDG spec says a relative $XDG_CACHE_HOME is invalid and to be ignored: it put the cache under whatever
+    folder a run started in."""
+    monkeypatch.delenv("ATTN_CLI_CACHE")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative-cache")
+    assert attn_cli.cache_folder() == tmp_path / ".cache" / "attn-cli"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "absolute"))
+    assert attn_cli.cache_folder() == tmp_path / "absolute" / "attn-cli"

@@ -403,16 +403,6 @@ def test_a_damaged_gzip_is_a_clear_error(tmp_path, glove_file, run, command):
     assert "check the file is complete" in result.stderr and "internal error" not in result.stderr
 
 
-def test_vectors_import_works_without_a_writable_cache(tmp_path, run):
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("a file where the cache folder should be")
-    result = run("vectors", "import", write(tmp_path, "money 1 2\nbank 3 4\n"), "--json",
-                 env={"ATTN_CLI_CACHE": str(blocker / "cache")})
-    assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["count"] == 2 and json.loads(result.stdout)["cache"] is None
-    assert "without a cache" in result.stderr
-
-
 def test_a_cache_with_skipped_lines_needs_the_flag_again(tmp_path, run):
     path = write(tmp_path, "money 1 2\nbank nan 4\ngrows 5 6\n")
     assert run("explain", "money grows", "--vectors", path, "--skip-bad-lines", "--json").exit_code == 0
@@ -515,3 +505,18 @@ def test_a_hand_made_set_with_values_beyond_float32_is_refused_where_a_sentence_
                                matrix=np.array([[1.0, 0], [1e300, 0], [0, 1]]))
     with pytest.raises(attn_cli.VectorsError, match="by hand: the vector of 'bank' holds NaN, infinity"):
         attn_cli.explain("money bank grows", vectors=vectors)
+
+
+@pytest.mark.parametrize("arguments", [["explain", "money bank", "--vectors", ""], ["vectors", "import", ""],
+                                       ["train", "--demo", "--out", "{out}", "--vectors", ""]])
+def test_an_empty_vector_source_is_refused(run, tmp_path, arguments):
+    """`--vectors "$VEC"` with VEC unset used the embedded set, even with $ATTN_CLI_VECTORS naming another: a
+    script got the default set's results for the set it meant. An empty name names no source (exit 4)."""
+    path = write(tmp_path, "money 1 2\nbank 3 4\n")
+    result = run(*[part.format(out=tmp_path / "layer.npz") for part in arguments], env={"ATTN_CLI_VECTORS": path})
+    assert result.exit_code == 4 and result.stdout == "", (result.stdout[:300], result.stderr)
+    assert "empty" in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
+    with pytest.raises(attn_cli.VectorsError, match="empty"):
+        attn_cli.load_vectors("")
+    with pytest.raises(attn_cli.VectorsError, match="empty"):
+        attn_cli.explain("money bank", vectors="")

@@ -186,6 +186,17 @@ def hostile(path: Path, kind: str) -> None:
         patched(path, "w_q.npy", local=(8, lambda _: 99), central=(10, lambda _: 99))
     elif kind == "declared 4 GiB":  # the central directory's uncompressed size of w_q, as large as it can say
         patched(path, "w_q.npy", central=(24, lambda _: 0xFFFFFFFF), width=4)
+    elif kind == "many members":  # 5,000 empty members after the layer's five (600,000 took 13.5 s and 712 MB)
+        with zipfile.ZipFile(path, "a") as archive:
+            for number in range(5_000):
+                archive.writestr(f"x{number}", b"")
+    elif kind == "zip64":  # the end record's entry count 0xFFFF: the count is in a ZIP64 record
+        data = bytearray(path.read_bytes())
+        end = data.rfind(b"PK\x05\x06")
+        data[end + 8:end + 12] = b"\xff\xff\xff\xff"
+        path.write_bytes(bytes(data))
+    elif kind == "bytes before the zip":  # numpy then reads it as one .npy and says "load it unsafely"
+        path.write_bytes(b"#!/bin/sh\n" + path.read_bytes())
     elif kind == "lying header":  # a member of the right size whose .npy header asks for 2^40 x 64 numbers (512 TiB)
         with_w_q(path, lambda data: fixed_header(data.replace(b"'shape': (128, 64)", b"'shape': (1099511627776, 64)")))
 
@@ -246,6 +257,9 @@ HOSTILE = {
     "unknown compression": "damaged or was not written by attn-cli train",
     "declared 4 GiB": "damaged or was not written by attn-cli train",
     "lying header": "w_q is not a float64 128 x 64 matrix",
+    "many members": "it holds 5,005 members, and a layer's file at most 16",
+    "zip64": "it holds 65,535 members or more, and a layer's file at most 16",
+    "bytes before the zip": "it does not start as a zip archive",
 }
 
 
@@ -257,7 +271,7 @@ def test_a_hostile_weights_file_is_one_line_and_exit_5(run, layer_file, kind):
     assert result.exit_code == 5, (result.stdout, result.stderr)
     assert result.stdout == "" and len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith(f"attn-cli: error: weights file {layer_file} ")
-    assert HOSTILE[kind] in result.stderr
+    assert HOSTILE[kind] in result.stderr and "allow_pickle" not in result.stderr
     assert layer_file.read_bytes() == before
 
 

@@ -66,13 +66,13 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
 def stopped(exc: AttnError | OSError, group: list[InputLine], place: int) -> Exception:
     """The error that ends the run at `group[place]`, saying what it leaves unread; a failed write to stdout is
     one (exit 2, stdout then silenced), any other OSError stays what it was; stdout's failures say the line."""
-    if isinstance(exc, OSError):
+    if isinstance(exc, OutputError):  # also an OSError, but ours: it says what failed and the fix
+        exc = OutputError(group[place].located(exc.message))
+    elif isinstance(exc, OSError):
         if not is_output_failure(exc):
             return exc
         silence_stdout()
         exc = UsageError(group[place].located(stdout_failure(exc)))
-    elif isinstance(exc, OutputError):
-        exc = OutputError(group[place].located(exc.message))
     note = unread(group, place)
     return exc.noted(note) if note else exc
 
@@ -84,7 +84,8 @@ def unread(group: list[InputLine], place: int) -> str:
     if number is None:  # a sentence argument: nothing else to read
         return ""
     left = len(group) - place - 1
-    kept = f"lines {group[place + 1].number:,} to {group[-1].number:,} were read but not run, and " if left else ""
+    kept = ("" if not left else f"line {group[-1].number:,} was read but not run, and " if left == 1 else
+            f"lines {group[place + 1].number:,} to {group[-1].number:,} were read but not run, and ")
     return f" (the run stopped at line {number:,}: {kept}no line after line {group[-1].number:,} was read)"
 
 

@@ -36,6 +36,7 @@ _CHUNK = 1 << 16
 BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "UTF-32-LE"), (codecs.BOM_UTF32_BE, "UTF-32-BE"), (codecs.BOM_UTF8, "UTF-8"),
                     (codecs.BOM_UTF16_LE, "UTF-16-LE"), (codecs.BOM_UTF16_BE, "UTF-16-BE"))
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a 5,000-token sentence of 20-letter words is a tenth of that
+MAX_INT_DIGITS = 4300  # Python's own bound on converting text to int (sys.get_int_max_str_digits by default)
 TERMINAL_NOTE = "reading sentences from the terminal, one per line; end with Ctrl-D (Ctrl-Z Enter on Windows)"
 
 
@@ -362,6 +363,15 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _bounded_int(text: str) -> int:
+    """A JSON integer of at most MAX_INT_DIGITS digits, Python's own bound, said in our words (Python's advises
+    sys.set_int_max_str_digits, which a command-line user cannot call)."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise ValueError(f"a whole number of {digits:,} digits; ids and values may have at most {MAX_INT_DIGITS:,}")
+    return int(text)
+
+
 def too_long(number: int, source: str, raw: bytes) -> str:
     """Why a line over the cap ends the run: no sentence is that long, so the input is not sentences."""
     binary = " (it holds NUL bytes: binary data, not text)" if b"\0" in raw else ""
@@ -370,9 +380,11 @@ def too_long(number: int, source: str, raw: bytes) -> str:
 
 
 def json_line(text: str, number: int, source: str) -> InputLine:
-    """A JSON Lines record: {"text": "...", "id": ..., anything else}; "id" and the rest are passed through."""
+    """A JSON Lines record: {"text": "...", "id": ..., anything else}; "id" and the rest are passed through. A byte
+    order mark starting the line (a file joined on with cat) is no part of it, as text mode reads it."""
     try:
-        record = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        record = json.loads(text.removeprefix("\ufeff"), parse_constant=_no_constant, parse_float=_finite_float,
+                            parse_int=_bounded_int)
         json.dumps(record, ensure_ascii=False).encode("utf-8")  # a lone surrogate (\\ud800) fails here
     except (ValueError, RecursionError) as exc:
         why = ("nested too deeply" if isinstance(exc, RecursionError) else

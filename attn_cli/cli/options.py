@@ -24,7 +24,7 @@ from typer.core import TyperCommand
 
 import attn_cli
 from attn_cli import VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_vectors
-from attn_cli.errors import UsageError, flag, shown_path
+from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.help import NarrowHelp
 from attn_cli.cli.inputs import INPUT_FORMATS
 
@@ -145,6 +145,7 @@ class EngineOptions(VectorOptions):
     of the command line alone: where the vectors come from, and what to write."""
 
     typed: dict[str, Any] = field(default_factory=dict)
+    given: frozenset[str] = frozenset()  # the settings typed on the command line (or set in the environment)
     weights: Optional[Path] = None
     json: bool = False
     html: Optional[Path] = None
@@ -155,6 +156,9 @@ class EngineOptions(VectorOptions):
         """The library's settings these options stand for (a bad value raises SettingsError, exit 2)."""
         if self.typed.get("include") and not self.json:
             raise UsageError("--include adds matrices to the JSON output; add --json")
+        if self.weights is not None and "mode" in self.given:  # the default raw mode would pass the layer's check
+            raise SettingsError("mode", f"cannot be {chosen(Settings, self.typed)['mode']!r} with --weights: the "
+                                        "layer's learnt weights fix the mode; leave it out")
         # the library's settings read no file; the weights module loads only for a run that names one
         layer = None if self.weights is None else attn_cli.load_layer(self.weights)
         return Settings(**chosen(Settings, self.typed), weights=layer)
@@ -292,9 +296,13 @@ def plain_options(owner: type, annotations: dict[str, Any]) -> list[inspect.Para
                               annotation=annotations[item.name]) for item in fields(owner) if item.name in annotations]
 
 
-def option_group(parameters: list[inspect.Parameter], pack: Callable[..., object], name: str):
+CONTEXT = "cli_context"  # the parameter through which Typer hands option groups the command's context
+
+
+def option_group(parameters: list[inspect.Parameter], pack: Callable[..., object], name: str, given: bool = False):
     """A decorator giving `command(..., <name>: ...)` each of `parameters` as a CLI option; the wrapper hands the
-    command `pack(**their values)` as `name`.
+    command `pack(**their values)` as `name`, and with `given`, `pack(..., given=...)` the names of those typed on
+    the command line or set in the environment (a value equal to the default may still be a choice to refuse).
 
     Typer reads the wrapper's `__signature__`: the parameters replace the `name` parameter. Groups stack
     (engine, then batch options).
@@ -305,15 +313,25 @@ def option_group(parameters: list[inspect.Parameter], pack: Callable[..., object
         own = [parameter.replace(annotation=hints.get(key, parameter.annotation))  # behind __signature__
                for key, parameter in signature.parameters.items() if key != name]
 
+        # Typer hands a command one context, to its parameter typed so: the command's own (ctx), or one added here
+        # that stacked groups share and the innermost takes off
+        passed = next((p.name for p in own if p.annotation is typer.Context), None)
+        context = [] if passed else [inspect.Parameter(CONTEXT, inspect.Parameter.KEYWORD_ONLY,
+                                                       annotation=typer.Context)]
+
         @functools.wraps(command)
         def wrapper(**kwargs):
-            group = pack(**{parameter.name: kwargs.pop(parameter.name) for parameter in parameters})
+            found = kwargs[passed] if passed else kwargs.pop(CONTEXT)
+            typed = {parameter.name: kwargs.pop(parameter.name) for parameter in parameters}
+            chosen = frozenset(key for key in typed if found.get_parameter_source(key).name in ("COMMANDLINE",
+                                                                                                 "ENVIRONMENT"))
+            group = pack(**typed, **({"given": chosen} if given else {}))
             return command(**{name: group}, **kwargs)
 
         # Typer reads __signature__ (inspect.signature honours it); functools.wraps' type does not declare it
-        wrapper.__signature__ = signature.replace(parameters=own + parameters)  # type: ignore[attr-defined]
+        wrapper.__signature__ = signature.replace(parameters=own + parameters + context)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {**{p.name: p.annotation for p in own},
-                                   **{p.name: p.annotation for p in parameters}}
+                                   **{p.name: p.annotation for p in parameters + context}}
         return wrapper
 
     return decorate
@@ -337,15 +355,15 @@ def helped(annotation: Any, text: str) -> Any:
     return Annotated[annotation.__origin__, info]
 
 
-def _engine_options(**values: Any) -> EngineOptions:
+def _engine_options(given: frozenset[str], **values: Any) -> EngineOptions:
     typed = {name: values.pop(name) for name in list(values) if name in declarations(Settings)}
-    return EngineOptions(typed=typed, **values)
+    return EngineOptions(typed=typed, given=given & set(typed), **values)
 
 
 def engine_options(**helps: str):
     """The decorator giving a command every attention option, and the vectors and output ones (`helps`: see
     _engine_parameters)."""
-    return option_group(_engine_parameters(helps), _engine_options, "engine")
+    return option_group(_engine_parameters(helps), _engine_options, "engine", given=True)
 
 
 with_engine_options = engine_options()

@@ -82,7 +82,7 @@ def senses(
 
     with DelayedBar(enabled=not engine.json) as bar:
         table = (scanned(word, source, file, vectors, settings, bar) if occurrences_file is None else
-                 tabled(word, occurrences_file, vectors, settings))
+                 tabled(word, occurrences_file, vectors, settings, engine.given))
         bar.grouping(len(table))
         result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
     document = result.to_dict()
@@ -102,11 +102,11 @@ def scanned(word: str, source: Optional[str], file: Optional[Path], vectors: Vec
     return occurrences(word, corpus_lines(source, file), vectors=vectors, settings=settings, progress=bar.update)
 
 
-def tabled(word: str, path: Path, vectors: Vectors, settings: Settings) -> Occurrences:
+def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str]) -> Occurrences:
     """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only. Its
-    attention settings are the ones it was scanned with: a different one given here would be silently unused."""
-    given = [name for name in declarations(LayerSettings) if getattr(settings, name) != getattr(LayerSettings(), name)]
-    if given and settings.layer is None:  # a --weights layer brings its own settings, which the table must match
+    attention settings are the ones it was scanned with: one typed here (`typed`) would be silently unused."""
+    given = [name for name in declarations(LayerSettings) if name in typed]
+    if given:
         raise UsageError(f"--occurrences {path} holds the attention settings its scan used; leave out "
                          f"{', '.join(flag(name) for name in given)}")
     table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)

@@ -8,6 +8,7 @@ terminal, and decides what Ctrl-C keeps.
 from __future__ import annotations
 
 import inspect
+import os
 import shlex
 import sys
 import time
@@ -97,9 +98,16 @@ def train(
     outputs.show(report)
     again = shlex.join([*(["--vectors", source.vectors] if source.vectors else []),
                         *(["--limit", str(source.limit)] if source.limit else []), "--weights", str(target)])
-    say(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; see it with: {EXAMPLE} "
-        f"{literal(again)}")
+    advice = (f"see it with: {EXAMPLE} {literal(again)}" if reusable(target) else
+              "a stream, which no --weights can read back: train with --out FILE to keep the layer")
+    say(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; {advice}")
     return 0
+
+
+def reusable(target: Path) -> bool:
+    """Whether --weights can read the layer back from `target`: a regular file, not a stream the shell opened
+    (/dev/stdout, /proc/self/fd/1, which name whatever the next run's descriptor is)."""
+    return target.is_file() and not os.path.abspath(target).startswith(("/dev/", "/proc/"))
 
 
 def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str | None) -> Path:

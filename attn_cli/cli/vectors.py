@@ -48,7 +48,8 @@ def import_(
 ) -> None:
     """Import SOURCE into the cache now (later runs map it in milliseconds) and describe it."""
     vectors = load_vectors(source, limit=limit, format=file_format.value if file_format else None,
-                           skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn)
+                           skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn,
+                           require_cache=True)
     _show(info_report(vectors), json)
 
 

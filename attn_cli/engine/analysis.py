@@ -605,7 +605,8 @@ def _flatness_bound(base: np.ndarray, keys: np.ndarray, spreads: np.ndarray, low
     def flat(chosen: np.ndarray, temperature: float) -> np.ndarray:
         return entropy_bits(_weights_at(base[chosen], temperature)) >= FLATNESS_LEVEL * np.log2(keys[chosen])
 
-    ceiling = float((spreads / np.sqrt(0.16 * np.log(np.maximum(keys, 2)))).max())
+    with np.errstate(over="ignore"):  # a spread near float64's largest overflows to inf: _last_root clips it
+        ceiling = float((spreads / np.sqrt(0.16 * np.log(np.maximum(keys, 2)))).max())
     highest = _last_root(flat, len(base), lowest, max(ceiling, lowest))[0]
     return 0.0 if highest == lowest and flat(np.arange(len(base)), lowest).all() else highest
 

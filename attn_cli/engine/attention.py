@@ -27,6 +27,9 @@ MASKS = ("none", "causal", "others")  # others: each query sees every key but it
 POSITIONS = ("none", "sinusoidal")
 SCALE_NAMES = ("none", "sqrt")
 MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabulary within a few GB
+# Position codes' entries are at most this, so inputs stay within what vectors may hold (float32's 3.4e38) and
+# no square or sum the engine takes of them overflows float64 into infinity or NaN.
+MAX_POSITION_SCALE = 1e6
 
 
 @dataclass(frozen=True)
@@ -50,8 +53,10 @@ class LayerSettings:
     mask: str = setting("none", "causal: query i sees keys j <= i only; others: every key but its own.", CHOICE,
                         choices=MASKS)
     positions: str = setting("none", "Add sinusoidal position encodings to X.", CHOICE, choices=POSITIONS)
-    position_scale: str | float = setting("auto", "With positions: codes as long as their words (auto), or x X.",
-                                          NAMED_NUMBER, choices=("auto",), metavar="auto|X")
+    position_scale: str | float = setting("auto", "With positions: codes as long as their words (auto), or x X "
+                                                  f"(at most {MAX_POSITION_SCALE:,.0f}: larger codes only drown the "
+                                                  "words, and from 1e154 their squares overflow).",
+                                          NAMED_NUMBER, choices=("auto",), high=MAX_POSITION_SCALE, metavar="auto|X")
     output_projection: bool = setting(False, "Projected mode: map the heads back to d with W_O.", SWITCH)
 
     def __post_init__(self) -> None:

@@ -212,9 +212,8 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
             "code": "saturated", "head": head, "max_weight": float(weights[top]), "argmax": top,
             "runner_up": int(ranked[1]), "logit_gap": gap if math.isfinite(gap) else None,
             "message": (f"{label}the softmax saturates: “{texts[top]}” takes {weights[top]:.3f} of the weight, "
-                        f"because its scaled score beats the next (“{texts[ranked[1]]}”) by {gap:.3g}, and "
-                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words "
-                        f"{'it sees ' if len(visible) < len(weights) else ''}barely count"),
+                        f"because its scaled score beats the next (“{texts[ranked[1]]}”) {_by(gap)}: the other "
+                        f"words {'it sees ' if len(visible) < len(weights) else ''}barely count"),
             "alternatives": alternatives(result, embeddings, "saturated", head, index),
         }]
     entropy = entropy_bits(weights)
@@ -230,6 +229,14 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
             "alternatives": alternatives(result, embeddings, "flat", head, index),
         }]
     return []
+
+
+def _by(gap: float) -> str:
+    """How far the top scaled score leads, and what exp makes of it; a lead beyond float64 (the scores overflowed,
+    and the softmax took its limit) is said so, never as inf."""
+    if not math.isfinite(gap):
+        return "by more than float64 holds (the scaled scores overflow), so the softmax takes its limit"
+    return f"by {gap:.3g}, and exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}"
 
 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:

@@ -73,7 +73,7 @@ def spilled(spool: Any, folder: str) -> Iterator[None]:
         with suppress(OSError):
             spool.close()
         raise OutputError(f"cannot hold the JSON in the temporary folder {folder}: {exc.strerror}; set TMPDIR to a "
-                          "folder with room for it") from None
+                          "folder with room for it", exc) from None
 
 
 @contextmanager

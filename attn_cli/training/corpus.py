@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from attn_cli.engine.tokenize import has_letters, sentence_pieces
-from attn_cli.errors import InputError, Option
+from attn_cli.errors import InputError, InputTypeError, Option
 from attn_cli.training.settings import MAX_CORPUS_SENTENCES
 from attn_cli.vectors.store import Vectors
 
@@ -71,6 +71,8 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sent
     sides: list[int] = []
     read = short = long = unknown = 0
     for line in lines:
+        if not isinstance(line, str):  # the command line reads text; a Python caller may pass anything
+            raise InputTypeError(f"sentences[{read}] must be a str, not {type(line).__name__}")
         if read == max_sentences:
             raise InputError(f"{name} holds more than {max_sentences:,} sentences; raise ", Option("max_sentences"),
                              " to train on more")

@@ -75,10 +75,14 @@ class Trainer:
             raise RuntimeError("a Trainer runs once: make a new one to train again")
         self._started = True
         try:
-            if not self._check(0, None, 0.0).validation.predictions:
+            with np.errstate(over="ignore", invalid="ignore"):  # vectors too large to score are told below
+                first = self._check(0, None, 0.0).validation
+            if not first.predictions:
                 raise InputError("the validation sentences hold no word among the ", Option("softmax_vocab"),
                                  f" ({len(self.feed.vocabulary):,}) most frequent words, so nothing can be scored; "
                                  "raise it or add sentences")
+            if not np.isfinite(first.loss):
+                raise self._too_large()
             done, adam = 0, adam_start(parameters(self.initial))
             for epoch in range(1, self.settings.epochs + 1):
                 loss_sum, predictions, start = 0.0, 0, time.perf_counter()
@@ -120,6 +124,17 @@ class Trainer:
         if score.loss < self.best.validation_loss:
             self.best = Checkpoint(epoch, weights, score.loss)
         return report
+
+    def _too_large(self) -> InputError:
+        """The error for vectors whose scores overflow before any step: no learning rate helps, their size does."""
+        vocabulary = self.feed.vocabulary
+        norms = np.concatenate([np.sqrt(np.square(vocabulary[start:start + 4096], dtype=np.float64).sum(axis=1))
+                                for start in range(0, len(vocabulary), 4096)])  # float64: float32 would overflow
+        largest = int(np.argmax(norms))
+        return InputError(f"the vectors are too large to train on: the largest norm among the words scored is "
+                          f"{norms[largest]:.3g} ({self.feed.vectors.words[largest]!r}), so "
+                          "their scores overflow before any step whatever the learning rate; rescale the vectors "
+                          "(to unit length, say) and train again")
 
     def _progress(self, epoch: int, done: int, loss: float, report: EpochReport | None = None) -> Progress:
         return Progress(epoch, self.settings.epochs, done, len(self.corpus.training) * self.settings.epochs, loss,

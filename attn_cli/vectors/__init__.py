@@ -20,7 +20,10 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     read only here, so the embedded default stays as light as before; and the
     importer only when the cache has no sound set of the file, so a warm run stays light too.
     """
-    if source in (None, "", DEFAULT_NAME):
+    if source == "":  # `--vectors "$VEC"` with VEC unset: never the embedded set in place of the one meant
+        raise VectorsError("the vector source is empty; name a vector file or a gensim-data name, or leave it out "
+                           "for the embedded set")
+    if source in (None, DEFAULT_NAME):
         return load_default_vectors()
     from attn_cli.vectors.formats import CACHEABLE, VECTOR_FORMATS, detect_format, read_gensim_pickle
     from attn_cli.vectors.warm import LoadOptions, Wanted, warm_vectors

@@ -61,11 +61,12 @@ class CorruptCache(Exception):
 
 
 def cache_root() -> Path:
-    """$ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli."""
+    """$ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli. A relative $XDG_CACHE_HOME is
+    ignored, as the XDG spec says: it would put the cache under whatever folder a run started in."""
     if os.environ.get("ATTN_CLI_CACHE"):
         return Path(os.environ["ATTN_CLI_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "attn-cli"
+    xdg = Path(os.environ.get("XDG_CACHE_HOME") or ".").expanduser()
+    return (xdg if xdg.is_absolute() else Path.home() / ".cache") / "attn-cli"
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ def read_meta(folder: Path) -> dict:
         _require(folder, stat.S_ISDIR, "folder")
         _require(folder / META_FILE, stat.S_ISREG, "file")
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
         raise CorruptCache(f"unreadable {META_FILE}: {exc}") from exc
     if not isinstance(meta, dict) or meta.get("layout") != LAYOUT:
         raise CorruptCache(f"{META_FILE} is not a {LAYOUT} cache description")

@@ -43,15 +43,27 @@ def cached_vectors(wanted: Wanted) -> Vectors:
         # beside its final place (one file system: the rename is atomic), named as leftovers.py finds it if killed
         temporary = Path(tempfile.mkdtemp(prefix=import_prefix(wanted.key), dir=layout))
     except OSError as exc:
-        wanted.options.warn(f"cannot write the cache at {root} ({exc.strerror or exc}); reading {wanted.path} "
-                            "without a cache (set ATTN_CLI_CACHE to a writable folder to make the next run fast)")
-        return _without_cache(wanted)
+        return _uncached(wanted, f"cannot write the cache at {root} ({exc.strerror or exc})")
     try:
         import_into(temporary, wanted.path, wanted.fingerprint, wanted.file_format, wanted.options)
+    except CacheFull as exc:
+        shutil.rmtree(temporary, ignore_errors=True)
+        return _uncached(wanted, exc.problem)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
     return _publish(temporary, layout / wanted.key, wanted)
+
+
+def _uncached(wanted: Wanted, problem: str) -> Vectors:
+    """The set read without a cache, with a warning saying why; an error instead when caching is the whole job
+    (`vectors import`)."""
+    if wanted.options.require_cache:
+        raise VectorsError(f"{problem}; set ATTN_CLI_CACHE (or XDG_CACHE_HOME) to a writable folder with room, "
+                           f"then import {wanted.path} again")
+    wanted.options.warn(f"{problem}; reading {wanted.path} without a cache (set ATTN_CLI_CACHE to a writable "
+                        "folder to make the next run fast)")
+    return _without_cache(wanted)
 
 
 def _without_cache(wanted: Wanted) -> Vectors:
@@ -152,11 +164,19 @@ def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format:
     return meta
 
 
+class CacheFull(VectorsError):
+    """The folder an import writes ran out of room (a full or read-only disk, a quota, the file size limit)."""
+
+    def __init__(self, folder: Path, exc: OSError) -> None:
+        self.problem = f"cannot write the cache in {folder}: {exc.strerror}"
+        super().__init__(f"{self.problem}; free some space there or set ATTN_CLI_CACHE to a folder on another disk")
+
+
 def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
-    """An OSError while importing, said as what the user can do: a full or read-only cache disk, or a bad read."""
+    """An OSError while importing, said as what the user can do: a full or read-only disk where the import
+    writes (CacheFull: a run then reads without the cache), or a bad read."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
-        return VectorsError(f"cannot write the cache in {folder.parent}: {exc.strerror}; free some space there or "
-                            "set ATTN_CLI_CACHE to a folder on another disk")
+        return CacheFull(folder.parent, exc)
     return VectorsError(f"cannot read {path}: {exc.strerror or exc}; check the file is complete and readable")
 
 

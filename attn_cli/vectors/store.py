@@ -16,7 +16,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from attn_cli.errors import DamagedCache, VectorsError
+from attn_cli.errors import DamagedCache, SettingsTypeError, VectorsError
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # 3.4e38: every value a set may hold, whatever its dtype
 FINGERPRINT_ROWS = 4096  # rows read to fingerprint a set (evenly spaced; every row of a smaller set)
@@ -130,6 +130,8 @@ class Vectors:
 
         A fastText `FastTextKeyedVectors` keeps its subword vectors for words outside the vocabulary.
         """
+        if not (hasattr(keyed, "index_to_key") and hasattr(keyed, "vectors")):
+            raise SettingsTypeError("keyed", f"must be a gensim KeyedVectors, got {type(keyed).__name__}")
         matrix = np.asarray(keyed.vectors)
         words = list(keyed.index_to_key)
         if matrix.ndim != 2 or matrix.dtype.kind not in "fiu":

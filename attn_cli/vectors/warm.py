@@ -30,6 +30,7 @@ class LoadOptions:
     skip_bad_lines: bool = False
     trust_pickle: bool = False
     show_progress: bool = True  # a bar on stderr when it is a terminal (off with --json)
+    require_cache: bool = False  # an import whose job is to cache fails when it cannot; a run reads without one
     warn: Callable[[str], None] = field(default=lambda message: None, compare=False)
 
 
