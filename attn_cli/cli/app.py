@@ -29,6 +29,7 @@ from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, l
 from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
                                   HelpInOrder, InputFormat, examples, parquet_option, with_batch_options,
                                   with_engine_options)
+from attn_cli.render.consoles import unencodable
 from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, command_line, is_output_failure, renderer,
                                   silence_stdout, stdout_failure)
 from attn_cli.cli.senses import senses
@@ -81,8 +82,7 @@ class OneLineErrors(NarrowHelp, TyperGroup):
             sys.stdout.flush()  # a full disk says so here, not in the interpreter's last flush
             code = outcome if isinstance(outcome, int) else 0
         except AttnError as exc:
-            fail(as_options(exc))
-            code = exc.exit_code
+            code = refused(exc)
         except _ParserError as exc:
             code = self._parser_failure(exc)
         except OutputClosed:
@@ -90,6 +90,8 @@ class OneLineErrors(NarrowHelp, TyperGroup):
             code = PIPE_CLOSED
         except OSError as exc:
             code = output_failure(exc) if is_output_failure(exc) else bug(exc)
+        except UnicodeEncodeError as exc:  # a line of `vectors list` (say) that stdout's encoding cannot hold
+            code = refused(unencodable(exc)) if sys.stdout.encoding != "utf-8" else bug(exc)
         except MemoryError:  # where no one setting drives it: those that bound a run's memory
             fail("out of memory; free some, or ask for less: --max-tokens (sentence length), --neighbor-vocab, "
                  "--batch-size and --max-sentences (train), --limit (the vectors) bound what a run holds "
@@ -157,6 +159,12 @@ def output_failure(exc: OSError) -> int:
     silence_stdout()
     fail(stdout_failure(exc))
     return UsageError.exit_code
+
+
+def refused(exc: AttnError) -> int:
+    """An expected failure met outside the commands' own handling: its one line, its exit code."""
+    fail(as_options(exc))
+    return exc.exit_code
 
 
 def bug(exc: Exception) -> int:

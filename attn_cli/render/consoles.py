@@ -8,6 +8,7 @@ piped table ends where its text ends, without the spaces Rich pads lines with.
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import TYPE_CHECKING, Any, Callable, TextIO, TypeVar, cast
 
@@ -73,9 +74,15 @@ def encoded(text: str, encoding: str, errors: str) -> bytes:
     try:
         return text.encode(encoding, errors)
     except UnicodeEncodeError as exc:
-        character = exc.object[exc.start].encode("unicode_escape").decode("ascii")
-        raise OutputError(f"cannot write to stdout: its encoding ({encoding}) has no {character}; set "
-                         "PYTHONIOENCODING=utf-8 or a UTF-8 locale (LC_ALL=C.UTF-8)") from None
+        raise unencodable(exc) from None
+
+
+def unencodable(exc: UnicodeEncodeError) -> OutputError:
+    """The OutputError of text that stdout's encoding cannot hold, naming the character and the fix."""
+    character = str(exc.object[exc.start]).encode("unicode_escape").decode("ascii")
+    encoding = codecs.lookup(exc.encoding).name  # as Python names it: latin-1 is iso8859-1
+    return OutputError(f"cannot write to stdout: its encoding ({encoding}) has no {character}; set "
+                       "PYTHONIOENCODING=utf-8 or a UTF-8 locale (LC_ALL=C.UTF-8)")
 
 
 def trimmed(stream: TextIO) -> TextIO:
