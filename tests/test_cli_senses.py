@@ -235,3 +235,44 @@ def test_a_file_that_cannot_be_written_leaves_nothing_on_stdout(run, corpus, opt
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == f"attn-cli: error: cannot write {option} /dev/full: No space left on device; " \
                             "choose a writable file\n"
+
+
+def test_occurrences_that_all_share_one_output_are_one_group_said_plainly(run, tmp_path):
+    """Copies of one sentence give one output: there is nothing to group (the tables used to end with exit 1, an
+    IndexError, after the header was printed)."""
+    same = tmp_path / "same.txt"
+    same.write_text("we sat on the bank of the river\n" * 5, encoding="utf-8")
+    result = run("senses", "bank", "--file", str(same))
+    assert result.exit_code == 0, result.stderr
+    assert "Groups: 1 group: every occurrence has the same output" in result.stdout
+    refused = run("senses", "bank", "--file", str(same), "--clusters", "2")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert "--clusters must be at most the 1 different output among the 5 occurrences" in refused.stderr
+
+
+@pytest.mark.parametrize("target", ["--parquet", "--html", "--svg"])
+def test_the_labels_file_is_never_an_output(run, corpus, target):
+    text, labels = corpus
+    before = labels.read_bytes()
+    result = run("senses", "bank", "--file", str(text), "--labels", str(labels), target, str(labels))
+    assert result.exit_code == 2 and f"{target} {labels} is the --labels input" in result.stderr
+    assert labels.read_bytes() == before
+
+
+def test_an_endless_corpus_stops_at_max_occurrences(run):
+    """The occurrences are all kept: a stream of them that never ends must stop, at a bound its option raises."""
+    result = run("senses", "bank", "-", "--max-occurrences", "300", input="the bank of the river\n" * 2_000)
+    assert result.exit_code == 3 and result.stdout == ""
+    assert result.stderr.startswith("attn-cli: error: more than 300 occurrences of 'bank' by line ")
+    assert result.stderr.endswith("or raise --max-occurrences\n")
+
+
+def test_labels_are_read_one_past_the_corpus_and_no_further(run, corpus, tmp_path):
+    """An endless --labels stream (`--labels <(yes river)`) used to grow without end: reading stops one label
+    past the corpus's lines, and the count check says what is wrong."""
+    text, _ = corpus
+    many = tmp_path / "many.labels.txt"
+    many.write_text("river\n" * 100_000, encoding="utf-8")
+    result = run("senses", "bank", "--file", str(text), "--labels", str(many))
+    assert result.exit_code == 3
+    assert "the labels give 13 labels for a corpus of 12 lines" in result.stderr

@@ -163,19 +163,19 @@ class EngineOptions(VectorOptions):
         layer = None if self.weights is None else attn_cli.load_layer(self.weights)
         return Settings(**chosen(Settings, self.typed), weights=layer)
 
-    def picture_files(self, file: Path | None = None, stdin: bool = False,
-                      parquet: Path | None = None) -> dict[str, Path]:
+    def picture_files(self, file: Path | None = None, stdin: bool = False, parquet: Path | None = None,
+                      inputs: dict[str, Path | None] | None = None) -> dict[str, Path]:
         """--html, --svg (and a command's --parquet) targets, checked before any work: the folder must exist, they
-        must differ, and none may be an input (the --file sentences, a file on stdin read as `-`, or the --vectors
-        file, however it is reached)."""
+        must differ, and none may be an input (the --file sentences, a file on stdin read as `-`, the --vectors
+        file, or a command's other `inputs` such as senses' --labels, however it is reached)."""
         targets = {option: path for option, path in (("--html", self.html), ("--svg", self.svg),
                                                      ("--parquet", parquet)) if path is not None}
-        inputs = {option: Path(path) for option, path in (("--file", file), ("stdin", "/dev/stdin" if stdin else None),
-                                                      ("--vectors", self.vectors), ("--weights", self.weights))
-                  if path}
+        read = {("--file", file), ("stdin", "/dev/stdin" if stdin else None), ("--vectors", self.vectors),
+                ("--weights", self.weights), *(inputs or {}).items()}
+        sources = {option: Path(path) for option, path in sorted(read, key=str) if path}
         for option, path in targets.items():
             output_path(option, path, f"report.{option[2:]}")
-            for source, input_path in inputs.items():
+            for source, input_path in sources.items():
                 if same_regular_file(path, input_path):
                     raise UsageError(f"{option} {path} is the {source} input; writing it would replace it, so give "
                                      f"{option} another file name")

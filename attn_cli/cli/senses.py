@@ -9,6 +9,7 @@ between the two steps, where another source of it or another writer fits in.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from pathlib import Path
@@ -40,6 +41,10 @@ LABELS_OPTION = Annotated[Optional[Path], _option(
 CLUSTER_SEED_OPTION = Annotated[int, _option(
     "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0,
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
+MAX_OCCURRENCES_OPTION = Annotated[Optional[int], _option(
+    "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1, show_default=False,
+    help="Stop when the corpus holds more occurrences (default: attn_cli.occurrences' max_occurrences): they are "
+         "all kept, so a stream that never ends stops.")]
 OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
     "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
     help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
@@ -59,6 +64,7 @@ def senses(
     clusters: CLUSTERS_OPTION = None,
     labels: LABELS_OPTION = None,
     cluster_seed: CLUSTER_SEED_OPTION = 0,
+    max_occurrences: MAX_OCCURRENCES_OPTION = None,
     parquet: Annotated[Optional[Path], parquet_option("occurrence")] = None,
     occurrences_file: OCCURRENCES_OPTION = None,
     *,
@@ -73,17 +79,20 @@ def senses(
     if [source is None, file is None, occurrences_file is None].count(False) != 1:
         raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin (or a table of its "
                          f"occurrences with --occurrences FILE); e.g. {EXAMPLE}")
-    files = engine.picture_files(file or occurrences_file, stdin=source == STDIN, parquet=parquet)
-    label_list = None if labels is None else read_labels(labels)
+    files = engine.picture_files(file, stdin=source == STDIN, parquet=parquet,
+                                 inputs={"--occurrences": occurrences_file, "--labels": labels})
+    label_lines = None if labels is None else opened_labels(labels)
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
                             files={}, command_line=command_line(ctx))
     vectors = engine.load(warn, progress=not engine.json)
     from attn_cli import group_senses  # the senses library (and scikit-learn) load when it runs
 
     with DelayedBar(enabled=not engine.json) as bar:
-        table = (scanned(word, source, file, vectors, settings, bar) if occurrences_file is None else
+        table = (scanned(word, source, file, vectors, settings, bar, max_occurrences) if occurrences_file is None else
                  tabled(word, occurrences_file, vectors, settings, engine.given))
         bar.grouping(len(table))
+        label_list = None if label_lines is None or labels is None else read_labels(
+            label_lines, labels, table.first_line - 1 + table.lines_read)
         result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
     document = result.to_dict()
     if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
@@ -95,11 +104,13 @@ def senses(
 
 
 def scanned(word: str, source: Optional[str], file: Optional[Path], vectors: Vectors, settings: Settings,
-            bar: DelayedBar) -> Occurrences:
-    """The occurrences of `word` in the corpus (--file or stdin), the lines read told to the bar."""
+            bar: DelayedBar, most: int | None) -> Occurrences:
+    """The occurrences of `word` in the corpus (--file or stdin), at most `most` (None: the library's bound), the
+    lines read told to the bar."""
     from attn_cli import occurrences
 
-    return occurrences(word, corpus_lines(source, file), vectors=vectors, settings=settings, progress=bar.update)
+    return occurrences(word, corpus_lines(source, file), vectors=vectors, settings=settings, progress=bar.update,
+                       **({} if most is None else {"max_occurrences": most}))
 
 
 def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str]) -> Occurrences:
@@ -142,14 +153,24 @@ def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
              f"{unreadable[0].located(unreadable[0].error or '')}")
 
 
-def read_labels(path: Path) -> list[str]:
-    """--labels: the label of each corpus line, by line number (a blank line's label is empty)."""
+def opened_labels(path: Path) -> Iterator[InputLine]:
+    """--labels' lines, the first one read now: a missing or unreadable file fails before the corpus is read."""
+    lines = input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels")
+    first = next(lines, None)
+    return lines if first is None else itertools.chain([first], lines)
+
+
+def read_labels(lines: Iterator[InputLine], path: Path, corpus_lines: int) -> list[str]:
+    """--labels: the label of each corpus line, by line number (a blank line's label is empty). Reading stops one
+    label past the corpus's `corpus_lines`, so a stream that never ends stops (the count check then says so)."""
     labels: list[str] = []
-    for line in input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels"):
+    for line in lines:
         assert line.number is not None
         if line.error is not None:
             raise UsageError(f"--labels {path}: {line.located(line.error)}")
         labels += [""] * (line.number - len(labels) - 1) + [(line.text or "").strip()]
+        if len(labels) > corpus_lines:
+            break
     return labels
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from attn_cli.batches import Line
 from attn_cli.contexts.grouping import group_senses
 from attn_cli.contexts.result import SenseGroup, SensesResult
-from attn_cli.contexts.scan import occurrences
+from attn_cli.contexts.scan import MAX_OCCURRENCES, occurrences
 from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import Settings
 from attn_cli.vectors.default import default_data_dir
@@ -22,10 +22,12 @@ __all__ = ["senses", "occurrences", "group_senses", "Occurrences", "SensesResult
 
 
 def senses(word: str, sentences: Iterable[Line], *, clusters: int | None = None, labels: Sequence[str] | None = None,
-           seed: int = 0, vectors: Any = None, settings: Settings | None = None, **changes: Any) -> SensesResult:
+           seed: int = 0, vectors: Any = None, settings: Settings | None = None,
+           max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> SensesResult:
     """The occurrences of `word` in `sentences` grouped by their contextual outputs: `occurrences` then
     `group_senses` (see both)."""
-    return group_senses(occurrences(word, sentences, vectors=vectors, settings=settings, **changes),
+    return group_senses(occurrences(word, sentences, vectors=vectors, settings=settings,
+                                    max_occurrences=max_occurrences, **changes),
                         clusters=clusters, labels=labels, seed=seed)
 
 

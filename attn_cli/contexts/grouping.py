@@ -97,9 +97,16 @@ class Grouping:
 
 def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
     """K-means (n_init=10, random_state=seed) for each K tried; the given K, else the best silhouette's (the
-    smallest K among equals). Unit rows: Euclidean k-means on them follows cosine distance."""
-    count = len(unit)
-    tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, count - 1) + 1))
+    smallest K among equals) over 2..8, at most the number of different outputs; one group when all are the same.
+    Unit rows: Euclidean k-means on them follows cosine distance."""
+    count, distinct = len(unit), len(np.unique(unit, axis=0))  # k-means finds at most as many groups as points
+    if clusters is not None and clusters > distinct:
+        outputs = f"{distinct:,} different output{'s' * (distinct != 1)}"
+        raise SettingsError("clusters", f"must be at most the {outputs} among the {count:,} occurrences (got "
+                                        f"{clusters!r}): copies of a context give the same output")
+    tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, distinct, count - 1) + 1))
+    if not tried:  # every output the same: one group, and no silhouette to score it
+        return Grouping(np.zeros(count, dtype=np.int64), {}, None)
     best: tuple[float, np.ndarray, np.ndarray | None] | None = None
     silhouettes: dict[int, float] = {}
     scores = Silhouettes(unit, seed)
@@ -113,7 +120,7 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
         silhouettes[k] = float(np.nanmean(samples))
         if best is None or silhouettes[k] > best[0]:
             best = (silhouettes[k], assignments, samples)
-    assert best is not None  # at least one K is tried: count >= 3
+    assert best is not None  # at least one K is tried
     return Grouping(best[1], silhouettes, best[2])
 
 

@@ -23,22 +23,26 @@ from attn_cli.declared import is_whole
 from attn_cli.engine.attention import static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
-from attn_cli.errors import InputError, InputTypeError, SettingsError
+from attn_cli.errors import InputError, InputTypeError, Option, SettingsError
 from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors, without_accents
 
+MAX_OCCURRENCES = 100_000  # kept, with their sentences' words and shares: grouping 50,000 took about 1 GB
+
 
 def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vectors: Any = None,
                 settings: Settings | None = None, progress: Callable[[int], None] | None = None,
-                **changes: Any) -> Occurrences:
+                max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> Occurrences:
     """Every occurrence of `word` in `lines` (sentences, or lists of words), each with its contextual output.
 
     An occurrence is a token whose vocabulary entry is the word's (as `tokenize` matches words: case and
     accents follow the vector set, so "Bank" is "bank" in a lower-case set). Lines are numbered from
     `first_line` (a later part of a corpus keeps its numbers). A line that cannot be attended (every
     word unknown, too long) is skipped and counted in `skipped_lines`. `progress`, if given, is called
-    with the number of lines read so far after each group of lines.
+    with the number of lines read so far after each group of lines. The occurrences are all kept (memory grows
+    with them, not with the lines), so more than `max_occurrences` is an InputError as the group that passes
+    it is read: a stream that never ends stops.
     """
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
@@ -46,6 +50,8 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
         raise InputTypeError("lines must be an iterable of sentences (str) or of word lists, not one str")
     if not (is_whole(first_line) and first_line >= 1):
         raise SettingsError("first_line", f"must be at least 1 (got {first_line!r})")
+    if not (is_whole(max_occurrences) and max_occurrences >= 1):
+        raise SettingsError("max_occurrences", f"must be at least 1 (got {max_occurrences!r})")
     chosen, found = prepared(vectors, settings, changes)
     check_layer(chosen, found)
     scan = Scan(word, found, chosen, first_line)
@@ -54,6 +60,10 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
         scan.read(group)
         if progress is not None:
             progress(scan.lines_read)
+        if scan.found > max_occurrences:
+            raise InputError(f"more than {max_occurrences:,} occurrences of {word!r} by line {scan.lines_read:,}; "
+                             "give a smaller corpus (or scan its parts: docs/senses-dask.md), or raise ",
+                             Option("max_occurrences"))
     return scan.table()
 
 
@@ -110,6 +120,11 @@ class Scan:
         self.pending: list[Found] = []  # lines with the word, not attended yet
         self.columns: dict[str, list] = {name: [] for name in ("line", "position", "token", "sentence", "outputs",
                                                                "bags", "context_words", "context_shares")}
+
+    @property
+    def found(self) -> int:
+        """The occurrences found so far, attended or waiting."""
+        return len(self.columns["line"]) + sum(len(item.indices) for item in self.pending)
 
     def read(self, group: list[tuple[int, Line]]) -> None:
         """Find the occurrences of a group of numbered lines; attend them once GROUP_LINES lines with the word

@@ -65,6 +65,8 @@ def clusters_title(clusters: dict) -> str:
     if clusters["by"] == "given":
         return f"Groups: {chosen} group{'s' * (chosen != 1)}, as {settings_text({'clusters': chosen})} asked"
     tried = sorted(int(k) for k in clusters["silhouettes"])
+    if not tried:
+        return "Groups: 1 group: every occurrence has the same output, so there is nothing to group"
     return f"Groups: {chosen} groups, chosen by the best silhouette over K = {tried[0]}..{tried[-1]}"
 
 
