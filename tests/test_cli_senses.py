@@ -276,3 +276,13 @@ def test_labels_are_read_one_past_the_corpus_and_no_further(run, corpus, tmp_pat
     result = run("senses", "bank", "--file", str(text), "--labels", str(many))
     assert result.exit_code == 3
     assert "the labels give 13 labels for a corpus of 12 lines" in result.stderr
+
+
+def test_too_few_occurrences_say_how_many_lines_were_skipped_and_why(run, tmp_path):
+    """A line too long for --max-tokens may be where the word was: the message must not blame the corpus alone."""
+    corpus = tmp_path / "long.txt"
+    corpus.write_text(" ".join(["the bank"] * 700) + "\nthe river bank\nmoney bank\n", encoding="utf-8")
+    result = run("senses", "bank", "--file", str(corpus))
+    assert result.exit_code == 3 and result.stderr == (
+        "attn-cli: error: found 2 occurrences of 'bank'; senses needs at least 3; 1 line was skipped (too long: "
+        "raise --max-tokens, or without a known word): give a larger corpus\n")
