@@ -151,3 +151,108 @@ def test_a_missing_pyarrow_names_the_method_and_the_extra(table, tmp_path, monke
     with pytest.raises(attn_cli.AttnError, match=r"^SensesResult.to_arrow needs pyarrow"):
         result.to_arrow()
     assert os.listdir(tmp_path) == []
+
+
+def _with_about(arrow, change):
+    """The table with its metadata's JSON object changed by `change` (or replaced by it, when it is bytes)."""
+    import json
+
+    about = json.loads(arrow.schema.metadata[b"attn_cli"])
+    raw = change if isinstance(change, bytes) else json.dumps(change(about)).encode()
+    return arrow.replace_schema_metadata({b"attn_cli": raw})
+
+
+def _with_column(arrow, name, array):
+    return arrow.set_column(arrow.column_names.index(name), name, array)
+
+
+def _edited(about, **changes):
+    return {**about, **changes}
+
+
+def _numbers(arrow, name, value):
+    """The list column `name` with its first number replaced by `value`, of the same type."""
+    column = arrow.column(name).combine_chunks()
+    rows = column.to_pylist()
+    rows[0] = [value, *rows[0][1:]]
+    return _with_column(arrow, name, pa.array(rows, column.type))
+
+
+def _lines(arrow, values):
+    return _with_column(arrow, "line", pa.array(values + arrow.column("line").to_pylist()[len(values):], pa.int64()))
+
+
+DAMAGED = {
+    "metadata nested too deep": (lambda t: _with_about(t, b"[" * 100_000 + b"]" * 100_000), "metadata"),
+    "metadata not JSON": (lambda t: _with_about(t, b"{not json"), "metadata"),
+    "metadata a JSON array": (lambda t: _with_about(t, b'["attn-cli occurrences 1"]'), "metadata"),
+    "no static": (lambda t: _with_about(t, lambda a: {k: v for k, v in a.items() if k != "static"}), "static"),
+    "settings a list": (lambda t: _with_about(t, lambda a: _edited(a, settings=[1, 2])), "settings"),
+    "settings a string": (lambda t: _with_about(t, lambda a: _edited(a, settings="heads")), "settings"),
+    "settings of the wrong shape": (lambda t: _with_about(t, lambda a: _edited(
+        a, settings={**a["settings"], "heads": "two"})), "settings"),
+    "static too short": (lambda t: _with_about(t, lambda a: _edited(a, static=a["static"][:64])), "static"),
+    "static a string": (lambda t: _with_about(t, lambda a: _edited(a, static=["NaN"])), "static"),
+    "static not finite": (lambda t: _with_about(t, lambda a: _edited(a, static=[float("nan")] * 128)), "static"),
+    "word null": (lambda t: _with_about(t, lambda a: _edited(a, word=None)), "word"),
+    "first line too large": (lambda t: _with_about(t, lambda a: _edited(a, first_line=2**70)), "first_line"),
+    "other columns": (lambda t: pa.table({"a": [1]}).replace_schema_metadata(t.schema.metadata), "line"),
+    "outputs of 64 dims": (lambda t: _with_column(t, "outputs", pa.FixedSizeListArray.from_arrays(
+        pa.array(np.zeros(len(t) * 64)), 64)), "outputs"),
+    "outputs of variable size": (lambda t: _with_column(t, "outputs", pa.array(
+        t.column("outputs").to_pylist(), pa.list_(pa.float64()))), "outputs"),
+    "a null line": (lambda t: _with_column(t, "line", pa.array([None] + t.column("line").to_pylist()[1:],
+                                                                 pa.int64())), "line"),
+    "a null sentence": (lambda t: _with_column(t, "sentence", pa.array(
+        [None] + t.column("sentence").to_pylist()[1:], pa.string())), "sentence"),
+    "NaN in outputs": (lambda t: _numbers(t, "outputs", float("nan")), "outputs"),
+    "inf in bags": (lambda t: _numbers(t, "bags", float("inf")), "bags"),
+    "NaN in context_shares": (lambda t: _numbers(t, "context_shares", float("nan")), "context_shares"),
+    "a null context word": (lambda t: _numbers(t, "context_words", None), "context_words"),
+    "context lists of other lengths": (lambda t: _with_column(t, "context_words", pa.array(
+        [t.column("context_words").to_pylist()[0][1:], *t.column("context_words").to_pylist()[1:]],
+        pa.list_(pa.string()))), "context"),
+    "line -1": (lambda t: _lines(t, [-1]), "line"),
+    "line 1e15": (lambda t: _lines(t, [10**15]), "line"),
+    "lines not ascending": (lambda t: _lines(t, [9, 8]), "line"),
+    "position -1": (lambda t: _with_column(t, "position", pa.array(
+        [-1] + t.column("position").to_pylist()[1:], pa.int64())), "position"),
+}
+
+
+@pytest.mark.parametrize("kind", DAMAGED)
+def test_a_damaged_table_is_one_input_error_naming_it(table, tmp_path, kind):
+    good = tmp_path / "good.parquet"
+    table.write_parquet(good)
+    damage, what = DAMAGED[kind]
+    path = tmp_path / "damaged.parquet"
+    pq.write_table(damage(pq.read_table(good)), path)
+    with pytest.raises(attn_cli.InputError) as raised:
+        attn_cli.Occurrences.read_parquet(path)
+    message = str(raised.value)
+    assert message.startswith(f"the occurrences table {path} is damaged: ") and "\n" not in message
+    assert message.endswith("; write it again with attn-cli senses --parquet (or Occurrences.write_parquet)")
+    assert what in message.split(" is damaged: ")[1]
+
+
+def _empty(tmp_path):
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    return tmp_path / "empty.parquet"
+
+
+def _fifo(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    return tmp_path / "pipe"
+
+
+@pytest.mark.parametrize("make, reason", [
+    (lambda tmp_path: tmp_path / "missing.parquet", "no such file"),
+    (lambda tmp_path: Path(os.devnull), "is empty"),
+    (_empty, "is empty"),
+    (_fifo, "save it to a file first"),
+    (lambda tmp_path: tmp_path / ("n" * 200 + ".parquet"), "… (")])
+def test_a_path_that_holds_no_table_is_one_line_with_the_reason(tmp_path, make, reason):
+    path = make(tmp_path)
+    with pytest.raises(attn_cli.InputError) as raised:
+        attn_cli.Occurrences.read_parquet(path)
+    assert reason in str(raised.value) and "\n" not in str(raised.value)
