@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from attn_cli.declared import declarations
-from attn_cli.errors import InputError, Option, WeightsError
+from attn_cli.declared import declarations, is_real
+from attn_cli.errors import InputError, Option, SettingsError, WeightsError, path_argument, shown_path
 from attn_cli.parquet import ParquetOut, arrow
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
@@ -61,35 +62,112 @@ def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, ve
 
     `vectors` (as every function takes them; the embedded set by default) and `weights` (a trained layer's
     file or TrainedLayer, when the table was scanned with one) must be those the table was written with:
-    InputError (WeightsError for the layer) naming what the file holds otherwise."""
+    InputError (WeightsError for the layer) naming what the file holds otherwise. The table is checked whole
+    before it is used (`_checked`): a damaged one is an InputError saying what is wrong, never a failure later."""
     pa, parquet = arrow(Option("parquet", python_text="Occurrences.read_parquet"))
-    if os.path.isdir(path):  # pyarrow would read every file in it as one table, under the first one's counts
-        raise InputError(f"{os.fspath(path)} is a folder; read each table in it and join them in corpus order with "
-                         "Occurrences.concat")
-    try:
-        stored = parquet.read_table(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read the occurrences table {os.fspath(path)}: {exc}; give a Parquet file "
-                         "written by Occurrences.write_parquet or attn-cli senses --parquet") from None
+    path = path_argument("path", path)
+    stored = _stored(pa, parquet, path)
     about = _metadata(stored.schema, path)
     settings, found = _settings(about, vectors, weights, path)
-    columns = {name: stored.column(name).combine_chunks() for name in stored.column_names}
-    return make(
-        word=about["word"], settings=settings, vectors=found, static=np.array(about["static"], dtype=np.float64),
-        line=columns["line"].to_numpy(), position=columns["position"].to_numpy(),
-        token=columns["token"].to_pylist(), sentence=columns["sentence"].to_pylist(),
-        outputs=_matrix(columns["outputs"]), bags=_matrix(columns["bags"]),
-        context_words=columns["context_words"].to_pylist(), context_shares=_lists(columns["context_shares"]),
-        first_line=about["first_line"], lines_read=about["lines_read"], skipped_lines=about["skipped_lines"])
+    try:
+        fields = _checked(pa, stored, about, found.dims)
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, pa.ArrowException) as exc:
+        raise damaged(path, str(exc)) from None
+    return make(word=about["word"], settings=settings, vectors=found, first_line=about["first_line"],
+                lines_read=about["lines_read"], skipped_lines=about["skipped_lines"], **fields)
+
+
+def damaged(path: str, what: str) -> InputError:
+    """The one error of a table whose metadata or columns are not what write_parquet writes."""
+    what = " ".join(what.split())  # one line, whatever pyarrow's message
+    return InputError(f"the occurrences table {shown_path(path)} is damaged: {what}; write it again with attn-cli "
+                      "senses --parquet (or Occurrences.write_parquet)")
+
+
+def _stored(pa: Any, parquet: Any, path: str) -> pyarrow.Table:
+    """The file's Arrow table; a path that holds none (missing, a folder, empty, a pipe) is an InputError saying
+    why. A pipe is refused before pyarrow reads it: a Parquet file is read from its end."""
+    shown = shown_path(path)
+    if os.path.isdir(path):  # pyarrow would read every file in it as one table, under the first one's counts
+        raise InputError(f"{shown} is a folder; read each table in it and join them in corpus order with "
+                         "Occurrences.concat")
+    try:
+        mode = os.stat(path)
+        empty = stat.S_ISREG(mode.st_mode) and mode.st_size == 0 or os.path.samefile(path, os.devnull)
+        if empty:
+            raise InputError(f"cannot read the occurrences table {shown}: it is empty; write it with attn-cli senses "
+                             "--parquet (or Occurrences.write_parquet)")
+        if not stat.S_ISREG(mode.st_mode):
+            raise InputError(f"cannot read the occurrences table {shown}: it is a pipe or a device, and a Parquet "
+                             "file is read from its end; save it to a file first")
+        return parquet.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        reason = "no such file" if isinstance(exc, FileNotFoundError) else getattr(exc, "strerror", None) or exc
+        raise InputError(f"cannot read the occurrences table {shown}: {reason}; give a Parquet file written by "
+                         "Occurrences.write_parquet or attn-cli senses --parquet") from None
+
+
+ABOUT = {"word": str, "settings": dict, "vectors": dict, "static": list, "first_line": int, "lines_read": int,
+         "skipped_lines": int}  # the metadata's fields, each of its JSON type
+WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vectors fix
+LARGEST_LINE = 2**62  # first_line and the counts are at most this, so their sums stay within int64
+
+
+def _checked(pa: Any, stored: pyarrow.Table, about: dict[str, Any], dims: int) -> dict[str, Any]:
+    """The row fields of a table, once everything `make` and grouping rely on holds: the metadata's fields of
+    their types, the columns of write_parquet's types (outputs as wide as `static`, bags as the vectors' dims), no
+    nulls, every number finite, lines within the lines read and in corpus order, positions from 0, each
+    occurrence's context words and shares of one length. ValueError (and the parse errors the caller catches)
+    otherwise."""
+    static = np.array(about["static"], dtype=np.float64)
+    types = _types(pa, len(static), dims)
+    for name, kind in types.items():
+        if name not in stored.column_names or stored.schema.field(name).type != kind:
+            found = stored.schema.field(name).type if name in stored.column_names else "missing"
+            widths = f" (static has {len(static)} numbers, the vectors {dims} dims)"
+            raise ValueError(f"its column {name} is {found}, not {kind}{widths if name in WIDE else ''}")
+    columns = {name: stored.column(name).combine_chunks() for name in types if name != "group"}
+    nulls = [name for name, column in columns.items()
+             if column.null_count or (pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type))
+             and column.flatten().null_count]
+    if nulls:
+        raise ValueError(f"its column {nulls[0]} has nulls")
+    fields = {
+        "static": static, "line": columns["line"].to_numpy(), "position": columns["position"].to_numpy(),
+        "token": columns["token"].to_pylist(), "sentence": columns["sentence"].to_pylist(),
+        "outputs": _matrix(columns["outputs"]), "bags": _matrix(columns["bags"]),
+        "context_words": columns["context_words"].to_pylist(), "context_shares": _lists(columns["context_shares"])}
+    _check_values(fields, columns, about)
+    return fields
+
+
+def _check_values(fields: dict[str, Any], columns: dict[str, Any], about: dict[str, Any]) -> None:
+    """The numbers of a table whose columns have the right types: ValueError naming the first that cannot be."""
+    shares = columns["context_shares"].flatten().to_numpy()
+    for name, values in (("static", fields["static"]), ("outputs", fields["outputs"]), ("bags", fields["bags"]),
+                         ("context_shares", shares)):
+        if not np.isfinite(values).all():
+            raise ValueError(f"{name} holds a number that is not finite")
+    line, last = fields["line"], about["first_line"] - 1 + about["lines_read"]
+    if len(line) and (line[0] < about["first_line"] or line[-1] > last or (np.diff(line) < 0).any()):
+        raise ValueError(f"its column line is not in corpus order within lines {about['first_line']:,} to {last:,}")
+    if (fields["position"] < 0).any():
+        raise ValueError("its column position has a number below 0")
+    if not np.array_equal(columns["context_words"].value_lengths(), columns["context_shares"].value_lengths()):
+        raise ValueError("its context_words and context_shares differ in length for an occurrence")
 
 
 def _schema(pa: Any, table: Table) -> pyarrow.Schema:
+    return pa.schema(list(_types(pa, table.outputs.shape[1], table.bags.shape[1]).items()),
+                     metadata={METADATA_KEY: json.dumps(_about(table), allow_nan=False)})
+
+
+def _types(pa: Any, width: int, dims: int) -> dict[str, pyarrow.DataType]:
+    """Each column's type, for outputs of `width` numbers and vectors of `dims`."""
     number, text = pa.float64(), pa.string()
-    return pa.schema([
-        ("line", pa.int64()), ("position", pa.int64()), ("token", text), ("sentence", text), ("group", pa.int64()),
-        ("outputs", pa.list_(number, table.outputs.shape[1])), ("bags", pa.list_(number, table.bags.shape[1])),
-        ("context_words", pa.list_(text)), ("context_shares", pa.list_(number)),
-    ], metadata={METADATA_KEY: json.dumps(_about(table), allow_nan=False)})
+    return {"line": pa.int64(), "position": pa.int64(), "token": text, "sentence": text, "group": pa.int64(),
+            "outputs": pa.list_(number, width), "bags": pa.list_(number, dims),
+            "context_words": pa.list_(text), "context_shares": pa.list_(number)}
 
 
 def _columns(pa: Any, table: Table, groups: np.ndarray | None) -> dict[str, pyarrow.Array]:
@@ -144,38 +222,61 @@ def _about(table: Table) -> dict[str, Any]:
     }
 
 
-def _metadata(schema: Any, path: str | os.PathLike[str]) -> dict[str, Any]:
+def _metadata(schema: Any, path: str) -> dict[str, Any]:
+    """The metadata's JSON object; a file without it is no occurrences table, one whose JSON does not parse (or
+    nests deeper than Python's stack) is a damaged one."""
     raw = (schema.metadata or {}).get(METADATA_KEY.encode())
-    about = json.loads(raw) if raw else {}
+    try:
+        about = json.loads(raw) if raw else {}
+    except (ValueError, RecursionError) as exc:
+        raise damaged(path, f"its metadata is not JSON ({type(exc).__name__})") from None
+    if not isinstance(about, dict):
+        raise damaged(path, f"its metadata is a JSON {type(about).__name__}, not an object")
     if about.get("format") != FORMAT:
-        raise InputError(f"{os.fspath(path)} is not an occurrences table of this attn-cli (its metadata has no "
+        raise InputError(f"{shown_path(path)} is not an occurrences table of this attn-cli (its metadata has no "
                          f"{FORMAT!r}); write it with Occurrences.write_parquet or attn-cli senses --parquet")
+    for name, kind in ABOUT.items():
+        value = about.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise damaged(path, f"its metadata's {name} is {type(value).__name__}, not {kind.__name__}")
+    if not (1 <= about["first_line"] <= LARGEST_LINE and 0 <= about["skipped_lines"] <= about["lines_read"]
+            <= LARGEST_LINE):
+        raise damaged(path, "its metadata's first_line, lines_read or skipped_lines is out of range")
+    if not all(is_real(number) for number in about["static"]):
+        raise damaged(path, "its metadata's static holds something that is not a number")
     return about
 
 
-def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str | os.PathLike[str]
+def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str
               ) -> tuple[Settings, Vectors]:
     """The table's settings and the vectors given, checked against what the table was written with."""
     from attn_cli.api import as_vectors, resolve_settings
 
     stored = dict(about["settings"])
-    digest = stored.pop("weights")
+    digest = stored.pop("weights", None)
+    if not (digest is None or isinstance(digest, str)):
+        raise damaged(path, f"its settings' weights is {type(digest).__name__}, not a digest")
     if digest is not None and weights is None:
-        raise WeightsError(f"{os.fspath(path)} was scanned with a trained layer (weights {digest[:12]}); pass the "
+        raise WeightsError(f"{shown_path(path)} was scanned with a trained layer (weights {digest[:12]}); pass the "
                            "same weights file to read it")
     if digest is None and weights is not None:
-        raise WeightsError(f"{os.fspath(path)} was scanned without a trained layer; leave out the weights")
+        raise WeightsError(f"{shown_path(path)} was scanned without a trained layer; leave out the weights")
     if weights is not None:
-        stored.pop("mode")  # "trained": the layer sets it, and its own settings equal the table's
+        stored.pop("mode", None)  # "trained": the layer sets it, and its own settings equal the table's
         stored["weights"] = weights
-    settings = resolve_settings(None, stored)
+    try:
+        settings = resolve_settings(None, stored)
+    except (SettingsError, TypeError) as exc:
+        if isinstance(exc, SettingsError) and exc.setting == "weights":  # the layer given, not the table
+            raise
+        raise damaged(path, f"its settings: {exc}") from None
     if settings.layer is not None and settings.layer.digest != digest:
-        raise WeightsError(f"the weights given are not those {os.fspath(path)} was scanned with (weights "
-                           f"{digest[:12]}); pass the same weights file")
+        raise WeightsError(f"the weights given are not those {shown_path(path)} was scanned with (weights "
+                           f"{(digest or '')[:12]}); pass the same weights file")
     found = as_vectors(vectors)
     wanted = about["vectors"]
-    if found.fingerprint != wanted["fingerprint"]:
-        raise InputError(f"{os.fspath(path)} was scanned with the vectors {wanted['name']} ({wanted['size']:,} words "
+    if found.fingerprint != wanted.get("fingerprint"):
+        raise InputError(f"{shown_path(path)} was scanned with the vectors {wanted['name']} ({wanted['size']:,} words "
                          f"x {wanted['dims']} dims), not {found.name} ({found.count:,} x {found.dims}); pass the same "
                          "vectors to read it")
     return settings, found
