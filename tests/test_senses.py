@@ -14,6 +14,7 @@ import attn_cli
 from attn_cli.contexts.grouping import nearest_labels, numbered, probe
 from attn_cli import example_corpus
 from attn_cli.contexts.scan import could_hold, folded
+from attn_cli.errors import InputTypeError, SettingsTypeError
 from conftest import stand_in_layer
 
 BANK, BANK_LABELS = example_corpus()
@@ -275,3 +276,32 @@ def test_to_pandas_without_pandas_names_the_install(bank_senses, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas raises ImportError
     with pytest.raises(attn_cli.InputError, match="pip install pandas"):
         bank_senses.to_pandas()
+
+
+def _table():
+    return attn_cli.occurrences("bank", BANK[:3])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda tmp: attn_cli.senses("bank", 42), InputTypeError, "lines must be an iterable"),
+    (lambda tmp: attn_cli.occurrences("bank", BANK, first_line=2**70), attn_cli.SettingsError,
+     "first_line must be a whole number from 1 to 2\\*\\*62"),
+    (lambda tmp: attn_cli.occurrences("bank", BANK, first_line="2"), SettingsTypeError, "first_line"),
+    (lambda tmp: attn_cli.Occurrences.read_parquet(42), SettingsTypeError, "path must be a file path"),
+    (lambda tmp: attn_cli.Occurrences.read_parquet(None), SettingsTypeError, "path must be a file path"),
+    (lambda tmp: attn_cli.Occurrences.concat(42), InputTypeError, "parts must be an iterable"),
+    (lambda tmp: attn_cli.Occurrences.concat([1, 2]), InputTypeError,
+     r"parts\[0\] must be an Occurrences table, not int"),
+    (lambda tmp: _table().write_parquet(42), SettingsTypeError, "path must be a file path"),
+    (lambda tmp: _table().write_parquet("/dev/full"), attn_cli.OutputError, "cannot write /dev/full: .*; choose"),
+    (lambda tmp: _table().write_parquet(tmp), attn_cli.OutputError, "cannot write .*; choose a writable file"),
+    (lambda tmp: attn_cli.senses("bank", [b"the bank"] * 5), InputTypeError,
+     "line 1 must be a str or a list of words \\(str\\), not bytes"),
+    (lambda tmp: attn_cli.senses("bank", [None] * 5), InputTypeError, "line 1 .* not NoneType"),
+    (lambda tmp: attn_cli.senses("bank", ["the bank", 2, 3]), InputTypeError, "line 2 .* not int"),
+    (lambda tmp: attn_cli.occurrences("bank", [["the", 1]], first_line=7), InputTypeError,
+     "line 7 .* not list"),
+])
+def test_wrong_arguments_are_the_librarys_own_errors(tmp_path, call, error, message):
+    with pytest.raises(error, match=message):
+        call(tmp_path)
