@@ -98,11 +98,19 @@ def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, buil
                 yield LineError(number, outcome) if isinstance(outcome, InputError) else outcome
 
 
+LINE_TYPES = "a str or a list of words (str)"
+
+
+def is_line(value: object) -> bool:
+    """A sentence or its words already split: what a function that takes lines can tokenize."""
+    return isinstance(value, str) or (isinstance(value, Sequence) and all(isinstance(word, str) for word in value))
+
+
 def _tokenized(line: Line, vectors: Vectors, settings: Settings,
                check: Callable[[TokenizedSentence], object]) -> Tokenized | InputError:
     """The line with its tokens, or why it cannot be attended."""
-    if not (isinstance(line, str) or (isinstance(line, Sequence) and all(isinstance(word, str) for word in line))):
-        return InputError(f"a line must be a str or a list of words (str), not {type(line).__name__}")
+    if not is_line(line):
+        return InputError(f"a line must be {LINE_TYPES}, not {type(line).__name__}")
     try:
         tokenized = tokenize(line, vectors, settings.oov, settings.max_tokens)
         check(tokenized)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from attn_cli.declared import declarations, is_real
-from attn_cli.errors import InputError, Option, SettingsError, WeightsError, path_argument, shown_path
+from attn_cli.errors import InputError, Option, OutputError, SettingsError, WeightsError, path_argument, shown_path
 from attn_cli.parquet import ParquetOut, arrow
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
@@ -50,9 +50,13 @@ def write_parquet(path: str | os.PathLike[str], table: Table, groups: np.ndarray
                   feature: Option | None = None) -> None:
     """The occurrences as a Parquet file, whole or not at all (attn_cli.parquet.ParquetOut's rules)."""
     feature = feature or Option("parquet", python_text="Occurrences.write_parquet")
+    path = path_argument("path", path)
     pa, _ = arrow(feature)
-    with ParquetOut(path, _schema(pa, table), feature=feature) as out:
-        out.write(_columns(pa, table, groups))
+    try:
+        with ParquetOut(path, _schema(pa, table), feature=feature) as out:
+            out.write(_columns(pa, table, groups))
+    except OSError as exc:  # named as the caller gave it, as write_file names it
+        raise OutputError.of_file(shown_path(path), exc) from exc
 
 
 def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, vectors: Any = None,
@@ -109,8 +113,8 @@ def _stored(pa: Any, parquet: Any, path: str) -> pyarrow.Table:
 
 ABOUT = {"word": str, "settings": dict, "vectors": dict, "static": list, "first_line": int, "lines_read": int,
          "skipped_lines": int}  # the metadata's fields, each of its JSON type
+LARGEST_LINE = 2**62  # first_line and the counts of lines are at most this, so their sums stay within int64
 WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vectors fix
-LARGEST_LINE = 2**62  # first_line and the counts are at most this, so their sums stay within int64
 
 
 def _checked(pa: Any, stored: pyarrow.Table, about: dict[str, Any], dims: int) -> dict[str, Any]:

@@ -10,7 +10,7 @@ memory stays flat in the number of lines.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable
@@ -18,12 +18,13 @@ from typing import Any, Callable
 import numpy as np
 
 from attn_cli.api import check_layer, prepared
-from attn_cli.batches import GROUP_CELLS, GROUP_LINES, Line, runs_within
+from attn_cli.batches import GROUP_CELLS, GROUP_LINES, LINE_TYPES, Line, is_line, runs_within
 from attn_cli.declared import is_whole
 from attn_cli.engine.attention import static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
-from attn_cli.errors import InputError, InputTypeError, Option, SettingsError
+from attn_cli.contexts.columns import LARGEST_LINE
+from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable
 from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors, without_accents
@@ -46,10 +47,11 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
     """
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
-    if isinstance(lines, (str, bytes)):
-        raise InputTypeError("lines must be an iterable of sentences (str) or of word lists, not one str")
-    if not (is_whole(first_line) and first_line >= 1):
-        raise SettingsError("first_line", f"must be at least 1 (got {first_line!r})")
+    lines = require_iterable("lines", lines, "sentences (str) or of word lists")
+    if not is_whole(first_line):
+        raise SettingsTypeError("first_line", f"must be a whole number, not {type(first_line).__name__}")
+    if not 1 <= first_line <= LARGEST_LINE:  # the table's int64 line numbers hold the lines after it too
+        raise SettingsError("first_line", f"must be a whole number from 1 to 2**62 (got {first_line!r})")
     if not (is_whole(max_occurrences) and max_occurrences >= 1):
         raise SettingsError("max_occurrences", f"must be at least 1 (got {max_occurrences!r})")
     chosen, found = prepared(vectors, settings, changes)
@@ -145,10 +147,9 @@ class Scan:
     def _found(self, numbered: tuple[int, Line]) -> Found | None:
         """The line's occurrences (None when it has none); a line that cannot be tokenized counts as skipped."""
         number, line = numbered
+        if not is_line(line):  # bytes or None would otherwise pass as lines without the word
+            raise InputTypeError(f"line {number:,} must be {LINE_TYPES}, not {type(line).__name__}")
         if not could_hold(line, self.folded_key):
-            return None
-        if not (isinstance(line, str) or (isinstance(line, Sequence) and all(isinstance(word, str) for word in line))):
-            self.skipped_lines += 1
             return None
         try:
             tokenized = tokenize(line, self.vectors, self.settings.oov, self.settings.max_tokens)

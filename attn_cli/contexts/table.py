@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attn_cli.errors import InputError
+from attn_cli.errors import InputError, InputTypeError, require_iterable
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
 
@@ -72,8 +72,12 @@ class Occurrences:
     def concat(cls, parts: Sequence[Occurrences]) -> Occurrences:
         """The tables of consecutive parts of one corpus (a Dask partition each, say) as one, in their order; the
         counts of lines add up. They must share word, settings and vectors."""
+        parts = list(require_iterable("parts", parts, "Occurrences tables"))
         if not parts:
             raise InputError("Occurrences.concat needs at least one table")
+        for index, part in enumerate(parts):
+            if not isinstance(part, Occurrences):
+                raise InputTypeError(f"parts[{index}] must be an Occurrences table, not {type(part).__name__}")
         first = parts[0]
         for before, part in zip(parts, parts[1:]):
             if part.first_line != before.first_line + before.lines_read:
