@@ -286,3 +286,17 @@ def test_too_few_occurrences_say_how_many_lines_were_skipped_and_why(run, tmp_pa
     assert result.exit_code == 3 and result.stderr == (
         "attn-cli: error: found 2 occurrences of 'bank'; senses needs at least 3; 1 line was skipped (too long: "
         "raise --max-tokens, or without a known word): give a larger corpus\n")
+
+
+def test_a_damaged_or_missing_occurrences_table_is_one_line_and_exit_3(run, corpus, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    stored = pq.read_table(table)
+    pq.write_table(stored.replace_schema_metadata({b"attn_cli": b"[" * 100_000 + b"]" * 100_000}), table)
+    for path, message in ((table, f"the occurrences table {table} is damaged: its metadata is not JSON"),
+                          (tmp_path / "missing.parquet", "no such file")):
+        result = run("senses", "bank", "--occurrences", str(path))
+        assert result.exit_code == 3 and message in result.stderr, result.stderr
+        assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
