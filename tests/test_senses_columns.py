@@ -194,6 +194,8 @@ DAMAGED = {
     "static too short": (lambda t: _with_about(t, lambda a: _edited(a, static=a["static"][:64])), "static"),
     "static a string": (lambda t: _with_about(t, lambda a: _edited(a, static=["NaN"])), "static"),
     "static not finite": (lambda t: _with_about(t, lambda a: _edited(a, static=[float("nan")] * 128)), "static"),
+    "vectors of the wrong shape": (lambda t: _with_about(t, lambda a: _edited(
+        a, vectors={**a["vectors"], "size": "many", "fingerprint": "other"})), "vectors"),
     "word null": (lambda t: _with_about(t, lambda a: _edited(a, word=None)), "word"),
     "first line too large": (lambda t: _with_about(t, lambda a: _edited(a, first_line=2**70)), "first_line"),
     "other columns": (lambda t: pa.table({"a": [1]}).replace_schema_metadata(t.schema.metadata), "line"),

@@ -113,6 +113,7 @@ def _stored(pa: Any, parquet: Any, path: str) -> pyarrow.Table:
 
 ABOUT = {"word": str, "settings": dict, "vectors": dict, "static": list, "first_line": int, "lines_read": int,
          "skipped_lines": int}  # the metadata's fields, each of its JSON type
+VECTORS = {"name": str, "size": int, "dims": int, "fingerprint": str}  # its vectors' fields
 LARGEST_LINE = 2**62  # first_line and the counts of lines are at most this, so their sums stay within int64
 WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vectors fix
 
@@ -239,16 +240,23 @@ def _metadata(schema: Any, path: str) -> dict[str, Any]:
     if about.get("format") != FORMAT:
         raise InputError(f"{shown_path(path)} is not an occurrences table of this attn-cli (its metadata has no "
                          f"{FORMAT!r}); write it with Occurrences.write_parquet or attn-cli senses --parquet")
-    for name, kind in ABOUT.items():
-        value = about.get(name)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise damaged(path, f"its metadata's {name} is {type(value).__name__}, not {kind.__name__}")
+    _check_types(about, ABOUT, "metadata", path)
+    _check_types(about["vectors"], VECTORS, "metadata's vectors", path)
     if not (1 <= about["first_line"] <= LARGEST_LINE and 0 <= about["skipped_lines"] <= about["lines_read"]
             <= LARGEST_LINE):
         raise damaged(path, "its metadata's first_line, lines_read or skipped_lines is out of range")
     if not all(is_real(number) for number in about["static"]):
         raise damaged(path, "its metadata's static holds something that is not a number")
     return about
+
+
+def _check_types(fields: dict[str, Any], kinds: dict[str, type], where: str, path: str) -> None:
+    """Each of `kinds`' fields present in `fields` and of its JSON type (a bool is no number): the table is damaged
+    otherwise."""
+    for name, kind in kinds.items():
+        value = fields.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise damaged(path, f"its {where}: {name} is {type(value).__name__}, not {kind.__name__}")
 
 
 def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str
@@ -279,7 +287,7 @@ def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str
                            f"{(digest or '')[:12]}); pass the same weights file")
     found = as_vectors(vectors)
     wanted = about["vectors"]
-    if found.fingerprint != wanted.get("fingerprint"):
+    if found.fingerprint != wanted["fingerprint"]:
         raise InputError(f"{shown_path(path)} was scanned with the vectors {wanted['name']} ({wanted['size']:,} words "
                          f"x {wanted['dims']} dims), not {found.name} ({found.count:,} x {found.dims}); pass the same "
                          "vectors to read it")
