@@ -300,3 +300,10 @@ def test_a_damaged_or_missing_occurrences_table_is_one_line_and_exit_3(run, corp
         result = run("senses", "bank", "--occurrences", str(path))
         assert result.exit_code == 3 and message in result.stderr, result.stderr
         assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_long_unknown_word_is_shortened_in_its_one_line(run, corpus):
+    text, _ = corpus
+    result = run("senses", "x" * 10_000, "--file", str(text))
+    assert result.exit_code == 3 and len(result.stderr) < 300
+    assert "(10,000 characters)" in result.stderr and result.stderr.count("\n") == 1

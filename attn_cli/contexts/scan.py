@@ -24,7 +24,8 @@ from attn_cli.engine.attention import static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
 from attn_cli.engine.tokenize import TokenizedSentence, tokenize
 from attn_cli.contexts.columns import LARGEST_LINE
-from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable
+from attn_cli.errors import (InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable,
+                             shorten)
 from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors, without_accents
@@ -74,8 +75,8 @@ def word_entry(word: str, vectors: Vectors) -> tuple[str, int]:
     the vector set has none."""
     found = vectors.lookup(unicodedata.normalize("NFC", word)) if word else None
     if found is None:
-        raise InputError(f"{word!r} is not in the vocabulary of {vectors.name}, so no token can be it; give a word "
-                         "the vector set knows")
+        raise InputError(f"{shorten(word)!r} is not in the vocabulary of {vectors.name}, so no token can be it; "
+                         "give a word the vector set knows")
     return found
 
 
