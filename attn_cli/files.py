@@ -16,6 +16,8 @@ import errno
 import os
 import re
 import stat
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -167,3 +169,14 @@ def _temporary_prefix(target: Path) -> str:
         name_max = 255
     room = name_max - len("..") - 8 - len(".tmp")
     return f".{os.fsdecode(os.fsencode(target.name)[:room])}."
+
+
+@contextlib.contextmanager
+def quiet_npy_headers() -> Iterator[None]:
+    """Reading .npy files (a cache's arrays, a weights file's members) without Python's warnings about their
+    headers: numpy parses a header with ast.literal_eval, which warns of an odd escape in it (a SyntaxWarning,
+    shown by default from Python 3.12). A damaged header is the reader's error to report in its own line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import HANG_SECONDS
 
 import attn_cli
 from attn_cli.vectors import load_vectors
@@ -396,3 +397,24 @@ def test_an_import_into_a_cache_that_cannot_be_written_fails(run, user, tmp_path
     assert "without a cache" in one_line(explained.stderr, "warning")
     assert [t["key"] for t in json.loads(explained.stdout)["tokens"]] == ["money", "bank", "grows"]
     assert not list((user / "important").iterdir()) or (user / "important" / "data.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("name", ["matrix.npy", "norms.npy", "offsets.npy", "index.npy"])
+def test_a_cached_array_whose_header_holds_an_odd_escape_leaks_no_warning(run, user, private_cache, name):
+    """numpy reads a .npy header with ast.literal_eval, and Python warns of an invalid escape in it (a
+    DeprecationWarning, a SyntaxWarning shown by default from Python 3.12): the damaged file is a damaged cache,
+    said in one line, and nothing else reaches stderr."""
+    source = user / "warned.txt"
+    source.write_text("money 0.1 0.2\nbank 0.2 0.1\ngrows 0.3 0.1\n", encoding="utf-8")
+    assert run("vectors", "import", str(source)).exit_code == 0
+    [folder] = (private_cache / "v1").iterdir()
+    data = bytearray((folder / name).read_bytes())
+    brace = data.index(b"{")
+    data[brace + 1:brace + 1] = b"'\\L'"
+    (folder / name).write_bytes(bytes(data))
+    code = ("import sys, warnings; warnings.simplefilter('default'); from attn_cli.cli import run; "
+            "sys.argv = ['attn-cli', 'explain', 'money bank', '--vectors', sys.argv[1], '--json']; run()")
+    finished = subprocess.run([sys.executable, "-c", code, str(source)], capture_output=True, text=True,
+                              timeout=HANG_SECONDS, env={**os.environ, "ATTN_CLI_CACHE": str(private_cache)})
+    assert "Warning" not in finished.stderr and "internal error" not in finished.stderr, finished.stderr
+    assert finished.returncode in (0, 4), finished.stderr

@@ -25,7 +25,7 @@ import numpy as np
 
 from attn_cli.engine.attention import MAX_D_K, AttentionConfig, Projections, draw_projections
 from attn_cli.errors import Option, SettingsError, WeightsError, path_argument
-from attn_cli.files import write_file
+from attn_cli.files import quiet_npy_headers, write_file
 from attn_cli.vectors.store import Vectors
 
 FORMAT = "attn-cli-weights"
@@ -162,12 +162,12 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
         raise WeightsError(f"weights file {source} is not a regular file; pass the .npz file attn-cli train wrote")
     try:
         _check_members(source)
-        with zipfile.ZipFile(source) as archive:
+        with quiet_npy_headers(), zipfile.ZipFile(source) as archive:
             sizes = {info.filename: info.file_size for info in archive.infolist()}
             metadata = _metadata(source, archive, sizes)
             _check_sizes(source, metadata, sizes)
             _check_headers(source, metadata, archive)
-        with np.load(source, allow_pickle=False) as stored:
+        with quiet_npy_headers(), np.load(source, allow_pickle=False) as stored:
             matrices = {name: np.asarray(stored[name]) for name in MATRICES}
     except WeightsError:
         raise

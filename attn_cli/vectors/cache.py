@@ -37,7 +37,7 @@ from typing import Callable
 
 import numpy as np
 
-from attn_cli.files import write_all
+from attn_cli.files import quiet_npy_headers, write_all
 from attn_cli.errors import DamagedCache
 from attn_cli.vectors.store import Vectors, row_norms
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
@@ -252,8 +252,9 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
     try:
         for file in DATA_FILES:
             _require(folder / file, stat.S_ISREG, "file")
-        matrix = np.load(folder / MATRIX_FILE, mmap_mode="r", allow_pickle=False)
-        norms = np.load(folder / NORMS_FILE, mmap_mode="r", allow_pickle=False)
+        with quiet_npy_headers():
+            matrix = np.load(folder / MATRIX_FILE, mmap_mode="r", allow_pickle=False)
+            norms = np.load(folder / NORMS_FILE, mmap_mode="r", allow_pickle=False)
         words = WordList(folder)
         index = StoredIndex(folder, words)
     except Exception as exc:  # numpy's .npy header parser meets bytes it did not write with ValueError,

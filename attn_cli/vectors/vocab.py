@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attn_cli.files import write_all
+from attn_cli.files import quiet_npy_headers, write_all
 from attn_cli.errors import DamagedCache
 
 VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
@@ -29,7 +29,8 @@ class WordList(Sequence):
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r", allow_pickle=False)  # [N + 1] int64
+        with quiet_npy_headers():
+            self.offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r", allow_pickle=False)  # [N + 1] int64
         with open(folder / VOCAB_FILE, "rb") as handle:
             self._blob = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
@@ -86,7 +87,8 @@ class StoredIndex:
     """
 
     def __init__(self, folder: Path, words: WordList) -> None:
-        self.table = np.load(folder / INDEX_FILE, mmap_mode="r", allow_pickle=False)  # [2^k] int32
+        with quiet_npy_headers():
+            self.table = np.load(folder / INDEX_FILE, mmap_mode="r", allow_pickle=False)  # [2^k] int32
         self.mask = len(self.table) - 1
         self.words, self.folder = words, folder
 
