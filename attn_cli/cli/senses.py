@@ -22,10 +22,12 @@ from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
 from attn_cli.errors import UsageError, flag, shorten
-from attn_cli import LayerSettings, Occurrences, Settings, Vectors, declarations
+from attn_cli import LayerSettings, Settings, Vectors, declarations
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
+
+    from attn_cli import Occurrences
 
 SENSES_PANEL = "Senses"
 EXAMPLE = "attn-cli senses bank --file corpus.txt"
@@ -120,6 +122,8 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
     if given:
         raise UsageError(f"--occurrences {path} holds the attention settings its scan used; leave out "
                          f"{', '.join(flag(name) for name in given)}")
+    from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
+
     table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
     if table.word != word:
         raise UsageError(f"--occurrences {path} holds the occurrences of {table.word!r}, not {word!r}; give "
