@@ -32,13 +32,15 @@ COMMANDS = list(_commands())
 
 
 def test_explain_loads_neither_the_training_run_nor_gensim():
-    """explain's start-up holds only what it uses: the trainer, its optimiser and gensim load when asked for."""
+    """explain's start-up holds only what it uses: the trainer, its optimiser, gensim, and the senses library
+    with scikit-learn and pyarrow load when asked for."""
     import subprocess
     import sys
 
     code = ("import sys; from attn_cli.cli.app import main; sys.argv = ['attn-cli', 'explain', 'bank', '--json']\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "loaded = {'attn_cli.training.trainer', 'attn_cli.training.run', 'attn_cli.training.demo', 'gensim'}\n"
+            "loaded = {'attn_cli.training.trainer', 'attn_cli.training.run', 'attn_cli.training.demo', 'gensim',\n"
+            "          'attn_cli.contexts', 'sklearn', 'pyarrow'}\n"
             "loaded &= set(sys.modules)\nassert not loaded, loaded")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
