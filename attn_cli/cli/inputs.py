@@ -379,6 +379,15 @@ def too_long(number: int, source: str, raw: bytes) -> str:
             "give text with one sentence per line")
 
 
+JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "true or false", type(None): "null"}
+
+
+def not_an_object(why: object) -> str:
+    """What a JSON Lines line that holds no object says."""
+    return (f"not a JSON object ({why}); with --input-format jsonl write one object per line, e.g. "
+            '{"id": 1, "text": "money bank grows"}')
+
+
 def json_line(text: str, number: int, source: str) -> InputLine:
     """A JSON Lines record: {"text": "...", "id": ..., anything else}; "id" and the rest are passed through. A byte
     order mark starting the line (a file joined on with cat) is no part of it, as text mode reads it."""
@@ -390,11 +399,11 @@ def json_line(text: str, number: int, source: str) -> InputLine:
         why = ("nested too deeply" if isinstance(exc, RecursionError) else
                f"a lone surrogate {exc.object[exc.start]!r} is not text" if isinstance(exc, UnicodeEncodeError)
                else exc)
-        return InputLine(None, number, source, error=f"not a JSON object ({why}); with --input-format jsonl "
-                                                     'write one object per line, e.g. '
-                                                     '{"id": 1, "text": "money bank grows"}')
-    if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-        return InputLine(None, number, source, id=record.get("id") if isinstance(record, dict) else None,
+        return InputLine(None, number, source, error=not_an_object(why))
+    if not isinstance(record, dict):  # a list nested 1,000 deep parses on Python 3.12 and later, not before
+        return InputLine(None, number, source, error=not_an_object(f"a JSON {JSON_KINDS.get(type(record), 'value')}"))
+    if not isinstance(record.get("text"), str):
+        return InputLine(None, number, source, id=record.get("id"),
                          error='no "text" string in this JSON line; write e.g. {"id": 1, "text": "money bank grows"}')
     meta = {key: value for key, value in record.items() if key not in ("text", "id")}
     return InputLine(record["text"], number, source, id=record.get("id"), meta=meta)
