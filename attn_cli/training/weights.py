@@ -42,6 +42,7 @@ TRAINED = {"masked-word": {**TRAINED_SETTINGS, "mask": "others"}, "next-word": {
 LAYER_KEYS = ("objective", "heads", "d_k", "mask", "positions", "position_scale", "seed", "scale",
               "similarity", "temperature")
 MAX_METADATA_BYTES = 1 << 20  # the metadata is a few KB; a larger member is not ours
+MAX_METADATA_DEPTH = 16  # a layer's metadata nests 4 deep (measured on the demo layer's file)
 MAX_MEMBERS = 16  # a layer's file holds 5 members (the metadata and four matrices); many more are not ours
 END_RECORD, ZIP64_LOCATOR = b"PK\x05\x06", b"PK\x06\x07"
 END_SEARCH = 22 + 0xFFFF  # the end record and the longest comment it may carry
@@ -185,6 +186,17 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
     return layer
 
 
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in a parsed JSON value, counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            stack += [(child, level + 1) for child in (item.values() if isinstance(item, dict) else item)]
+    return deepest
+
+
 def _check_members(source: str) -> None:
     """The member count, read from the archive's end record before zipfile reads its central directory (600,000
     empty members took zipfile 13.5 s and 712 MB): a layer's file holds 5, so a count past MAX_MEMBERS, or one
@@ -216,6 +228,8 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
     if text.dtype.kind != "U" or text.ndim != 0:
         raise _not_ours(source, "the metadata is not text")
     metadata = json.loads(str(text), parse_constant=_refuse_constant)
+    if _depth(metadata) > MAX_METADATA_DEPTH:  # Python 3.12 and later parse 5,000 levels; reading them later recurses
+        raise _not_ours(source, f"its metadata nests deeper than {MAX_METADATA_DEPTH} levels")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise _not_ours(source, "another format")
     version = metadata.get("format_version")
