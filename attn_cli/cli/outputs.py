@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 from attn_cli.errors import UsageError, shown_path
 from attn_cli.cli.fields import Selection, select
 from attn_cli.cli.messages import to_null
-from attn_cli import ExplainParquet, ExplainResult, write_file
+from attn_cli import ExplainResult, write_file
 from attn_cli.render.json_out import whole_or_none, write_json
 from attn_cli.render.plain import READS, header, plain_records
 from attn_cli.render.consoles import draw_literally, report_console, trimmed, write_through
@@ -213,6 +213,8 @@ class ParquetTable:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        from attn_cli import ExplainParquet  # the Parquet writer loads for a run that asks for a table
+
         with writing(path, "--parquet"):
             self.table = ExplainParquet(path)
 
