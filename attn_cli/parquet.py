@@ -17,8 +17,8 @@ from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any
 
 from attn_cli.declared import is_whole
-from attn_cli.errors import (InputTypeError, MissingExtra, Option, OutputError, SettingsError, SettingsTypeError, UsageError,
-                             path_argument, shown_path)
+from attn_cli.errors import (InputTypeError, MissingExtra, Option, OutputError, SettingsError, SettingsTypeError,
+                             UsageError, path_argument, shown_path)
 from attn_cli.files import AtomicFile, WholeOrNothing, encodable, write_all
 
 LARGEST_INT64 = 2**63 - 1
