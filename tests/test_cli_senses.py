@@ -283,9 +283,24 @@ def test_too_few_occurrences_say_how_many_lines_were_skipped_and_why(run, tmp_pa
     corpus = tmp_path / "long.txt"
     corpus.write_text(" ".join(["the bank"] * 700) + "\nthe river bank\nmoney bank\n", encoding="utf-8")
     result = run("senses", "bank", "--file", str(corpus))
-    assert result.exit_code == 3 and result.stderr == (
-        "attn-cli: error: found 2 occurrences of 'bank'; senses needs at least 3; 1 line was skipped (too long: "
-        "raise --max-tokens, or without a known word): give a larger corpus\n")
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("attn-cli: error: found 2 occurrences of 'bank'; senses needs at least 3; 1 line "
+                                    "that may hold it was skipped, the first (line 1): the sentence has 1,400 tokens, "
+                                    "more than --max-tokens 1000; shorten it or pass --max-tokens 1400")
+
+
+@pytest.mark.parametrize("options, lines, culprit", [
+    (["--mask", "others"], "bank\nbank bank\nriver bank\n", "the first (line 1): the mask 'others' hides"),
+    (["--oov", "error"], "bank zzqx\nriver bank\nmoney bank\n", 'the first (line 1): not in the vocabulary of '
+                                                                   'default (minilm-l6-128d): "zzqx"'),
+], ids=["mask-others", "oov-error"])
+def test_too_few_occurrences_name_the_setting_that_skipped_lines(run, tmp_path, options, lines, culprit):
+    """Lines a mask or --oov error skipped were reported as too long for --max-tokens."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(lines, encoding="utf-8")
+    result = run("senses", "bank", "--file", str(corpus), *options)
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1
+    assert culprit in result.stderr and "max-tokens" not in result.stderr
 
 
 def test_a_damaged_or_missing_occurrences_table_is_one_line_and_exit_3(run, corpus, tmp_path):

@@ -296,3 +296,15 @@ def test_a_nul_in_a_path_is_a_settings_error_showing_it(lone_surrogate, tmp_path
         call(lone_surrogate, path)
     assert isinstance(caught.value, ValueError) and "\0" not in str(caught.value)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_table_read_back_lists_the_causes_a_skipped_line_can_have(tmp_path):
+    """The file keeps the count of skipped lines, not why: the message lists the causes instead of naming one."""
+    path = tmp_path / "few.parquet"
+    attn_cli.occurrences("bank", ["bank", "bank bank", "river bank"], mask="others").write_parquet(path)
+    table = attn_cli.Occurrences.read_parquet(path)
+    assert table.skipped_lines == 2 and table.first_skipped is None
+    with pytest.raises(attn_cli.InputError, match=re.escape("2 lines that may hold it were skipped by the scan (too "
+                                                            "long for max_tokens, without a known word, or refused "
+                                                            "by oov='error' or mask='others')")):
+        attn_cli.group_senses(table)
