@@ -119,8 +119,8 @@ class ParquetOut(WholeOrNothing):
 
     def _write(self, columns: Mapping[str, Any]) -> None:
         pa = self._pyarrow
-        arrays = {name: text_array(pa, values) if self.schema.field(name).type == pa.string() else values
-                  for name, values in columns.items()}
+        arrays = {name: values if isinstance(values, pa.Array) or self.schema.field(name).type != pa.string()
+                  else text_array(pa, values) for name, values in columns.items()}
         self._writer.write_table(pa.Table.from_pydict(arrays, schema=self.schema))
 
 
