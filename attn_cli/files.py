@@ -89,7 +89,8 @@ class AtomicFile(WholeOrNothing):
 
     For a file written in parts (a Parquet table a group of rows at a time). A regular file, or the one a link
     names, is replaced by renaming a temporary file beside it, and keeps its mode; a device, a FIFO or a path
-    through /dev or /proc is appended to as it comes, so what was written there stays.
+    through /dev or /proc is appended to as it comes, so what was written there stays. The temporary file of
+    one never closed nor discarded is removed when it is collected or the interpreter exits.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:

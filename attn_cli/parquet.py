@@ -42,7 +42,8 @@ def arrow(feature: Option) -> tuple[ModuleType, ModuleType]:
 class ParquetOut(WholeOrNothing):
     """A Parquet file being written: `write(columns)` adds a row group now, `add_rows(columns)` holds rows until
     there are `group_rows` of them; `close()` writes what is held and puts the file in place, `discard()` (or an
-    exception leaving a `with` block) leaves the path as it was.
+    exception leaving a `with` block, or a failed write) leaves the path as it was, and so does a table never
+    closed, once it is collected or the interpreter exits.
 
     `schema` fixes the columns' types (an all-null column stays typed); its metadata goes into the file's footer.
     `feature` is what the user asked for, named when pyarrow is missing.
