@@ -42,10 +42,9 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
     accents follow the vector set, so "Bank" is "bank" in a lower-case set). Lines are numbered from
     `first_line` (a later part of a corpus keeps its numbers). A line that cannot be attended (every
     word unknown, too long) is skipped and counted in `skipped_lines`, the first in `first_skipped` with why.
-    `progress`, if given, is called
-    with the number of lines read so far after each group of lines. The occurrences are all kept (memory grows
-    with them, not with the lines), so more than `max_occurrences` is an InputError as the group that passes
-    it is read: a stream that never ends stops.
+    `progress`, if given, is called with the number of lines read so far after each group of lines. The
+    occurrences are all kept (memory grows with them, not with the lines), so more than `max_occurrences` is
+    an InputError as the group that passes it is read: a stream that never ends stops.
     """
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
