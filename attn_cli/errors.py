@@ -165,10 +165,15 @@ def require_iterable(name: str, value: object, items: str) -> Iterator:
 
 def path_argument(name: str, value: object) -> str:
     """An argument that names a file, as a str: anything but a str or os.PathLike is a SettingsTypeError naming
-    the argument (os.fspath's own TypeError would not say which)."""
+    the argument (os.fspath's own TypeError would not say which), and a name holding a NUL, which no file name
+    can hold, a SettingsError showing it (the ValueError os.stat or open would raise names neither)."""
     if not isinstance(value, (str, os.PathLike)):
         raise SettingsTypeError(name, f"must be a file path (str or os.PathLike), got {type(value).__name__}")
-    return str(os.fspath(value))
+    path = str(os.fspath(value))
+    if "\0" in path:
+        raise SettingsError(name, f"{literal(shown_path(path))} holds a NUL character (\\x00), which no file name can "
+                                  "hold; give the file's name without it")
+    return path
 
 
 class OutputError(UsageError, OSError):

@@ -17,7 +17,8 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -33,18 +34,30 @@ def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
     (an AttnError that is also an OSError, with the cause's errno) names `path` and says why it could not.
 
     Text holding lone surrogates (a file name that is not UTF-8, shown in a page) is written with \\udcxx
-    escapes.
+    escapes (`utf8`).
     """
     if not isinstance(data, (str, bytes, bytearray)):
         raise InputTypeError(f"data must be str or bytes, not {type(data).__name__}")
     if isinstance(data, str):
-        data = data.encode("utf-8", errors="backslashreplace")
+        data = utf8(data)
     path = Path(path_argument("path", path))
     try:
         with AtomicFile(path) as target:
             write_all(target.stream, data)
     except OSError as exc:  # named as the caller's path, never the temporary file beside it
         raise OutputError.of_file(path, exc) from exc
+
+
+def utf8(text: str) -> bytes:
+    """Text as UTF-8 for a file, each lone surrogate (a byte of a line or a file name that was not UTF-8) as its
+    escape `\\udcxx`: the spelling the JSON output and the messages give it, in every file attn-cli writes."""
+    return text.encode("utf-8", errors="backslashreplace")
+
+
+def encodable(texts: Iterable[str | None]) -> list[str | None]:
+    """The texts as a UTF-8 store (Arrow, pandas' string columns) takes them: a lone surrogate spelt as `utf8`
+    spells it, every other character as it is."""
+    return [text if text is None or text.isascii() else utf8(text).decode("utf-8") for text in texts]
 
 
 class WholeOrNothing:
@@ -76,7 +89,8 @@ class AtomicFile(WholeOrNothing):
 
     For a file written in parts (a Parquet table a group of rows at a time). A regular file, or the one a link
     names, is replaced by renaming a temporary file beside it, and keeps its mode; a device, a FIFO or a path
-    through /dev or /proc is appended to as it comes, so what was written there stays.
+    through /dev or /proc is appended to as it comes, so what was written there stays. The temporary file of
+    one never closed nor discarded is removed when it is collected or the interpreter exits.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -96,6 +110,8 @@ class AtomicFile(WholeOrNothing):
         handle, self._temporary = tempfile.mkstemp(dir=self._target.parent, prefix=_temporary_prefix(self._target),
                                                    suffix=".tmp")
         self.stream = os.fdopen(handle, "wb")
+        # a file never closed nor discarded (its owner dropped, the interpreter leaving) is removed, never left
+        self._forget = weakref.finalize(self, _remove, self.stream, self._temporary)
 
     def close(self) -> None:
         """The file in place, with the old file's mode (else a new file's); on failure nothing is left behind."""
@@ -111,17 +127,29 @@ class AtomicFile(WholeOrNothing):
             os.chmod(self._temporary, mode)  # mkstemp makes it private
             os.replace(self._temporary, self._target)
             self._temporary = None
+            self._forget.detach()
         except BaseException:
             self.discard()
             raise
 
     def discard(self) -> None:
         """Remove what was written (a no-op once closed)."""
-        with contextlib.suppress(OSError):  # a buffer that cannot be flushed any more: its bytes are dropped anyway
-            self.stream.close()
-        if self._temporary is not None:
-            os.unlink(self._temporary)
+        if self._temporary is None:
+            _close(self.stream)
+        else:
             self._temporary = None
+            self._forget()
+
+
+def _remove(stream: IO[bytes], temporary: str) -> None:
+    """An AtomicFile's temporary file closed and removed."""
+    _close(stream)
+    os.unlink(temporary)
+
+
+def _close(stream: IO[bytes]) -> None:
+    with contextlib.suppress(OSError):  # a buffer that cannot be flushed any more: its bytes are dropped anyway
+        stream.close()
 
 
 def names_a_stream(path: Path) -> bool:

@@ -10,12 +10,18 @@ package works without it until one is asked for.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any
 
-from attn_cli.errors import MissingExtra, Option
-from attn_cli.files import AtomicFile, WholeOrNothing, write_all
+from attn_cli.declared import is_whole
+from attn_cli.errors import (InputTypeError, MissingExtra, Option, OutputError, SettingsError, SettingsTypeError,
+                             UsageError, path_argument, shown_path)
+from attn_cli.files import AtomicFile, WholeOrNothing, encodable, write_all
+
+LARGEST_INT64 = 2**63 - 1
 
 if TYPE_CHECKING:
     import pyarrow
@@ -36,7 +42,8 @@ def arrow(feature: Option) -> tuple[ModuleType, ModuleType]:
 class ParquetOut(WholeOrNothing):
     """A Parquet file being written: `write(columns)` adds a row group now, `add_rows(columns)` holds rows until
     there are `group_rows` of them; `close()` writes what is held and puts the file in place, `discard()` (or an
-    exception leaving a `with` block) leaves the path as it was.
+    exception leaving a `with` block, or a failed write) leaves the path as it was, and so does a table never
+    closed, once it is collected or the interpreter exits.
 
     `schema` fixes the columns' types (an all-null column stays typed); its metadata goes into the file's footer.
     `feature` is what the user asked for, named when pyarrow is missing.
@@ -46,48 +53,93 @@ class ParquetOut(WholeOrNothing):
 
     def __init__(self, path: str | os.PathLike[str], schema: pyarrow.Schema, *, feature: Option) -> None:
         self._pyarrow, parquet = arrow(feature)
+        self.path = path_argument("path", path)
         self.schema = schema
         self._pending: dict[str, list] = {name: [] for name in self.schema.names}
-        self._file = AtomicFile(path)
+        try:
+            self._file = AtomicFile(self.path)
+        except OSError as exc:
+            raise OutputError.of_file(shown_path(self.path), exc) from exc
         self._sink = Sink(self._file.stream)
         try:
             self._writer = parquet.ParquetWriter(self._sink, self.schema)
         except BaseException:
             self._file.discard()
             raise
+        # a table never closed (dropped, or open as the interpreter leaves) is discarded, its temporary file too
+        self._discard = weakref.finalize(self, _discarded, self._sink, self._file, self._writer)
 
     def write(self, columns: Mapping[str, Any]) -> None:
-        """One row group: each column of the schema by name, as an array or a list."""
-        self._writer.write_table(self._pyarrow.Table.from_pydict(dict(columns), schema=self.schema))
+        """One row group: each column of the schema by name, as an array or a list (text as `text_array` has it)."""
+        with self._writing():
+            self._write(columns)
 
     def add_rows(self, columns: Mapping[str, Iterable]) -> None:
         """Rows held until `group_rows` of them make a row group: each column of the schema by name."""
-        for name, values in columns.items():
-            self._pending[name] += values
-        if len(self._pending[self.schema.names[0]]) >= self.group_rows:
-            self._write_pending()
+        with self._writing():
+            for name, values in columns.items():
+                self._pending[name] += values
+            if len(self._pending[self.schema.names[0]]) >= self.group_rows:
+                self._write_pending()
 
     def close(self) -> None:
-        """Write the rows held and the footer, and put the file in place (nothing is left when that fails)."""
-        try:
+        """Write the rows held and the footer, and put the file in place (nothing is left when that fails); a table
+        already closed or discarded stays as it is."""
+        if not self._discard.alive:
+            return
+        with self._writing():
             self._write_pending()
             self._writer.close()
-        except BaseException:
+            self._file.close()
+        self._discard.detach()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A step of writing an open table (UsageError once closed): a failure discards the table, and an OSError
+        (a full disk) is the OutputError naming the path as the caller gave it."""
+        if not self._discard.alive:
+            raise UsageError(f"the Parquet table {shown_path(self.path)} is already closed (or discarded); open "
+                             "another to write more rows")
+        try:
+            yield
+        except BaseException as exc:
             self.discard()
+            if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+                raise OutputError.of_file(shown_path(self.path), exc) from exc
             raise
-        self._file.close()
 
     def discard(self) -> None:
         """Leave the path as it was. A stream (a FIFO, /dev/stdout) keeps the rows it got, with no footer after
         them: readers refuse it rather than take it for the whole table."""
-        self._sink.writing = False
-        self._file.discard()
-        self._writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
+        self._discard()
 
     def _write_pending(self) -> None:
         if self._pending[self.schema.names[0]]:
-            self.write(self._pending)
+            self._write(self._pending)
             self._pending = {name: [] for name in self._pending}
+
+    def _write(self, columns: Mapping[str, Any]) -> None:
+        pa = self._pyarrow
+        arrays = {name: values if isinstance(values, pa.Array) or self.schema.field(name).type != pa.string()
+                  else text_array(pa, values) for name, values in columns.items()}
+        self._writer.write_table(pa.Table.from_pydict(arrays, schema=self.schema))
+
+
+def text_array(pa: Any, texts: Iterable[str | None]) -> pyarrow.Array:
+    """Text as an Arrow string column, which holds UTF-8 only: a lone surrogate (from a line that was not UTF-8)
+    written as its escape, as `encodable` writes it in every other file."""
+    texts = list(texts)
+    try:
+        return pa.array(texts, pa.string())
+    except UnicodeEncodeError:
+        return pa.array(encodable(texts), pa.string())
+
+
+def _discarded(sink: Sink, file: AtomicFile, writer: Any) -> None:
+    """ParquetOut.discard's work (also its finaliser's, so it holds no reference to the table)."""
+    sink.writing = False
+    file.discard()
+    writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
 
 
 class Sink:
@@ -136,7 +188,9 @@ class ExplainParquet(ParquetOut):
 
     def add(self, result: ExplainResult, line: int | None = None) -> None:
         """The rows of one sentence's tokens. The numbers are the result's own (its `shifts`, not recomputed), so
-        they equal its document's; they go into columns, no row is built as a record."""
+        they equal its document's; they go into columns, no row is built as a record. `line` is None or a whole
+        number that int64 holds; anything else, as a `result` that is no ExplainResult, is refused naming it."""
+        _check_row(result, line)
         shifts = result.shifts
         pulls = [shift.pulled_by[0] if shift.pulled_by else None for shift in shifts]
         self.add_rows({
@@ -146,6 +200,24 @@ class ExplainParquet(ParquetOut):
             "self_weight": [shift.self_weight for shift in shifts],
             "pulled_by": [None if pull is None else pull.token for pull in pulls],
             "pulled_share": [None if pull is None else pull.shift_share for pull in pulls]})
+
+
+def _check_row(result: object, line: object) -> None:
+    """ExplainParquet.add's arguments, refused before a row is held: a LineError (a line explain_many could not
+    attend) or another result as an InputTypeError, a line number that is no int64 as the SettingsError naming
+    `line`."""
+    from attn_cli.batches import LineError
+    from attn_cli.results import ExplainResult
+
+    if not isinstance(result, ExplainResult):
+        skip = (f" (line {result.line:,} could not be attended: leave it out, as the example in "
+                "help(attn_cli.ExplainParquet) does)" if isinstance(result, LineError) else "")
+        raise InputTypeError(f"result must be an attn_cli.ExplainResult (of explain or explain_many), not "
+                             f"{type(result).__name__}{skip}")
+    if not (line is None or is_whole(line)):
+        raise SettingsTypeError("line", f"must be a whole number or None, not {type(line).__name__}")
+    if line is not None and not 0 <= line <= LARGEST_INT64:  # type: ignore[operator]
+        raise SettingsError("line", f"must be from 0 to 2**63 - 1, the numbers int64 holds (got {line!r})")
 
 
 def token_schema(pyarrow: Any) -> pyarrow.Schema:

@@ -209,9 +209,13 @@ def test_occurrences_groups_a_scans_table_exactly_as_the_corpus_run(run, corpus,
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--heads", "2"], "holds the attention settings its scan used; leave out --heads"),
+    (["--heads", "2"], "holds what its scan found with its own settings; leave out --heads"),
     (["--file", "CORPUS"], "give the corpus once"),
-])
+    (["--oov", "error"], "leave out --oov"),
+    (["--max-tokens", "5"], "leave out --max-tokens"),
+    (["--max-occurrences", "5"], "leave out --max-occurrences"),
+    (["--mask", "others", "--max-tokens", "5"], "leave out --mask, --max-tokens"),
+], ids=["heads", "file", "oov", "max-tokens", "max-occurrences", "mask-and-max-tokens"])
 def test_occurrences_refuses_what_it_would_leave_unused(run, corpus, tmp_path, args, message):
     text, _ = corpus
     table = tmp_path / "bank.parquet"
@@ -283,9 +287,24 @@ def test_too_few_occurrences_say_how_many_lines_were_skipped_and_why(run, tmp_pa
     corpus = tmp_path / "long.txt"
     corpus.write_text(" ".join(["the bank"] * 700) + "\nthe river bank\nmoney bank\n", encoding="utf-8")
     result = run("senses", "bank", "--file", str(corpus))
-    assert result.exit_code == 3 and result.stderr == (
-        "attn-cli: error: found 2 occurrences of 'bank'; senses needs at least 3; 1 line was skipped (too long: "
-        "raise --max-tokens, or without a known word): give a larger corpus\n")
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("attn-cli: error: found 2 occurrences of 'bank'; senses needs at least 3; 1 line "
+                                    "that may hold it was skipped, the first (line 1): the sentence has 1,400 tokens, "
+                                    "more than --max-tokens 1000; shorten it or pass --max-tokens 1400")
+
+
+@pytest.mark.parametrize("options, lines, culprit", [
+    (["--mask", "others"], "bank\nbank bank\nriver bank\n", "the first (line 1): the mask 'others' hides"),
+    (["--oov", "error"], "bank zzqx\nriver bank\nmoney bank\n", 'the first (line 1): not in the vocabulary of '
+                                                                   'default (minilm-l6-128d): "zzqx"'),
+], ids=["mask-others", "oov-error"])
+def test_too_few_occurrences_name_the_setting_that_skipped_lines(run, tmp_path, options, lines, culprit):
+    """Lines a mask or --oov error skipped were reported as too long for --max-tokens."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(lines, encoding="utf-8")
+    result = run("senses", "bank", "--file", str(corpus), *options)
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1
+    assert culprit in result.stderr and "max-tokens" not in result.stderr
 
 
 def test_a_damaged_or_missing_occurrences_table_is_one_line_and_exit_3(run, corpus, tmp_path):
@@ -307,3 +326,26 @@ def test_a_long_unknown_word_is_shortened_in_its_one_line(run, corpus):
     result = run("senses", "x" * 10_000, "--file", str(text))
     assert result.exit_code == 3 and len(result.stderr) < 300
     assert "(10,000 characters)" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_occurrences_uses_the_neighbour_options_as_the_corpus_run_does(run, corpus, tmp_path):
+    """The neighbour searches run on the groups with the vectors given: a table has what they need."""
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    options = ["--neighbors", "2", "--neighbor-vocab", "300", "--json"]
+    direct = run("senses", "bank", "--file", str(text), *options)
+    again = run("senses", "bank", "--occurrences", str(table), *options)
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout) == json.loads(direct.stdout)
+    assert all(len(group["neighbors"]) == 2 for group in json.loads(again.stdout)["groups"])
+
+
+def test_a_cluster_seed_past_what_k_means_takes_is_refused_at_the_command_line(run, corpus):
+    from attn_cli.contexts.grouping import MAX_SEED
+
+    text, _ = corpus
+    result = run("senses", "bank", "--file", str(text), "--cluster-seed", str(MAX_SEED + 1))
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "--cluster-seed" in result.stderr
+    assert f"0<=x<={MAX_SEED}" in result.stderr
+    assert run("senses", "bank", "--file", str(text), "--cluster-seed", str(MAX_SEED), "--json").exit_code == 0

@@ -4,6 +4,8 @@ absent; a missing pyarrow is one stderr line naming the extra."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import os
 import sys
 import threading
@@ -11,6 +13,7 @@ import threading
 import pytest
 
 import attn_cli
+from conftest import HANG_SECONDS
 
 pa = pytest.importorskip("pyarrow", reason="the parquet extra (pip install 'attn-cli[parquet]') is not installed")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -194,3 +197,75 @@ def test_the_extras_name_pyarrow_and_dask_and_the_test_extra_pulls_both():
     assert {"pyarrow"} <= wanted["parquet"]
     assert {"dask", "pyarrow"} <= wanted["dask"]
     assert {"dask", "pyarrow"} <= wanted["test"]
+
+
+@pytest.fixture(scope="module")
+def one_result():
+    return attn_cli.explain("money bank grows", neighbors=0)
+
+
+def line_error():
+    return attn_cli.LineError(3, attn_cli.InputError("the sentence is empty"))
+
+
+@pytest.mark.parametrize("make_args, error, culprit", [
+    (lambda r: (line_error(),), TypeError, "not LineError (line 3 could not be attended"),
+    (lambda r: (None,), TypeError, "not NoneType"),
+    (lambda r: (attn_cli.compare(["money bank", "river bank"], neighbors=0),), TypeError, "not CompareResult"),
+    (lambda r: (r, "x"), attn_cli.SettingsError, "line must be a whole number or None, not str"),
+    (lambda r: (r, 2**70), attn_cli.SettingsError, "line must be from 0 to 2**63 - 1"),
+    (lambda r: (r, -1), attn_cli.SettingsError, "got -1"),
+], ids=["line-error", "none", "compare-result", "line-str", "line-2**70", "line-negative"])
+def test_explain_parquet_refuses_what_is_no_row_naming_it(tmp_path, one_result, make_args, error, culprit):
+    out = tmp_path / "t.parquet"
+    with attn_cli.ExplainParquet(out) as table:
+        with pytest.raises(error, match=re.escape(culprit)) as caught:
+            table.add(*make_args(one_result))
+        assert isinstance(caught.value, attn_cli.AttnError)
+        table.add(one_result, line=1)  # a refused row leaves the table as it was
+    assert pq.read_table(out).column("line").to_pylist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("path, error, culprit", [
+    (lambda tmp: tmp, attn_cli.OutputError, "Is a directory"),
+    (lambda tmp: 5, attn_cli.SettingsError, "path must be a file path"),
+    (lambda tmp: tmp / "no-such-folder" / "t.parquet", attn_cli.OutputError, "no-such-folder"),
+    (lambda tmp: f"{tmp}/t\0.parquet", attn_cli.SettingsError, "NUL"),
+], ids=["folder", "int", "missing-folder", "nul"])
+def test_explain_parquet_refuses_a_path_it_cannot_write_naming_it(tmp_path, path, error, culprit):
+    with pytest.raises(error, match=re.escape(culprit)) as caught:
+        attn_cli.ExplainParquet(path(tmp_path))
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_explain_parquet_on_a_full_disk_is_an_output_error_naming_the_path(one_result):
+    with pytest.raises(attn_cli.OutputError, match="cannot write /dev/full: No space left") as caught:
+        with attn_cli.ExplainParquet("/dev/full") as table:
+            table.add(one_result, line=1)
+    assert caught.value.errno == 28
+
+
+def test_an_explain_parquet_closed_takes_no_more_rows_and_closes_again_quietly(tmp_path, one_result):
+    out = tmp_path / "t.parquet"
+    table = attn_cli.ExplainParquet(out)
+    table.add(one_result, line=1)
+    table.close()
+    table.close()
+    with pytest.raises(attn_cli.AttnError, match=re.escape(f"the Parquet table {out} is already closed")):
+        table.add(one_result, line=2)
+    assert pq.read_table(out).num_rows == 3
+
+
+def test_an_explain_parquet_never_closed_leaves_nothing_when_python_exits(tmp_path):
+    code = ("import sys, attn_cli\n"
+            "table = attn_cli.ExplainParquet(sys.argv[1])\n"
+            "table.add(attn_cli.explain('money bank grows', neighbors=0), line=1)\n"
+            "kept = attn_cli.ExplainParquet(sys.argv[2])\n"
+            "del kept\n"
+            "assert [name for name in __import__('os').listdir(sys.argv[3]) if 'kept' in name] == []\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t.parquet"), str(tmp_path / "kept.parquet"),
+                           str(tmp_path)], capture_output=True, text=True, timeout=HANG_SECONDS)
+    assert done.returncode == 0 and done.stderr == ""
+    assert os.listdir(tmp_path) == []
+

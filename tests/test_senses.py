@@ -305,3 +305,59 @@ def _table():
 def test_wrong_arguments_are_the_librarys_own_errors(tmp_path, call, error, message):
     with pytest.raises(error, match=message):
         call(tmp_path)
+
+
+# --- arguments refused in our errors (issue 32) ---------------------------------------------------------------
+
+
+def never_read():
+    raise AssertionError("the corpus was read before the arguments were checked")
+    yield ""  # a generator
+
+
+@pytest.mark.parametrize("call, error, culprit", [
+    (lambda: attn_cli.senses("bank", never_read(), seed=2**32), attn_cli.SettingsError, "seed must be a whole "
+     "number from 0 to 2**32 - 1 (got 4294967296)"),
+    (lambda: attn_cli.group_senses(attn_cli.occurrences("bank", BANK), seed=2**32), attn_cli.SettingsError,
+     "seed must be"),
+    (lambda: attn_cli.group_senses(attn_cli.occurrences("bank", BANK), seed=-1), attn_cli.SettingsError,
+     "(got -1)"),
+    (lambda: attn_cli.occurrences("bank", never_read(), progress=5), SettingsTypeError,
+     "progress must be a function taking the lines read, or None, not int"),
+    (lambda: attn_cli.senses("bank", BANK, labels=42), InputTypeError, "labels must be an iterable of str"),
+    (lambda: attn_cli.senses("bank", BANK, labels="river"), InputTypeError, "labels must be an iterable of str"),
+], ids=["senses-seed-2**32", "group-seed-2**32", "seed-negative", "progress-int", "labels-int", "labels-str"])
+def test_a_wrong_argument_is_refused_naming_it(call, error, culprit):
+    with pytest.raises(error, match=re.escape(culprit)) as caught:
+        call()
+    assert isinstance(caught.value, attn_cli.AttnError)
+
+
+def test_the_largest_seed_groups():
+    assert attn_cli.senses("bank", BANK, seed=2**32 - 1, clusters=2).clusters == 2
+
+
+def test_labels_given_as_a_generator_are_read_once(bank_senses):
+    again = attn_cli.senses("bank", BANK, labels=(label for label in BANK_LABELS))
+    assert again.labels_report == bank_senses.labels_report
+
+
+@pytest.mark.parametrize("lines, changes, culprit", [
+    (["bank", "bank bank", "river bank"], {"mask": "others"}, "the first (line 1): the mask 'others' hides"),
+    (["bank zzqx", "the bank", "river"], {"oov": "error"}, "the first (line 1): not in the vocabulary"),
+    (["river", "the bank " * 600, "a bank"], {}, "the first (line 2): the sentence has 1,200 tokens, more than "
+                                                 "max_tokens=1000"),
+], ids=["mask-others", "oov-error", "max-tokens"])
+def test_too_few_occurrences_name_the_first_skipped_line_and_its_cause(lines, changes, culprit):
+    with pytest.raises(attn_cli.InputError, match=re.escape(culprit)) as caught:
+        attn_cli.senses("bank", lines, **changes)
+    assert ("max_tokens" in str(caught.value)) == ("max-tokens" in culprit or "max_tokens" in culprit)
+    table = attn_cli.occurrences("bank", lines, **changes)
+    assert table.first_skipped.line == int(culprit.split("line ")[1].split(")")[0])
+
+
+def test_the_first_skipped_line_of_joined_parts_is_the_first_in_corpus_order():
+    parts = [attn_cli.occurrences("bank", ["a bank", "river"], mask="others"),
+             attn_cli.occurrences("bank", ["bank", "bank"], first_line=3, mask="others")]
+    joined = attn_cli.Occurrences.concat(parts)
+    assert joined.skipped_lines == 2 and joined.first_skipped.line == 3

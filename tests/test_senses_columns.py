@@ -4,6 +4,7 @@ SensesResult's table with its groups, read back with pyarrow and checked against
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -258,3 +259,52 @@ def test_a_path_that_holds_no_table_is_one_line_with_the_reason(tmp_path, make, 
     with pytest.raises(attn_cli.InputError) as raised:
         attn_cli.Occurrences.read_parquet(path)
     assert reason in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.fixture(scope="module")
+def lone_surrogate(corpus):
+    """Senses over a corpus one of whose lines holds a lone surrogate (a byte that was not UTF-8, decoded with
+    surrogateescape)."""
+    return attn_cli.senses("bank", [*corpus, "the bank \udc80 money"], neighbors=0)
+
+
+@pytest.mark.parametrize("table", [
+    lambda result, path: result.to_arrow().column("sentence").to_pylist(),
+    lambda result, path: result.occurrences.to_arrow().column("sentence").to_pylist(),
+    lambda result, path: (result.write_parquet(path), pq.read_table(path).column("sentence").to_pylist())[1],
+    lambda result, path: list(pytest.importorskip("pandas").Series(result.to_pandas()["sentence"])),
+], ids=["to_arrow", "occurrences.to_arrow", "write_parquet", "to_pandas"])
+def test_a_lone_surrogate_in_a_line_is_written_as_its_escape_as_in_the_json(lone_surrogate, tmp_path, table):
+    sentences = table(lone_surrogate, tmp_path / "t.parquet")
+    assert sentences[-1] == "the bank \\udc80 money"
+    assert "the bank \\udc80 money" in lone_surrogate.to_json()  # JSON's escape of the same character
+
+
+@pytest.mark.parametrize("call", [
+    lambda result, path: result.write_parquet(path),
+    lambda result, path: result.occurrences.write_parquet(path),
+    lambda result, path: attn_cli.Occurrences.read_parquet(path),
+    lambda result, path: result.to_html(path),
+    lambda result, path: result.to_svg(path),
+    lambda result, path: attn_cli.write_file(path, "text"),
+    lambda result, path: attn_cli.ExplainParquet(path),
+], ids=["write_parquet", "occurrences.write_parquet", "read_parquet", "to_html", "to_svg", "write_file",
+        "ExplainParquet"])
+def test_a_nul_in_a_path_is_a_settings_error_showing_it(lone_surrogate, tmp_path, call):
+    path = f"{tmp_path}/a\0b"
+    with pytest.raises(attn_cli.SettingsError, match=re.escape(f"path {tmp_path}/a\\x00b holds a NUL")) as caught:
+        call(lone_surrogate, path)
+    assert isinstance(caught.value, ValueError) and "\0" not in str(caught.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_table_read_back_lists_the_causes_a_skipped_line_can_have(tmp_path):
+    """The file keeps the count of skipped lines, not why: the message lists the causes instead of naming one."""
+    path = tmp_path / "few.parquet"
+    attn_cli.occurrences("bank", ["bank", "bank bank", "river bank"], mask="others").write_parquet(path)
+    table = attn_cli.Occurrences.read_parquet(path)
+    assert table.skipped_lines == 2 and table.first_skipped is None
+    with pytest.raises(attn_cli.InputError, match=re.escape("2 lines that may hold it were skipped by the scan (too "
+                                                            "long for max_tokens, without a known word, or refused "
+                                                            "by oov='error' or mask='others')")):
+        attn_cli.group_senses(table)

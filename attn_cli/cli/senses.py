@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
 
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 SENSES_PANEL = "Senses"
 EXAMPLE = "attn-cli senses bank --file corpus.txt"
 STDIN_EXAMPLE = "cat corpus.txt | attn-cli senses bank -"
+SCAN_SETTINGS = ("oov", "max_tokens")  # which lines a scan attends: fixed in its table
+SEARCH_SETTINGS = ("neighbors", "neighbor_vocab")  # the grouping's neighbour searches: a table's may change
 DELAY = 1.0  # seconds a run goes without a status line: a quick run's stderr stays clean
 
 CLUSTERS_OPTION = Annotated[Optional[int], _option(
@@ -41,7 +44,7 @@ LABELS_OPTION = Annotated[Optional[Path], _option(
     "--labels", panel=SENSES_PANEL, metavar="FILE", show_default=False,
     help="One label per corpus line (any text): adds purity, adjusted Rand index and the sense probe.")]
 CLUSTER_SEED_OPTION = Annotated[int, _option(
-    "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0,
+    "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0, max=2**32 - 1,  # group_senses' MAX_SEED
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
 MAX_OCCURRENCES_OPTION = Annotated[Optional[int], _option(
     "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1, show_default=False,
@@ -91,7 +94,7 @@ def senses(
 
     with DelayedBar(enabled=not engine.json) as bar:
         table = (scanned(word, source, file, vectors, settings, bar, max_occurrences) if occurrences_file is None else
-                 tabled(word, occurrences_file, vectors, settings, engine.given))
+                 tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
         label_list = None if label_lines is None or labels is None else read_labels(
             label_lines, labels, table.first_line - 1 + table.lines_read)
@@ -115,20 +118,25 @@ def scanned(word: str, source: Optional[str], file: Optional[Path], vectors: Vec
                        **({} if most is None else {"max_occurrences": most}))
 
 
-def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str]) -> Occurrences:
-    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only. Its
-    attention settings are the ones it was scanned with: one typed here (`typed`) would be silently unused."""
-    given = [name for name in declarations(LayerSettings) if name in typed]
-    if given:
-        raise UsageError(f"--occurrences {path} holds the attention settings its scan used; leave out "
-                         f"{', '.join(flag(name) for name in given)}")
+def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str],
+           most: int | None) -> Occurrences:
+    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only.
+    What the scan chose, its attention settings and which lines it attended (--oov, --max-tokens, `most`
+    occurrences at most), cannot change: an option for it typed here (`typed`) would be silently unused, so it is
+    refused. The neighbour searches run on the groups, with the vectors given: --neighbors and --neighbor-vocab
+    are used."""
+    given = [flag(name) for name in [*declarations(LayerSettings), *SCAN_SETTINGS] if name in typed]
+    if given or most is not None:
+        raise UsageError(f"--occurrences {path} holds what its scan found with its own settings; leave out "
+                         f"{', '.join(given + ['--max-occurrences'] * (most is not None))}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 
     table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
     if table.word != word:
         raise UsageError(f"--occurrences {path} holds the occurrences of {table.word!r}, not {word!r}; give "
                          f"attn-cli senses {table.word} --occurrences {path}")
-    return table
+    searches = {name: getattr(settings, name) for name in SEARCH_SETTINGS if name in typed}
+    return replace(table, settings=replace(table.settings, **searches)) if searches else table
 
 
 def write_pictures(document: dict, files: dict[str, Path], command_line: str) -> None:

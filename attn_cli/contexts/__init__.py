@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from attn_cli.batches import Line
-from attn_cli.contexts.grouping import group_senses
+from attn_cli.contexts.grouping import check_seed, group_senses
 from attn_cli.contexts.result import SenseGroup, SensesResult
 from attn_cli.contexts.scan import MAX_OCCURRENCES, occurrences
 from attn_cli.contexts.table import Occurrences
@@ -25,7 +25,8 @@ def senses(word: str, sentences: Iterable[Line], *, clusters: int | None = None,
            seed: int = 0, vectors: Any = None, settings: Settings | None = None,
            max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> SensesResult:
     """The occurrences of `word` in `sentences` grouped by their contextual outputs: `occurrences` then
-    `group_senses` (see both)."""
+    `group_senses` (see both); the seed is checked before the corpus is read."""
+    check_seed(seed)
     return group_senses(occurrences(word, sentences, vectors=vectors, settings=settings,
                                     max_occurrences=max_occurrences, **changes),
                         clusters=clusters, labels=labels, seed=seed)

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from attn_cli.declared import declarations, is_real
-from attn_cli.errors import InputError, Option, OutputError, SettingsError, WeightsError, path_argument, shown_path
-from attn_cli.parquet import ParquetOut, arrow
+from attn_cli.errors import InputError, Option, SettingsError, WeightsError, path_argument, shown_path
+from attn_cli.parquet import ParquetOut, arrow, text_array
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
 
@@ -50,13 +50,9 @@ def write_parquet(path: str | os.PathLike[str], table: Table, groups: np.ndarray
                   feature: Option | None = None) -> None:
     """The occurrences as a Parquet file, whole or not at all (attn_cli.parquet.ParquetOut's rules)."""
     feature = feature or Option("parquet", python_text="Occurrences.write_parquet")
-    path = path_argument("path", path)
     pa, _ = arrow(feature)
-    try:
-        with ParquetOut(path, _schema(pa, table), feature=feature) as out:
-            out.write(_columns(pa, table, groups))
-    except OSError as exc:  # named as the caller gave it, as write_file names it
-        raise OutputError.of_file(shown_path(path), exc) from exc
+    with ParquetOut(path, _schema(pa, table), feature=feature) as out:
+        out.write(_columns(pa, table, groups))
 
 
 def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, vectors: Any = None,
@@ -186,11 +182,11 @@ def _columns(pa: Any, table: Table, groups: np.ndarray | None) -> dict[str, pyar
     return {
         "line": pa.array(np.asarray(table.line, dtype=np.int64)),
         "position": pa.array(np.asarray(table.position, dtype=np.int64)),
-        "token": pa.array(table.token, pa.string()), "sentence": pa.array(table.sentence, pa.string()),
+        "token": text_array(pa, table.token), "sentence": text_array(pa, table.sentence),
         "group": pa.nulls(count, pa.int64()) if groups is None else pa.array(np.asarray(groups, dtype=np.int64)),
         "outputs": _fixed_rows(pa, table.outputs), "bags": _fixed_rows(pa, table.bags),
         "context_words": pa.ListArray.from_arrays(
-            offsets, pa.array([word for words in table.context_words for word in words], pa.string())),
+            offsets, text_array(pa, [word for words in table.context_words for word in words])),
         "context_shares": pa.ListArray.from_arrays(offsets, pa.array(shares, pa.float64())),
     }
 

@@ -16,12 +16,13 @@ from attn_cli.declared import is_whole
 from attn_cli.engine.analysis import Neighbor, NeighborSearch
 from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
 from attn_cli.engine.occurrences import word_layer
-from attn_cli.errors import InputError, InputTypeError, Option, SettingsError
+from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, require_iterable
 from attn_cli.contexts.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
 from attn_cli.contexts.scan import word_entry
 from attn_cli.contexts.table import Occurrences
 
 MIN_OCCURRENCES = 3  # two points make one distance: no grouping can be scored
+MAX_SEED = 2**32 - 1  # the largest seed k-means takes (numpy's RandomState)
 MAX_CLUSTERS = 8  # the largest K tried when none is given
 SILHOUETTE_SAMPLE = 2000  # occurrences the silhouette is computed on at most (its cost grows with m^2)
 EXAMPLES = 3  # sentences shown per group, those nearest its centre
@@ -41,13 +42,14 @@ def group_senses(occurrences: Occurrences, *, clusters: int | None = None, label
     """
     if not isinstance(occurrences, Occurrences):
         raise InputTypeError(f"occurrences must be an attn_cli.Occurrences, not {type(occurrences).__name__}")
-    if not (is_whole(seed) and seed >= 0):
-        raise SettingsError("seed", f"must be a whole number of at least 0 (got {seed!r})")
+    check_seed(seed)
     count = len(occurrences)
     _require_enough(occurrences)
     if clusters is not None and not (is_whole(clusters) and 1 <= clusters <= count):
         raise SettingsError("clusters", f"must be a whole number from 1 to the {count:,} occurrences (got "
                                         f"{clusters!r})")
+    if labels is not None:  # read once: a generator is read by the type check, then counted
+        labels = list(require_iterable("labels", labels, "str, one per corpus line"))
     line_labels = None if labels is None else occurrence_labels(occurrences, labels)
     order = None if labels is None else list(dict.fromkeys(labels))  # the labels in the order first seen
     from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
@@ -74,21 +76,36 @@ def _grouped(occurrences: Occurrences, clusters: int | None, line_labels: list[s
         projection=projection(unit), layer=layer)
 
 
+def check_seed(seed: object) -> None:
+    """k-means' seed: a whole number numpy's RandomState takes (SettingsError otherwise, not scikit-learn's)."""
+    if not (is_whole(seed) and 0 <= seed <= MAX_SEED):  # type: ignore[operator]
+        raise SettingsError("seed", f"must be a whole number from 0 to 2**32 - 1 (got {seed!r})")
+
+
 def _require_enough(occurrences: Occurrences) -> None:
-    """At least MIN_OCCURRENCES, else an InputError that says why, skipped lines included (a line longer than
-    max_tokens may be where the word was)."""
+    """At least MIN_OCCURRENCES, else an InputError that says why: with lines skipped, the first one's own error,
+    which names the setting that skipped it (a line longer than max_tokens may be where the word was)."""
     count = len(occurrences)
-    skipped = occurrences.skipped_lines
-    were = "s were" if skipped != 1 else " was"
-    left = ("",) if not skipped else (f"; {skipped:,} line{were} skipped (too long: raise ", Option("max_tokens"),
-                                      ", or without a known word)")
     if count == 0:
         raise InputError(f"found no occurrence of {occurrences.word!r} in {occurrences.lines_read:,} lines (a token "
                          "is the word when the vector set looks it up as the word's entry: case and accents as "
-                         "the set's vocabulary has them)", *left, "; give a corpus that contains it")
+                         "the set's vocabulary has them)", *_skipped(occurrences, "; give a corpus that contains it"))
     if count < MIN_OCCURRENCES:
         raise InputError(f"found {count} occurrence{'s' * (count != 1)} of {occurrences.word!r}; senses needs at "
-                         f"least {MIN_OCCURRENCES}", *left, ": give a larger corpus")
+                         f"least {MIN_OCCURRENCES}", *_skipped(occurrences, ": give a larger corpus"))
+
+
+def _skipped(occurrences: Occurrences, remedy: str) -> tuple[str | Option, ...]:
+    """How _require_enough's message ends: the skipped lines and the first one's error (its remedy), else
+    `remedy`. A table read from a file keeps the count only, so the causes a scan can have are listed."""
+    skipped, first = occurrences.skipped_lines, occurrences.first_skipped
+    lines = f"; {skipped:,} line{'s' * (skipped != 1)} that may hold it {'were' if skipped != 1 else 'was'} skipped"
+    if not skipped:
+        return (remedy,)
+    if first is None:
+        return (f"{lines} by the scan (too long for ", Option("max_tokens"), ", without a known word, or refused by ",
+                Option("oov", "error"), " or ", Option("mask", "others"), ")", remedy)
+    return (f"{lines}, the first (line {first.line:,}): ", *first.error.parts)
 
 
 class Grouping:
@@ -234,11 +251,10 @@ def examples(occurrences: Occurrences, unit: np.ndarray, rows: np.ndarray, centr
                     cosine=float(cosines[i])) for i in order.tolist()]
 
 
-def occurrence_labels(occurrences: Occurrences, labels: Sequence[str]) -> list[str]:
+def occurrence_labels(occurrences: Occurrences, labels: list[str]) -> list[str]:
     """Each occurrence's label: its line's, `labels` holding one per line read (line first_line.. in order)."""
-    if isinstance(labels, (str, bytes)) or not all(isinstance(label, str) for label in labels):
+    if not all(isinstance(label, str) for label in labels):
         raise InputTypeError("labels must be a sequence of str, one per corpus line")
-    labels = list(labels)
     if len(labels) != occurrences.lines_read:
         raise InputError(f"the labels give {len(labels):,} labels for a corpus of {occurrences.lines_read:,} lines; "
                          "give one label per line")

@@ -107,16 +107,19 @@ class SensesResult:
         return dumps(senses_document(self))
 
     def to_pandas(self) -> pandas.DataFrame:
-        """One row per occurrence: line, position, token, group (from 1), x, y, sentence, and the output vector."""
+        """One row per occurrence: line, position, token, group (from 1), x, y, sentence, and the output vector; a
+        lone surrogate in the text spelt as its escape, as in every file attn-cli writes."""
         try:
             import pandas
         except ImportError:
             raise InputError('to_pandas needs pandas: pip install pandas') from None
+        from attn_cli.files import encodable  # text as the Parquet table has it, whatever pandas stores it in
+
         table = self.occurrences
         return pandas.DataFrame({
-            "line": table.line, "position": table.position, "token": table.token, "group": self.assignments + 1,
-            "x": self.projection[:, 0], "y": self.projection[:, 1], "sentence": table.sentence,
-            "output": list(table.outputs)})
+            "line": table.line, "position": table.position, "token": encodable(table.token),
+            "group": self.assignments + 1, "x": self.projection[:, 0], "y": self.projection[:, 1],
+            "sentence": encodable(table.sentence), "output": list(table.outputs)})
 
     def to_arrow(self) -> pyarrow.Table:
         """The occurrences' table (Occurrences.to_arrow) with each one's `group`, from 1 as documents number them."""

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from attn_cli.api import check_layer, prepared
-from attn_cli.batches import GROUP_CELLS, GROUP_LINES, LINE_TYPES, Line, is_line, runs_within
+from attn_cli.batches import GROUP_CELLS, GROUP_LINES, LINE_TYPES, Line, LineError, is_line, runs_within
 from attn_cli.declared import is_whole
 from attn_cli.engine.attention import static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
@@ -41,10 +41,10 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
     An occurrence is a token whose vocabulary entry is the word's (as `tokenize` matches words: case and
     accents follow the vector set, so "Bank" is "bank" in a lower-case set). Lines are numbered from
     `first_line` (a later part of a corpus keeps its numbers). A line that cannot be attended (every
-    word unknown, too long) is skipped and counted in `skipped_lines`. `progress`, if given, is called
-    with the number of lines read so far after each group of lines. The occurrences are all kept (memory grows
-    with them, not with the lines), so more than `max_occurrences` is an InputError as the group that passes
-    it is read: a stream that never ends stops.
+    word unknown, too long) is skipped and counted in `skipped_lines`, the first in `first_skipped` with why.
+    `progress`, if given, is called with the number of lines read so far after each group of lines. The
+    occurrences are all kept (memory grows with them, not with the lines), so more than `max_occurrences` is
+    an InputError as the group that passes it is read: a stream that never ends stops.
     """
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
@@ -55,6 +55,9 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
         raise SettingsError("first_line", f"must be a whole number from 1 to 2**62 (got {first_line!r})")
     if not (is_whole(max_occurrences) and max_occurrences >= 1):
         raise SettingsError("max_occurrences", f"must be at least 1 (got {max_occurrences!r})")
+    if not (progress is None or callable(progress)):  # else a TypeError once the first group is read
+        raise SettingsTypeError("progress", f"must be a function taking the lines read, or None, not "
+                                            f"{type(progress).__name__}")
     chosen, found = prepared(vectors, settings, changes)
     check_layer(chosen, found)
     scan = Scan(word, found, chosen, first_line)
@@ -120,6 +123,7 @@ class Scan:
         self.folded_key = folded(self.key)
         self.layer = word_layer(vectors.rows([row])[0], settings.attention, settings.projections)
         self.lines_read = self.skipped_lines = 0
+        self.first_skipped: LineError | None = None  # the first line skipped, with why
         self.pending: list[Found] = []  # lines with the word, not attended yet
         self.columns: dict[str, list] = {name: [] for name in ("line", "position", "token", "sentence", "outputs",
                                                                "bags", "context_words", "context_shares")}
@@ -154,12 +158,19 @@ class Scan:
             return None
         try:
             tokenized = tokenize(line, self.vectors, self.settings.oov, self.settings.max_tokens)
-        except InputError:
-            self.skipped_lines += 1
+        except InputError as error:
+            self._skip(number, error)
             return None
         indices = [i for i, token in enumerate(tokenized.tokens) if token.key == self.key]
         text = line.rstrip("\r\n") if isinstance(line, str) else " ".join(line)  # a file's lines end with \n
         return Found(number, text, tokenized, indices) if indices else None
+
+    def _skip(self, number: int, error: InputError) -> None:
+        """Count a line that cannot be attended, and keep why if it is the first in corpus order (lines a layer
+        refuses are met when their group is attended, after later lines have been tokenized)."""
+        self.skipped_lines += 1
+        if self.first_skipped is None or number < self.first_skipped.line:
+            self.first_skipped = LineError(number, error)
 
     def _cells(self, item: Found) -> int:
         """The numbers a line's rows take: each occurrence's copy of its sentence's [n, d] inputs."""
@@ -174,9 +185,9 @@ class Scan:
         for stack in lengths.values():
             try:
                 rows = self._rows(stack)
-            except InputError:
+            except InputError as error:
                 if len(stack) == 1:
-                    self.skipped_lines += 1
+                    self._skip(stack[0].number, error)
                     continue
                 for item in stack:
                     yield from self._attended([item])
@@ -222,4 +233,5 @@ class Scan:
             outputs=np.vstack(columns["outputs"]) if columns["outputs"] else np.zeros((0, width)),
             bags=np.vstack(columns["bags"]) if columns["bags"] else np.zeros((0, dims)),
             context_words=columns["context_words"], context_shares=columns["context_shares"],
-            first_line=self.first_line, lines_read=self.lines_read, skipped_lines=self.skipped_lines)
+            first_line=self.first_line, lines_read=self.lines_read, skipped_lines=self.skipped_lines,
+            first_skipped=self.first_skipped)

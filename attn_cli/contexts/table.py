@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +19,8 @@ from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:
     import pyarrow
+
+    from attn_cli.batches import LineError
 
     from attn_cli.training.weights import TrainedLayer
 
@@ -53,6 +55,8 @@ class Occurrences:
     first_line: int = 1  # the number of the first line read (a later part of a corpus keeps its numbers)
     lines_read: int = 0  # corpus lines read by the scan (with the word or not)
     skipped_lines: int = 0  # lines with a possible occurrence that could not be attended (too long, all unknown)
+    # the first of them with its InputError, which names the setting to change (None for a table read from a file)
+    first_skipped: LineError | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         count = len(self.line)
@@ -90,7 +94,8 @@ class Occurrences:
         joined: dict[str, Any] = {name: _joined([getattr(part, name) for part in parts]) for name in ROW_COLUMNS}
         return cls(word=first.word, settings=first.settings, vectors=first.vectors, static=first.static,
                    first_line=first.first_line, lines_read=sum(part.lines_read for part in parts),
-                   skipped_lines=sum(part.skipped_lines for part in parts), **joined)
+                   skipped_lines=sum(part.skipped_lines for part in parts),
+                   first_skipped=next((part.first_skipped for part in parts if part.first_skipped), None), **joined)
 
     def to_arrow(self) -> pyarrow.Table:
         """One row per occurrence as an Arrow table, its `group` column null (needs pyarrow:
