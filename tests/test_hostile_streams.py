@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG_SECONDS
+from conftest import HANG_SECONDS, stand_in_layer
 
 SENTENCES = b"money bank\n" * 600
 
@@ -43,11 +43,49 @@ def test_an_input_that_is_also_stdout_is_refused(sentences, style, where):
     with sentences.open("rb") as stdin, sentences.open("ab") as stdout:
         finished = attn(args, stdin=stdin if where == "stdin" else None, stdout=stdout)
     name = f"--file {sentences}" if where == "--file" else "stdin"
-    assert finished.returncode == 3
-    assert finished.stderr.decode() == (f"attn-cli: error: {name} is also stdout (input file is output file): what "
-                                        "is written would be read back as input without end; redirect stdout to "
-                                        "another file\n")
+    assert finished.returncode == 3 and len(finished.stderr.splitlines()) == 1
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {name} is also stdout (input file is output file)")
     assert sentences.read_bytes() == SENTENCES
+
+
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "senses" / "bank.txt"
+MODES = pytest.mark.parametrize("mode", ["wb", "ab"], ids=[">", ">>"])
+
+
+def an_input(option: str, tmp_path: Path, glove_file: str) -> bytes:
+    """The bytes of a real input for `option` (a run without the refusal would read it and succeed)."""
+    import attn_cli
+
+    if option == "--vectors":
+        return Path(glove_file).read_bytes()
+    if option == "--weights":
+        return stand_in_layer(attn_cli.load_vectors()).to_bytes()
+    if option == "--occurrences":
+        pytest.importorskip("pyarrow")
+        attn_cli.occurrences("bank", CORPUS.read_text(encoding="utf-8").splitlines()).write_parquet(tmp_path / "t")
+        return (tmp_path / "t").read_bytes()
+    return (b"river\n" * 40) if option == "--labels" else CORPUS.read_bytes()
+
+
+@MODES
+@pytest.mark.parametrize("option, args", [
+    ("--vectors", ["explain", "the of and"]), ("--vectors", ["train", str(CORPUS), "--out", "{out}"]),
+    ("--weights", ["explain", "money bank grows"]), ("--occurrences", ["senses", "bank"]),
+    ("--labels", ["senses", "bank", "--file", str(CORPUS)]), ("--file", ["senses", "bank"]),
+    ("--file", ["compare"])], ids=lambda value: value if isinstance(value, str) else value[0])
+def test_an_input_that_is_stdouts_file_is_refused(tmp_path, mode, option, args, glove_file):
+    """Issue 32.2: `senses bank --occurrences t.parquet >> t.parquet` and `explain ... --vectors v.txt >> v.txt`
+    wrote the results into their input, exit 0. Every input that is stdout's file is refused, as --file was."""
+    path = tmp_path / "input"
+    content = an_input(option, tmp_path, glove_file)
+    path.write_bytes(content)
+    args = [argument.format(out=tmp_path / "layer.npz") for argument in args]
+    with path.open(mode) as stdout:
+        finished = attn([*args, option, str(path), "--json"], stdout=stdout)
+    assert finished.returncode == 3
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {option} {path} is also stdout")
+    assert path.read_bytes() == (content if mode == "ab" else b"")
+    assert not (tmp_path / "layer.npz").exists()
 
 
 def test_a_training_corpus_that_is_also_stdout_is_refused(tmp_path, sentences):

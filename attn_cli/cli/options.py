@@ -26,7 +26,7 @@ import attn_cli
 from attn_cli import VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_vectors
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.help import NarrowHelp
-from attn_cli.cli.inputs import INPUT_FORMATS
+from attn_cli.cli.inputs import INPUT_FORMATS, read_back
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
@@ -134,6 +134,8 @@ class VectorOptions:
 
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
         """The vectors --vectors names (the embedded set by default), with a bar while a file is imported."""
+        if self.vectors:
+            read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
         return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
                             skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
                             warn=warn)
@@ -160,6 +162,8 @@ class EngineOptions(VectorOptions):
             raise SettingsError("mode", f"cannot be {chosen(Settings, self.typed)['mode']!r} with --weights: the "
                                         "layer's learnt weights fix the mode; leave it out")
         # the library's settings read no file; the weights module loads only for a run that names one
+        if self.weights is not None:
+            read_back(self.weights, f"--weights {shown_path(self.weights)}")
         layer = None if self.weights is None else attn_cli.load_layer(self.weights)
         return Settings(**chosen(Settings, self.typed), weights=layer)
 

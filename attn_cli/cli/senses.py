@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
 
 import typer
 
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
 from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
-from attn_cli.errors import UsageError, flag, shorten
+from attn_cli.errors import UsageError, flag, shorten, shown_path
 from attn_cli import LayerSettings, Settings, Vectors, declarations
 
 if TYPE_CHECKING:
@@ -122,6 +122,7 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
     if given:
         raise UsageError(f"--occurrences {path} holds the attention settings its scan used; leave out "
                          f"{', '.join(flag(name) for name in given)}")
+    read_back(path, f"--occurrences {shown_path(path)}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 
     table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
