@@ -9,6 +9,7 @@ with its documented exit code, one stderr line and the user's files as they were
 from __future__ import annotations
 
 import codecs
+import json
 import os
 import subprocess
 import sys
@@ -48,8 +49,59 @@ def test_an_input_that_is_also_stdout_is_refused(sentences, style, where):
     assert sentences.read_bytes() == SENTENCES
 
 
+KEPT = b"kept\n"  # what the file behind stdout held before a `>>` run
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "senses" / "bank.txt"
 MODES = pytest.mark.parametrize("mode", ["wb", "ab"], ids=[">", ">>"])
+
+
+def stdout_into(path: Path, mode: str, args: list[str], **extra) -> subprocess.CompletedProcess:
+    """The program run with `path` as its stdout, opened as `>` ("wb") or `>>` ("ab") opens it; before a `>>` run
+    the file holds KEPT."""
+    if mode == "ab":
+        path.write_bytes(KEPT)
+    with path.open(mode) as stdout:
+        return attn(args, stdout=stdout, **extra)
+
+
+@MODES
+@pytest.mark.parametrize("flag, args", [
+    ("--html", ["explain", "the bank of the river", "--json"]),
+    ("--svg", ["explain", "the bank of the river", "--json"]),
+    ("--html", ["explain", "-", "--json"]),
+    ("--html", ["compare", "the river bank", "the money bank", "--json"]),
+    ("--html", ["senses", "bank", "--file", str(CORPUS), "--json"])],
+    ids=["explain --html", "explain --svg", "explain - --html", "compare --html", "senses --html"])
+def test_a_picture_to_stdouts_own_file_is_written_through_stdout_in_order(tmp_path, mode, flag, args):
+    """Issue 32.1: `explain ... --json --html /dev/stdout > x.out` wrote the page through a second descriptor,
+    appending, while stdout's own wrote at offset 0: the JSON overwrote the start of the page, exit 0."""
+    out = tmp_path / "x.out"
+    finished = stdout_into(out, mode, [*args, flag, "/dev/stdout"], input=b"money bank grows\nriver bank\n")
+    assert finished.returncode == 0, finished.stderr
+    written = out.read_bytes()
+    assert written.startswith(KEPT) == (mode == "ab")
+    written = written.removeprefix(KEPT if mode == "ab" else b"")
+    start, end = (b"<svg", b"</svg>\n") if flag == "--svg" else (b"<!DOCTYPE html>", b"</html>\n")
+    begins, ends = written.index(start), written.rindex(end) + len(end)
+    batch = args[1] == "-"  # a run of one document writes its picture first, a batch its documents
+    assert (ends == len(written)) if batch else (begins == 0)
+    documents = (written[:begins] + written[ends:]).splitlines()
+    assert [json.loads(line)["command"] for line in documents] == [args[0]] * (2 if batch else 1)
+
+
+@MODES
+@pytest.mark.parametrize("flag, args", [
+    ("--parquet", ["explain", "the bank of the river", "--json"]),
+    ("--parquet", ["senses", "bank", "--file", str(CORPUS), "--json"]),
+    ("--out", ["train", "--demo", "--epochs", "1", "--json"])], ids=["explain", "senses", "train"])
+def test_a_binary_file_to_stdouts_own_file_is_refused(tmp_path, mode, flag, args):
+    """Issue 32.1: `senses --json --parquet /dev/stdout > t.parquet` (and train's --out) mixed the binary file
+    with the report, each through its own descriptor: an unreadable table, exit 0. They cannot share a file."""
+    out = tmp_path / "x.out"
+    finished = stdout_into(out, mode, [*args, flag, "/dev/stdout"])
+    assert finished.returncode == 2
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {flag} /dev/stdout is the file stdout writes into")
+    assert out.read_bytes() == (KEPT if mode == "ab" else b"")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["x.out"]
 
 
 def an_input(option: str, tmp_path: Path, glove_file: str) -> bytes:

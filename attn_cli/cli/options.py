@@ -26,7 +26,7 @@ import attn_cli
 from attn_cli import VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_vectors
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.help import NarrowHelp
-from attn_cli.cli.inputs import INPUT_FORMATS, read_back
+from attn_cli.cli.inputs import INPUT_FORMATS, read_back, stdout_file
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
@@ -219,11 +219,16 @@ def _in_a_folder(option: str, path: Path, example: str) -> None:
                          "an existing folder")
 
 
+STREAMED = ("--html", "--svg")  # text outputs a path to stdout's own file adds to stdout, written through it
+
+
 def writable_target(option: str, path: Path) -> None:
     """An output path checked before any work. One that names a descriptor (`/dev/stdin`, `/dev/fd/3`) reopens
     what it holds, so it must be open for writing: `--html /dev/stdin < mine.txt` would append to a file given
     only for reading. Any other path must not be the regular file stdout or stderr writes into, which a rename
-    would replace (`--json > o.json --html o.json` lost the JSON)."""
+    would replace (`--json > o.json --html o.json` lost the JSON). A descriptor's path to stdout's own file
+    (`--html /dev/stdout > page.html`) is written through stdout, in order (see outputs.write_target), which a
+    binary file (--parquet, train's --out) cannot share with the report: it is refused."""
     descriptor = attn_cli.stream_descriptor(path)
     if descriptor is None:
         for stream, number in (("stdout", 1), ("stderr", 2)):
@@ -234,6 +239,9 @@ def writable_target(option: str, path: Path) -> None:
     elif access_mode(descriptor) == os.O_RDONLY:
         raise UsageError(f"{option} {path} is open for reading only; give a file name, or a descriptor open for "
                          f"writing (e.g. {option} /dev/stdout)")
+    elif option not in STREAMED and stdout_file(path):
+        raise UsageError(f"{option} {path} is the file stdout writes into, where the report goes too: the two in "
+                         f"one file would read as neither, so give {option} a file name")
 
 
 def access_mode(descriptor: int) -> int | None:
