@@ -140,6 +140,20 @@ def test_an_input_that_is_stdouts_file_is_refused(tmp_path, mode, option, args, 
     assert not (tmp_path / "layer.npz").exists()
 
 
+@pytest.mark.parametrize("args, readers", [
+    (["senses", "bank", "-", "--labels", "/dev/stdin"], ["-", "--labels /dev/stdin"]),
+    (["senses", "bank", "--file", "/dev/fd/0", "--labels", "/proc/self/fd/0"], ["--file /dev/fd/0",
+                                                                                 "--labels /proc/self/fd/0"]),
+    (["compare", "-", "--file", "/dev/stdin"], ["-", "--file /dev/stdin"])])
+def test_two_inputs_that_read_stdin_are_refused_naming_both(args, readers):
+    """Issue 32.12: `cat b.txt | senses bank - --labels /dev/stdin` said "no sentence on stdin": the labels had
+    read the pipe empty."""
+    finished = attn(args, input=CORPUS.read_bytes())
+    stderr = finished.stderr.decode()
+    assert finished.returncode == 2 and finished.stdout == b"" and len(stderr.splitlines()) == 1
+    assert all(f"{reader} " in stderr for reader in readers) and "stdin" in stderr
+
+
 def test_a_training_corpus_that_is_also_stdout_is_refused(tmp_path, sentences):
     with sentences.open("ab") as stdout:
         finished = attn(["train", str(sentences), "--out", str(tmp_path / "layer.npz")], stdout=stdout)

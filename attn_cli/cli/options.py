@@ -177,6 +177,7 @@ class EngineOptions(VectorOptions):
         read = {("--file", file), ("stdin", "/dev/stdin" if stdin else None), ("--vectors", self.vectors),
                 ("--weights", self.weights), *(inputs or {}).items()}
         sources = {option: Path(path) for option, path in sorted(read, key=str) if path}
+        one_stdin_reader(sources)
         for option, path in targets.items():
             output_path(option, path, f"report.{option[2:]}")
             for source, input_path in sources.items():
@@ -188,6 +189,16 @@ class EngineOptions(VectorOptions):
             if first.resolve() == second.resolve():
                 raise UsageError(f"{one} and {other} name the same file; give each its own")
         return targets
+
+
+def one_stdin_reader(sources: dict[str, Path]) -> None:
+    """Refuse two inputs that both read stdin (`- --labels /dev/stdin`): the first to read a pipe empties it for
+    the other, which then finds nothing (or, from a file, the same lines)."""
+    readers = ["-" if option == "stdin" else f"{option} {shown_path(path)}" for option, path in sources.items()
+               if attn_cli.stream_descriptor(path) == 0]
+    if len(readers) > 1:
+        raise UsageError(f"{' and '.join(readers)} each read stdin, which only one input can; give all "
+                         "but one of them a file")
 
 
 def output_path(option: str, path: Path, example: str) -> None:
