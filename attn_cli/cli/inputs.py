@@ -75,9 +75,9 @@ class InputLine:
 
 def input_lines(argument: str | None, file: Path | None, input_format: str = "text",
                 example: str = 'echo "money bank grows" | attn-cli explain -',
-                flag: str = "--file") -> Iterator[InputLine]:
+                flag: str = "--file", source: str | None = None) -> Iterator[InputLine]:
     """The sentence argument itself, or each non-blank line of stdin ('-') or of `file` (named `flag` in
-    messages), in order."""
+    messages, and its lines 'line N of `source`', its path by default), in order."""
     if argument is not None and file is not None:
         raise UsageError("give a SENTENCE (or - for stdin) or --file PATH, not both")
     if argument is None and file is None:
@@ -86,7 +86,7 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         yield InputLine(argument)
         return
     found = False
-    for line in _stream_lines(file, input_format, flag):
+    for line in _stream_lines(file, input_format, flag, source):
         found = True
         yield line
     if not found:
@@ -109,7 +109,8 @@ def line_list(arguments: list[str], file: Path | None, example: str, input_forma
     return found
 
 
-def _stream_lines(file: Path | None, input_format: str, flag: str = "--file") -> Iterator[InputLine]:
+def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
+                  source: str | None = None) -> Iterator[InputLine]:
     if file is None:
         if _stdin_is_a_terminal():  # else a person sees a run that waits without a word
             fail(TERMINAL_NOTE, kind="note")
@@ -119,8 +120,8 @@ def _stream_lines(file: Path | None, input_format: str, flag: str = "--file") ->
     descriptor = open_input(file, flag)
     try:
         read_back(descriptor, f"{flag} {shown_path(file)}")
-        yield from parse_lines(text_lines(lambda size: os.read(descriptor, size), str(file)), str(file),
-                               input_format)
+        source = source or str(file)
+        yield from parse_lines(text_lines(lambda size: os.read(descriptor, size), source), source, input_format)
     finally:
         os.close(descriptor)
 
