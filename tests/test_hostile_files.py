@@ -102,14 +102,17 @@ def test_a_fasttext_model_cut_anywhere_is_truncated_never_a_hang(tmp_path):
         assert f"cut-{cut}.bin ends inside its " in outcome[2]
 
 
-@pytest.mark.parametrize("args", [["explain", "--file", "/dev/zero"], ["compare", "--file", "/dev/zero"],
-                                  ["explain", "-"]], ids=["explain --file", "compare --file", "stdin"])
-def test_endless_input_without_a_line_end_stops_at_the_line_cap(args):
-    """`--file /dev/zero` (or stdin from it) read for ever, holding an ever longer line: a line is at most 1 MiB."""
+@pytest.mark.parametrize("args, source", [
+    (["explain", "--file", "/dev/zero"], "/dev/zero"), (["compare", "--file", "/dev/zero"], "/dev/zero"),
+    (["explain", "-"], "stdin"),
+    (["senses", "bank", "--file", "/dev/null", "--labels", "/dev/zero"], "--labels /dev/zero")],
+    ids=["explain --file", "compare --file", "stdin", "senses --labels"])
+def test_endless_input_without_a_line_end_stops_at_the_line_cap(args, source):
+    """`--file /dev/zero` (or stdin from it) read for ever, holding an ever longer line: a line is at most 1 MiB.
+    A line of --labels is named with the option (issue 32.10: the message named /dev/zero alone)."""
     with open("/dev/zero", "rb") as zeros:
         process = subprocess.Popen([*CLI, *args, "--json"], stdin=zeros, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
-    source = "stdin" if args[-1] == "-" else "/dev/zero"
     assert_one_error(ended(process), 3, f"line 1 of {source} is longer than 1 MiB, which no sentence is "
                                                     "(it holds NUL bytes: binary data, not text)")
 

@@ -9,13 +9,14 @@ with its documented exit code, one stderr line and the user's files as they were
 from __future__ import annotations
 
 import codecs
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG_SECONDS
+from conftest import HANG_SECONDS, stand_in_layer
 
 SENTENCES = b"money bank\n" * 600
 
@@ -43,11 +44,114 @@ def test_an_input_that_is_also_stdout_is_refused(sentences, style, where):
     with sentences.open("rb") as stdin, sentences.open("ab") as stdout:
         finished = attn(args, stdin=stdin if where == "stdin" else None, stdout=stdout)
     name = f"--file {sentences}" if where == "--file" else "stdin"
-    assert finished.returncode == 3
-    assert finished.stderr.decode() == (f"attn-cli: error: {name} is also stdout (input file is output file): what "
-                                        "is written would be read back as input without end; redirect stdout to "
-                                        "another file\n")
+    assert finished.returncode == 3 and len(finished.stderr.splitlines()) == 1
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {name} is also stdout (input file is output file)")
     assert sentences.read_bytes() == SENTENCES
+
+
+KEPT = b"kept\n"  # what the file behind stdout held before a `>>` run
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "senses" / "bank.txt"
+MODES = pytest.mark.parametrize("mode", ["wb", "ab"], ids=[">", ">>"])
+
+
+def stdout_into(path: Path, mode: str, args: list[str], **extra) -> subprocess.CompletedProcess:
+    """The program run with `path` as its stdout, opened as `>` ("wb") or `>>` ("ab") opens it; before a `>>` run
+    the file holds KEPT."""
+    if mode == "ab":
+        path.write_bytes(KEPT)
+    with path.open(mode) as stdout:
+        return attn(args, stdout=stdout, **extra)
+
+
+@MODES
+@pytest.mark.parametrize("flag, args", [
+    ("--html", ["explain", "the bank of the river", "--json"]),
+    ("--svg", ["explain", "the bank of the river", "--json"]),
+    ("--html", ["explain", "-", "--json"]),
+    ("--html", ["compare", "the river bank", "the money bank", "--json"]),
+    ("--html", ["senses", "bank", "--file", str(CORPUS), "--json"])],
+    ids=["explain --html", "explain --svg", "explain - --html", "compare --html", "senses --html"])
+def test_a_picture_to_stdouts_own_file_is_written_through_stdout_in_order(tmp_path, mode, flag, args):
+    """Issue 32.1: `explain ... --json --html /dev/stdout > x.out` wrote the page through a second descriptor,
+    appending, while stdout's own wrote at offset 0: the JSON overwrote the start of the page, exit 0."""
+    out = tmp_path / "x.out"
+    finished = stdout_into(out, mode, [*args, flag, "/dev/stdout"], input=b"money bank grows\nriver bank\n")
+    assert finished.returncode == 0, finished.stderr
+    written = out.read_bytes()
+    assert written.startswith(KEPT) == (mode == "ab")
+    written = written.removeprefix(KEPT if mode == "ab" else b"")
+    start, end = (b"<svg", b"</svg>\n") if flag == "--svg" else (b"<!DOCTYPE html>", b"</html>\n")
+    begins, ends = written.index(start), written.rindex(end) + len(end)
+    batch = args[1] == "-"  # a run of one document writes its picture first, a batch its documents
+    assert (ends == len(written)) if batch else (begins == 0)
+    documents = (written[:begins] + written[ends:]).splitlines()
+    assert [json.loads(line)["command"] for line in documents] == [args[0]] * (2 if batch else 1)
+
+
+@MODES
+@pytest.mark.parametrize("flag, args", [
+    ("--parquet", ["explain", "the bank of the river", "--json"]),
+    ("--parquet", ["senses", "bank", "--file", str(CORPUS), "--json"]),
+    ("--out", ["train", "--demo", "--epochs", "1", "--json"])], ids=["explain", "senses", "train"])
+def test_a_binary_file_to_stdouts_own_file_is_refused(tmp_path, mode, flag, args):
+    """Issue 32.1: `senses --json --parquet /dev/stdout > t.parquet` (and train's --out) mixed the binary file
+    with the report, each through its own descriptor: an unreadable table, exit 0. They cannot share a file."""
+    out = tmp_path / "x.out"
+    finished = stdout_into(out, mode, [*args, flag, "/dev/stdout"])
+    assert finished.returncode == 2
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {flag} /dev/stdout is the file stdout writes into")
+    assert out.read_bytes() == (KEPT if mode == "ab" else b"")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["x.out"]
+
+
+def an_input(option: str, tmp_path: Path, glove_file: str) -> bytes:
+    """The bytes of a real input for `option` (a run without the refusal would read it and succeed)."""
+    import attn_cli
+
+    if option == "--vectors":
+        return Path(glove_file).read_bytes()
+    if option == "--weights":
+        return stand_in_layer(attn_cli.load_vectors()).to_bytes()
+    if option == "--occurrences":
+        pytest.importorskip("pyarrow")
+        attn_cli.occurrences("bank", CORPUS.read_text(encoding="utf-8").splitlines()).write_parquet(tmp_path / "t")
+        return (tmp_path / "t").read_bytes()
+    return (b"river\n" * 40) if option == "--labels" else CORPUS.read_bytes()
+
+
+@MODES
+@pytest.mark.parametrize("option, args", [
+    ("--vectors", ["explain", "the of and"]), ("--vectors", ["train", str(CORPUS), "--out", "{out}"]),
+    ("--weights", ["explain", "money bank grows"]), ("--occurrences", ["senses", "bank"]),
+    ("--labels", ["senses", "bank", "--file", str(CORPUS)]), ("--file", ["senses", "bank"]),
+    ("--file", ["compare"])], ids=lambda value: value if isinstance(value, str) else value[0])
+def test_an_input_that_is_stdouts_file_is_refused(tmp_path, mode, option, args, glove_file):
+    """Issue 32.2: `senses bank --occurrences t.parquet >> t.parquet` and `explain ... --vectors v.txt >> v.txt`
+    wrote the results into their input, exit 0. Every input that is stdout's file is refused, as --file was."""
+    path = tmp_path / "input"
+    content = an_input(option, tmp_path, glove_file)
+    path.write_bytes(content)
+    args = [argument.format(out=tmp_path / "layer.npz") for argument in args]
+    with path.open(mode) as stdout:
+        finished = attn([*args, option, str(path), "--json"], stdout=stdout)
+    assert finished.returncode == 3
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {option} {path} is also stdout")
+    assert path.read_bytes() == (content if mode == "ab" else b"")
+    assert not (tmp_path / "layer.npz").exists()
+
+
+@pytest.mark.parametrize("args, readers", [
+    (["senses", "bank", "-", "--labels", "/dev/stdin"], ["-", "--labels /dev/stdin"]),
+    (["senses", "bank", "--file", "/dev/fd/0", "--labels", "/proc/self/fd/0"], ["--file /dev/fd/0",
+                                                                                 "--labels /proc/self/fd/0"]),
+    (["compare", "-", "--file", "/dev/stdin"], ["-", "--file /dev/stdin"])])
+def test_two_inputs_that_read_stdin_are_refused_naming_both(args, readers):
+    """Issue 32.12: `cat b.txt | senses bank - --labels /dev/stdin` said "no sentence on stdin": the labels had
+    read the pipe empty."""
+    finished = attn(args, input=CORPUS.read_bytes())
+    stderr = finished.stderr.decode()
+    assert finished.returncode == 2 and finished.stdout == b"" and len(stderr.splitlines()) == 1
+    assert all(f"{reader} " in stderr for reader in readers) and "stdin" in stderr
 
 
 def test_a_training_corpus_that_is_also_stdout_is_refused(tmp_path, sentences):

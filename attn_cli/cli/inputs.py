@@ -25,7 +25,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from attn_cli.errors import InputError, UsageError
+from attn_cli.errors import InputError, UsageError, shown_path
 from attn_cli.cli.messages import fail
 
 STDIN = "-"
@@ -75,9 +75,9 @@ class InputLine:
 
 def input_lines(argument: str | None, file: Path | None, input_format: str = "text",
                 example: str = 'echo "money bank grows" | attn-cli explain -',
-                flag: str = "--file") -> Iterator[InputLine]:
+                flag: str = "--file", source: str | None = None) -> Iterator[InputLine]:
     """The sentence argument itself, or each non-blank line of stdin ('-') or of `file` (named `flag` in
-    messages), in order."""
+    messages, and its lines 'line N of `source`', its path by default), in order."""
     if argument is not None and file is not None:
         raise UsageError("give a SENTENCE (or - for stdin) or --file PATH, not both")
     if argument is None and file is None:
@@ -86,7 +86,7 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         yield InputLine(argument)
         return
     found = False
-    for line in _stream_lines(file, input_format, flag):
+    for line in _stream_lines(file, input_format, flag, source):
         found = True
         yield line
     if not found:
@@ -109,7 +109,8 @@ def line_list(arguments: list[str], file: Path | None, example: str, input_forma
     return found
 
 
-def _stream_lines(file: Path | None, input_format: str, flag: str = "--file") -> Iterator[InputLine]:
+def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
+                  source: str | None = None) -> Iterator[InputLine]:
     if file is None:
         if _stdin_is_a_terminal():  # else a person sees a run that waits without a word
             fail(TERMINAL_NOTE, kind="note")
@@ -118,9 +119,9 @@ def _stream_lines(file: Path | None, input_format: str, flag: str = "--file") ->
         return
     descriptor = open_input(file, flag)
     try:
-        read_back(descriptor, f"{flag} {file}")
-        yield from parse_lines(text_lines(lambda size: os.read(descriptor, size), str(file)), str(file),
-                               input_format)
+        read_back(descriptor, f"{flag} {shown_path(file)}")
+        source = source or str(file)
+        yield from parse_lines(text_lines(lambda size: os.read(descriptor, size), source), source, input_format)
     finally:
         os.close(descriptor)
 
@@ -140,17 +141,23 @@ def _stdin_descriptor() -> int | None:
         return None
 
 
-def read_back(descriptor: int | None, name: str) -> None:
-    """Refuse an input (`name`, open on `descriptor`) that is the very regular file stdout writes into, as GNU cat
-    does ("input file is output file"): `--file f.txt >> f.txt` would read its own results back as sentences and
-    grow the file without end."""
+def read_back(source: int | Path | None, name: str) -> None:
+    """Refuse an input (`name`: a descriptor open on it, or its path) that is the very regular file stdout writes
+    into, as GNU cat does ("input file is output file"): `--file f.txt >> f.txt` would read its own results back
+    as sentences and grow the file without end, and `--vectors v.txt >> v.txt` would write into the vectors."""
+    if stdout_file(source):
+        raise InputError(f"{name} is also stdout (input file is output file): the results would be written into "
+                         "the input; redirect stdout to another file")
+
+
+def stdout_file(source: int | Path | None) -> bool:
+    """Whether `source` (a descriptor, or a path, followed through links) is the very regular file stdout writes
+    into; False when either has no file behind it (a test runner's stream) or stdout is a pipe or a device."""
     try:
-        read, written = os.fstat(descriptor if descriptor is not None else -1), os.fstat(sys.stdout.fileno())
+        found, written = os.stat(source if source is not None else -1), os.fstat(sys.stdout.fileno())
     except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
-        return  # no descriptor on one side: a test runner's stream, which no file is behind
-    if stat.S_ISREG(read.st_mode) and (read.st_dev, read.st_ino) == (written.st_dev, written.st_ino):
-        raise InputError(f"{name} is also stdout (input file is output file): what is written would be read back "
-                         "as input without end; redirect stdout to another file")
+        return False
+    return stat.S_ISREG(found.st_mode) and (found.st_dev, found.st_ino) == (written.st_dev, written.st_ino)
 
 
 def input_may_wait(argument: str | None, file: Path | None) -> bool:

@@ -26,7 +26,7 @@ import attn_cli
 from attn_cli import VECTOR_FORMATS, Declared, LayerSettings, Settings, Vectors, declarations, load_vectors
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.help import NarrowHelp
-from attn_cli.cli.inputs import INPUT_FORMATS
+from attn_cli.cli.inputs import INPUT_FORMATS, read_back, stdout_file
 
 ENGINE_PANEL = "Attention"
 OUTPUT_PANEL = "Vectors and output"
@@ -134,6 +134,8 @@ class VectorOptions:
 
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
         """The vectors --vectors names (the embedded set by default), with a bar while a file is imported."""
+        if self.vectors:
+            read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
         return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
                             skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
                             warn=warn)
@@ -160,6 +162,8 @@ class EngineOptions(VectorOptions):
             raise SettingsError("mode", f"cannot be {chosen(Settings, self.typed)['mode']!r} with --weights: the "
                                         "layer's learnt weights fix the mode; leave it out")
         # the library's settings read no file; the weights module loads only for a run that names one
+        if self.weights is not None:
+            read_back(self.weights, f"--weights {shown_path(self.weights)}")
         layer = None if self.weights is None else attn_cli.load_layer(self.weights)
         return Settings(**chosen(Settings, self.typed), weights=layer)
 
@@ -173,6 +177,7 @@ class EngineOptions(VectorOptions):
         read = {("--file", file), ("stdin", "/dev/stdin" if stdin else None), ("--vectors", self.vectors),
                 ("--weights", self.weights), *(inputs or {}).items()}
         sources = {option: Path(path) for option, path in sorted(read, key=str) if path}
+        one_stdin_reader(sources)
         for option, path in targets.items():
             output_path(option, path, f"report.{option[2:]}")
             for source, input_path in sources.items():
@@ -184,6 +189,16 @@ class EngineOptions(VectorOptions):
             if first.resolve() == second.resolve():
                 raise UsageError(f"{one} and {other} name the same file; give each its own")
         return targets
+
+
+def one_stdin_reader(sources: dict[str, Path]) -> None:
+    """Refuse two inputs that both read stdin (`- --labels /dev/stdin`): the first to read a pipe empties it for
+    the other, which then finds nothing (or, from a file, the same lines)."""
+    readers = ["-" if option == "stdin" else f"{option} {shown_path(path)}" for option, path in sources.items()
+               if attn_cli.stream_descriptor(path) == 0]
+    if len(readers) > 1:
+        raise UsageError(f"{' and '.join(readers)} each read stdin, which only one input can; give all "
+                         "but one of them a file")
 
 
 def output_path(option: str, path: Path, example: str) -> None:
@@ -215,11 +230,16 @@ def _in_a_folder(option: str, path: Path, example: str) -> None:
                          "an existing folder")
 
 
+STREAMED = ("--html", "--svg")  # text outputs a path to stdout's own file adds to stdout, written through it
+
+
 def writable_target(option: str, path: Path) -> None:
     """An output path checked before any work. One that names a descriptor (`/dev/stdin`, `/dev/fd/3`) reopens
     what it holds, so it must be open for writing: `--html /dev/stdin < mine.txt` would append to a file given
     only for reading. Any other path must not be the regular file stdout or stderr writes into, which a rename
-    would replace (`--json > o.json --html o.json` lost the JSON)."""
+    would replace (`--json > o.json --html o.json` lost the JSON). A descriptor's path to stdout's own file
+    (`--html /dev/stdout > page.html`) is written through stdout, in order (see outputs.write_target), which a
+    binary file (--parquet, train's --out) cannot share with the report: it is refused."""
     descriptor = attn_cli.stream_descriptor(path)
     if descriptor is None:
         for stream, number in (("stdout", 1), ("stderr", 2)):
@@ -230,6 +250,9 @@ def writable_target(option: str, path: Path) -> None:
     elif access_mode(descriptor) == os.O_RDONLY:
         raise UsageError(f"{option} {path} is open for reading only; give a file name, or a descriptor open for "
                          f"writing (e.g. {option} /dev/stdout)")
+    elif option not in STREAMED and stdout_file(path):
+        raise UsageError(f"{option} {path} is the file stdout writes into, where the report goes too: the two in "
+                         f"one file would read as neither, so give {option} a file name")
 
 
 def access_mode(descriptor: int) -> int | None:

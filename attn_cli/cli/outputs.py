@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from attn_cli.errors import UsageError, shown_path
 from attn_cli.cli.fields import Selection, select
+from attn_cli.cli.inputs import stdout_file
 from attn_cli.cli.messages import to_null
 from attn_cli import ExplainResult, write_file
 from attn_cli.render.json_out import whole_or_none, write_json
@@ -191,9 +192,16 @@ class ReportOutputs:
 
 def write_target(path: Path, flag: str, data: str | bytes) -> None:
     """Write a picture or a weights file atomically (never half a file); a failure is a usage error naming the
-    option."""
+    option. A path to stdout's own file (`--html /dev/stdout > page.html`) is written through stdout, after what
+    stdout holds: a second descriptor on the file would write at its own offset, over stdout's output or under
+    it. Only --html and --svg get here so (options.writable_target)."""
     with writing(path, flag):
-        write_file(path, data)
+        if not stdout_file(path):
+            write_file(path, data)
+            return
+        with whole_or_none(sys.stdout):
+            write_through(sys.stdout, data.encode("utf-8", errors="backslashreplace") if isinstance(data, str)
+                          else data)
 
 
 @contextlib.contextmanager

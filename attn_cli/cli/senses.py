@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
 
 import typer
 
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
 from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
-from attn_cli.errors import UsageError, flag, shorten
+from attn_cli.errors import UsageError, flag, shorten, shown_path
 from attn_cli import LayerSettings, Settings, Vectors, declarations
 
 if TYPE_CHECKING:
@@ -96,8 +96,8 @@ def senses(
         table = (scanned(word, source, file, vectors, settings, bar, max_occurrences) if occurrences_file is None else
                  tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
-        label_list = None if label_lines is None or labels is None else read_labels(
-            label_lines, labels, table.first_line - 1 + table.lines_read)
+        label_list = None if label_lines is None else read_labels(label_lines,
+                                                                  table.first_line - 1 + table.lines_read)
         result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
     document = result.to_dict()
     if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
@@ -129,6 +129,7 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
     if given or most is not None:
         raise UsageError(f"--occurrences {path} holds what its scan found with its own settings; leave out "
                          f"{', '.join(given + ['--max-occurrences'] * (most is not None))}")
+    read_back(path, f"--occurrences {shown_path(path)}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 
     table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
@@ -167,19 +168,20 @@ def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
 
 def opened_labels(path: Path) -> Iterator[InputLine]:
     """--labels' lines, the first one read now: a missing or unreadable file fails before the corpus is read."""
-    lines = input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels")
+    lines = input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels",
+                        source=f"--labels {shown_path(path)}")  # its lines are named with the option
     first = next(lines, None)
     return lines if first is None else itertools.chain([first], lines)
 
 
-def read_labels(lines: Iterator[InputLine], path: Path, corpus_lines: int) -> list[str]:
+def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
     """--labels: the label of each corpus line, by line number (a blank line's label is empty). Reading stops one
     label past the corpus's `corpus_lines`, so a stream that never ends stops (the count check then says so)."""
     labels: list[str] = []
     for line in lines:
         assert line.number is not None
         if line.error is not None:
-            raise UsageError(f"--labels {path}: {line.located(line.error)}")
+            raise UsageError(line.located(line.error))
         labels += [""] * (line.number - len(labels) - 1) + [(line.text or "").strip()]
         if len(labels) > corpus_lines:
             break
