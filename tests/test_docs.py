@@ -112,6 +112,32 @@ def test_every_option_is_in_the_docs():
     assert not missing, f"options (and a command taking them) named nowhere in the docs: {missing}"
 
 
+def test_the_options_page_lists_the_help_panels_in_their_order(run):
+    """docs/options.md names each help screen's panels in bold, in the order the screens show them."""
+    text = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
+    for path, _ in _commands():
+        shown = run(*path, "--help").stdout
+        panels = [line.split("─ ")[1].split(" ─")[0] for line in shown.splitlines() if line.startswith("╭─ ")]
+        panels = [panel for panel in panels if panel not in ("Options", "Commands")]  # Typer's own, unordered
+        places = [text.find(f"**{panel}**") for panel in panels]
+        assert -1 not in places and places == sorted(places), f"attn-cli {' '.join(path)}: {panels}"
+
+
+def test_the_python_api_page_names_the_error_a_missing_pandas_raises(monkeypatch):
+    """to_pandas() without pandas (in no extra) raises what docs/python-api.md says it does."""
+    import sys
+
+    import attn_cli
+
+    result = attn_cli.senses("bank", attn_cli.example_corpus()[0][:6], clusters=2)
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas raises ImportError
+    with pytest.raises(attn_cli.AttnError) as raised:
+        result.to_pandas()
+    text = " ".join((ROOT / "docs" / "python-api.md").read_text(encoding="utf-8").split())
+    said = text[text.index("`to_pandas()` needs pandas"):][:300]
+    assert f"raises `attn_cli.{type(raised.value).__name__}`" in said and "pip install pandas" in said
+
+
 def _links():
     for page in PAGES:
         for target in LINK.findall(_prose(page.read_text(encoding="utf-8"))):
