@@ -125,6 +125,19 @@ def test_the_options_page_lists_the_help_panels_in_their_order(run):
         assert -1 not in places and places == sorted(places), f"attn-cli {' '.join(path)}: {panels}"
 
 
+def test_the_readme_gives_a_quick_check_of_the_main_paths():
+    """`pytest -m quick`, as the README says: a registered marker on tests of the CLI's main job, the JSON schemas,
+    the engine against its reference and bad input."""
+    assert "`pytest -m quick`" in README.read_text(encoding="utf-8")
+    assert '"quick: ' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # registered: --strict-markers passes
+    for area in ("test_cli_explain", "test_cli_trace", "test_cli_compare", "test_reference", "test_bad_inputs",
+                 "test_api"):
+        module = importlib.import_module(area)
+        marked = [name for name, test in vars(module).items() if name.startswith("test_")
+                  and any(mark.name == "quick" for mark in getattr(test, "pytestmark", []))]
+        assert marked, f"tests/{area}.py: no test marked quick"
+
+
 def test_the_docs_state_the_corpus_training_needs():
     """Every page that says how many usable sentences training needs says the number the corpus reader holds to."""
     from attn_cli.training.corpus import MIN_SENTENCES
