@@ -33,7 +33,8 @@ _EXPORTS = {
     "TrainingSettings": "attn_cli.training.settings", "TrainingRun": "attn_cli.training.run",
     "Training": "attn_cli.training.run",
     "TrainedLayer": "attn_cli.training.weights", "load_layer": "attn_cli.training.weights",
-    "Settings": "attn_cli.settings", "Vectors": "attn_cli.vectors.store", "VECTOR_FORMATS": "attn_cli.vectors.formats",
+    "Settings": "attn_cli.settings", "MAX_OCCURRENCES": "attn_cli.settings",
+    "Vectors": "attn_cli.vectors.store", "VECTOR_FORMATS": "attn_cli.vectors.formats",
     "LayerSettings": "attn_cli.engine.attention", "Declared": "attn_cli.declared", "declarations": "attn_cli.declared",
     "ExplainResult": "attn_cli.results", "TraceResult": "attn_cli.results", "CompareResult": "attn_cli.results",
     "CrossResult": "attn_cli.results",
@@ -46,7 +47,8 @@ _EXPORTS = {
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
-    "LineError", "ExplainParquet", "document_header", "write_file", "stream_descriptor", "Settings", "Vectors",
+    "LineError", "ExplainParquet", "document_header", "write_file", "stream_descriptor", "Settings", "MAX_OCCURRENCES",
+    "Vectors",
     "CachedSet", "cache_folder", "cached_vector_sets", "find_cached", "describe_vectors", "remove_cached",
     "vector_leftovers", "remove_leftovers", "download_vectors",
     "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
@@ -70,7 +72,7 @@ if TYPE_CHECKING:
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.contexts import (Occurrences, SenseGroup, SensesResult, example_corpus, group_senses, occurrences,
                                    senses)
-    from attn_cli.settings import Settings
+    from attn_cli.settings import MAX_OCCURRENCES, Settings
     from attn_cli.training.run import Training, TrainingRun
     from attn_cli.training.settings import DEMO_SETTINGS, TrainingSettings
     from attn_cli.training.weights import TrainedLayer, load_layer

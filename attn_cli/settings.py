@@ -25,6 +25,7 @@ from attn_cli.errors import SettingsError, SettingsTypeError
 if TYPE_CHECKING:
     from attn_cli.training.weights import TrainedLayer
 
+MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and shares: 50,000 took about 1 GB
 MAX_NEIGHBORS = 100  # neighbours listed per token: each costs a word and a cosine per token twice, in every format
 OUTPUT = "output"
 

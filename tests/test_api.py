@@ -26,6 +26,7 @@ def as_json(result) -> dict:
     return json.loads(result.to_json())
 
 
+@pytest.mark.quick
 def test_explain_is_the_documented_first_call(run):
     result = attn_cli.explain(SENTENCE)
     assert result.tokens == ["money", "bank", "grows"]

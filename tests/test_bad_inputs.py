@@ -100,6 +100,7 @@ CATALOGUE = [
 ]
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("name, args, stdin, code, words", CATALOGUE, ids=[case[0] for case in CATALOGUE])
 def test_bad_input_is_one_clear_line(run, name, args, stdin, code, words):
     result = run(*args, "--json", input=stdin)
@@ -114,6 +115,7 @@ def test_bad_input_is_one_clear_line(run, name, args, stdin, code, words):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.quick
 def test_a_user_file_is_never_changed(run, tmp_path):
     """Failures that name a file of the user's leave it byte for byte as it was."""
     sentences = tmp_path / "sentences.txt"

@@ -26,6 +26,7 @@ def pulled(occurrence: dict) -> list[str]:
     return [pull["token"] for pull in occurrence["pulled_by"]]
 
 
+@pytest.mark.quick
 def test_bank_leans_to_river_in_one_sentence_and_money_in_the_other(run, compare_validator):
     """The issue's Done-when: contextual cosine clearly below 1, river/flows on one side, money on the other."""
     report = compare_json(run, RIVER, MONEY)

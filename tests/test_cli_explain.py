@@ -19,6 +19,7 @@ def explain_json(run, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.quick
 def test_tables_show_every_part_of_the_explanation(run):
     result = run("explain", "money bank grows")
     assert result.exit_code == 0, result.stderr
@@ -31,6 +32,7 @@ def test_tables_show_every_part_of_the_explanation(run):
     assert result.stderr == ""
 
 
+@pytest.mark.quick
 def test_table_numbers_are_the_json_numbers(run):
     report = explain_json(run, "money bank grows")
     table = run("explain", "money bank grows").stdout
@@ -51,6 +53,7 @@ def test_long_sentences_are_abbreviated_and_say_so(run):
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
+@pytest.mark.quick
 def test_json_is_valid_against_the_schema(run, explain_schema):
     report = explain_json(run, "money bank grows")
     jsonschema.validate(report, explain_schema)

@@ -79,6 +79,31 @@ def test_every_help_screen_is_readable_at_80_and_60_columns(run, words, command,
     for word in (command.help or "").split():
         assert word in shown, f"attn-cli {' '.join(words)} --help: the description's {word!r} is cut"
     assert "\n Examples:" in text, "every help screen shows an example"
+    lines = [line.strip() for line in text.splitlines()]
+    for example in _examples(command.epilog or ""):
+        assert example in lines, f"attn-cli {' '.join(words)} --help: {example!r} breaks at {columns} columns"
+    usage = next(line for line in lines if line.startswith("Usage:"))
+    assert "{" not in usage, f"a placeholder in the usage line, as man pages write it: {usage}"
+
+
+@pytest.mark.parametrize("words, command", COMMANDS, ids=[" ".join(words) or "attn-cli" for words, _ in COMMANDS])
+def test_help_speaks_words_not_code(run, words, command):
+    """Defaults are values, not names in the code, and a placeholder is read as a word ('times X', not 'x X')."""
+    import re
+
+    text = " ".join(_help(run, words).translate(BOX).split())
+    assert "attn_cli." not in text and not re.search(r"\bx [A-Z]\b", text), text
+
+
+def test_the_senses_help_shows_the_librarys_bound_on_occurrences(run):
+    import inspect
+
+    import attn_cli
+
+    bound = inspect.signature(attn_cli.occurrences).parameters["max_occurrences"].default
+    text = _help(run, ("senses",)).translate(BOX)
+    option = text[text.index("--max-occurrences"):text.index("--occurrences")]
+    assert f"[default: {bound}]" in " ".join(option.split())
 
 
 def test_a_narrow_help_stacks_each_option_over_its_help(run):
@@ -95,6 +120,10 @@ def test_a_narrow_help_stacks_each_option_over_its_help(run):
     assert stacked[name + 1].index("Projected") > stacked[name].index("--output-projection")
     assert line_of(narrow, "--neighbor-vocab").split() == ["--neighbor-vocab", "N|all"]
     assert "Search" in line_of(wide, "--neighbor-vocab").split()
+    # a panel of short names that would fit as a table stacks like the panels before it: one layout a screen
+    assert line_of(narrow, "--input-format").split() == ["--input-format", "text|jsonl"]
+    assert line_of(narrow, "--help").split() == ["--help", "-h"]
+    assert "Input" in line_of(wide, "--input-format").split()
 
 
 def test_the_attention_options_come_first(run):

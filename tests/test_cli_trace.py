@@ -69,6 +69,7 @@ def test_every_printed_number_is_a_number_of_the_document(run, trace_schema, opt
     assert strays == []
 
 
+@pytest.mark.quick
 def test_the_worked_example_shows_each_step_in_order_with_the_documents_numbers(run):
     report = trace_json(run, *BANK)
     text = run(*BANK).stdout

@@ -38,6 +38,7 @@ def test_the_demo_learns_which_sense_bank_has_in_each_sentence(demo_run, schema_
     assert table["trained"]["accuracy_at_1"] > max(table["raw"]["accuracy_at_1"], table["random"]["accuracy_at_1"])
     assert table["trained"]["accuracy_at_10"] > max(table["raw"]["accuracy_at_10"], table["random"]["accuracy_at_10"])
     assert table["trained"]["predictions"] == table["raw"]["predictions"] == table["random"]["predictions"] > 0
+    assert report["warnings"] == []  # over a thousand held-out predictions: enough to rank the layers
     assert stderr == f"attn-cli: wrote {path} in {stderr.split(' in ')[1].split(' s;')[0]} s; see it with: " \
                      f'attn-cli explain "money bank grows" --weights {path}\n'  # no bar in a pipe, nothing skipped
 
@@ -221,6 +222,24 @@ def test_a_diverging_run_names_the_learning_rate(run, tmp_path, corpus_text):
     assert result.exit_code == 3 and not (tmp_path / "x.npz").exists()
     assert "training diverged: the loss is no longer a finite number; lower --learning-rate" in result.stderr
     assert len(result.stderr.splitlines()) == 1  # no numpy warning before it
+
+
+def test_a_held_out_table_of_few_predictions_says_it_means_little(run, tmp_path, schema_validator):
+    """25 sentences train (20 is the least) and score a couple of dozen held-out predictions: too few to rank the
+    layers, which stderr and the JSON say, naming the count and the size the table needs."""
+    from attn_cli.training.evaluation import MIN_PREDICTIONS
+
+    corpus = "\n".join(demo_corpus(attn_cli.load_vectors(), sentences=25, seed=5).lines) + "\n"
+    result = run("train", "-", "--out", str(tmp_path / "small.npz"), "--epochs", "1", "--softmax-vocab", "3000",
+                 "--json", input=corpus)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    schema_validator("train").validate(report)
+    predictions = report["weights"]["evaluation"][0]["predictions"]
+    assert 0 < predictions < MIN_PREDICTIONS
+    assert [(w["code"], w["predictions"], w["minimum"]) for w in report["warnings"]] == [
+        ("small_held_out", predictions, MIN_PREDICTIONS)]
+    assert f"{predictions} predictions" in result.stderr and str(MIN_PREDICTIONS) in result.stderr
 
 
 def test_a_corpus_too_small_to_hold_out_names_the_fix(run, tmp_path):

@@ -196,6 +196,7 @@ def scenario_cases(draw, scenario: dict):
     return x_q, x_k, config
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("name", list(SCENARIOS))
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
@@ -247,6 +248,7 @@ HAND_CONFIGS = {
 }
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("cross", [False, True], ids=["self", "cross"])
 @pytest.mark.parametrize("name", list(HAND_CONFIGS))
 def test_hand_written_cases(name, cross):

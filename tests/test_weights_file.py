@@ -100,6 +100,16 @@ def test_the_tables_name_the_file_and_its_training(run, layer_file):
     assert "masked-word on corpus.txt (18 sentences), 1 epoch, held-out loss 9.500" in " ".join(result.stdout.split())
 
 
+def test_the_shift_table_says_a_layer_has_its_own_scale(run, layer_file):
+    """A trained layer's s = x W_V W_O is on the scale it learnt (|y−s| of 40 where raw mode's is 0.5): the tables
+    say so with the range of |s|; raw mode's say nothing of it."""
+    report = json.loads(run("explain", SENTENCE, "--weights", str(layer_file), "--json").stdout)
+    norms = [shift["static_norm"] for shift in report["shifts"]]
+    table = " ".join(run("explain", SENTENCE, "--weights", str(layer_file)).stdout.split())
+    assert f"|s| {min(norms):.1f} to {max(norms):.1f}" in table
+    assert "|s|" not in run("explain", SENTENCE).stdout
+
+
 def test_a_setting_the_layer_fixes_cannot_be_changed(run, layer_file):
     result = run("explain", SENTENCE, "--weights", str(layer_file), "--heads", "4")
     assert result.exit_code == 2

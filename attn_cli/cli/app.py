@@ -215,7 +215,7 @@ SENTENCE_ARGUMENT = Annotated[Optional[list[str]], typer.Argument(metavar="SENTE
 @app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli explain money bank grows",
     "attn-cli explain river bank flows --scale sqrt --heads 2",
-    "attn-cli explain money bank grows --json --fields tokens,shifts.cosine"))
+    "attn-cli explain money bank --json --fields shifts.cosine"))
 @with_engine_options
 @with_batch_options
 def explain(
@@ -238,8 +238,8 @@ TRACE_PANEL = "Trace"
 
 @app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli trace money bank grows --word bank",
-    "attn-cli trace money bank grows --word bank --mode projected --dims 5",
-    "attn-cli trace money bank grows --json --fields tokens.text,traces.token"))
+    "attn-cli trace money bank --word bank --mode projected",
+    "attn-cli trace money bank --json --fields traces.token"))
 @with_engine_options
 @with_batch_options
 def trace(
@@ -363,7 +363,8 @@ COMPARE_PANEL = "Compare"
 
 
 @app.command(cls=HelpInOrder, epilog=examples(
-    COMPARE_EXAMPLE, f"{COMPARE_EXAMPLE} --word bank --json", f"{COMPARE_EXAMPLE} --cross"))
+    COMPARE_EXAMPLE, 'attn-cli compare "river bank" "money bank" --json',
+    'attn-cli compare "river bank" "money bank" --cross'))
 @with_engine_options
 def compare(
     ctx: typer.Context,
@@ -437,12 +438,12 @@ def warn_unknown(result: ExplainResult, where: str = "") -> None:
 
 app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli train --demo --out demo.npz",
-    "attn-cli train corpus.txt --out layer.npz --heads 2 --epochs 5",
+    "attn-cli train corpus.txt --out layer.npz --heads 2",
     'attn-cli explain "money bank grows" --weights demo.npz'))(train)
 app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli senses bank --file corpus.txt",
     "attn-cli senses bank --file corpus.txt --clusters 2 --json",
-    "attn-cli senses bank --file corpus.txt --mode projected --html senses.html"))(senses)
+    "attn-cli senses bank --file corpus.txt --html senses.html"))(senses)
 app.add_typer(vectors_app, name="vectors")
 
 

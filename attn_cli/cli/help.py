@@ -3,8 +3,9 @@
 Typer draws each panel of options as a table (name, placeholder, help). When the
 terminal is too narrow for every word of the table to stand whole, Rich cuts option
 names with an ellipsis (`--output-projec…`). Below that width each option's name
-and placeholder take a line of their own and its help the lines under it, indented;
-at widths where the table fits it is drawn as Typer draws it.
+and placeholder take a line of their own and its help the lines under it, indented,
+and so do the panels after it on that screen; at widths where the tables fit they are
+drawn as Typer draws them.
 
 Typer has no hook for this: the panel printer is wrapped, once, when a help screen
 is first drawn (so a run that shows no help never loads Typer's Rich module, nor Rich).
@@ -12,6 +13,7 @@ is first drawn (so a run that shows no help never loads Typer's Rich module, nor
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from typer.core import TyperGroup
@@ -66,8 +68,14 @@ def stacked(table: Table) -> Group:
     return Group(*rows)
 
 
+# The consoles (one per help screen) where a panel has stacked: the panels after it stack too, so one screen keeps
+# one layout (a panel of short names fits where the rest cannot, as a cramped table of three narrow columns)
+_STACKING: weakref.WeakSet[Console] = weakref.WeakSet()
+
+
 def _options_panel(draw, **panel: Any) -> None:
-    """Typer's panel of options, stacked when its table cannot fit the console's width."""
+    """Typer's panel of options, stacked when its table cannot fit the console's width, or when a panel before
+    it on the same screen could not."""
     from rich.panel import Panel
     from rich.table import Table
 
@@ -75,8 +83,10 @@ def _options_panel(draw, **panel: Any) -> None:
     catcher = _PanelCatcher(console)
     draw(console=catcher, **panel)
     for drawn in catcher.panels:
-        if isinstance(drawn, Panel) and isinstance(drawn.renderable, Table) and not fits(drawn, console):
+        if isinstance(drawn, Panel) and isinstance(drawn.renderable, Table) and (
+                console in _STACKING or not fits(drawn, console)):
             drawn.renderable = stacked(drawn.renderable)
+            _STACKING.add(console)
         console.print(drawn)
 
 

@@ -68,6 +68,12 @@ class HelpInOrder(NarrowHelp, TyperCommand):
 
         return sorted(params, key=rank)
 
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        """The usage line's pieces, a required argument bare (WORD) as click and man pages write it: Typer braces it
+        ({WORD}), which reads as a set or a template to fill in."""
+        return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                for piece in super().collect_usage_pieces(ctx)]
+
 
 def _choices(name: str, values: tuple[str, ...]) -> type[Enum]:
     """A str Enum for Typer, built from the library's own tuple of accepted values."""

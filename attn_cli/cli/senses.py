@@ -23,7 +23,7 @@ from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
 from attn_cli.errors import UsageError, flag, shorten, shown_path
-from attn_cli import LayerSettings, Settings, Vectors, declarations
+from attn_cli import MAX_OCCURRENCES, LayerSettings, Settings, Vectors, declarations
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -47,9 +47,8 @@ CLUSTER_SEED_OPTION = Annotated[int, _option(
     "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0, max=2**32 - 1,  # group_senses' MAX_SEED
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
 MAX_OCCURRENCES_OPTION = Annotated[Optional[int], _option(
-    "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1, show_default=False,
-    help="Stop when the corpus holds more occurrences (default: attn_cli.occurrences' max_occurrences): they are "
-         "all kept, so a stream that never ends stops.")]
+    "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1,
+    help="Stop when the corpus holds more occurrences: they are all kept, so a stream that never ends stops.")]
 OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
     "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
     help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
@@ -69,7 +68,7 @@ def senses(
     clusters: CLUSTERS_OPTION = None,
     labels: LABELS_OPTION = None,
     cluster_seed: CLUSTER_SEED_OPTION = 0,
-    max_occurrences: MAX_OCCURRENCES_OPTION = None,
+    max_occurrences: MAX_OCCURRENCES_OPTION = MAX_OCCURRENCES,
     parquet: Annotated[Optional[Path], parquet_option("occurrence")] = None,
     occurrences_file: OCCURRENCES_OPTION = None,
     *,

@@ -91,8 +91,10 @@ def train(
     if training.best_epoch == 0:
         warn("training never beat the random start on the validation sentences, so the file holds the random "
              "weights; lower --learning-rate, or add sentences")
+    for warning in run.warnings:
+        warn(warning["message"])
     report = {**document_header("train"), "out": str(target),
-              "weights": {**run.layer.describe(), "file": str(target)}, "demo": run.demo}
+              "weights": {**run.layer.describe(), "file": str(target)}, "demo": run.demo, "warnings": run.warnings}
     outputs = ReportOutputs(renderer("train", "render_train"), style="json" if json else "tables", files={},
                             command_line="")
     outputs.show(report)

@@ -27,10 +27,8 @@ from attn_cli.contexts.columns import LARGEST_LINE
 from attn_cli.errors import (InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable,
                              shorten)
 from attn_cli.contexts.table import Occurrences
-from attn_cli.settings import Settings
+from attn_cli.settings import MAX_OCCURRENCES, Settings
 from attn_cli.vectors.store import Vectors, without_accents
-
-MAX_OCCURRENCES = 100_000  # kept, with their sentences' words and shares: grouping 50,000 took about 1 GB
 
 
 def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vectors: Any = None,

@@ -53,7 +53,7 @@ class LayerSettings:
     mask: str = setting("none", "causal: query i sees keys j <= i only; others: every key but its own.", CHOICE,
                         choices=MASKS)
     positions: str = setting("none", "Add sinusoidal position encodings to X.", CHOICE, choices=POSITIONS)
-    position_scale: str | float = setting("auto", "With positions: codes as long as their words (auto), or x X "
+    position_scale: str | float = setting("auto", "With positions: codes as long as their words (auto), or times X "
                                                   f"(at most {MAX_POSITION_SCALE:,.0f}: larger codes only drown the "
                                                   "words, and from 1e154 their squares overflow).",
                                           NAMED_NUMBER, choices=("auto",), high=MAX_POSITION_SCALE, metavar="auto|X")

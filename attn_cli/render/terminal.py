@@ -50,11 +50,25 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
                 *weights_table(head, labels, columns, console, "each row sums to 1 (Σ column)"))
     context = "context" if key_labels is None else "source"
     section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
-            f"pulled by: {context} words, weight w (share of the shift y−s they supply)")
+            "\n".join(filter(None, [f"pulled by: {context} words, weight w (share of the shift y−s they supply)",
+                                     layer_scale_note(report)])))
     if settings["neighbors"] > 0:
         section(console, "Nearest words (cosine), before and after attention", *neighbor_table(report, labels, console))
     section(console, "Diagnostics per query row", *diagnostics_table(report, labels, columns, console))
     print_warnings(report, console)
+
+
+def layer_scale_note(report: dict) -> str:
+    """For a trained layer, that s and y are on the scale it learnt: its values x W_V (W_O) are tens of units long
+    where raw mode's s is x itself, so an |y−s| of 40 is no larger a move than raw mode's 0.5."""
+    settings = report["settings"]
+    if settings["mode"] != "trained":
+        return ""
+    norms = [shift["static_norm"] for shift in report["shifts"]]
+    value = "x W_V W_O" if settings["output_projection"] else "x W_V"
+    return (f"trained layer: s = {value} and y are on the scale the layer learnt (|s| {min(norms):.1f} to "
+            f"{max(norms):.1f} here), not the vectors' (in raw mode s = x); |y−s| compares only with this layer's "
+            "own, while cos(s,y), w and the shares read the same on any scale")
 
 
 def weights_table(head: dict, labels: list[str], columns: list[str], console: Console,

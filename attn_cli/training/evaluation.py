@@ -21,6 +21,10 @@ from attn_cli.training.learning import (NO_TARGET, Layer, cross_entropy, identit
 from attn_cli.training.batches import Feed
 
 EVALUATION_BATCH = 64  # sentences per forward pass (the vocabulary is scored in blocks of learning.score_blocks)
+# Held-out predictions below which the table means little: an accuracy over m predictions is uncertain by up to
+# 0.98 / sqrt(m) either way (95%), 10 points at 100, and each prediction moves it by 1 point or more; below that
+# the three layers' rows can swap by chance.
+MIN_PREDICTIONS = 100
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,17 @@ class Evaluation:
     raw: LayerScore
     random: LayerScore
     trained: LayerScore
+
+
+def evaluation_warnings(evaluation: Evaluation) -> list[dict]:
+    """What to say about the held-out table before reading it: a warning when it rests on too few predictions."""
+    predictions = evaluation.trained.predictions
+    if predictions >= MIN_PREDICTIONS:
+        return []
+    return [{"code": "small_held_out", "predictions": predictions, "minimum": MIN_PREDICTIONS,
+             "message": f"the held-out table rests on {predictions:,} predictions, fewer than {MIN_PREDICTIONS}: "
+                        f"its accuracies are uncertain by up to ±{98 / max(predictions, 1) ** 0.5:.0f} points and "
+                        "its rows may rank by chance; train on more sentences (a tenth of them is held out)"}]
 
 
 def projected_layer(config: AttentionConfig, projections: Projections) -> Layer:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from attn_cli.errors import InputError, SettingsError, memory_named
 from attn_cli.training.corpus import Corpus, read_corpus
 from attn_cli.training.demo import DemoCorpus, sense_leads
-from attn_cli.training.evaluation import Evaluation
+from attn_cli.training.evaluation import Evaluation, evaluation_warnings
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.training.trainer import Progress, Trainer
 from attn_cli.training.weights import TrainedLayer
@@ -34,6 +34,12 @@ class TrainingRun:
     corpus: Corpus
     trainer: Trainer
     demo: dict | None = None  # the demo's topics and the sense leads of the three layers (demo only)
+
+    @property
+    def warnings(self) -> list[dict]:
+        """What the held-out table needs said before it is read ({code, message, ...}; [] for none): too few
+        predictions to rank the layers."""
+        return evaluation_warnings(self.evaluation)
 
     def __repr__(self) -> str:
         trained = self.evaluation.trained
