@@ -83,15 +83,7 @@ def senses(
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
     QUIET.set(engine.quiet)
     settings = engine.settings()
-    if source not in (None, STDIN):
-        raise UsageError(f"senses takes one WORD, then the corpus from --file FILE or - (stdin), not "
-                         f"{shorten(source, 40)!r}; e.g. {EXAMPLE}")
-    if [source is None, file is None, occurrences_file is None, not example].count(False) != 1:
-        raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin (or a table of its "
-                         f"occurrences with --occurrences FILE, or --example); e.g. {EXAMPLE}")
-    if example and labels is not None:
-        raise UsageError(f"--example brings its own labels; leave out --labels {shorten(str(labels), 80)}, or give "
-                         "the corpus with --file")
+    check_corpus(source, file, occurrences_file, example, labels)
     check_color_by(color_by, labels is not None or example)
     files = engine.picture_files(file, stdin=source == STDIN, parquet=parquet,
                                  inputs={"--occurrences": occurrences_file, "--labels": labels})
@@ -117,6 +109,20 @@ def senses(
     write_pictures(document, {option: path for option, path in files.items() if option != "--parquet"},
                    outputs.command_line, color_by)
     outputs.show(document)
+
+
+def check_corpus(source: Optional[str], file: Optional[Path], occurrences_file: Optional[Path], example: bool,
+                 labels: Optional[Path]) -> None:
+    """The corpus given once: -, --file, --occurrences or --example, which brings its own labels."""
+    if source not in (None, STDIN):
+        raise UsageError(f"senses takes one WORD, then the corpus from --file FILE or - (stdin), not "
+                         f"{shorten(source, 40)!r}; e.g. {EXAMPLE}")
+    if [source, file, occurrences_file, example or None].count(None) != 3:
+        raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin (or a table of its "
+                         f"occurrences with --occurrences FILE, or --example); e.g. {EXAMPLE}")
+    if example and labels is not None:
+        raise UsageError(f"--example brings its own labels; leave out --labels {shorten(str(labels), 80)}, or give "
+                         "the corpus with --file")
 
 
 def check_color_by(color_by: str, labelled: bool) -> None:

@@ -47,9 +47,9 @@ def scatter_svg(document: dict, standalone: bool = False, color_by: str = "group
     points = "".join(_point(o, index, colours[key], place(o["x"], o["y"]), places.get((o["line"], o["position"])),
                             (o["line"], o["position"]) in misgrouped)
                      for index, (o, key) in enumerate(zip(report["occurrences"], keys)))
-    rings = [f'<circle cx="{WIDTH + 18}" cy="{MARGIN + 22 * len(names) - 4}" r="5" fill="#fff" stroke="#000" '
-             f'stroke-width="1.6"/><text x="{WIDTH + 30}" y="{MARGIN + 22 * len(names)}">misgrouped '
-             f'({len(misgrouped):,})</text>'] if misgrouped else []
+    rings = [f'<rect x="{WIDTH + 13}" y="{MARGIN + 22 * len(names) - 9}" width="10" height="10" rx="5" fill="#fff" '
+             f'stroke="#000" stroke-width="1.6"/><text x="{WIDTH + 30}" y="{MARGIN + 22 * len(names)}">misgrouped '
+             f'({len(misgrouped):,})</text>'] if misgrouped else []  # a rect: the page's script hovers circles
     legend = "".join([*(
         f'<rect x="{WIDTH + 12}" y="{MARGIN + 22 * i - 10}" width="12" height="12" fill="{colours[name]}"/>'
         f'<text x="{WIDTH + 30}" y="{MARGIN + 22 * i}">{_text(shorten(name, LEGEND_LABEL))} ({keys.count(name):,})'
