@@ -39,7 +39,8 @@ CLUSTERS_OPTION = Annotated[Optional[int], _option(
     help="Group the occurrences into K groups (default: the K in 2..8 with the best silhouette).")]
 LABELS_OPTION = Annotated[Optional[Path], _option(
     "--labels", panel=SENSES_PANEL, metavar="FILE", show_default=False,
-    help="One label per corpus line (any text): adds purity, adjusted Rand index and the sense probe.")]
+    help="One label per corpus line (any text): adds each occurrence's label, purity, adjusted Rand index, the "
+         "misgrouped occurrences and the sense probe.")]
 CLUSTER_SEED_OPTION = Annotated[int, _option(
     "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0,
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
