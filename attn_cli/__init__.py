@@ -28,7 +28,7 @@ _EXPORTS = {
     "cached_vector_sets": "attn_cli.vector_sets", "find_cached": "attn_cli.vector_sets",
     "describe_vectors": "attn_cli.vector_sets", "remove_cached": "attn_cli.vector_sets",
     "vector_leftovers": "attn_cli.vector_sets", "remove_leftovers": "attn_cli.vector_sets",
-    "download_vectors": "attn_cli.vector_sets",
+    "download_vectors": "attn_cli.vector_sets", "export_vectors": "attn_cli.vector_sets",
     "prepare_training": "attn_cli.api", "prepare_demo": "attn_cli.api", "DEMO_SETTINGS": "attn_cli.training.settings",
     "TrainingSettings": "attn_cli.training.settings", "TrainingRun": "attn_cli.training.run",
     "Training": "attn_cli.training.run",
@@ -50,7 +50,7 @@ __all__ = [
     "LineError", "ExplainParquet", "document_header", "write_file", "stream_descriptor", "Settings", "MAX_OCCURRENCES",
     "Vectors",
     "CachedSet", "cache_folder", "cached_vector_sets", "find_cached", "describe_vectors", "remove_cached",
-    "vector_leftovers", "remove_leftovers", "download_vectors",
+    "vector_leftovers", "remove_leftovers", "download_vectors", "export_vectors",
     "VECTOR_FORMATS", "LayerSettings", "Declared", "declarations",
     "TrainingSettings", "TrainingRun", "TrainedLayer", "load_layer", "prepare_training", "prepare_demo",
     "DEMO_SETTINGS", "Training",
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from attn_cli.training.settings import DEMO_SETTINGS, TrainingSettings
     from attn_cli.training.weights import TrainedLayer, load_layer
     from attn_cli.vector_sets import (CachedSet, cache_folder, cached_vector_sets, describe_vectors, download_vectors,
-                                      find_cached, remove_cached, remove_leftovers, vector_leftovers)
+                                      export_vectors, find_cached, remove_cached, remove_leftovers, vector_leftovers)
     from attn_cli.vectors.formats import VECTOR_FORMATS
     from attn_cli.vectors.store import Vectors
 

@@ -1,4 +1,5 @@
-"""The vector sets attn-cli keeps: list the cache, find and describe a set, remove sets and leftovers, download.
+"""The vector sets attn-cli keeps: list the cache, find and describe a set, remove sets and leftovers, download,
+and export a set as a word2vec file.
 
 Importing is `load_vectors` (a file or gensim-data name is imported into the cache on first
 use). Everything here only reads the cache, or deletes what attn-cli made in it: a folder
@@ -9,6 +10,7 @@ never touched. Messages about what is left alone go to `warn` (a function of one
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +18,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attn_cli.errors import SettingsTypeError, VectorsError, path_argument
+import numpy as np
+
+from attn_cli.errors import OutputError, SettingsError, SettingsTypeError, VectorsError, path_argument, shorten
+from attn_cli.files import AtomicFile, write_all
 from attn_cli.vectors.cache import (CorruptCache, cache_root, cached_sets, folder_size, layout_folder, load_cached,
                                    read_meta)
 from attn_cli.vectors.store import Vectors
@@ -25,6 +30,9 @@ if TYPE_CHECKING:  # the leftovers' module (and tempfile) load when leftovers ar
     from attn_cli.vectors.leftovers import Leftover, Places
 
 Warn = Callable[[str], None]
+EXPORT_FORMATS = ("word2vec", "word2vec-binary")  # what export_vectors writes; gensim's load_word2vec_format reads both
+EXPORT_ROWS = 4096  # rows formatted and written at a time: memory stays flat for a set of millions
+FLOAT_TEXT = "%.9g"  # nine significant digits: every float32 read back exactly
 LEFT_ALONE = ("it has no valid meta.json, so it may not be a set attn-cli made and is left alone: look inside and "
               "delete it yourself if it is one")
 
@@ -113,9 +121,7 @@ def find_cached(source: str, warn: Warn = _quiet) -> list[CachedSet]:
 
 def describe_vectors(vectors: Vectors) -> dict[str, Any]:
     """A vector set's shape, provenance and what its import met (`attn-cli vectors info`)."""
-    if not isinstance(vectors, Vectors):
-        raise SettingsTypeError("vectors", "must be attn_cli.Vectors (from load_vectors), got "
-                                           f"{type(vectors).__name__}")
+    _require_vectors(vectors)
     details = dict(vectors.details)
     folder = details.get("cache")
     if folder and not Path(folder).is_dir():  # read without a cache (its folder could not be written)
@@ -129,6 +135,12 @@ def describe_vectors(vectors: Vectors) -> dict[str, Any]:
         "duplicates": meta.get("duplicates", 0), "bad_lines": meta.get("bad_lines", 0),
         "invalid_utf8_words": meta.get("invalid_utf8_words", 0),
     }
+
+
+def _require_vectors(vectors: object) -> None:
+    if not isinstance(vectors, Vectors):
+        raise SettingsTypeError("vectors", "must be attn_cli.Vectors (from load_vectors), got "
+                                           f"{type(vectors).__name__}")
 
 
 def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = False) -> list[Path]:
@@ -186,3 +198,39 @@ def download_vectors(name: str, *, progress: bool = True) -> Path:
     if not isinstance(name, str):
         raise SettingsTypeError("name", f"must be a gensim-data name (str), got {type(name).__name__}")
     return gensim_data.download(name, show_progress=progress)
+
+
+def export_vectors(vectors: Vectors, path: str | os.PathLike[str], *, format: str = "word2vec") -> None:
+    """Write `vectors` as a word2vec file, the format gensim's KeyedVectors.load_word2vec_format and the word2vec
+    tools read: a line "count dims", then each word and its values as float32, as text (`format="word2vec"`) or
+    binary ("word2vec-binary": little-endian float32 after the word and a space, a newline after each vector).
+
+    Whole or not at all (files.AtomicFile): a failed write is an OutputError naming `path`, which is left as it
+    was. A word that is empty or holds whitespace cannot stand in the format (it would split its line): a
+    VectorsError names it, and nothing is written."""
+    _require_vectors(vectors)
+    if format not in EXPORT_FORMATS:
+        raise SettingsError("format", f"must be {' or '.join(EXPORT_FORMATS)} (got {format!r})")
+    path = path_argument("path", path)
+    try:
+        with AtomicFile(path) as target:
+            write_all(target.stream, f"{vectors.count} {vectors.dims}\n".encode())
+            for start in range(0, vectors.count, EXPORT_ROWS):
+                write_all(target.stream, _word2vec_rows(vectors, start, binary=format == "word2vec-binary"))
+    except OSError as exc:  # named as the caller gave it, as write_file names it
+        raise OutputError.of_file(path, exc) from exc
+
+
+def _word2vec_rows(vectors: Vectors, start: int, binary: bool) -> bytes:
+    """EXPORT_ROWS words from `start` and their float32 values, as word2vec lines."""
+    words = list(vectors.words[start:start + EXPORT_ROWS])
+    unfit = next((word for word in words if word.split() != [word]), None)
+    if unfit is not None:
+        raise VectorsError(f"{vectors.name}: the word {shorten(unfit)!r} is empty or holds whitespace, which a "
+                           "word2vec file cannot hold (it separates words from values by spaces); nothing was "
+                           "written")
+    values = np.asarray(vectors.matrix[start:start + EXPORT_ROWS], dtype="<f4")  # [b, d]
+    if binary:
+        return b"".join(word.encode("utf-8") + b" " + row.tobytes() + b"\n" for word, row in zip(words, values))
+    return "".join(f"{word} {' '.join(FLOAT_TEXT % value for value in row)}\n"
+                   for word, row in zip(words, values.tolist())).encode("utf-8")

@@ -138,9 +138,9 @@ def test_bad_options_say_what_to_do_in_one_line(run, corpus, args, code, message
 
 def test_no_corpus_says_how_to_give_one(run):
     result = run("senses", "bank")
-    assert result.exit_code == 2 and result.stderr == (
-        "attn-cli: error: give the corpus once: --file FILE, or - to read it from stdin (or a table of its occurrences "
-        "with --occurrences FILE); e.g. attn-cli senses bank --file corpus.txt\n")
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert all(way in result.stderr for way in ("--file FILE", "- to read it from stdin", "--occurrences FILE",
+                                                 "--example"))
 
 
 def test_unreadable_lines_are_skipped_with_one_warning_and_keep_their_numbers(run, corpus, tmp_path):
@@ -186,16 +186,17 @@ def test_hostile_corpus_text_reaches_the_terminal_literally(run, tmp_path):
     assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
 
 
-def test_parquet_holds_each_occurrence_with_its_group_and_output_as_the_json_says(run, corpus, tmp_path):
+def test_parquet_holds_each_occurrence_with_its_group_label_and_output_as_the_json_says(run, corpus, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
-    text, _ = corpus
+    text, labels = corpus
     table = tmp_path / "bank.parquet"
-    result = run("senses", "bank", "--file", str(text), "--json", "--parquet", str(table))
+    result = run("senses", "bank", "--file", str(text), "--labels", str(labels), "--json", "--parquet", str(table))
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     rows = pq.read_table(table).to_pylist()
-    assert [(row["line"], row["position"], row["group"]) for row in rows] == [
-        (o["line"], o["position"], o["group"]) for o in document["occurrences"]]
+    assert [(row["line"], row["position"], row["group"], row["label"]) for row in rows] == [
+        (o["line"], o["position"], o["group"], o["label"]) for o in document["occurrences"]]
+    assert [row["label"] for row in rows] == ["river"] * len(RIVER) + ["money"] * len(MONEY)
     assert all(len(row["outputs"]) == document["vectors"]["dims"] for row in rows)
 
 
@@ -349,3 +350,96 @@ def test_a_cluster_seed_past_what_k_means_takes_is_refused_at_the_command_line(r
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "--cluster-seed" in result.stderr
     assert f"0<=x<={MAX_SEED}" in result.stderr
     assert run("senses", "bank", "--file", str(text), "--cluster-seed", str(MAX_SEED), "--json").exit_code == 0
+
+
+@pytest.fixture
+def mislabelled(tmp_path) -> Path:
+    """Labels for the corpus with line 6 (a river sentence, "we walked along the bank beside the water") labelled
+    money: its group's majority label is river, so it is misgrouped."""
+    path = tmp_path / "mislabelled.txt"
+    path.write_text("\n".join(["river"] * 5 + ["money"] * 7) + "\n", encoding="utf-8")
+    return path
+
+
+def test_labels_give_each_occurrence_its_label_and_list_the_misgrouped(run, corpus, mislabelled, schema_validator):
+    text, _ = corpus
+    result = run("senses", "bank", "--file", str(text), "--labels", str(mislabelled), "--clusters", "2", "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    schema_validator("senses").validate(document)
+    assert [o["label"] for o in document["occurrences"]] == ["river"] * 5 + ["money"] * 7
+    river = document["occurrences"][0]["group"]
+    assert [o["group"] == river for o in document["occurrences"]] == [True] * 6 + [False] * 6
+    assert document["labels"]["misgrouped"] == [
+        {"line": 6, "position": 4, "group": river, "label": "money", "majority_label": "river"}]
+    without = json.loads(run("senses", "bank", "--file", str(text), "--json").stdout)
+    assert {o["label"] for o in without["occurrences"]} == {None} and without["labels"] is None
+    schema_validator("senses").validate(without)
+
+    shown = run("senses", "bank", "--file", str(text), "--labels", str(mislabelled), "--clusters", "2").stdout
+    listed = shown[shown.index("Misgrouped"):shown.index("Sense probe")]
+    assert [line.split()[:4] for line in listed.splitlines() if "bank beside" in line] == [
+        [str(river), "6", "money", "river"]]
+
+
+def test_the_scatter_is_coloured_by_label_on_demand_and_rings_the_misgrouped(run, corpus, mislabelled, tmp_path):
+    from xml.etree import ElementTree
+
+    from attn_cli.render.senses_page import group_colours
+
+    text, _ = corpus
+    picture, page = tmp_path / "senses.svg", tmp_path / "senses.html"
+    result = run("senses", "bank", "--file", str(text), "--labels", str(mislabelled), "--clusters", "2",
+                 "--color-by", "label", "--svg", str(picture), "--html", str(page))
+    assert result.exit_code == 0, result.stderr
+    points = ElementTree.parse(picture).getroot().findall(".//{http://www.w3.org/2000/svg}circle[@data-index]")
+    river, money = group_colours(2)  # labels in the order first met
+    assert [point.get("fill") for point in points] == [river] * 5 + [money] * 7
+    assert [point.get("data-label") for point in points] == ["river"] * 5 + ["money"] * 7
+    assert [point.get("class") for point in points] == [None] * 5 + ["misgrouped"] + [None] * 6
+    assert "coloured by label" in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("args, culprit", [
+    (["--color-by", "label"], "--labels FILE"),
+    (["--color-by", "sense"], "'sense'"),
+])
+def test_color_by_a_label_needs_labels_and_takes_two_values(run, corpus, tmp_path, args, culprit):
+    text, _ = corpus
+    result = run("senses", "bank", "--file", str(text), *args, "--svg", str(tmp_path / "senses.svg"))
+    assert result.exit_code == 2 and "--color-by" in result.stderr and culprit in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and not (tmp_path / "senses.svg").exists()
+
+
+def test_the_bundled_corpus_runs_from_the_command_line_with_its_labels(run):
+    import attn_cli
+
+    result = run("senses", "bank", "--example", "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    sentences, labels = attn_cli.example_corpus()
+    assert document["corpus"]["lines"] == len(sentences) == 40
+    assert [o["label"] for o in document["occurrences"]] == labels
+    assert document["labels"]["purity"] == 1.0 and document["labels"]["misgrouped"] == []
+    package = Path(attn_cli.__file__).parent
+    if "site-packages" in package.parts:  # an installed attn-cli (CI installs it): the corpus is in the wheel
+        assert (package / "data" / "senses" / "bank.labels.txt").is_file()
+
+
+@pytest.mark.parametrize("args, culprit", [(["--labels", "labels.txt"], "--labels"),
+                                           (["--file", "corpus.txt"], "--file")])
+def test_the_bundled_corpus_is_the_only_corpus_and_brings_its_labels(run, args, culprit):
+    result = run("senses", "bank", "--example", *args)
+    assert result.exit_code == 2 and culprit in result.stderr and "--example" in result.stderr, result.stderr
+
+
+def test_the_help_examples_run_as_written_in_an_empty_folder(run, tmp_path, monkeypatch):
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    examples = [line.strip() for line in run("senses", "--help").stdout.splitlines()
+                if line.strip().startswith("attn-cli senses")]
+    assert len(examples) >= 3
+    for example in examples:
+        result = run(*shlex.split(example)[1:])
+        assert result.exit_code == 0, f"{example}: {result.stderr}"

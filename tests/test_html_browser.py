@@ -443,6 +443,23 @@ def test_every_occurrence_is_a_point_in_its_groups_colour(browser, tmp_path):
     view.assert_clean()
 
 
+def test_hovering_a_point_names_its_label_and_the_legend_shows_no_tooltip(browser, tmp_path):
+    from test_senses_render import misgrouped
+
+    document = misgrouped("money")
+    path = tmp_path / "senses.html"
+    path.write_text(senses_page(document, "attn-cli senses bank --example", color_by="label"), encoding="utf-8")
+    view = OfflinePage(browser, path)
+    page = view.page
+    page.hover("svg.senses-scatter circle[data-index='1']")
+    occurrence = document["occurrences"][1]
+    assert (f"group {occurrence['group']}, label {occurrence['label']}, line {occurrence['line']}"
+            in page.locator("#attn-tooltip").inner_text())
+    page.hover("svg.senses-scatter g.legend rect:last-of-type")
+    assert not page.locator("#attn-tooltip").is_visible()
+    view.assert_clean()
+
+
 def test_hovering_a_point_shows_its_sentence_with_the_word_marked(browser, tmp_path):
     view = open_senses_page(browser, tmp_path, SENSES)
     page = view.page
@@ -454,7 +471,8 @@ def test_hovering_a_point_shows_its_sentence_with_the_word_marked(browser, tmp_p
     assert tooltip.locator(".sentence").inner_text() == SENSES["occurrences"][4]["sentence"]  # short: whole
     assert tooltip.locator("mark").all_text_contents() == ["bank"]
     occurrence = SENSES["occurrences"][4]
-    assert f"group {occurrence['group']}, line {occurrence['line']}" in tooltip.inner_text()
+    assert (f"group {occurrence['group']}, label {occurrence['label']}, line {occurrence['line']}"
+            in tooltip.inner_text())
     view.assert_clean()
 
 

@@ -102,6 +102,30 @@ def test_str_repr_and_pandas(bank_senses):
     assert "  1   20 (50%)" in text and "purity 1.000" in text  # group 1: 20 occurrences, half of them
     frame = bank_senses.to_pandas()
     assert list(frame["group"]) == (bank_senses.assignments + 1).tolist() and len(frame["output"][0]) == 128
+    assert list(frame["label"]) == BANK_LABELS
+
+
+def test_each_occurrence_has_its_label_and_the_misgrouped_are_those_off_their_groups_majority():
+    labels = BANK_LABELS[:]
+    labels[3], labels[30] = "money", "river"  # a river sentence called money, a money one river
+    result = attn_cli.senses("bank", BANK, labels=labels)
+    assert result.labels_report.labels == tuple(labels) == result.occurrence_labels
+    assert result.labels_report.misgrouped == (3, 30)
+    assert result.labels_report.purity == 38 / 40
+    assert attn_cli.senses("bank", BANK).occurrence_labels is None
+
+
+@pytest.mark.parametrize("color_by, culprit", [("label", "labels"), ("colour", "'colour'")])
+def test_coloring_by_label_needs_labels(color_by, culprit, tmp_path):
+    result = attn_cli.senses("bank", BANK)
+    with pytest.raises(attn_cli.SettingsError, match=culprit) as raised:
+        result.to_svg(tmp_path / "senses.svg", color_by=color_by)
+    assert raised.value.setting == "color_by" and not (tmp_path / "senses.svg").exists()
+
+
+def test_the_scatter_coloured_by_label_names_the_labels(bank_senses):
+    assert "river (20)" in bank_senses.to_svg(color_by="label") and "coloured by label" in bank_senses.to_html(
+        color_by="label")
 
 
 # --- the probe and its tie rule ------------------------------------------------------------------------------

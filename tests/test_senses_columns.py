@@ -59,9 +59,11 @@ def test_the_columns_are_typed_arrays_one_row_per_occurrence(table):
     arrow = table.to_arrow()
     types = {field.name: str(field.type) for field in arrow.schema}
     assert types == {"line": "int64", "position": "int64", "token": "string", "sentence": "string", "group": "int64",
-                     "outputs": "fixed_size_list<item: double>[128]", "bags": "fixed_size_list<item: double>[128]",
+                     "label": "string", "outputs": "fixed_size_list<item: double>[128]",
+                     "bags": "fixed_size_list<item: double>[128]",
                      "context_words": "list<item: string>", "context_shares": "list<item: double>"}
     assert arrow.num_rows == len(table) == 40 and arrow.column("group").null_count == 40
+    assert arrow.column("label").null_count == 40
     assert np.array_equal(np.stack(arrow.column("outputs").to_pylist()), table.outputs)
     assert arrow.column("context_words").to_pylist()[0] == table.context_words[0]
 
@@ -78,6 +80,17 @@ def test_a_grouped_table_has_the_groups_and_rows_of_the_json_document(table, tmp
     assert sorted(set(read.column("group").to_pylist())) == [group["group"] for group in document["groups"]]
     assert np.array_equal(np.stack(read.column("outputs").to_pylist()), table.outputs)
     assert_same_table(attn_cli.Occurrences.read_parquet(path), table)  # the groups do not get in the way
+
+
+def test_a_grouped_table_holds_each_occurrences_label_and_one_without_the_column_still_reads(table, tmp_path):
+    labels = [f"sense {line % 2}" for line in range(table.first_line, table.first_line + table.lines_read)]
+    result = attn_cli.group_senses(table, labels=labels)
+    path = tmp_path / "labelled.parquet"
+    result.write_parquet(path)
+    assert pq.read_table(path).column("label").to_pylist() == [labels[line - 5] for line in table.line.tolist()]
+    older = tmp_path / "older.parquet"  # as a writer before the label column wrote it
+    pq.write_table(pq.read_table(path).drop_columns(["label"]), older)
+    assert_same_table(attn_cli.Occurrences.read_parquet(older), table)
 
 
 def test_a_table_without_occurrences_is_written_and_read(tmp_path):

@@ -33,29 +33,34 @@ def recipe() -> dict:
 @pytest.fixture
 def corpus(tmp_path) -> Path:
     """The bundled river/money sentences among lines without the word (or with unknown words beside it), blank
-    lines, and last a line with the word that fails: longer than max_tokens, so skipped and counted."""
+    lines, a line holding a lone \\r (one line to --file, two to Dask's default reader), and last a line with the
+    word that fails: longer than max_tokens, so skipped and counted."""
     sentences = (ROOT / "data" / "senses" / "bank.txt").read_text(encoding="utf-8").splitlines()
     lines = [line for number, sentence in enumerate(sentences) for line in (sentence, FILLER[number % len(FILLER)])]
+    lines[7] = "the bank\rof the river"
     path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(lines + ["the bank " * 600]) + "\n", encoding="utf-8")
+    path.write_text("\n".join(lines + ["the bank " * 600]) + "\n", encoding="utf-8", newline="")
     return path
 
 
-def test_the_recipe_on_two_worker_processes_groups_exactly_as_one_process(corpus, tmp_path):
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes on this machine, shared by the module's tests."""
     from dask.distributed import Client, LocalCluster
 
-    occurrences_on_dask = recipe()["occurrences_on_dask"]
-    folder = tmp_path / "parts"
-    folder.mkdir()
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        table = occurrences_on_dask(str(corpus), "bank", str(folder), blocksize=700)
-        workers = client.run(lambda: True)
-    assert len(workers) == 2
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local, \
+            Client(local) as client:
+        yield client
+
+
+def test_the_recipe_on_two_worker_processes_groups_exactly_as_one_process(corpus, tmp_path, cluster, run):
+    folder = tmp_path / "out" / "parts"  # not there yet: the recipe makes it
+    table = recipe()["occurrences_on_dask"](str(corpus), "bank", str(folder), blocksize=700)
+    assert len(cluster.run(lambda: True)) == 2
     parts = sorted(folder.glob("part-*.parquet"))
     assert len(parts) >= 8  # small partitions: line numbers must cross many part boundaries
 
-    lines = [line.rstrip("\n") for line in corpus.read_text(encoding="utf-8").splitlines(keepends=True)]
+    lines = corpus.read_bytes().decode("utf-8").removesuffix("\n").split("\n")  # as --file reads it
     alone = attn_cli.senses("bank", lines)
     read = attn_cli.Occurrences.read_parquet(folder / "bank.parquet")
     for joined in (table, read):
@@ -66,8 +71,25 @@ def test_the_recipe_on_two_worker_processes_groups_exactly_as_one_process(corpus
         assert joined.context_words == alone.occurrences.context_words
         assert attn_cli.group_senses(joined).to_dict() == alone.to_dict()
 
+    labels = tmp_path / "labels.txt"  # one per line of the file, as --labels counts them
+    labels.write_text("".join(f"l{number % 3}\n" for number in range(len(lines))), encoding="utf-8")
+    documents = [run("senses", "bank", *source, "--labels", str(labels), "--json")
+                 for source in (("--file", str(corpus)), ("--occurrences", str(folder / "bank.parquet")))]
+    assert [result.exit_code for result in documents] == [0, 0], documents[1].stderr
+    assert documents[0].stdout == documents[1].stdout
+
+
+def test_an_empty_corpus_gives_a_table_without_occurrences(tmp_path, cluster):
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    table = recipe()["occurrences_on_dask"](str(empty), "bank", str(tmp_path / "parts"), blocksize=700)
+    assert len(table) == 0 and table.lines_read == 0
+    assert len(attn_cli.Occurrences.read_parquet(tmp_path / "parts" / "bank.parquet")) == 0
+    with pytest.raises(attn_cli.InputError, match="no occurrence of 'bank' in 0 lines"):
+        attn_cli.group_senses(table)
+
 
 def test_the_recipe_is_the_pages_only_code_and_defines_what_the_page_says():
     names = recipe()
-    assert {"occurrences_on_dask", "scan_part", "count_lines"} <= set(names)
+    assert {"occurrences_on_dask", "read_lines", "scan_part", "count_lines"} <= set(names)
     assert "attn_cli.occurrences(word" in PAGE.read_text(encoding="utf-8")

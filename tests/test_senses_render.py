@@ -176,6 +176,35 @@ def test_the_scatter_keeps_hostile_sentences_inert():
     assert "</script>" not in text and "<b>" not in text
 
 
+def misgrouped(label: str) -> dict:
+    """The document with its first occurrence labelled `label`, so misgrouped: its group's majority is river."""
+    document = copy.deepcopy(SAMPLE)
+    first = document["occurrences"][0]
+    first["label"] = label
+    document["labels"]["misgrouped"] = [{"line": first["line"], "position": first["position"],
+                                         "group": first["group"], "label": label, "majority_label": "river"}]
+    return document
+
+
+def test_a_misgrouped_occurrence_is_listed_ringed_and_its_label_shown_literally():
+    label = "money [b]x[/b] </script>" + "y" * 30
+    document = misgrouped(label)
+    shown = tables(document)
+    listed = shown[shown.index("Misgrouped"):shown.index("Sense probe")]
+    assert "money [b]x[/b]" in listed and "</script>" in listed and "we sat on the grassy" in listed  # literal
+    svg = ElementTree.fromstring(scatter_svg(document, color_by="label"))
+    points = svg.findall(f".//{SVG}g[@class='points']/{SVG}circle")
+    assert [point.get("class") for point in points[:2]] == ["misgrouped", None]
+    assert points[0].get("data-label") == label and len({point.get("fill") for point in points}) == 3
+    legend = svg.findall(f".//{SVG}g[@class='legend']/{SVG}text")
+    assert [text.text for text in legend] == ["money [b]x[/b] <… (54 characters) (1)", "river (19)", "money (20)",
+                                              "misgrouped (1)"]  # labels as first met, a long one shortened
+    assert legend[0].find(f"{SVG}title").text == label  # the label whole on hover
+    assert svg.findall(f".//{SVG}g[@class='legend']/{SVG}circle") == []  # the page's script hovers circles only
+    page = senses_page(document, "attn-cli senses bank --example", color_by="label")
+    assert "coloured by label, ringed in black when misgrouped" in page and "</script>y" not in page
+
+
 def test_group_colours_are_distinct_for_many_groups():
     for count in (1, 2, 8, 12, 30):
         assert len(set(group_colours(count))) == count

@@ -441,9 +441,9 @@ app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli train corpus.txt --out layer.npz --heads 2",
     'attn-cli explain "money bank grows" --weights demo.npz'))(train)
 app.command(cls=HelpInOrder, epilog=examples(
-    "attn-cli senses bank --file corpus.txt",
-    "attn-cli senses bank --file corpus.txt --clusters 2 --json",
-    "attn-cli senses bank --file corpus.txt --html senses.html"))(senses)
+    "attn-cli senses bank --example",
+    "attn-cli senses bank --example --clusters 2 --json",
+    "attn-cli senses bank --example --color-by label --html senses.html"))(senses)
 app.add_typer(vectors_app, name="vectors")
 
 

@@ -14,7 +14,7 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional, TextIO
 
 import typer
 
@@ -42,7 +42,8 @@ CLUSTERS_OPTION = Annotated[Optional[int], _option(
     help="Group the occurrences into K groups (default: the K in 2..8 with the best silhouette).")]
 LABELS_OPTION = Annotated[Optional[Path], _option(
     "--labels", panel=SENSES_PANEL, metavar="FILE", show_default=False,
-    help="One label per corpus line (any text): adds purity, adjusted Rand index and the sense probe.")]
+    help="One label per corpus line (any text): adds each occurrence's label, purity, adjusted Rand index, the "
+         "misgrouped occurrences and the sense probe.")]
 CLUSTER_SEED_OPTION = Annotated[int, _option(
     "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0, max=2**32 - 1,  # group_senses' MAX_SEED
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
@@ -52,6 +53,12 @@ MAX_OCCURRENCES_OPTION = Annotated[Optional[int], _option(
 OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
     "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
     help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
+EXAMPLE_OPTION = Annotated[bool, _option(
+    "--example", panel=SENSES_PANEL,
+    help="Read the bundled corpus (40 sentences of a river bank or a money bank) and its labels instead of --file.")]
+COLOR_BY_OPTION = Annotated[str, _option(
+    "--color-by", panel=SENSES_PANEL, metavar="group|label",
+    help="Colour the scatter of --html and --svg by group, or by label (with --labels or --example).")]
 SOURCE_ARGUMENT = Annotated[Optional[str], typer.Argument(
     metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")]
 PICTURE_HELP = {"html": "Also write the page: the occurrences' scatter (hover: the sentence) and the tables.",
@@ -71,49 +78,74 @@ def senses(
     max_occurrences: MAX_OCCURRENCES_OPTION = MAX_OCCURRENCES,
     parquet: Annotated[Optional[Path], parquet_option("occurrence")] = None,
     occurrences_file: OCCURRENCES_OPTION = None,
+    example: EXAMPLE_OPTION = False,
+    color_by: COLOR_BY_OPTION = "group",
     *,
     engine: EngineOptions,
 ) -> None:
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
     QUIET.set(engine.quiet)
     settings = engine.settings()
-    if source not in (None, STDIN):
-        raise UsageError(f"senses takes one WORD, then the corpus from --file FILE or - (stdin), not "
-                         f"{shorten(source, 40)!r}; e.g. {EXAMPLE}")
-    if [source is None, file is None, occurrences_file is None].count(False) != 1:
-        raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin (or a table of its "
-                         f"occurrences with --occurrences FILE); e.g. {EXAMPLE}")
+    check_corpus(source, file, occurrences_file, example, labels)
+    check_color_by(color_by, labels is not None or example)
     files = engine.picture_files(file, stdin=source == STDIN, parquet=parquet,
                                  inputs={"--occurrences": occurrences_file, "--labels": labels})
     label_lines = None if labels is None else opened_labels(labels)
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
                             files={}, command_line=command_line(ctx))
     vectors = engine.load(warn, progress=not engine.json)
-    from attn_cli import group_senses  # the senses library (and scikit-learn) load when it runs
+    from attn_cli import example_corpus, group_senses  # the senses library (and scikit-learn) load when it runs
 
+    bundled = example_corpus() if example else None
     with DelayedBar(enabled=not engine.json) as bar:
-        table = (scanned(word, source, file, vectors, settings, bar, max_occurrences) if occurrences_file is None else
+        lines = bundled[0] if bundled else corpus_lines(source, file)
+        table = (scanned(word, lines, vectors, settings, bar, max_occurrences) if occurrences_file is None else
                  tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
-        label_list = None if label_lines is None else read_labels(label_lines,
-                                                                  table.first_line - 1 + table.lines_read)
+        label_list = bundled[1] if bundled else None if label_lines is None else read_labels(
+            label_lines, table.first_line - 1 + table.lines_read)
         result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
     document = result.to_dict()
     if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
         with writing(parquet, "--parquet"):
             result.write_parquet(parquet)
     write_pictures(document, {option: path for option, path in files.items() if option != "--parquet"},
-                   outputs.command_line)
+                   outputs.command_line, color_by)
     outputs.show(document)
 
 
-def scanned(word: str, source: Optional[str], file: Optional[Path], vectors: Vectors, settings: Settings,
-            bar: DelayedBar, most: int | None) -> Occurrences:
-    """The occurrences of `word` in the corpus (--file or stdin), at most `most` (None: the library's bound), the
-    lines read told to the bar."""
+def check_corpus(source: Optional[str], file: Optional[Path], occurrences_file: Optional[Path], example: bool,
+                 labels: Optional[Path]) -> None:
+    """The corpus given once: -, --file, --occurrences or --example, which brings its own labels."""
+    if source not in (None, STDIN):
+        raise UsageError(f"senses takes one WORD, then the corpus from --file FILE or - (stdin), not "
+                         f"{shorten(source, 40)!r}; e.g. {EXAMPLE}")
+    if [source, file, occurrences_file, example or None].count(None) != 3:
+        raise UsageError(f"give the corpus once: --file FILE, or - to read it from stdin (or a table of its "
+                         f"occurrences with --occurrences FILE, or --example); e.g. {EXAMPLE}")
+    if example and labels is not None:
+        raise UsageError(f"--example brings its own labels; leave out --labels {shorten(str(labels), 80)}, or give "
+                         "the corpus with --file")
+
+
+def check_color_by(color_by: str, labelled: bool) -> None:
+    """--color-by: one of the scatter's colourings, and "label" only for a corpus with labels."""
+    from attn_cli.render.senses_page import COLOR_BY
+
+    if color_by not in COLOR_BY:
+        raise UsageError(f"--color-by takes {' or '.join(COLOR_BY)}, not {shorten(color_by, 40)!r}")
+    if color_by == "label" and not labelled:
+        raise UsageError("--color-by label needs the corpus's labels: give --labels FILE (one label per corpus line), "
+                         "or try attn-cli senses bank --example --color-by label --html senses.html")
+
+
+def scanned(word: str, lines: Iterable[str], vectors: Vectors, settings: Settings, bar: DelayedBar,
+            most: int | None) -> Occurrences:
+    """The occurrences of `word` in the corpus's lines, at most `most` (None: the library's bound), the lines read
+    told to the bar."""
     from attn_cli import occurrences
 
-    return occurrences(word, corpus_lines(source, file), vectors=vectors, settings=settings, progress=bar.update,
+    return occurrences(word, lines, vectors=vectors, settings=settings, progress=bar.update,
                        **({} if most is None else {"max_occurrences": most}))
 
 
@@ -139,13 +171,13 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
     return replace(table, settings=replace(table.settings, **searches)) if searches else table
 
 
-def write_pictures(document: dict, files: dict[str, Path], command_line: str) -> None:
-    """--html (the page) and --svg (the scatter), each written whole or not at all."""
+def write_pictures(document: dict, files: dict[str, Path], command_line: str, color_by: str = "group") -> None:
+    """--html (the page) and --svg (the scatter), coloured by `color_by`, each written whole or not at all."""
     from attn_cli.render.senses_page import scatter_svg, senses_page
 
     for option, path in files.items():
-        write_target(path, option, senses_page(document, command_line) if option == "--html" else
-                     scatter_svg(document, standalone=True))
+        write_target(path, option, senses_page(document, command_line, color_by) if option == "--html" else
+                     scatter_svg(document, standalone=True, color_by=color_by))
 
 
 def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:

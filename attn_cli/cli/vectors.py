@@ -1,4 +1,4 @@
-"""`attn-cli vectors import|info|list|remove|download`: manage vector sets and the cache.
+"""`attn-cli vectors import|info|list|remove|download|export`: manage vector sets and the cache.
 
 Thin like cli/app.py: each command resolves its input, calls the vectors library,
 builds one report document and either writes it as JSON or prints it.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+from pathlib import Path
 from typing import Annotated, Any, Optional, Sequence
 
 import typer
@@ -16,15 +17,16 @@ from attn_cli.errors import UsageError, VectorsError
 from attn_cli.errors import literal
 from attn_cli.cli.messages import warn
 from attn_cli.cli.help import NarrowHelpGroup
-from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
+from attn_cli.cli.options import (HelpInOrder, VectorFormat, examples, output_path, same_regular_file,
+                                  writable_target)
 from attn_cli.render.json_out import write_json
-from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, find_cached,
-                      load_vectors, remove_cached, remove_leftovers, vector_leftovers)
+from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, export_vectors,
+                      find_cached, load_vectors, remove_cached, remove_leftovers, vector_leftovers)
 
 SCHEMA_VERSION = 1
 DETAILS_INDENT = " " * 6  # under a set's id or a leftover's path in `vectors list`: its size, format, source
 vectors_app = typer.Typer(cls=NarrowHelpGroup,
-                          help="Import, inspect, list, remove and download vector sets. Imported sets live in "
+                          help="Import, inspect, list, remove, download and export vector sets. Imported sets live in "
                                "the cache: $ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli.",
                           epilog=examples("attn-cli vectors list", "attn-cli vectors import --help"),
                           no_args_is_help=True)
@@ -160,6 +162,38 @@ def download(
         write_json(report)
     else:
         print(literal(f"{name}: {path} ({report['bytes'] / 1e6:,.1f} MB); use it with --vectors {name}"))
+
+
+@vectors_app.command(cls=HelpInOrder, epilog=examples(
+    "attn-cli vectors export default vectors.txt",
+    "attn-cli vectors export default vectors.bin --format word2vec-binary"))
+def export(
+    source: Annotated[str, typer.Argument(metavar="NAME", help="default (the embedded set), a cache id (see list), "
+                                                            "a vector file or a gensim-data name.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The word2vec file to write, whole or not at all.")],
+    file_format: Annotated[Optional[VectorFormat], typer.Option(
+        "--format", metavar="FORMAT", help="word2vec (text, the default) or word2vec-binary.")] = None,
+    json: Json = False,
+) -> None:
+    """Write a vector set as a word2vec file (text or binary), which gensim and the word2vec tools read."""
+    if not source:
+        raise UsageError("vectors export needs a NAME: default, a cache id (attn-cli vectors list shows them), a "
+                         "vector file or a gensim-data name")
+    output_path("FILE", file, "vectors.txt")
+    writable_target("FILE", file)
+    if same_regular_file(file, Path(source)):
+        raise UsageError(f"FILE {file} is the vector file NAME names; writing it would replace it, so give another "
+                         "file name")
+    found = find_cached(source, warn)
+    vectors = found[0].load() if found else load_vectors(source, progress=not json, warn=warn)
+    chosen = file_format.value if file_format else "word2vec"
+    export_vectors(vectors, file, format=chosen)
+    report = {"schema_version": SCHEMA_VERSION, "command": "vectors export", "name": vectors.name,
+              "path": str(file), "format": chosen, "count": vectors.count, "dims": vectors.dims}
+    if json:
+        write_json(report)
+    else:
+        print(literal(f"wrote {vectors.count:,} words x {vectors.dims} dims of {vectors.name} to {file} ({chosen})"))
 
 
 def info_report(vectors: Vectors) -> dict:

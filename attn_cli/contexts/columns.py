@@ -1,7 +1,8 @@
 """An `Occurrences` table as Arrow columns and Parquet files, and back (pyarrow, the optional extra `parquet`).
 
 One row per occurrence: `line`, `position`, `token`, `sentence`, `group` (null until a grouping writes it,
-then 1-based as the documents number groups), `outputs` and `bags` (fixed-size lists of float64),
+then 1-based as the documents number groups), `label` (its line's label when a grouping with labels writes it,
+else null), `outputs` and `bags` (fixed-size lists of float64),
 `context_words` (list of strings) and `context_shares` (list of float64). The arrays go to Arrow as they are
 (a matrix is one flat buffer with its width), so a table of 100,000 occurrences costs no Python per number.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -39,26 +41,28 @@ METADATA_KEY = "attn_cli"
 FORMAT = "attn-cli occurrences 1"  # changed when the columns or the metadata change meaning
 
 
-def to_arrow(table: Table, groups: np.ndarray | None = None, *, feature: Option | None = None
-             ) -> pyarrow.Table:
-    """The occurrences as an Arrow table with its metadata; `groups` (1-based, one per row) fills `group`."""
+def to_arrow(table: Table, groups: np.ndarray | None = None, labels: Sequence[str] | None = None, *,
+             feature: Option | None = None) -> pyarrow.Table:
+    """The occurrences as an Arrow table with its metadata; `groups` (1-based, one per row) fills `group`, `labels`
+    (one per row) `label`."""
     pa, _ = arrow(feature or Option("parquet", python_text="Occurrences.to_arrow"))
-    return pa.Table.from_arrays(list(_columns(pa, table, groups).values()), schema=_schema(pa, table))
+    return pa.Table.from_arrays(list(_columns(pa, table, groups, labels).values()), schema=_schema(pa, table))
 
 
-def write_parquet(path: str | os.PathLike[str], table: Table, groups: np.ndarray | None = None, *,
-                  feature: Option | None = None) -> None:
+def write_parquet(path: str | os.PathLike[str], table: Table, groups: np.ndarray | None = None,
+                  labels: Sequence[str] | None = None, *, feature: Option | None = None) -> None:
     """The occurrences as a Parquet file, whole or not at all (attn_cli.parquet.ParquetOut's rules)."""
     feature = feature or Option("parquet", python_text="Occurrences.write_parquet")
     pa, _ = arrow(feature)
     with ParquetOut(path, _schema(pa, table), feature=feature) as out:
-        out.write(_columns(pa, table, groups))
+        out.write(_columns(pa, table, groups, labels))
 
 
 def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, vectors: Any = None,
                  weights: TrainedLayer | str | os.PathLike[str] | None = None) -> Table:
     """The occurrences a Parquet file holds, as `make` (the Occurrences class) builds them from their fields; its
-    `group` column, if filled, is left to data tools.
+    `group` and `label` columns, if filled, are left to data tools (a table written before `label` was a column
+    has none).
 
     `vectors` (as every function takes them; the embedded set by default) and `weights` (a trained layer's
     file or TrainedLayer, when the table was scanned with one) must be those the table was written with:
@@ -112,6 +116,7 @@ ABOUT = {"word": str, "settings": dict, "vectors": dict, "static": list, "first_
 VECTORS = {"name": str, "size": int, "dims": int, "fingerprint": str}  # its vectors' fields
 LARGEST_LINE = 2**62  # first_line and the counts of lines are at most this, so their sums stay within int64
 WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vectors fix
+LEFT = ("group", "label")  # a grouping's columns: not read back, and `label` missing from a table of an older writer
 
 
 def _checked(pa: Any, stored: pyarrow.Table, about: dict[str, Any], dims: int) -> dict[str, Any]:
@@ -123,11 +128,13 @@ def _checked(pa: Any, stored: pyarrow.Table, about: dict[str, Any], dims: int) -
     static = np.array(about["static"], dtype=np.float64)
     types = _types(pa, len(static), dims)
     for name, kind in types.items():
+        if name == "label" and name not in stored.column_names:
+            continue
         if name not in stored.column_names or stored.schema.field(name).type != kind:
             found = stored.schema.field(name).type if name in stored.column_names else "missing"
             widths = f" (static has {len(static)} numbers, the vectors {dims} dims)"
             raise ValueError(f"its column {name} is {found}, not {kind}{widths if name in WIDE else ''}")
-    columns = {name: stored.column(name).combine_chunks() for name in types if name != "group"}
+    columns = {name: stored.column(name).combine_chunks() for name in types if name not in LEFT}
     nulls = [name for name, column in columns.items()
              if column.null_count or (pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type))
              and column.flatten().null_count]
@@ -167,15 +174,17 @@ def _types(pa: Any, width: int, dims: int) -> dict[str, pyarrow.DataType]:
     """Each column's type, for outputs of `width` numbers and vectors of `dims`."""
     number, text = pa.float64(), pa.string()
     return {"line": pa.int64(), "position": pa.int64(), "token": text, "sentence": text, "group": pa.int64(),
-            "outputs": pa.list_(number, width), "bags": pa.list_(number, dims),
+            "label": text, "outputs": pa.list_(number, width), "bags": pa.list_(number, dims),
             "context_words": pa.list_(text), "context_shares": pa.list_(number)}
 
 
-def _columns(pa: Any, table: Table, groups: np.ndarray | None) -> dict[str, pyarrow.Array]:
+def _columns(pa: Any, table: Table, groups: np.ndarray | None,
+             labels: Sequence[str] | None = None) -> dict[str, pyarrow.Array]:
     """Each column from the table's arrays; the nested ones as flat values with their offsets."""
     count = len(table)
-    if groups is not None and len(groups) != count:
-        raise InputError(f"groups has {len(groups):,} entries for {count:,} occurrences; give one per occurrence")
+    for name, given in (("groups", groups), ("labels", labels)):
+        if given is not None and len(given) != count:
+            raise InputError(f"{name} has {len(given):,} entries for {count:,} occurrences; give one per occurrence")
     offsets = np.concatenate([[0], np.cumsum([len(words) for words in table.context_words])]).astype(np.int32)
     shares = np.concatenate([np.asarray(row, dtype=np.float64) for row in table.context_shares]) if count else \
         np.zeros(0)
@@ -184,6 +193,7 @@ def _columns(pa: Any, table: Table, groups: np.ndarray | None) -> dict[str, pyar
         "position": pa.array(np.asarray(table.position, dtype=np.int64)),
         "token": text_array(pa, table.token), "sentence": text_array(pa, table.sentence),
         "group": pa.nulls(count, pa.int64()) if groups is None else pa.array(np.asarray(groups, dtype=np.int64)),
+        "label": pa.nulls(count, pa.string()) if labels is None else text_array(pa, labels),
         "outputs": _fixed_rows(pa, table.outputs), "bags": _fixed_rows(pa, table.bags),
         "context_words": pa.ListArray.from_arrays(
             offsets, text_array(pa, [word for words in table.context_words for word in words])),

@@ -276,10 +276,14 @@ def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: lis
         majority.append((g + 1, order[top], float(counts[top] / counts.sum())))
     purity = sum(share * int(np.sum(assignments == g - 1)) for g, _, share in majority) / len(truth)
     static = np.broadcast_to(occurrences.static, occurrences.outputs.shape)  # blind to context: one vector for all
+    group_labels = [label for _, label, _ in majority]
     return LabelsReport(
         purity=float(purity), adjusted_rand=float(adjusted_rand_score(truth, assignments)), groups=tuple(majority),
         probe={name: probe(vectors, truth, order) for name, vectors in
-               (("outputs", occurrences.outputs), ("static", static), ("bag_of_words", occurrences.bags))})
+               (("outputs", occurrences.outputs), ("static", static), ("bag_of_words", occurrences.bags))},
+        labels=tuple(labels), misgrouped=tuple(row for row, (label, group) in
+                                               enumerate(zip(labels, assignments.tolist()))
+                                               if label != group_labels[group]))
 
 
 def probe(vectors: np.ndarray, truth: np.ndarray, order: list[str]) -> dict[str, float]:

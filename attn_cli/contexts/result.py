@@ -11,7 +11,7 @@ import numpy as np
 from attn_cli.documents.senses import senses_document
 from attn_cli.engine.analysis import Neighbor
 from attn_cli.engine.attention import AttentionResult
-from attn_cli.errors import InputError, Option
+from attn_cli.errors import InputError, Option, SettingsError
 from attn_cli.results import changed_settings, tables_text
 from attn_cli.contexts.table import Occurrences
 
@@ -67,6 +67,8 @@ class LabelsReport:
     adjusted_rand: float  # agreement of groups and labels, 0 for chance, 1 for the same partition
     groups: tuple[tuple[int, str, float], ...]  # (group, its commonest label, that label's share of the group)
     probe: dict[str, dict[str, float]]  # outputs, static, bag_of_words -> accuracy, macro_f1
+    labels: tuple[str, ...] = ()  # each occurrence's label (its line's), in the table's order
+    misgrouped: tuple[int, ...] = ()  # rows of the table whose label is not their group's commonest: purity's misses
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,9 +108,15 @@ class SensesResult:
 
         return dumps(senses_document(self))
 
+    @property
+    def occurrence_labels(self) -> tuple[str, ...] | None:
+        """Each occurrence's label (its line's), None without labels."""
+        return None if self.labels_report is None else self.labels_report.labels
+
     def to_pandas(self) -> pandas.DataFrame:
-        """One row per occurrence: line, position, token, group (from 1), x, y, sentence, and the output vector; a
-        lone surrogate in the text spelt as its escape, as in every file attn-cli writes."""
+        """One row per occurrence: line, position, token, group (from 1), label (None without labels), x, y,
+        sentence, and the output vector; a lone surrogate in the text spelt as its escape, as in every file
+        attn-cli writes."""
         try:
             import pandas
         except ImportError:
@@ -118,35 +126,49 @@ class SensesResult:
         table = self.occurrences
         return pandas.DataFrame({
             "line": table.line, "position": table.position, "token": encodable(table.token),
-            "group": self.assignments + 1, "x": self.projection[:, 0], "y": self.projection[:, 1],
-            "sentence": encodable(table.sentence), "output": list(table.outputs)})
+            "group": self.assignments + 1, "label": encodable(self.occurrence_labels or [None] * len(table)),
+            "x": self.projection[:, 0], "y": self.projection[:, 1], "sentence": encodable(table.sentence),
+            "output": list(table.outputs)})
 
     def to_arrow(self) -> pyarrow.Table:
-        """The occurrences' table (Occurrences.to_arrow) with each one's `group`, from 1 as documents number them."""
+        """The occurrences' table (Occurrences.to_arrow) with each one's `group`, from 1 as documents number them,
+        and with labels its `label`."""
         from attn_cli.contexts.columns import to_arrow
 
-        return to_arrow(self.occurrences, self.assignments + 1,
+        return to_arrow(self.occurrences, self.assignments + 1, self.occurrence_labels,
                         feature=Option("parquet", python_text="SensesResult.to_arrow"))
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
         """That table as a Parquet file, whole or not at all (`attn-cli senses --parquet`)."""
         from attn_cli.contexts.columns import write_parquet
 
-        write_parquet(path, self.occurrences, self.assignments + 1,
+        write_parquet(path, self.occurrences, self.assignments + 1, self.occurrence_labels,
                       feature=Option("parquet", python_text="SensesResult.write_parquet"))
 
-    def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
+    def to_html(self, path: str | os.PathLike[str] | None = None, *, color_by: str = "group") -> str:
         """The self-contained page (the same as `attn-cli senses --html`): the occurrences' scatter, coloured by
-        group, each point's sentence on hover, and the tables; written atomically to `path` if given."""
+        group (or, with labels, `color_by="label"`), each point's sentence on hover, and the tables; written
+        atomically to `path` if given."""
         from attn_cli.render.senses_page import senses_page
 
-        return _written(senses_page(senses_document(self), self.python_call()), path)
+        return _written(senses_page(senses_document(self), self.python_call(), self._colour(color_by)), path)
 
-    def to_svg(self, path: str | os.PathLike[str] | None = None) -> str:
-        """The scatter alone as an SVG file (the same as `--svg`); written atomically to `path` if given."""
+    def to_svg(self, path: str | os.PathLike[str] | None = None, *, color_by: str = "group") -> str:
+        """The scatter alone as an SVG file (the same as `--svg`), coloured as to_html's; written atomically to
+        `path` if given."""
         from attn_cli.render.senses_page import scatter_svg
 
-        return _written(scatter_svg(senses_document(self), standalone=True), path)
+        return _written(scatter_svg(senses_document(self), standalone=True, color_by=self._colour(color_by)), path)
+
+    def _colour(self, color_by: str) -> str:
+        """`color_by` checked: "group", or "label" for a result with labels."""
+        from attn_cli.render.senses_page import COLOR_BY
+
+        if color_by not in COLOR_BY:
+            raise SettingsError("color_by", f"must be one of {', '.join(map(repr, COLOR_BY))} (got {color_by!r})")
+        if color_by == "label" and self.labels_report is None:
+            raise SettingsError("color_by", "'label' needs labels: group with labels=... (one per corpus line)")
+        return color_by
 
     def _repr_html_(self) -> str:
         """Jupyter: plain tables that survive viewers which strip scripts and iframes, then the page in a sandboxed

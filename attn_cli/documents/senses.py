@@ -2,7 +2,8 @@
 
 The result is read through its attributes only (this layer may not import the library's senses
 package): word, occurrences (the table), groups, assignments, chosen_by, silhouettes, silhouette,
-static_neighbors, labels_report, projection and layer.
+static_neighbors, labels_report (with each occurrence's label and the misgrouped rows), projection
+and layer.
 """
 
 from __future__ import annotations
@@ -28,12 +29,18 @@ def senses_document(result: Any) -> dict:
         "static_neighbors": neighbors_block(result.static_neighbors),
         "groups": [group_block(group) for group in result.groups],
         "occurrences": [{"line": line, "position": position, "token": token, "sentence": sentence, "group": group + 1,
-                         "x": x, "y": y}
-                        for line, position, token, sentence, group, (x, y) in
+                         "label": label, "x": x, "y": y}
+                        for line, position, token, sentence, group, label, (x, y) in
                         zip(table.line.tolist(), table.position.tolist(), table.token, table.sentence,
-                            result.assignments.tolist(), result.projection.tolist())],
-        "labels": None if result.labels_report is None else labels_block(result.labels_report),
+                            result.assignments.tolist(), occurrence_labels(result), result.projection.tolist())],
+        "labels": None if result.labels_report is None else labels_block(result),
     }
+
+
+def occurrence_labels(result: Any) -> list[str | None]:
+    """Each occurrence's label, None for all without labels."""
+    report = result.labels_report
+    return [None] * len(result.assignments) if report is None else list(report.labels)
 
 
 def neighbors_block(neighbors: Any) -> list[dict]:
@@ -50,9 +57,16 @@ def group_block(group: Any) -> dict:
     }
 
 
-def labels_block(report: Any) -> dict:
+def labels_block(result: Any) -> dict:
+    """The figures against the labels, and each misgrouped occurrence (its label not its group's majority label)
+    by line and position, as examples name theirs."""
+    report, table = result.labels_report, result.occurrences
+    majority = {group: label for group, label, _ in report.groups}
     return {
         "purity": report.purity, "adjusted_rand": report.adjusted_rand,
         "groups": [{"group": group, "label": label, "share": share} for group, label, share in report.groups],
         "probe": report.probe,
+        "misgrouped": [{"line": int(table.line[row]), "position": int(table.position[row]),
+                        "group": int(result.assignments[row]) + 1, "label": report.labels[row],
+                        "majority_label": majority[int(result.assignments[row]) + 1]} for row in report.misgrouped],
     }

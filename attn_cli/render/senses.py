@@ -21,6 +21,7 @@ from attn_cli.render.terminal import NEW, header_line, new_words_legend, section
 
 MARK = "bold reverse"  # the word in an example sentence: a style, never brackets added to the text
 CONTEXT = 50  # characters shown on each side of the word in an example: a long line shows the word's neighbourhood
+MISGROUPED_SHOWN = 20  # misgrouped occurrences a table lists (the JSON holds them all)
 SILHOUETTE_NOTE = ("silhouette: how much nearer each output is to its own group than to the next one (cosine), "
                    "-1 to 1; near 0 the groups blur into each other, above ~0.25 they stand apart")
 PROBES = (("outputs", "contextual outputs"), ("static", "static vector"), ("bag_of_words", "bag of words"))
@@ -144,7 +145,37 @@ def render_labels(report: dict, console: Console) -> None:
     probe.add_column("macro-F1", justify="right")
     for key, name in PROBES:
         probe.add_row(name, number(labels["probe"][key]["accuracy"]), number(labels["probe"][key]["macro_f1"]))
+    rows = misgrouped_rows(report)
+    if rows:
+        section(console, misgrouped_title(report), misgrouped_table(rows),
+                f"“{report['word']}” marked; label: the occurrence's own; group's label: its group's majority label")
     section(console, "Sense probe (leave-one-out nearest neighbour)", probe, PROBE_NOTE)
+
+
+def misgrouped_title(report: dict) -> str:
+    """How many occurrences are misgrouped, and how many of them the table lists."""
+    count = len(report["labels"]["misgrouped"])
+    listed = f" (the first {MISGROUPED_SHOWN}; all of them in --json)" if count > MISGROUPED_SHOWN else ""
+    return f"Misgrouped occurrences, each labelled otherwise than its group's majority: {count:,}{listed}"
+
+
+def misgrouped_rows(report: dict) -> list[tuple[dict, tuple[str, str, str]]]:
+    """The first MISGROUPED_SHOWN misgrouped occurrences, each with its excerpt (before, word, after)."""
+    places = occurrence_places(report["occurrences"])
+    sentences = {(o["line"], o["position"]): o["sentence"] for o in report["occurrences"]}
+    return [(m, excerpt(sentences[m["line"], m["position"]], places.get((m["line"], m["position"]))))
+            for m in report["labels"]["misgrouped"][:MISGROUPED_SHOWN]]
+
+
+def misgrouped_table(rows: list[tuple[dict, tuple[str, str, str]]]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD)
+    for name in ("#", "line", "label", "group's label", "sentence"):
+        table.add_column(name, justify="right" if name in ("#", "line") else "left", overflow="fold",
+                         style="bold" if name == "#" else "")
+    for m, (before, word, after) in rows:
+        table.add_row(str(m["group"]), f"{m['line']:,}", m["label"], m["majority_label"],
+                      Text.assemble(before, (word, MARK), after))
+    return table
 
 
 def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[int, int] | None]:

@@ -1,8 +1,9 @@
 """The pictures of `senses`: the scatter of the occurrences (SVG), the same tables as HTML, and the page.
 
 All drawn here from the senses document, nothing in the browser but a tooltip: the scatter places each
-occurrence at its x, y (the document's 2-D PCA of the contextual outputs) in its group's colour, with its
-sentence as the point's <title>, so the standalone `--svg` file shows the sentence on hover in any viewer.
+occurrence at its x, y (the document's 2-D PCA of the contextual outputs) in its group's colour (or its
+label's, on demand), a misgrouped one ringed in black, with its sentence as the point's <title>, so the
+standalone `--svg` file shows the sentence on hover in any viewer.
 The page holds that SVG and the tables; its one small script shows the hovered point's sentence with the word
 marked. Every text from input is made literal (errors.literal: control and bidi characters as escapes) and
 escaped before it is written, so a sentence holding `</script>` or markup is shown as typed. Nothing is
@@ -15,15 +16,19 @@ import html
 import re
 from importlib import resources
 
+from attn_cli.errors import shorten
 from attn_cli.render.consoles import literal_document
 from attn_cli.render.html import content_hash
-from attn_cli.render.senses import (PROBE_NOTE, PROBES, SILHOUETTE_NOTE, clusters_title, excerpt, number,
-                                    occurrence_places, silhouette_rows)
+from attn_cli.render.senses import (PROBE_NOTE, PROBES, SILHOUETTE_NOTE, clusters_title, excerpt, misgrouped_rows,
+                                    misgrouped_title, number, occurrence_places, silhouette_rows)
 from attn_cli.version import __version__
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 WIDTH, HEIGHT, MARGIN, LEGEND = 640, 420, 24, 150  # the plot's box, its margin, the legend's column (px)
 _PLACEHOLDER = re.compile(r"@@([A-Z]+)@@")
+MISGROUPED_RING = ", ringed in black when misgrouped (its label is not its group's majority label)"
+COLOR_BY = ("group", "label")  # what the scatter's colours tell apart
+LEGEND_LABEL = 16  # characters of a label the legend shows (a <title> has a longer one whole)
 
 
 def group_colours(count: int) -> list[str]:
@@ -31,18 +36,24 @@ def group_colours(count: int) -> list[str]:
     return [PALETTE[i] if i < len(PALETTE) else f"hsl({(i * 137.508) % 360:.1f},60%,42%)" for i in range(count)]
 
 
-def scatter_svg(document: dict, standalone: bool = False) -> str:
-    """The occurrences as points coloured by group, the legend beside them; `standalone` adds the XML
-    declaration and a heading for an SVG file of its own."""
+def scatter_svg(document: dict, standalone: bool = False, color_by: str = "group") -> str:
+    """The occurrences as points coloured by group (`color_by="label"`: by label, for a document with labels),
+    the legend beside them; `standalone` adds the XML declaration and a heading for an SVG file of its own."""
     report = literal_document(document)
-    colours = group_colours(len(report["groups"]))
+    keys, names = _colour_keys(report, color_by)
+    colours = dict(zip(names, group_colours(len(names))))
+    misgrouped = {(m["line"], m["position"]) for m in (report["labels"] or {}).get("misgrouped", [])}
     places, place = occurrence_places(report["occurrences"]), _placer(report["occurrences"])
-    points = "".join(_point(o, index, colours[o["group"] - 1], place(o["x"], o["y"]),
-                            places.get((o["line"], o["position"]))) for index, o in enumerate(report["occurrences"]))
-    legend = "".join(
-        f'<rect x="{WIDTH + 12}" y="{MARGIN + 22 * i - 10}" width="12" height="12" fill="{colours[i]}"/>'
-        f'<text x="{WIDTH + 30}" y="{MARGIN + 22 * i}">group {g["group"]} ({g["size"]:,})</text>'
-        for i, g in enumerate(report["groups"]))
+    points = "".join(_point(o, index, colours[key], place(o["x"], o["y"]), places.get((o["line"], o["position"])),
+                            (o["line"], o["position"]) in misgrouped)
+                     for index, (o, key) in enumerate(zip(report["occurrences"], keys)))
+    rings = [f'<rect x="{WIDTH + 13}" y="{MARGIN + 22 * len(names) - 9}" width="10" height="10" rx="5" fill="#fff" '
+             f'stroke="#000" stroke-width="1.6"/><text x="{WIDTH + 30}" y="{MARGIN + 22 * len(names)}">misgrouped '
+             f'({len(misgrouped):,})</text>'] if misgrouped else []  # a rect: the page's script hovers circles
+    legend = "".join([*(
+        f'<rect x="{WIDTH + 12}" y="{MARGIN + 22 * i - 10}" width="12" height="12" fill="{colours[name]}"/>'
+        f'<text x="{WIDTH + 30}" y="{MARGIN + 22 * i}">{_text(shorten(name, LEGEND_LABEL))} ({keys.count(name):,})'
+        f'{_legend_title(name)}</text>' for i, name in enumerate(names)), *rings])
     heading = (f'<title>attn-cli senses: {_text(report["word"])} ({len(report["occurrences"]):,} occurrences)'
                f'</title>') if standalone else ""
     svg = (f'<svg xmlns="http://www.w3.org/2000/svg" class="senses-scatter" width="{WIDTH + LEGEND}" '
@@ -54,6 +65,22 @@ def scatter_svg(document: dict, standalone: bool = False) -> str:
     return ('<?xml version="1.0" encoding="UTF-8"?>\n' + svg + "\n") if standalone else svg
 
 
+def _legend_title(name: str) -> str:
+    """A shortened legend entry's whole text, for the hover."""
+    return "" if shorten(name, LEGEND_LABEL) == name else f"<title>{_text(name)}</title>"
+
+
+def _colour_keys(report: dict, color_by: str) -> tuple[list[str], list[str]]:
+    """What colours each occurrence ("group 2", or its label), and those keys in the legend's order: groups by
+    number, labels as first met in the corpus."""
+    if color_by == "label":
+        keys = [o["label"] for o in report["occurrences"]]
+        if None in keys:
+            raise ValueError("the scatter is coloured by label only for a document with labels")
+        return keys, list(dict.fromkeys(keys))
+    return [f"group {o['group']}" for o in report["occurrences"]], [f"group {g['group']}" for g in report["groups"]]
+
+
 def _placer(occurrences: list[dict]):
     """x, y -> pixels, one scale for both axes (a distance on the picture is the same either way)."""
     xs, ys = [o["x"] for o in occurrences] or [0.0], [o["y"] for o in occurrences] or [0.0]
@@ -63,12 +90,16 @@ def _placer(occurrences: list[dict]):
     return lambda x, y: (WIDTH / 2 + (x - middle_x) / span * scale, HEIGHT / 2 - (y - middle_y) / span * scale)
 
 
-def _point(occurrence: dict, index: int, colour: str, at: tuple[float, float], place: tuple[int, int] | None) -> str:
-    """A point: its sentence whole in <title> (any viewer's hover), the excerpt around the word in data-* for the
-    page's tooltip, which marks the word."""
+def _point(occurrence: dict, index: int, colour: str, at: tuple[float, float], place: tuple[int, int] | None,
+           misgrouped: bool = False) -> str:
+    """A point (ringed in black when misgrouped): its sentence whole in <title> (any viewer's hover), the excerpt
+    around the word and its label in data-* for the page's tooltip, which marks the word."""
     before, word, after = excerpt(occurrence["sentence"], place)
-    return (f'<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5" fill="{colour}" data-index="{index}" '
-            f'data-group="{occurrence["group"]}" data-line="{occurrence["line"]}" data-before="{_attribute(before)}" '
+    ring = ' class="misgrouped" stroke="#000" stroke-width="1.6"' if misgrouped else ""
+    label = "" if occurrence["label"] is None else f' data-label="{_attribute(occurrence["label"])}"'
+    return (f'<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5" fill="{colour}"{ring} data-index="{index}" '
+            f'data-group="{occurrence["group"]}"{label} data-line="{occurrence["line"]}" '
+            f'data-before="{_attribute(before)}" '
             f'data-word="{_attribute(word)}" data-after="{_attribute(after)}">'
             f'<title>{_text(occurrence["sentence"])}</title></circle>')
 
@@ -106,6 +137,7 @@ def senses_tables_html(document: dict) -> str:
         parts += [_table(f"Groups against the labels: purity {number(labels['purity'])}, adjusted Rand index "
                          f"{number(labels['adjusted_rand'])}", ["#", "majority label", "share"],
                          [[str(row["group"]), row["label"], number(row["share"])] for row in labels["groups"]]),
+                  _misgrouped(report),
                   _table("Sense probe (leave-one-out nearest neighbour)", ["by", "accuracy", "macro-F1"],
                          [[name, number(labels["probe"][key]["accuracy"]), number(labels["probe"][key]["macro_f1"])]
                           for key, name in PROBES]),
@@ -124,6 +156,15 @@ def _examples(report: dict) -> str:
             f"<tr><th>#</th><th>line</th><th>cos</th><th>sentence</th></tr>{rows}</table>")
 
 
+def _misgrouped(report: dict) -> str:
+    """The misgrouped occurrences (at most MISGROUPED_SHOWN, the rest counted), the word in <mark>."""
+    rows = misgrouped_rows(report)
+    body = "".join(f"<tr><td>{m['group']}</td><td>{m['line']:,}</td><td>{_text(m['label'])}</td>"
+                   f"<td>{_text(m['majority_label'])}</td><td>{marked_html(*words)}</td></tr>" for m, words in rows)
+    return (f"<table><caption>{_text(misgrouped_title(report))}</caption><tr><th>#</th><th>line</th><th>label</th>"
+            f"<th>group's label</th><th>sentence</th></tr>{body}</table>") if rows else ""
+
+
 def marked_html(before: str, word: str, after: str) -> str:
     """An excerpt escaped, its word inside <mark>."""
     return _text(before) + (f"<mark>{_text(word)}</mark>" if word else "") + _text(after)
@@ -139,18 +180,19 @@ def _paragraph(text: str) -> str:
     return f"<p>{_text(text)}</p>"
 
 
-def senses_page(document: dict, command_line: str) -> str:
-    """The whole page: the command that made it, the scatter, the tables; offline, its CSP naming its own style
-    sheet and script by hash."""
+def senses_page(document: dict, command_line: str, color_by: str = "group") -> str:
+    """The whole page: the command that made it, the scatter (coloured by `color_by`), the tables; offline, its
+    CSP naming its own style sheet and script by hash."""
     page = resources.files("attn_cli.render") / "page"
     css, js = (page / "senses.css").read_text(encoding="utf-8"), (page / "senses.js").read_text(encoding="utf-8")
     report = literal_document(document)
     parts = {
         "CSS": css, "JS": js, "STYLEHASH": content_hash(css), "SCRIPTHASH": content_hash(js),
         "VERSION": __version__, "WORD": _text(report["word"]), "COMMAND": _text(command_line),
-        "SVG": scatter_svg(document), "TABLES": senses_tables_html(document),
+        "SVG": scatter_svg(document, color_by=color_by), "TABLES": senses_tables_html(document),
         "LEGEND": _text(f"{len(report['occurrences']):,} occurrences, the 2-D PCA of their contextual outputs, "
-                        "coloured by group; point at one to read its sentence"),
+                        f"coloured by {color_by}{MISGROUPED_RING if report['labels'] else ''}; point at one to read "
+                        "its sentence"),
     }
     template = (page / "senses.html").read_text(encoding="utf-8")
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], template)  # one pass: data is never rescanned

@@ -1,6 +1,7 @@
 // attn-cli senses page: the hovered point's sentence next to the pointer, the word marked. The point carries
-// the words around its occurrence (data-before, data-word, data-after, made literal by the page's maker); they
-// are set as text, never parsed as HTML. The whole sentence is the point's <title>.
+// the words around its occurrence (data-before, data-word, data-after) and its label (data-label, with labels),
+// made literal by the page's maker; they are set as text, never parsed as HTML. The whole sentence is the
+// point's <title>.
 (function () {
   "use strict";
   const tooltip = document.getElementById("attn-tooltip");
@@ -8,7 +9,8 @@
   function show(point, event) {
     const where = document.createElement("div");
     where.className = "where";
-    where.textContent = `group ${point.dataset.group}, line ${point.dataset.line}`;
+    const label = point.dataset.label === undefined ? "" : `, label ${point.dataset.label}`;
+    where.textContent = `group ${point.dataset.group}${label}, line ${point.dataset.line}`;
     const sentence = document.createElement("div");
     sentence.className = "sentence";
     const mark = document.createElement("mark");

@@ -1,0 +1,86 @@
+"""`attn-cli vectors export NAME FILE` and attn_cli.export_vectors (issue 32 item 16): any set as a word2vec file,
+text or binary, that gensim reads back word for word and value for value, written whole or not at all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attn_cli
+
+FORMATS = [("word2vec", False), ("word2vec-binary", True)]
+
+
+def read_back(path: Path, binary: bool):
+    from gensim.models import KeyedVectors
+
+    return KeyedVectors.load_word2vec_format(str(path), binary=binary)
+
+
+@pytest.mark.parametrize("format, binary", FORMATS)
+def test_the_embedded_set_is_exported_as_gensim_reads_it(run, tmp_path, schema_validator, format, binary):
+    path = tmp_path / f"default.{format}"
+    result = run("vectors", "export", "default", str(path), "--format", format, "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    schema_validator("vectors").validate(document)
+    vectors = attn_cli.load_vectors()
+    assert (document["count"], document["dims"], document["format"]) == (vectors.count, vectors.dims, format)
+    keyed = read_back(path, binary)
+    assert keyed.index_to_key == list(vectors.words)
+    assert np.array_equal(keyed.vectors, np.asarray(vectors.matrix, dtype=np.float32))  # float16 widened exactly
+
+
+def test_a_cached_set_is_exported_by_its_id_and_by_its_file(run, tmp_path, word2vec_text_file):
+    imported = json.loads(run("vectors", "import", word2vec_text_file, "--json").stdout)
+    cached = json.loads(run("vectors", "list", "--json").stdout)["sets"][0]["id"]
+    original = read_back(Path(word2vec_text_file), False)
+    for name in (cached, word2vec_text_file):
+        path = tmp_path / "out.bin"
+        result = run("vectors", "export", name, str(path), "--format", "word2vec-binary")
+        assert result.exit_code == 0, result.stderr
+        assert f"{imported['count']:,} words" in result.stdout
+        keyed = read_back(path, True)
+        assert keyed.index_to_key == original.index_to_key and np.array_equal(keyed.vectors, original.vectors)
+
+
+def test_a_write_that_fails_is_exit_2_and_the_vector_file_is_never_replaced(run, tmp_path, word2vec_text_file):
+    failed = run("vectors", "export", "default", "/dev/full")
+    assert failed.exit_code == 2 and "/dev/full" in failed.stderr and failed.stdout == ""
+    source = tmp_path / "vectors.txt"
+    before = Path(word2vec_text_file).read_bytes()
+    source.write_bytes(before)
+    same = run("vectors", "export", str(source), str(source))
+    assert same.exit_code == 2 and "FILE" in same.stderr and source.read_bytes() == before
+    missing = run("vectors", "export", "default", str(tmp_path / "no" / "out.txt"))
+    assert missing.exit_code == 2 and "does not exist" in missing.stderr
+
+
+def test_a_word_with_whitespace_is_refused_by_name_and_the_file_left_as_it_was(tmp_path):
+    from attn_cli.errors import VectorsError
+
+    words = [f"w{i}" for i in range(5000)] + ["new york"]  # past the first block of rows written
+    vectors = attn_cli.Vectors(name="phrases", words=words, matrix=np.ones((len(words), 3), dtype=np.float32),
+                               lowercase=True)
+    path = tmp_path / "out.txt"
+    path.write_text("mine\n", encoding="utf-8")
+    with pytest.raises(VectorsError, match="'new york'"):
+        attn_cli.export_vectors(vectors, path)
+    assert path.read_text(encoding="utf-8") == "mine\n" and sorted(tmp_path.iterdir()) == [path]
+
+
+@pytest.mark.parametrize("arguments, setting", [
+    ((42, "out.txt"), "vectors"),
+    ((None, 42), "path"),
+    ((None, "out.txt", "glove"), "format"),
+])
+def test_wrong_arguments_name_themselves(tmp_path, monkeypatch, arguments, setting):
+    monkeypatch.chdir(tmp_path)
+    vectors, path, *format = arguments
+    with pytest.raises(attn_cli.SettingsError) as raised:
+        attn_cli.export_vectors(attn_cli.load_vectors() if vectors is None else vectors, path,
+                                **({"format": format[0]} if format else {}))
+    assert raised.value.setting == setting and not (tmp_path / "out.txt").exists()
