@@ -44,7 +44,7 @@ LAYER_KEYS = ("objective", "heads", "d_k", "mask", "positions", "position_scale"
 MAX_METADATA_BYTES = 1 << 20  # the metadata is a few KB; a larger member is not ours
 MAX_METADATA_DEPTH = 16  # a layer's metadata nests 4 deep (measured on the demo layer's file)
 MAX_MEMBERS = 16  # a layer's file holds 5 members (the metadata and four matrices); many more are not ours
-END_RECORD, ZIP64_LOCATOR = b"PK\x05\x06", b"PK\x06\x07"
+END_RECORD, ZIP64_LOCATOR, DIRECTORY_ENTRY = b"PK\x05\x06", b"PK\x06\x07", b"PK\x01\x02"
 END_SEARCH = 22 + 0xFFFF  # the end record and the longest comment it may carry
 MAX_D_MODEL = 8_192  # wider than any word vectors: with MAX_D_K, a file decompresses to at most 1 GiB
 ARRAY_HEADER_BYTES = 4096  # room for an .npy member's header beyond its float64 data
@@ -198,25 +198,45 @@ def _depth(value: Any) -> int:
 
 
 def _check_members(source: str) -> None:
-    """The member count, read from the archive's end record before zipfile reads its central directory (600,000
-    empty members took zipfile 13.5 s and 712 MB): a layer's file holds 5, so a count past MAX_MEMBERS, or one
-    only a ZIP64 record can hold, is not ours. A file that does not start as a zip (bytes before it) is refused
-    here too: numpy would read it as one .npy and answer in its own words ("load it unsafely")."""
+    """The member count, read from the archive's end record and counted in its central directory before zipfile
+    reads it (600,000 empty members took zipfile 13.5 s and 712 MB): a layer's file holds 5, so a count past
+    MAX_MEMBERS, or one only a ZIP64 record can hold, is not ours. A file that does not start as a zip (bytes
+    before it) is refused here too: numpy would read it as one .npy and answer in its own words ("load it
+    unsafely")."""
     with open(source, "rb") as stream:
         start = stream.read(4)
         size = stream.seek(0, os.SEEK_END)
         stream.seek(max(0, size - END_SEARCH))
         tail = stream.read()
-    if start != b"PK\x03\x04":
-        raise _not_ours(source, "it does not start as a zip archive")
-    end = tail.rfind(END_RECORD)
-    if end < 0 or len(tail) < end + 22:
-        raise _not_ours(source, "it has no zip end record: it is cut short")
-    members = int.from_bytes(tail[end + 10:end + 12], "little")
-    if members == 0xFFFF or tail[max(0, end - 20):end - 16] == ZIP64_LOCATOR:
-        raise _not_ours(source, f"it holds {0xFFFF:,} members or more, and a layer's file at most {MAX_MEMBERS}")
-    if members > MAX_MEMBERS:
-        raise _not_ours(source, f"it holds {members:,} members, and a layer's file at most {MAX_MEMBERS}")
+        if start != b"PK\x03\x04":
+            raise _not_ours(source, "it does not start as a zip archive")
+        end = tail.rfind(END_RECORD)
+        if end < 0 or len(tail) < end + 22:
+            raise _not_ours(source, "it has no zip end record: it is cut short")
+        members = int.from_bytes(tail[end + 10:end + 12], "little")
+        if members == 0xFFFF or tail[max(0, end - 20):end - 16] == ZIP64_LOCATOR:
+            raise _not_ours(source, f"it holds {0xFFFF:,} members or more, and a layer's file at most {MAX_MEMBERS}")
+        if members > MAX_MEMBERS:
+            raise _not_ours(source, f"it holds {members:,} members, and a layer's file at most {MAX_MEMBERS}")
+        directory = int.from_bytes(tail[end + 12:end + 16], "little")  # its size: it ends where the end record starts
+        if _directory_entries(stream, size - len(tail) + end - directory, directory) > MAX_MEMBERS:
+            raise _not_ours(source, f"its member list holds more than {MAX_MEMBERS} members, where its end record "
+                                    f"says {members}")
+
+
+def _directory_entries(stream: Any, start: int, size: int) -> int:
+    """How many entries the central directory's `size` bytes from `start` hold, walked header by header as zipfile
+    walks them (it reads entries until their bytes fill the size, whatever count the end record gives), and no
+    further than one past MAX_MEMBERS: at most that many 46-byte headers are read."""
+    count = offset = 0
+    while 0 <= start and offset < size and count <= MAX_MEMBERS:
+        stream.seek(start + offset)
+        header = stream.read(46)
+        if len(header) < 46 or header[:4] != DIRECTORY_ENTRY:
+            break  # zipfile refuses such a directory itself: a damaged file
+        offset += 46 + sum(int.from_bytes(header[at:at + 2], "little") for at in (28, 30, 32))  # name, extra, comment
+        count += 1
+    return count
 
 
 def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> dict[str, Any]:
