@@ -205,19 +205,23 @@ def hostile(path: Path, kind: str) -> None:
         path.write_bytes(bytes(data))
     elif kind == "bytes before the zip":  # numpy then reads it as one .npy and says "load it unsafely"
         path.write_bytes(b"#!/bin/sh\n" + path.read_bytes())
+    elif kind == "metadata of 10**12 texts":  # a small member whose header asks numpy for 10^12 copies of its text
+        with_w_q(path, lambda data: fixed_header(data.replace(b"'shape': ()", b"'shape': (1000000000000,)")),
+                 "metadata")
     elif kind == "lying header":  # a member of the right size whose .npy header asks for 2^40 x 64 numbers (512 TiB)
         with_w_q(path, lambda data: fixed_header(data.replace(b"'shape': (128, 64)", b"'shape': (1099511627776, 64)")))
 
 
-def with_w_q(path: Path, change) -> None:
-    """The archive written anew, deflated, its w_q member's .npy bytes passed through `change(bytes)`."""
+def with_w_q(path: Path, change, name: str = "w_q") -> None:
+    """The archive written anew, deflated, its w_q (or `name`) member's .npy bytes passed through `change(bytes)`."""
     with np.load(path) as stored:
         arrays = {name: stored[name] for name in stored.files}
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, array in arrays.items():
+        for stored_name, array in arrays.items():
             member = io.BytesIO()
             np.save(member, array)
-            archive.writestr(f"{name}.npy", change(member.getvalue()) if name == "w_q" else member.getvalue())
+            archive.writestr(f"{stored_name}.npy", change(member.getvalue()) if stored_name == name else
+                             member.getvalue())
 
 def fixed_header(data: bytes) -> bytes:
     """A .npy member whose header was lengthened, its length field and padding set again."""
@@ -264,6 +268,7 @@ HOSTILE = {
     "encrypted": "damaged or was not written by attn-cli train",
     "unknown compression": "damaged or was not written by attn-cli train",
     "declared 4 GiB": "damaged or was not written by attn-cli train",
+    "metadata of 10**12 texts": "the metadata is not text",
     "lying header": "w_q is not a float64 128 x 64 matrix",
     "many members": "it holds 5,005 members, and a layer's file at most 16",
     "forged count": "its member list holds more than 16 members, where its end record says 5",

@@ -244,9 +244,11 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
     if sizes.get("metadata.npy", MAX_METADATA_BYTES + 1) > MAX_METADATA_BYTES:
         raise _not_ours(source, "no metadata")
     with archive.open("metadata.npy") as member:
-        text = np.lib.format.read_array(member, allow_pickle=False)
-    if text.dtype.kind != "U" or text.ndim != 0:
+        shape, dtype = _header(member)
+    if dtype.kind != "U" or shape != () or dtype.itemsize > MAX_METADATA_BYTES:  # before numpy allocates a shape
         raise _not_ours(source, "the metadata is not text")
+    with archive.open("metadata.npy") as member:
+        text = np.lib.format.read_array(member, allow_pickle=False)
     metadata = json.loads(str(text), parse_constant=_refuse_constant)
     if _depth(metadata) > MAX_METADATA_DEPTH:  # Python 3.12 and later parse 5,000 levels; reading them later recurses
         raise _not_ours(source, f"its metadata nests deeper than {MAX_METADATA_DEPTH} levels")
@@ -295,12 +297,17 @@ def _check_headers(source: str, metadata: dict[str, Any], archive: zipfile.ZipFi
     what a header asks: a member's declared size can lie, and a header could ask for terabytes."""
     for name, shape in _shapes(metadata).items():
         with archive.open(f"{name}.npy") as member:
-            version = np.lib.format.read_magic(member)
-            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                np.lib.format.read_array_header_2_0
-            found, _, dtype = read_header(member)
+            found, dtype = _header(member)
         if found != shape or dtype != np.float64:
             raise _not_ours(source, f"{name} is not a float64 {shape[0]} x {shape[1]} matrix")
+
+
+def _header(member: Any) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype an .npy member's header declares, read before anything is allocated for them."""
+    version = np.lib.format.read_magic(member)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(member)
+    return shape, dtype
 
 
 def _shapes(metadata: dict[str, Any]) -> dict[str, tuple[int, int]]:
