@@ -119,6 +119,15 @@ def test_another_vector_set_is_refused_with_the_fix(run, layer_file, tmp_path):
         attn_cli.explain(SENTENCE, weights=layer_file, vectors=attn_cli.load_vectors(limit=5000))
 
 
+def test_what_a_file_says_is_shortened_in_messages(run, layer_file):
+    """A vector set named in 100,000 characters and a limit of 4,000 digits made a 100 KB error line."""
+    rewritten(layer_file, lambda metadata: metadata["vectors"].update(name="v" * 100_000, default=False,
+                                                                      limit=10**3999))
+    result = run("explain", SENTENCE, "--weights", str(layer_file), "--limit", "5000")
+    assert result.exit_code == 5 and len(result.stderr.splitlines()) == 1
+    assert "vvvv… (100,000 characters)" in result.stderr and len(result.stderr) < 1000
+
+
 def test_an_output_may_not_replace_the_weights_file(run, layer_file):
     before = layer_file.read_bytes()
     result = run("explain", SENTENCE, "--weights", str(layer_file), "--html", str(layer_file))
@@ -178,6 +187,8 @@ def hostile(path: Path, kind: str) -> None:
             arrays = {name: stored[name] for name in stored.files}
         text = str(arrays.pop("metadata"))[:-1] + ', "extra": ' + "[" * 5000 + "]" * 5000 + "}"
         np.savez(path, metadata=np.array(text), **arrays)
+    elif kind == "loss of 400 digits":  # a whole number no float holds: math.isfinite overflowed (exit 1)
+        rewritten(path, lambda metadata: metadata["training"].update(held_out_loss=10**400))
     elif kind == "infinite loss":
         rewritten(path, lambda metadata: metadata["training"].update(held_out_loss=float("inf")))
     elif kind == "encrypted":  # the general-purpose flag's bit 0, in the local and the central header
@@ -263,6 +274,7 @@ HOSTILE = {
     "other format": "another format",
     "wrong shape": "larger than its 128 x 32 shape",
     "infinite loss": "Infinity in the metadata",
+    "loss of 400 digits": "its metadata lacks the layer, the vector set, the corpus or the training",
     "bad mask": "its layer settings are not what attn-cli train writes",
     "deep": "damaged or was not written by attn-cli train",
     "encrypted": "damaged or was not written by attn-cli train",

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from attn_cli.engine.attention import MAX_D_K, AttentionConfig, Projections, draw_projections
-from attn_cli.errors import Option, SettingsError, WeightsError, path_argument
+from attn_cli.errors import Option, SettingsError, WeightsError, path_argument, shorten
 from attn_cli.files import quiet_npy_headers, write_file
 from attn_cli.vectors.store import Vectors
 
@@ -52,6 +52,7 @@ ARRAY_HEADER_BYTES = 4096  # room for an .npy member's header beyond its float64
 # to float32's 3.4e38, the widest layer (d 8,192, d_k 4,096) has queries and keys below 2.9e48, scores below 3.3e100
 # and outputs below 1.2e58, their squares and sums far inside float64's 1.8e308: no NaN or infinity can arise.
 MAX_WEIGHT = 1e6
+MAX_COUNT = 2**63 - 1  # the largest whole number the metadata may give (see _fits)
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,7 +106,7 @@ class TrainedLayer:
         trained_on = self.provenance["vectors"]
         if vectors.fingerprint == trained_on["fingerprint"] and vectors.dims == trained_on["dims"]:
             return
-        raise WeightsError(f"{self.name} was trained on the vector set {trained_on['name']!r} "
+        raise WeightsError(f"{self.name} was trained on the vector set {shorten(trained_on['name'])!r} "
                            f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on {vectors.name!r} "
                            f"({vectors.count:,} x {vectors.dims}); ", *self.source_options(),
                            "or train a layer for these vectors")
@@ -113,8 +114,8 @@ class TrainedLayer:
     def source_options(self) -> list[str | Option]:
         """How to name the vector set it was trained on: "pass --vectors X --limit N, " (as Options)."""
         trained_on = self.provenance["vectors"]
-        options = [] if trained_on.get("default") else [Option("vectors", trained_on["name"])]
-        if isinstance(trained_on.get("limit"), int):
+        options = [] if trained_on.get("default") else [Option("vectors", shorten(trained_on["name"]))]
+        if _fits(trained_on, "limit", "count"):
             options.append(Option("limit", trained_on["limit"]))
         if not options:
             return ["use the embedded set (leave out ", Option("vectors"), "), "]
@@ -174,7 +175,7 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
         raise
     except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zipfile.LargeZipFile,
             RuntimeError, NotImplementedError) as exc:  # the last two: an encrypted member, an unknown compression
-        raise _not_ours(source, f"{type(exc).__name__}: {exc}") from None
+        raise _not_ours(source, shorten(f"{type(exc).__name__}: {exc}", 200)) from None  # numpy quotes a header
     layer = TrainedLayer(projections=_projections(source, metadata, matrices), layer=metadata["layer"],
                          provenance={key: value for key, value in metadata.items()
                                      if key not in ("format", "format_version", "layer")},
@@ -182,7 +183,7 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
     try:
         layer.config()  # the engine checks every setting: a file must not name an option the user never gave
     except SettingsError as exc:
-        raise _not_ours(source, f"its layer settings are invalid: {exc.message}") from None
+        raise _not_ours(source, f"its layer settings are invalid: {shorten(exc.message, 200)}") from None
     return layer
 
 
@@ -254,12 +255,11 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
         raise _not_ours(source, f"its metadata nests deeper than {MAX_METADATA_DEPTH} levels")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise _not_ours(source, "another format")
-    version = metadata.get("format_version")
-    if not (isinstance(version, int) and not isinstance(version, bool) and version >= 1):
+    if not _fits(metadata, "format_version", "count"):
         raise _not_ours(source, "no format version")
-    if version > FORMAT_VERSION:
+    if metadata["format_version"] > FORMAT_VERSION:
         raise WeightsError(f"weights file {source} was written by a newer attn-cli (format "
-                           f"{metadata.get('format_version')!r}); upgrade attn-cli to read it")
+                           f"{metadata['format_version']}); upgrade attn-cli to read it")
     if not all(_fits(metadata, path, kind) for path, kind in METADATA_FIELDS.items()):
         raise _not_ours(source, "its metadata lacks the layer, the vector set, the corpus or the training")
     layer = metadata["layer"]
@@ -274,14 +274,14 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
 
 def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
     """Whether metadata["a"]["b"] (path "a.b") is a dict ("dict"), text ("text"), a count >= 1 ("count"), a count
-    >= 0 ("size") or a finite number ("number")."""
+    >= 0 ("size") or a finite number ("number"). A whole number is at most what an int64 holds: no file's is more,
+    and one of thousands of digits would make every message that names it as long (and overflow a float)."""
     value: Any = metadata
     for key in path.split("."):
         value = value.get(key) if isinstance(value, dict) else None
-    whole = isinstance(value, int) and not isinstance(value, bool)
+    whole = isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_COUNT
     return {"dict": isinstance(value, dict), "text": isinstance(value, str), "count": whole and value >= 1,
-            "size": whole and value >= 0,
-            "number": isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value),
+            "size": whole and value >= 0, "number": whole or isinstance(value, float) and math.isfinite(value),
             }[kind]
 
 
