@@ -228,6 +228,30 @@ def test_occurrences_of_another_word_name_the_command_that_reads_them(run, corpu
     assert result.exit_code == 2 and f"give attn-cli senses bank --occurrences {table}" in result.stderr
 
 
+def test_a_table_holds_at_most_max_occurrences(run, corpus, tmp_path):
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    result = run("senses", "bank", "--occurrences", str(table), "--max-occurrences", "5")
+    assert result.exit_code == 3 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert "holds 12 occurrences, more than 5" in result.stderr and result.stderr.endswith("--max-occurrences\n")
+
+
+def test_a_tables_long_word_is_shortened_in_its_one_line(run, corpus, tmp_path):
+    """A table of a word of 1,000,000 characters made a 2 MB error line."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    stored = pq.read_table(table)
+    about = json.loads(stored.schema.metadata[b"attn_cli"])
+    pq.write_table(stored.replace_schema_metadata({b"attn_cli": json.dumps({**about, "word": "b" * 1_000_000})}),
+                   table)
+    result = run("senses", "bank", "--occurrences", str(table))
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1 and len(result.stderr) < 1000
+    assert "(1,000,000 characters)" in result.stderr
+
+
 @pytest.mark.parametrize("option", ["--parquet", "--html", "--svg"])
 def test_a_file_that_cannot_be_written_leaves_nothing_on_stdout(run, corpus, option):
     text, _ = corpus

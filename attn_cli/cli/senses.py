@@ -21,7 +21,7 @@ from attn_cli.cli.inputs import STDIN, InputLine, input_lines
 from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
-from attn_cli.errors import UsageError, flag, shorten
+from attn_cli.errors import UsageError, flag, shorten, shown_path
 from attn_cli import LayerSettings, Settings, Vectors, declarations
 
 if TYPE_CHECKING:
@@ -45,8 +45,8 @@ CLUSTER_SEED_OPTION = Annotated[int, _option(
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
 MAX_OCCURRENCES_OPTION = Annotated[Optional[int], _option(
     "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1, show_default=False,
-    help="Stop when the corpus holds more occurrences (default: attn_cli.occurrences' max_occurrences): they are "
-         "all kept, so a stream that never ends stops.")]
+    help="Stop when the corpus (or the --occurrences table) holds more occurrences (default: attn_cli.occurrences' "
+         "max_occurrences): they are all kept, so a stream that never ends stops.")]
 OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
     "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
     help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
@@ -91,7 +91,7 @@ def senses(
 
     with DelayedBar(enabled=not engine.json) as bar:
         table = (scanned(word, source, file, vectors, settings, bar, max_occurrences) if occurrences_file is None else
-                 tabled(word, occurrences_file, vectors, settings, engine.given))
+                 tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
         label_list = None if label_lines is None or labels is None else read_labels(
             label_lines, labels, table.first_line - 1 + table.lines_read)
@@ -115,19 +115,23 @@ def scanned(word: str, source: Optional[str], file: Optional[Path], vectors: Vec
                        **({} if most is None else {"max_occurrences": most}))
 
 
-def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str]) -> Occurrences:
-    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only. Its
-    attention settings are the ones it was scanned with: one typed here (`typed`) would be silently unused."""
+def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str], most: int | None
+           ) -> Occurrences:
+    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only, of at
+    most `most` rows (None: the library's bound). Its attention settings are the ones it was scanned with: one
+    typed here (`typed`) would be silently unused."""
     given = [name for name in declarations(LayerSettings) if name in typed]
     if given:
         raise UsageError(f"--occurrences {path} holds the attention settings its scan used; leave out "
                          f"{', '.join(flag(name) for name in given)}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 
-    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
+    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer,
+                                     **({} if most is None else {"max_occurrences": most}))
     if table.word != word:
-        raise UsageError(f"--occurrences {path} holds the occurrences of {table.word!r}, not {word!r}; give "
-                         f"attn-cli senses {table.word} --occurrences {path}")
+        raise UsageError(f"--occurrences {shown_path(path)} holds the occurrences of {shorten(table.word)!r}, not "
+                         f"{shorten(word)!r}; give attn-cli senses {shorten(table.word)} --occurrences "
+                         f"{shown_path(path)}")
     return table
 
 

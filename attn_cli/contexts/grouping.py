@@ -16,7 +16,7 @@ from attn_cli.declared import is_whole
 from attn_cli.engine.analysis import Neighbor, NeighborSearch
 from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
 from attn_cli.engine.occurrences import word_layer
-from attn_cli.errors import InputError, InputTypeError, Option, SettingsError
+from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, shorten
 from attn_cli.contexts.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
 from attn_cli.contexts.scan import word_entry
 from attn_cli.contexts.table import Occurrences
@@ -82,13 +82,14 @@ def _require_enough(occurrences: Occurrences) -> None:
     were = "s were" if skipped != 1 else " was"
     left = ("",) if not skipped else (f"; {skipped:,} line{were} skipped (too long: raise ", Option("max_tokens"),
                                       ", or without a known word)")
+    word = shorten(occurrences.word)  # a table's word: a file may hold any text
     if count == 0:
-        raise InputError(f"found no occurrence of {occurrences.word!r} in {occurrences.lines_read:,} lines (a token "
-                         "is the word when the vector set looks it up as the word's entry: case and accents as "
-                         "the set's vocabulary has them)", *left, "; give a corpus that contains it")
+        raise InputError(f"found no occurrence of {word!r} in {occurrences.lines_read:,} lines (a token is the word "
+                         "when the vector set looks it up as the word's entry: case and accents as the set's "
+                         "vocabulary has them)", *left, "; give a corpus that contains it")
     if count < MIN_OCCURRENCES:
-        raise InputError(f"found {count} occurrence{'s' * (count != 1)} of {occurrences.word!r}; senses needs at "
-                         f"least {MIN_OCCURRENCES}", *left, ": give a larger corpus")
+        raise InputError(f"found {count} occurrence{'s' * (count != 1)} of {word!r}; senses needs at least "
+                         f"{MIN_OCCURRENCES}", *left, ": give a larger corpus")
 
 
 class Grouping:
