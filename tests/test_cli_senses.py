@@ -302,6 +302,20 @@ def test_labels_are_read_one_past_the_corpus_and_no_further(run, corpus, tmp_pat
     assert "the labels give 13 labels for a corpus of 12 lines" in result.stderr
 
 
+def test_the_labels_of_a_corpus_label_the_table_of_its_part(run, tmp_path):
+    """--labels numbers the corpus's lines, and a part's table keeps them (lines 11 to 40 here): its labels are
+    those of its lines, not the file's first ones (a count mismatch, exit 3, before)."""
+    import attn_cli
+
+    sentences, labels = attn_cli.example_corpus()
+    table, labels_file = tmp_path / "part.parquet", tmp_path / "labels.txt"
+    attn_cli.occurrences("bank", sentences[10:], first_line=11).write_parquet(table)
+    labels_file.write_text("\n".join(labels) + "\n", encoding="utf-8")
+    result = run("senses", "bank", "--occurrences", str(table), "--labels", str(labels_file), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["labels"]["purity"] == 1.0
+
+
 def test_too_few_occurrences_say_how_many_lines_were_skipped_and_why(run, tmp_path):
     """A line too long for --max-tokens may be where the word was: the message must not blame the corpus alone."""
     corpus = tmp_path / "long.txt"

@@ -94,7 +94,7 @@ def senses(
                  tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
         label_list = None if label_lines is None or labels is None else read_labels(
-            label_lines, labels, table.first_line - 1 + table.lines_read)
+            label_lines, labels, int(table.line[-1]) if len(table) else table.first_line)[table.first_line - 1:]
         result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
     document = result.to_dict()
     if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
@@ -169,8 +169,10 @@ def opened_labels(path: Path) -> Iterator[InputLine]:
 
 
 def read_labels(lines: Iterator[InputLine], path: Path, corpus_lines: int) -> list[str]:
-    """--labels: the label of each corpus line, by line number (a blank line's label is empty). Reading stops one
-    label past the corpus's `corpus_lines`, so a stream that never ends stops (the count check then says so)."""
+    """--labels: the label of each corpus line from line 1, by line number (a blank line's label is empty).
+    Reading stops one label past line `corpus_lines`, the last that holds an occurrence (later labels are not
+    used, and a table may claim 2**62 lines), so a stream that never ends stops; a label past the corpus's end
+    is refused by the count check."""
     labels: list[str] = []
     for line in lines:
         assert line.number is not None

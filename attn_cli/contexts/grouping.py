@@ -236,14 +236,21 @@ def examples(occurrences: Occurrences, unit: np.ndarray, rows: np.ndarray, centr
 
 
 def occurrence_labels(occurrences: Occurrences, labels: Sequence[str]) -> list[str]:
-    """Each occurrence's label: its line's, `labels` holding one per line read (line first_line.. in order)."""
+    """Each occurrence's label: its line's, `labels` holding one per line read (line first_line.. in order), or
+    one per line through the last that holds an occurrence (later labels are never used, and a table may claim
+    more lines than any list holds)."""
     if isinstance(labels, (str, bytes)) or not all(isinstance(label, str) for label in labels):
         raise InputTypeError("labels must be a sequence of str, one per corpus line")
     labels = list(labels)
-    if len(labels) != occurrences.lines_read:
+    if not labels_needed(occurrences) <= len(labels) <= occurrences.lines_read:
         raise InputError(f"the labels give {len(labels):,} labels for a corpus of {occurrences.lines_read:,} lines; "
                          "give one label per line")
     return [labels[number - occurrences.first_line] for number in occurrences.line.tolist()]
+
+
+def labels_needed(occurrences: Occurrences) -> int:
+    """How many labels, from line first_line on, reach the last line that holds an occurrence."""
+    return int(occurrences.line[-1]) - occurrences.first_line + 1 if len(occurrences) else 0
 
 
 def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: list[str],
