@@ -122,7 +122,7 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
     typed here (`typed`) would be silently unused."""
     given = [name for name in declarations(LayerSettings) if name in typed]
     if given:
-        raise UsageError(f"--occurrences {path} holds the attention settings its scan used; leave out "
+        raise UsageError(f"--occurrences {shown_path(path)} holds the attention settings its scan used; leave out "
                          f"{', '.join(flag(name) for name in given)}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 

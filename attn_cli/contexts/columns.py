@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from attn_cli.training.weights import TrainedLayer
 
-Table = Any  # an attn_cli.contexts.table.Occurrences (which imports this module: named here, not imported)
+Table = Any  # an attn_cli.contexts.table.Occurrences (whose methods import this module: `make` builds it)
 
 METADATA_KEY = "attn_cli"
 FORMAT = "attn-cli occurrences 1"  # changed when the columns or the metadata change meaning
@@ -336,7 +336,7 @@ def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str
     wanted = about["vectors"]
     if found.fingerprint != wanted["fingerprint"]:
         raise InputError(f"{shown_path(path)} was scanned with the vectors {shorten(wanted['name'])} "
-                         f"({wanted['size']:,} words x {wanted['dims']} dims), not {found.name} ({found.count:,} x "
-                         f"{found.dims}); pass the same vectors to read it")
+                         f"({wanted['size']:,} words x {wanted['dims']} dims), not {shorten(found.name)} "
+                         f"({found.count:,} x {found.dims}); pass the same vectors to read it")
     return settings, found
 

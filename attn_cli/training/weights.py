@@ -107,8 +107,8 @@ class TrainedLayer:
         if vectors.fingerprint == trained_on["fingerprint"] and vectors.dims == trained_on["dims"]:
             return
         raise WeightsError(f"{self.name} was trained on the vector set {shorten(trained_on['name'])!r} "
-                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on {vectors.name!r} "
-                           f"({vectors.count:,} x {vectors.dims}); ", *self.source_options(),
+                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on "
+                           f"{shorten(vectors.name)!r} ({vectors.count:,} x {vectors.dims}); ", *self.source_options(),
                            "or train a layer for these vectors")
 
     def source_options(self) -> list[str | Option]:
