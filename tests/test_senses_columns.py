@@ -258,11 +258,11 @@ def test_a_table_of_more_rows_than_max_occurrences_is_refused_from_its_footer(ta
     path = tmp_path / "many.parquet"
     metadata = table.to_arrow().schema.metadata
     pq.write_table(pa.table({"line": np.zeros(100_001, dtype=np.int64)}).replace_schema_metadata(metadata), path)
-    with pytest.raises(attn_cli.InputError, match=r"holds 100,001 occurrences, more than 100,000; .* raise "
-                                                  r"max_occurrences$"):
+    with pytest.raises(attn_cli.InputError, match=r"holds 100,001 occurrences, more than the 100,000 a table read "
+                                                  r"may hold; .* raise max_occurrences of Occurrences.read_parquet$"):
         attn_cli.Occurrences.read_parquet(path)
     table.write_parquet(path)
-    with pytest.raises(attn_cli.InputError, match="holds 40 occurrences, more than 39"):
+    with pytest.raises(attn_cli.InputError, match="holds 40 occurrences, more than the 39 a table read may hold"):
         attn_cli.Occurrences.read_parquet(path, max_occurrences=39)
     assert len(attn_cli.Occurrences.read_parquet(path, max_occurrences=40)) == 40
     with pytest.raises(attn_cli.SettingsError, match="max_occurrences must be at least 1"):

@@ -45,8 +45,8 @@ CLUSTER_SEED_OPTION = Annotated[int, _option(
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
 MAX_OCCURRENCES_OPTION = Annotated[Optional[int], _option(
     "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1, show_default=False,
-    help="Stop when the corpus (or the --occurrences table) holds more occurrences (default: attn_cli.occurrences' "
-         "max_occurrences): they are all kept, so a stream that never ends stops.")]
+    help="Stop when the corpus holds more occurrences (default: attn_cli.occurrences' max_occurrences): they are "
+         "all kept, so a stream that never ends stops.")]
 OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
     "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
     help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
@@ -91,7 +91,7 @@ def senses(
 
     with DelayedBar(enabled=not engine.json) as bar:
         table = (scanned(word, source, file, vectors, settings, bar, max_occurrences) if occurrences_file is None else
-                 tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
+                 tabled(word, occurrences_file, vectors, settings, engine.given))
         bar.grouping(len(table))
         label_list = None if label_lines is None or labels is None else read_labels(
             label_lines, labels, int(table.line[-1]) if len(table) else table.first_line)[table.first_line - 1:]
@@ -115,19 +115,16 @@ def scanned(word: str, source: Optional[str], file: Optional[Path], vectors: Vec
                        **({} if most is None else {"max_occurrences": most}))
 
 
-def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str], most: int | None
-           ) -> Occurrences:
-    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only, of at
-    most `most` rows (None: the library's bound). Its attention settings are the ones it was scanned with: one
-    typed here (`typed`) would be silently unused."""
+def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str]) -> Occurrences:
+    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only. Its
+    attention settings are the ones it was scanned with: one typed here (`typed`) would be silently unused."""
     given = [name for name in declarations(LayerSettings) if name in typed]
     if given:
         raise UsageError(f"--occurrences {shown_path(path)} holds the attention settings its scan used; leave out "
                          f"{', '.join(flag(name) for name in given)}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 
-    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer,
-                                     **({} if most is None else {"max_occurrences": most}))
+    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
     if table.word != word:
         raise UsageError(f"--occurrences {shown_path(path)} holds the occurrences of {shorten(table.word)!r}, not "
                          f"{shorten(word)!r}; give attn-cli senses {shorten(table.word)} --occurrences "

@@ -144,8 +144,9 @@ def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
     context list of each sentence's tokens and five more): a file of zeros compresses to a few bytes a million."""
     rows = metadata.num_rows
     if rows > most:
-        raise InputError(f"the occurrences table {shown_path(path)} holds {rows:,} occurrences, more than {most:,}; "
-                         "group a part of it, or raise ", Option("max_occurrences"))
+        raise InputError(f"the occurrences table {shown_path(path)} holds {rows:,} occurrences, more than the "
+                         f"{most:,} a table read may hold; group a part of the corpus, or raise max_occurrences of "
+                         "Occurrences.read_parquet")
     groups = [metadata.row_group(index) for index in range(metadata.num_row_groups)]
     values = sum(chunk.num_values for group in groups for chunk in map(group.column, range(group.num_columns))
                  if chunk.path_in_schema.split(".")[0] in (*ROW_COLUMNS, "group"))
