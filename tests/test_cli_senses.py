@@ -214,9 +214,8 @@ def test_occurrences_groups_a_scans_table_exactly_as_the_corpus_run(run, corpus,
     (["--file", "CORPUS"], "give the corpus once"),
     (["--oov", "error"], "leave out --oov"),
     (["--max-tokens", "5"], "leave out --max-tokens"),
-    (["--max-occurrences", "5"], "leave out --max-occurrences"),
     (["--mask", "others", "--max-tokens", "5"], "leave out --mask, --max-tokens"),
-], ids=["heads", "file", "oov", "max-tokens", "max-occurrences", "mask-and-max-tokens"])
+], ids=["heads", "file", "oov", "max-tokens", "mask-and-max-tokens"])
 def test_occurrences_refuses_what_it_would_leave_unused(run, corpus, tmp_path, args, message):
     text, _ = corpus
     table = tmp_path / "bank.parquet"
@@ -231,6 +230,47 @@ def test_occurrences_of_another_word_name_the_command_that_reads_them(run, corpu
     assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
     result = run("senses", "river", "--occurrences", str(table))
     assert result.exit_code == 2 and f"give attn-cli senses bank --occurrences {table}" in result.stderr
+
+
+def test_a_table_of_more_rows_than_a_scan_keeps_is_refused_from_its_footer(run, corpus, tmp_path):
+    """A few KB of Parquet can hold millions of rows of zeros (3 million made 6.9 GB): the row count is read
+    from the footer, here of a file whose only column is not even a table's, before any column is read."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    metadata = pq.read_schema(table).metadata
+    pq.write_table(pa.table({"line": pa.array([0] * 100_001, pa.int64())}).replace_schema_metadata(metadata), table)
+    result = run("senses", "bank", "--occurrences", str(table))
+    assert result.exit_code == 3 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert "holds 100,001 occurrences, more than the 100,000" in result.stderr
+    assert result.stderr.endswith("or raise --max-occurrences\n")
+
+
+def test_max_occurrences_bounds_the_rows_an_occurrences_table_may_hold(run, corpus, tmp_path):
+    """--max-occurrences bounds a table read as it bounds a scan (it was refused beside --occurrences)."""
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    refused = run("senses", "bank", "--occurrences", str(table), "--max-occurrences", "5")
+    assert refused.exit_code == 3 and "--max-occurrences" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert run("senses", "bank", "--occurrences", str(table), "--max-occurrences", "12").exit_code == 0
+
+
+def test_a_tables_long_word_is_shortened_in_its_one_line(run, corpus, tmp_path):
+    """A table of a word of 1,000,000 characters made a 2 MB error line."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    text, _ = corpus
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    stored = pq.read_table(table)
+    about = json.loads(stored.schema.metadata[b"attn_cli"])
+    pq.write_table(stored.replace_schema_metadata({b"attn_cli": json.dumps({**about, "word": "b" * 1_000_000})}),
+                   table)
+    result = run("senses", "bank", "--occurrences", str(table))
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1 and len(result.stderr) < 1000
+    assert "(1,000,000 characters)" in result.stderr
 
 
 @pytest.mark.parametrize("option", ["--parquet", "--html", "--svg"])
@@ -281,6 +321,20 @@ def test_labels_are_read_one_past_the_corpus_and_no_further(run, corpus, tmp_pat
     result = run("senses", "bank", "--file", str(text), "--labels", str(many))
     assert result.exit_code == 3
     assert "the labels give 13 labels for a corpus of 12 lines" in result.stderr
+
+
+def test_the_labels_of_a_corpus_label_the_table_of_its_part(run, tmp_path):
+    """--labels numbers the corpus's lines, and a part's table keeps them (lines 11 to 40 here): its labels are
+    those of its lines, not the file's first ones (a count mismatch, exit 3, before)."""
+    import attn_cli
+
+    sentences, labels = attn_cli.example_corpus()
+    table, labels_file = tmp_path / "part.parquet", tmp_path / "labels.txt"
+    attn_cli.occurrences("bank", sentences[10:], first_line=11).write_parquet(table)
+    labels_file.write_text("\n".join(labels) + "\n", encoding="utf-8")
+    result = run("senses", "bank", "--occurrences", str(table), "--labels", str(labels_file), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["labels"]["purity"] == 1.0
 
 
 def test_too_few_occurrences_say_how_many_lines_were_skipped_and_why(run, tmp_path):

@@ -152,6 +152,34 @@ def test_endless_streams_end_at_a_documented_bound(tmp_path, chunk, args, words)
     assert not (tmp_path / "x.npz").exists()
 
 
+def test_endless_labels_for_a_table_claiming_2_62_lines_end_at_its_last_occurrence(tmp_path):
+    """Issue 32 item 5: --labels was read one label past the corpus's lines, which a table may claim to be 2**62:
+    an endless --labels stream was read for ever. Only the labels through the last line holding the word are
+    used, so reading stops there."""
+    import attn_cli
+    pq = pytest.importorskip("pyarrow.parquet")
+
+    sentences, _ = attn_cli.example_corpus()
+    path = tmp_path / "bank.parquet"
+    attn_cli.occurrences("bank", sentences).write_parquet(path)
+    stored = pq.read_table(path)
+    about = json.loads(stored.schema.metadata[b"attn_cli"])
+    pq.write_table(stored.replace_schema_metadata({b"attn_cli": json.dumps({**about, "lines_read": 2**62})}), path)
+    writer = endless("river\n")
+    try:
+        process = subprocess.Popen([*CLI, "senses", "bank", "--occurrences", str(path), "--labels", "/dev/stdin",
+                                    "--json"], stdin=writer.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        assert writer.stdout is not None
+        writer.stdout.close()  # the run holds the pipe's reading end alone: the writer stops when the run ends
+        returncode, stdout, stderr = ended(process)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert returncode == 0, stderr[-500:]
+    assert json.loads(stdout)["labels"]["purity"] == 1.0
+
+
 # --- 14.7: bounded resources for hostile headers and archives ---------------------------------------
 
 def glove_text(folder: Path) -> Path:

@@ -164,6 +164,15 @@ def test_the_probe_on_real_text_puts_the_outputs_above_the_static_vector(gensim_
 def test_labels_must_number_the_lines():
     with pytest.raises(attn_cli.InputError, match="the labels give 39 labels for a corpus of 40 lines"):
         attn_cli.senses("bank", BANK, labels=BANK_LABELS[:-1])
+    with pytest.raises(attn_cli.InputError, match="the labels give 41 labels for a corpus of 40 lines"):
+        attn_cli.senses("bank", BANK, labels=[*BANK_LABELS, "river"])
+
+
+def test_labels_may_stop_at_the_last_line_holding_the_word():
+    """Later labels are never used, and a table may claim more lines (2**62) than any list of labels holds."""
+    corpus = [*BANK, "no such word here", "nor here"]
+    full = attn_cli.senses("bank", corpus, labels=[*BANK_LABELS, "x", "y"]).to_dict()
+    assert attn_cli.senses("bank", corpus, labels=BANK_LABELS).to_dict() == full
 
 
 # --- too few occurrences --------------------------------------------------------------------------------------

@@ -233,6 +233,21 @@ DAMAGED = {
     "lines not ascending": (lambda t: _lines(t, [9, 8]), "line"),
     "position -1": (lambda t: _with_column(t, "position", pa.array(
         [-1] + t.column("position").to_pylist()[1:], pa.int64())), "position"),
+    # issue 32: tables that passed the check and failed later (exit 1 or a blamed option)
+    "static and outputs of 64 dims": (lambda t: _with_about(_with_column(
+        t, "outputs", pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(len(t) * 64)), 64)),
+        lambda a: _edited(a, static=a["static"][:64])), "static"),
+    "static of 400 digits": (lambda t: _with_about(t, lambda a: _edited(a, static=[10**400, *a["static"][1:]])),
+                             "static"),
+    "context_shares of 1.7e308": (lambda t: _numbers(t, "context_shares", 1.7e308), "context_shares"),
+    "heads 10^30": (lambda t: _with_about(t, lambda a: _edited(a, settings={**a["settings"], "heads": 10**30})),
+                    "its settings: heads 1000"),
+    "a context list longer than a sentence": (lambda t: _with_column(_with_column(
+        t, "context_words", pa.array([[""] * 100_000, *t.column("context_words").to_pylist()[1:]])),
+        "context_shares", pa.array([[0.0] * 100_000, *t.column("context_shares").to_pylist()[1:]])),
+        "its footer counts"),
+    "vectors' size of 10^30": (lambda t: _with_about(t, lambda a: _edited(
+        a, vectors={**a["vectors"], "size": 10**30})), "vectors' size"),
 }
 
 
@@ -249,6 +264,23 @@ def test_a_damaged_table_is_one_input_error_naming_it(table, tmp_path, kind):
     assert message.startswith(f"the occurrences table {path} is damaged: ") and "\n" not in message
     assert message.endswith("; write it again with attn-cli senses --parquet (or Occurrences.write_parquet)")
     assert what in message.split(" is damaged: ")[1]
+
+
+def test_a_table_of_more_rows_than_max_occurrences_is_refused_from_its_footer(table, tmp_path):
+    """A few KB of Parquet can hold millions of rows of zeros (3 million made 6.9 GB): the footer's row count is
+    checked before any column is read, here of a file whose columns are not even a table's."""
+    path = tmp_path / "many.parquet"
+    metadata = table.to_arrow().schema.metadata
+    pq.write_table(pa.table({"line": np.zeros(100_001, dtype=np.int64)}).replace_schema_metadata(metadata), path)
+    with pytest.raises(attn_cli.InputError, match=r"holds 100,001 occurrences, more than the 100,000 a table read "
+                                                  r"may hold; .* raise max_occurrences$"):
+        attn_cli.Occurrences.read_parquet(path)
+    table.write_parquet(path)
+    with pytest.raises(attn_cli.InputError, match="holds 40 occurrences, more than the 39 a table read may hold"):
+        attn_cli.Occurrences.read_parquet(path, max_occurrences=39)
+    assert len(attn_cli.Occurrences.read_parquet(path, max_occurrences=40)) == 40
+    with pytest.raises(attn_cli.SettingsError, match="max_occurrences must be at least 1"):
+        attn_cli.Occurrences.read_parquet(path, max_occurrences=0)
 
 
 def _empty(tmp_path):

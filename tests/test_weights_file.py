@@ -129,6 +129,15 @@ def test_another_vector_set_is_refused_with_the_fix(run, layer_file, tmp_path):
         attn_cli.explain(SENTENCE, weights=layer_file, vectors=attn_cli.load_vectors(limit=5000))
 
 
+def test_what_a_file_says_is_shortened_in_messages(run, layer_file):
+    """A vector set named in 100,000 characters and a limit of 4,000 digits made a 100 KB error line."""
+    rewritten(layer_file, lambda metadata: metadata["vectors"].update(name="v" * 100_000, default=False,
+                                                                      limit=10**3999))
+    result = run("explain", SENTENCE, "--weights", str(layer_file), "--limit", "5000")
+    assert result.exit_code == 5 and len(result.stderr.splitlines()) == 1
+    assert "vvvv… (100,000 characters)" in result.stderr and len(result.stderr) < 1000
+
+
 def test_an_output_may_not_replace_the_weights_file(run, layer_file):
     before = layer_file.read_bytes()
     result = run("explain", SENTENCE, "--weights", str(layer_file), "--html", str(layer_file))
@@ -188,6 +197,8 @@ def hostile(path: Path, kind: str) -> None:
             arrays = {name: stored[name] for name in stored.files}
         text = str(arrays.pop("metadata"))[:-1] + ', "extra": ' + "[" * 5000 + "]" * 5000 + "}"
         np.savez(path, metadata=np.array(text), **arrays)
+    elif kind == "loss of 400 digits":  # a whole number no float holds: math.isfinite overflowed (exit 1)
+        rewritten(path, lambda metadata: metadata["training"].update(held_out_loss=10**400))
     elif kind == "infinite loss":
         rewritten(path, lambda metadata: metadata["training"].update(held_out_loss=float("inf")))
     elif kind == "encrypted":  # the general-purpose flag's bit 0, in the local and the central header
@@ -200,6 +211,14 @@ def hostile(path: Path, kind: str) -> None:
         with zipfile.ZipFile(path, "a") as archive:
             for number in range(5_000):
                 archive.writestr(f"x{number}", b"")
+    elif kind == "forged count":  # 20 members after the layer's five, the end record still saying 5: zipfile reads
+        with zipfile.ZipFile(path, "a") as archive:  # the member list by its size, so 600,000 passed in 9.75 s
+            for number in range(20):
+                archive.writestr(f"x{number}", b"")
+        data = bytearray(path.read_bytes())
+        end = data.rfind(b"PK\x05\x06")
+        data[end + 8:end + 12] = (5).to_bytes(2, "little") * 2
+        path.write_bytes(bytes(data))
     elif kind == "zip64":  # the end record's entry count 0xFFFF: the count is in a ZIP64 record
         data = bytearray(path.read_bytes())
         end = data.rfind(b"PK\x05\x06")
@@ -207,19 +226,23 @@ def hostile(path: Path, kind: str) -> None:
         path.write_bytes(bytes(data))
     elif kind == "bytes before the zip":  # numpy then reads it as one .npy and says "load it unsafely"
         path.write_bytes(b"#!/bin/sh\n" + path.read_bytes())
+    elif kind == "metadata of 10**12 texts":  # a small member whose header asks numpy for 10^12 copies of its text
+        with_w_q(path, lambda data: fixed_header(data.replace(b"'shape': ()", b"'shape': (1000000000000,)")),
+                 "metadata")
     elif kind == "lying header":  # a member of the right size whose .npy header asks for 2^40 x 64 numbers (512 TiB)
         with_w_q(path, lambda data: fixed_header(data.replace(b"'shape': (128, 64)", b"'shape': (1099511627776, 64)")))
 
 
-def with_w_q(path: Path, change) -> None:
-    """The archive written anew, deflated, its w_q member's .npy bytes passed through `change(bytes)`."""
+def with_w_q(path: Path, change, name: str = "w_q") -> None:
+    """The archive written anew, deflated, its w_q (or `name`) member's .npy bytes passed through `change(bytes)`."""
     with np.load(path) as stored:
         arrays = {name: stored[name] for name in stored.files}
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, array in arrays.items():
+        for stored_name, array in arrays.items():
             member = io.BytesIO()
             np.save(member, array)
-            archive.writestr(f"{name}.npy", change(member.getvalue()) if name == "w_q" else member.getvalue())
+            archive.writestr(f"{stored_name}.npy", change(member.getvalue()) if stored_name == name else
+                             member.getvalue())
 
 def fixed_header(data: bytes) -> bytes:
     """A .npy member whose header was lengthened, its length field and padding set again."""
@@ -261,13 +284,16 @@ HOSTILE = {
     "other format": "another format",
     "wrong shape": "larger than its 128 x 32 shape",
     "infinite loss": "Infinity in the metadata",
+    "loss of 400 digits": "its metadata lacks the layer, the vector set, the corpus or the training",
     "bad mask": "its layer settings are not what attn-cli train writes",
     "deep": "damaged or was not written by attn-cli train",
     "encrypted": "damaged or was not written by attn-cli train",
     "unknown compression": "damaged or was not written by attn-cli train",
     "declared 4 GiB": "damaged or was not written by attn-cli train",
+    "metadata of 10**12 texts": "the metadata is not text",
     "lying header": "w_q is not a float64 128 x 64 matrix",
     "many members": "it holds 5,005 members, and a layer's file at most 16",
+    "forged count": "its member list holds more than 16 members, where its end record says 5",
     "zip64": "it holds 65,535 members or more, and a layer's file at most 16",
     "bytes before the zip": "it does not start as a zip archive",
 }

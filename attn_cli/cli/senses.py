@@ -47,7 +47,7 @@ LABELS_OPTION = Annotated[Optional[Path], _option(
 CLUSTER_SEED_OPTION = Annotated[int, _option(
     "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0, max=2**32 - 1,  # group_senses' MAX_SEED
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
-MAX_OCCURRENCES_OPTION = Annotated[Optional[int], _option(
+MAX_OCCURRENCES_OPTION = Annotated[int, _option(
     "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1,
     help="Stop when the corpus holds more occurrences: they are all kept, so a stream that never ends stops.")]
 OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
@@ -103,7 +103,7 @@ def senses(
                  tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
         label_list = bundled[1] if bundled else None if label_lines is None else read_labels(
-            label_lines, table.first_line - 1 + table.lines_read)
+            label_lines, int(table.line[-1]) if len(table) else table.first_line)[table.first_line - 1:]
         result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
     document = result.to_dict()
     if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
@@ -150,23 +150,24 @@ def scanned(word: str, lines: Iterable[str], vectors: Vectors, settings: Setting
 
 
 def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str],
-           most: int | None) -> Occurrences:
-    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only.
-    What the scan chose, its attention settings and which lines it attended (--oov, --max-tokens, `most`
-    occurrences at most), cannot change: an option for it typed here (`typed`) would be silently unused, so it is
+           most: int) -> Occurrences:
+    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only, at
+    most `most` rows. What the scan chose, its attention settings and which lines it attended (--oov,
+    --max-tokens), cannot change: an option for it typed here (`typed`) would be silently unused, so it is
     refused. The neighbour searches run on the groups, with the vectors given: --neighbors and --neighbor-vocab
     are used."""
     given = [flag(name) for name in [*declarations(LayerSettings), *SCAN_SETTINGS] if name in typed]
-    if given or most is not None:
-        raise UsageError(f"--occurrences {path} holds what its scan found with its own settings; leave out "
-                         f"{', '.join(given + ['--max-occurrences'] * (most is not None))}")
+    if given:
+        raise UsageError(f"--occurrences {shown_path(path)} holds what its scan found with its own settings; leave "
+                         f"out {', '.join(given)}")
     read_back(path, f"--occurrences {shown_path(path)}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 
-    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
+    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer, max_occurrences=most)
     if table.word != word:
-        raise UsageError(f"--occurrences {path} holds the occurrences of {table.word!r}, not {word!r}; give "
-                         f"attn-cli senses {table.word} --occurrences {path}")
+        raise UsageError(f"--occurrences {shown_path(path)} holds the occurrences of {shorten(table.word)!r}, not "
+                         f"{shorten(word)!r}; give attn-cli senses {shorten(table.word)} --occurrences "
+                         f"{shown_path(path)}")
     searches = {name: getattr(settings, name) for name in SEARCH_SETTINGS if name in typed}
     return replace(table, settings=replace(table.settings, **searches)) if searches else table
 
@@ -206,8 +207,10 @@ def opened_labels(path: Path) -> Iterator[InputLine]:
 
 
 def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
-    """--labels: the label of each corpus line, by line number (a blank line's label is empty). Reading stops one
-    label past the corpus's `corpus_lines`, so a stream that never ends stops (the count check then says so)."""
+    """--labels: the label of each corpus line from line 1, by line number (a blank line's label is empty).
+    Reading stops one label past line `corpus_lines`, the last that holds an occurrence (later labels are not
+    used, and a table may claim 2**62 lines), so a stream that never ends stops; a label past the corpus's end
+    is refused by the count check."""
     labels: list[str] = []
     for line in lines:
         assert line.number is not None

@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from attn_cli.declared import declarations, is_real
-from attn_cli.errors import InputError, Option, SettingsError, WeightsError, path_argument, shown_path
+from attn_cli.contexts.table import ROW_COLUMNS, check_max_occurrences
+from attn_cli.engine.attention import SHIFT_FLOOR
+from attn_cli.errors import InputError, Option, SettingsError, WeightsError, path_argument, shorten, shown_path
 from attn_cli.parquet import ParquetOut, arrow, text_array
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
 
     from attn_cli.training.weights import TrainedLayer
 
-Table = Any  # an attn_cli.contexts.table.Occurrences (which imports this module: named here, not imported)
+Table = Any  # an attn_cli.contexts.table.Occurrences (whose methods import this module: `make` builds it)
 
 METADATA_KEY = "attn_cli"
 FORMAT = "attn-cli occurrences 1"  # changed when the columns or the metadata change meaning
@@ -59,38 +62,44 @@ def write_parquet(path: str | os.PathLike[str], table: Table, groups: np.ndarray
 
 
 def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, vectors: Any = None,
-                 weights: TrainedLayer | str | os.PathLike[str] | None = None) -> Table:
+                 weights: TrainedLayer | str | os.PathLike[str] | None = None, max_occurrences: int) -> Table:
     """The occurrences a Parquet file holds, as `make` (the Occurrences class) builds them from their fields; its
     `group` and `label` columns, if filled, are left to data tools (a table written before `label` was a column
     has none).
 
     `vectors` (as every function takes them; the embedded set by default) and `weights` (a trained layer's
     file or TrainedLayer, when the table was scanned with one) must be those the table was written with:
-    InputError (WeightsError for the layer) naming what the file holds otherwise. The table is checked whole
+    InputError (WeightsError for the layer) naming what the file holds otherwise. The footer is checked before
+    any column is read (`_check_footer`: a few KB of Parquet can hold millions of rows of zeros), the table whole
     before it is used (`_checked`): a damaged one is an InputError saying what is wrong, never a failure later."""
+    check_max_occurrences(max_occurrences)
     pa, parquet = arrow(Option("parquet", python_text="Occurrences.read_parquet"))
     path = path_argument("path", path)
-    stored = _stored(pa, parquet, path)
-    about = _metadata(stored.schema, path)
-    settings, found = _settings(about, vectors, weights, path)
-    try:
-        fields = _checked(pa, stored, about, found.dims)
-    except (ValueError, TypeError, KeyError, IndexError, RecursionError, pa.ArrowException) as exc:
-        raise damaged(path, str(exc)) from None
+    with _opened(pa, parquet, path) as stored:
+        about = _metadata(stored.schema_arrow, path)
+        settings, found = _settings(about, vectors, weights, path)
+        width = _width(settings, found.dims, path)
+        _check_footer(stored.metadata, max_occurrences, 5 + width + found.dims + 2 * settings.max_tokens, path)
+        try:
+            fields = _checked(pa, stored, about, found.dims, width, settings.attention.heads)
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError, pa.ArrowException) as exc:
+            raise damaged(path, str(exc)) from None
     return make(word=about["word"], settings=settings, vectors=found, first_line=about["first_line"],
                 lines_read=about["lines_read"], skipped_lines=about["skipped_lines"], **fields)
 
 
 def damaged(path: str, what: str) -> InputError:
-    """The one error of a table whose metadata or columns are not what write_parquet writes."""
-    what = " ".join(what.split())  # one line, whatever pyarrow's message
+    """The one error of a table whose metadata or columns are not what write_parquet writes; what it says is
+    shortened (a message may quote a value of the file)."""
+    what = shorten(" ".join(what.split()), 300)  # one line, whatever pyarrow's message
     return InputError(f"the occurrences table {shown_path(path)} is damaged: {what}; write it again with attn-cli "
                       "senses --parquet (or Occurrences.write_parquet)")
 
 
-def _stored(pa: Any, parquet: Any, path: str) -> pyarrow.Table:
-    """The file's Arrow table; a path that holds none (missing, a folder, empty, a pipe) is an InputError saying
-    why. A pipe is refused before pyarrow reads it: a Parquet file is read from its end."""
+def _opened(pa: Any, parquet: Any, path: str) -> pyarrow.parquet.ParquetFile:
+    """The file, its footer read (its columns are read later, once checked); a path that holds none (missing, a
+    folder, empty, a pipe) is an InputError saying why. A pipe is refused before pyarrow reads it: a Parquet file
+    is read from its end."""
     shown = shown_path(path)
     if os.path.isdir(path):  # pyarrow would read every file in it as one table, under the first one's counts
         raise InputError(f"{shown} is a folder; read each table in it and join them in corpus order with "
@@ -104,7 +113,7 @@ def _stored(pa: Any, parquet: Any, path: str) -> pyarrow.Table:
         if not stat.S_ISREG(mode.st_mode):
             raise InputError(f"cannot read the occurrences table {shown}: it is a pipe or a device, and a Parquet "
                              "file is read from its end; save it to a file first")
-        return parquet.read_table(path)
+        return parquet.ParquetFile(path)
     except (OSError, pa.ArrowException) as exc:
         reason = "no such file" if isinstance(exc, FileNotFoundError) else getattr(exc, "strerror", None) or exc
         raise InputError(f"cannot read the occurrences table {shown}: {reason}; give a Parquet file written by "
@@ -119,22 +128,55 @@ WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vecto
 LEFT = ("group", "label")  # a grouping's columns: not read back, and `label` missing from a table of an older writer
 
 
-def _checked(pa: Any, stored: pyarrow.Table, about: dict[str, Any], dims: int) -> dict[str, Any]:
+def _width(settings: Settings, dims: int, path: str) -> int:
+    """The width of the outputs the table's settings give for vectors of `dims`; settings the engine refuses (heads
+    that do not divide the width) are a damaged table, never an option the user did not give."""
+    try:
+        settings.attention.check_width(dims)
+    except SettingsError as exc:
+        raise damaged(path, f"its settings: {exc}") from None
+    return settings.attention.output_width(dims)
+
+
+def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
+    """What the footer counts, before any column is read: at most `most` rows (as a scan keeps at most
+    max_occurrences), and in the columns read at most `per_row` values a row (the numbers of outputs and bags, a
+    context list of each sentence's tokens and five more): a file of zeros compresses to a few bytes a million."""
+    rows = metadata.num_rows
+    if rows > most:
+        raise InputError(f"the occurrences table {shown_path(path)} holds {rows:,} occurrences, more than the "
+                         f"{most:,} a table read may hold; group a part of the corpus, or raise ",
+                         Option("max_occurrences"))
+    groups = [metadata.row_group(index) for index in range(metadata.num_row_groups)]
+    values = sum(chunk.num_values for group in groups for chunk in map(group.column, range(group.num_columns))
+                 if chunk.path_in_schema.split(".")[0] in (*ROW_COLUMNS, "group"))
+    if values > rows * per_row:
+        raise damaged(path, f"its footer counts {values:,} values in {rows:,} rows, more than such rows hold")
+
+
+def _checked(pa: Any, stored: pyarrow.parquet.ParquetFile, about: dict[str, Any], dims: int, width: int,
+             heads: int) -> dict[str, Any]:
     """The row fields of a table, once everything `make` and grouping rely on holds: the metadata's fields of
-    their types, the columns of write_parquet's types (outputs as wide as `static`, bags as the vectors' dims), no
-    nulls, every number finite, lines within the lines read and in corpus order, positions from 0, each
+    their types, `static` and the columns of write_parquet's types and widths (outputs and static as wide as the
+    settings make them for the vectors, bags as the vectors' dims), no nulls, every number finite and each share
+    within what a shift can give, lines within the lines read and in corpus order, positions from 0, each
     occurrence's context words and shares of one length. ValueError (and the parse errors the caller catches)
     otherwise."""
     static = np.array(about["static"], dtype=np.float64)
-    types = _types(pa, len(static), dims)
+    if len(static) != width:
+        raise ValueError(f"its metadata's static has {len(static)} numbers, not the {width} its settings give for "
+                         f"vectors of {dims} dims")
+    types = _types(pa, width, dims)
+    schema = stored.schema_arrow
     for name, kind in types.items():
-        if name == "label" and name not in stored.column_names:
+        if name == "label" and name not in schema.names:
             continue
-        if name not in stored.column_names or stored.schema.field(name).type != kind:
-            found = stored.schema.field(name).type if name in stored.column_names else "missing"
-            widths = f" (static has {len(static)} numbers, the vectors {dims} dims)"
+        if name not in schema.names or schema.field(name).type != kind:
+            found = schema.field(name).type if name in schema.names else "missing"
+            widths = f" (the settings give {width} numbers, the vectors {dims} dims)"
             raise ValueError(f"its column {name} is {found}, not {kind}{widths if name in WIDE else ''}")
-    columns = {name: stored.column(name).combine_chunks() for name in types if name not in LEFT}
+    read = stored.read(columns=[name for name in types if name not in LEFT])
+    columns = {name: read.column(name).combine_chunks() for name in types if name not in LEFT}
     nulls = [name for name, column in columns.items()
              if column.null_count or (pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type))
              and column.flatten().null_count]
@@ -145,17 +187,21 @@ def _checked(pa: Any, stored: pyarrow.Table, about: dict[str, Any], dims: int) -
         "token": columns["token"].to_pylist(), "sentence": columns["sentence"].to_pylist(),
         "outputs": _matrix(columns["outputs"]), "bags": _matrix(columns["bags"]),
         "context_words": columns["context_words"].to_pylist(), "context_shares": _lists(columns["context_shares"])}
-    _check_values(fields, columns, about)
+    _check_values(fields, columns, about, heads)
     return fields
 
 
-def _check_values(fields: dict[str, Any], columns: dict[str, Any], about: dict[str, Any]) -> None:
+def _check_values(fields: dict[str, Any], columns: dict[str, Any], about: dict[str, Any], heads: int) -> None:
     """The numbers of a table whose columns have the right types: ValueError naming the first that cannot be."""
     shares = columns["context_shares"].flatten().to_numpy()
     for name, values in (("static", fields["static"]), ("outputs", fields["outputs"]), ("bags", fields["bags"]),
                          ("context_shares", shares)):
         if not np.isfinite(values).all():
             raise ValueError(f"{name} holds a number that is not finite")
+    largest = heads / SHIFT_FLOOR  # a shift shorter than SHIFT_FLOOR of the vectors that make it has no shares
+    if len(shares) and np.abs(shares).max() > largest:  # and each share is at most sqrt(heads) / |shift| of them
+        raise ValueError(f"context_shares holds {np.abs(shares).max():.3g}, beyond the ±{largest:.3g} a share of "
+                         "the shift can be")
     line, last = fields["line"], about["first_line"] - 1 + about["lines_read"]
     if len(line) and (line[0] < about["first_line"] or line[-1] > last or (np.diff(line) < 0).any()):
         raise ValueError(f"its column line is not in corpus order within lines {about['first_line']:,} to {last:,}")
@@ -249,10 +295,11 @@ def _metadata(schema: Any, path: str) -> dict[str, Any]:
     _check_types(about, ABOUT, "metadata", path)
     _check_types(about["vectors"], VECTORS, "metadata's vectors", path)
     if not (1 <= about["first_line"] <= LARGEST_LINE and 0 <= about["skipped_lines"] <= about["lines_read"]
-            <= LARGEST_LINE):
-        raise damaged(path, "its metadata's first_line, lines_read or skipped_lines is out of range")
-    if not all(is_real(number) for number in about["static"]):
-        raise damaged(path, "its metadata's static holds something that is not a number")
+            <= LARGEST_LINE and all(0 <= about["vectors"][name] <= LARGEST_LINE for name in ("size", "dims"))):
+        raise damaged(path, "its metadata's first_line, lines_read, skipped_lines or vectors' size or dims is out of "
+                            "range")
+    if not all(is_real(number) and abs(number) <= sys.float_info.max for number in about["static"]):  # 10**400 too
+        raise damaged(path, "its metadata's static holds something that is not a finite number")
     return about
 
 
@@ -294,8 +341,8 @@ def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str
     found = as_vectors(vectors)
     wanted = about["vectors"]
     if found.fingerprint != wanted["fingerprint"]:
-        raise InputError(f"{shown_path(path)} was scanned with the vectors {wanted['name']} ({wanted['size']:,} words "
-                         f"x {wanted['dims']} dims), not {found.name} ({found.count:,} x {found.dims}); pass the same "
-                         "vectors to read it")
+        raise InputError(f"{shown_path(path)} was scanned with the vectors {shorten(wanted['name'])} "
+                         f"({wanted['size']:,} words x {wanted['dims']} dims), not {shorten(found.name)} "
+                         f"({found.count:,} x {found.dims}); pass the same vectors to read it")
     return settings, found
 

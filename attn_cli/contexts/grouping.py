@@ -16,7 +16,7 @@ from attn_cli.declared import is_whole
 from attn_cli.engine.analysis import Neighbor, NeighborSearch
 from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
 from attn_cli.engine.occurrences import word_layer
-from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, require_iterable
+from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, require_iterable, shorten
 from attn_cli.contexts.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
 from attn_cli.contexts.scan import word_entry
 from attn_cli.contexts.table import Occurrences
@@ -86,13 +86,14 @@ def _require_enough(occurrences: Occurrences) -> None:
     """At least MIN_OCCURRENCES, else an InputError that says why: with lines skipped, the first one's own error,
     which names the setting that skipped it (a line longer than max_tokens may be where the word was)."""
     count = len(occurrences)
+    word = shorten(occurrences.word)  # a table's word: a file may hold any text
     if count == 0:
-        raise InputError(f"found no occurrence of {occurrences.word!r} in {occurrences.lines_read:,} lines (a token "
-                         "is the word when the vector set looks it up as the word's entry: case and accents as "
-                         "the set's vocabulary has them)", *_skipped(occurrences, "; give a corpus that contains it"))
+        raise InputError(f"found no occurrence of {word!r} in {occurrences.lines_read:,} lines (a token is the word "
+                         "when the vector set looks it up as the word's entry: case and accents as the set's "
+                         "vocabulary has them)", *_skipped(occurrences, "; give a corpus that contains it"))
     if count < MIN_OCCURRENCES:
-        raise InputError(f"found {count} occurrence{'s' * (count != 1)} of {occurrences.word!r}; senses needs at "
-                         f"least {MIN_OCCURRENCES}", *_skipped(occurrences, ": give a larger corpus"))
+        raise InputError(f"found {count} occurrence{'s' * (count != 1)} of {word!r}; senses needs at least "
+                         f"{MIN_OCCURRENCES}", *_skipped(occurrences, ": give a larger corpus"))
 
 
 def _skipped(occurrences: Occurrences, remedy: str) -> tuple[str | Option, ...]:
@@ -252,13 +253,20 @@ def examples(occurrences: Occurrences, unit: np.ndarray, rows: np.ndarray, centr
 
 
 def occurrence_labels(occurrences: Occurrences, labels: list[str]) -> list[str]:
-    """Each occurrence's label: its line's, `labels` holding one per line read (line first_line.. in order)."""
+    """Each occurrence's label: its line's, `labels` holding one per line read (line first_line.. in order), or
+    one per line through the last that holds an occurrence (later labels are never used, and a table may claim
+    more lines than any list holds)."""
     if not all(isinstance(label, str) for label in labels):
         raise InputTypeError("labels must be a sequence of str, one per corpus line")
-    if len(labels) != occurrences.lines_read:
+    if not labels_needed(occurrences) <= len(labels) <= occurrences.lines_read:
         raise InputError(f"the labels give {len(labels):,} labels for a corpus of {occurrences.lines_read:,} lines; "
                          "give one label per line")
     return [labels[number - occurrences.first_line] for number in occurrences.line.tolist()]
+
+
+def labels_needed(occurrences: Occurrences) -> int:
+    """How many labels, from line first_line on, reach the last line that holds an occurrence."""
+    return int(occurrences.line[-1]) - occurrences.first_line + 1 if len(occurrences) else 0
 
 
 def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: list[str],

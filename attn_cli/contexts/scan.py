@@ -26,7 +26,7 @@ from attn_cli.engine.tokenize import TokenizedSentence, tokenize
 from attn_cli.contexts.columns import LARGEST_LINE
 from attn_cli.errors import (InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable,
                              shorten)
-from attn_cli.contexts.table import Occurrences
+from attn_cli.contexts.table import Occurrences, check_max_occurrences
 from attn_cli.settings import MAX_OCCURRENCES, Settings
 from attn_cli.vectors.store import Vectors, without_accents
 
@@ -51,8 +51,7 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
         raise SettingsTypeError("first_line", f"must be a whole number, not {type(first_line).__name__}")
     if not 1 <= first_line <= LARGEST_LINE:  # the table's int64 line numbers hold the lines after it too
         raise SettingsError("first_line", f"must be a whole number from 1 to 2**62 (got {first_line!r})")
-    if not (is_whole(max_occurrences) and max_occurrences >= 1):
-        raise SettingsError("max_occurrences", f"must be at least 1 (got {max_occurrences!r})")
+    check_max_occurrences(max_occurrences)
     if not (progress is None or callable(progress)):  # else a TypeError once the first group is read
         raise SettingsTypeError("progress", f"must be a function taking the lines read, or None, not "
                                             f"{type(progress).__name__}")

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attn_cli.errors import InputError, InputTypeError, require_iterable
-from attn_cli.settings import Settings
+from attn_cli.declared import is_whole
+from attn_cli.errors import InputError, InputTypeError, SettingsError, require_iterable
+from attn_cli.settings import MAX_OCCURRENCES, Settings
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
     from attn_cli.training.weights import TrainedLayer
 
 ROW_COLUMNS = ("line", "position", "token", "sentence", "outputs", "bags", "context_words", "context_shares")
+
+
+def check_max_occurrences(value: object) -> None:
+    """`max_occurrences`, which bounds a scan and a table read alike, is a whole number of at least 1."""
+    if not (is_whole(value) and value >= 1):  # type: ignore[operator]
+        raise SettingsError("max_occurrences", f"must be at least 1 (got {value!r})")
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,12 +119,14 @@ class Occurrences:
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike[str], *, vectors: Any = None,
-                     weights: TrainedLayer | str | os.PathLike[str] | None = None) -> Occurrences:
+                     weights: TrainedLayer | str | os.PathLike[str] | None = None,
+                     max_occurrences: int = MAX_OCCURRENCES) -> Occurrences:
         """A table written by `write_parquet` (or `attn-cli senses --parquet`), read with the vectors (and the
-        trained layer) it was scanned with: others are refused, naming the ones it holds."""
+        trained layer) it was scanned with: others are refused, naming the ones it holds. Like a scan, it holds
+        at most `max_occurrences` rows (an InputError, found in the file's footer before any column is read)."""
         from attn_cli.contexts.columns import read_parquet
 
-        return read_parquet(path, cls, vectors=vectors, weights=weights)
+        return read_parquet(path, cls, vectors=vectors, weights=weights, max_occurrences=max_occurrences)
 
     def __repr__(self) -> str:
         return (f"<Occurrences {self.word!r}: {len(self):,} in {self.lines_with_word:,} of {self.lines_read:,} "

@@ -94,6 +94,10 @@ class AttentionConfig(LayerSettings):
         """Total width of Q, K and V over all heads: d_k in projected (and trained) mode, d in raw mode."""
         return self.d_k if self.d_k is not None else d_model
 
+    def output_width(self, d_model: int) -> int:
+        """The width of the outputs (d_out): the heads concatenated, mapped back to d by W_O when there is one."""
+        return d_model if self.output_projection else self.width(d_model)
+
     def scale_factor(self, d_head: int) -> float:
         """The multiplier applied to every score before the softmax."""
         if self.scale == "none":

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from attn_cli.engine.attention import MAX_D_K, AttentionConfig, Projections, draw_projections
-from attn_cli.errors import Option, SettingsError, WeightsError, path_argument
+from attn_cli.errors import Option, SettingsError, WeightsError, path_argument, shorten
 from attn_cli.files import quiet_npy_headers, write_file
 from attn_cli.vectors.store import Vectors
 
@@ -44,7 +44,7 @@ LAYER_KEYS = ("objective", "heads", "d_k", "mask", "positions", "position_scale"
 MAX_METADATA_BYTES = 1 << 20  # the metadata is a few KB; a larger member is not ours
 MAX_METADATA_DEPTH = 16  # a layer's metadata nests 4 deep (measured on the demo layer's file)
 MAX_MEMBERS = 16  # a layer's file holds 5 members (the metadata and four matrices); many more are not ours
-END_RECORD, ZIP64_LOCATOR = b"PK\x05\x06", b"PK\x06\x07"
+END_RECORD, ZIP64_LOCATOR, DIRECTORY_ENTRY = b"PK\x05\x06", b"PK\x06\x07", b"PK\x01\x02"
 END_SEARCH = 22 + 0xFFFF  # the end record and the longest comment it may carry
 MAX_D_MODEL = 8_192  # wider than any word vectors: with MAX_D_K, a file decompresses to at most 1 GiB
 ARRAY_HEADER_BYTES = 4096  # room for an .npy member's header beyond its float64 data
@@ -52,6 +52,7 @@ ARRAY_HEADER_BYTES = 4096  # room for an .npy member's header beyond its float64
 # to float32's 3.4e38, the widest layer (d 8,192, d_k 4,096) has queries and keys below 2.9e48, scores below 3.3e100
 # and outputs below 1.2e58, their squares and sums far inside float64's 1.8e308: no NaN or infinity can arise.
 MAX_WEIGHT = 1e6
+MAX_COUNT = 2**63 - 1  # the largest whole number the metadata may give (see _fits)
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,16 +106,16 @@ class TrainedLayer:
         trained_on = self.provenance["vectors"]
         if vectors.fingerprint == trained_on["fingerprint"] and vectors.dims == trained_on["dims"]:
             return
-        raise WeightsError(f"{self.name} was trained on the vector set {trained_on['name']!r} "
-                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on {vectors.name!r} "
-                           f"({vectors.count:,} x {vectors.dims}); ", *self.source_options(),
+        raise WeightsError(f"{self.name} was trained on the vector set {shorten(trained_on['name'])!r} "
+                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on "
+                           f"{shorten(vectors.name)!r} ({vectors.count:,} x {vectors.dims}); ", *self.source_options(),
                            "or train a layer for these vectors")
 
     def source_options(self) -> list[str | Option]:
         """How to name the vector set it was trained on: "pass --vectors X --limit N, " (as Options)."""
         trained_on = self.provenance["vectors"]
-        options = [] if trained_on.get("default") else [Option("vectors", trained_on["name"])]
-        if isinstance(trained_on.get("limit"), int):
+        options = [] if trained_on.get("default") else [Option("vectors", shorten(trained_on["name"]))]
+        if _fits(trained_on, "limit", "count"):
             options.append(Option("limit", trained_on["limit"]))
         if not options:
             return ["use the embedded set (leave out ", Option("vectors"), "), "]
@@ -174,7 +175,7 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
         raise
     except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zipfile.LargeZipFile,
             RuntimeError, NotImplementedError) as exc:  # the last two: an encrypted member, an unknown compression
-        raise _not_ours(source, f"{type(exc).__name__}: {exc}") from None
+        raise _not_ours(source, shorten(f"{type(exc).__name__}: {exc}", 200)) from None  # numpy quotes a header
     layer = TrainedLayer(projections=_projections(source, metadata, matrices), layer=metadata["layer"],
                          provenance={key: value for key, value in metadata.items()
                                      if key not in ("format", "format_version", "layer")},
@@ -182,7 +183,7 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
     try:
         layer.config()  # the engine checks every setting: a file must not name an option the user never gave
     except SettingsError as exc:
-        raise _not_ours(source, f"its layer settings are invalid: {exc.message}") from None
+        raise _not_ours(source, f"its layer settings are invalid: {shorten(exc.message, 200)}") from None
     return layer
 
 
@@ -198,25 +199,45 @@ def _depth(value: Any) -> int:
 
 
 def _check_members(source: str) -> None:
-    """The member count, read from the archive's end record before zipfile reads its central directory (600,000
-    empty members took zipfile 13.5 s and 712 MB): a layer's file holds 5, so a count past MAX_MEMBERS, or one
-    only a ZIP64 record can hold, is not ours. A file that does not start as a zip (bytes before it) is refused
-    here too: numpy would read it as one .npy and answer in its own words ("load it unsafely")."""
+    """The member count, read from the archive's end record and counted in its central directory before zipfile
+    reads it (600,000 empty members took zipfile 13.5 s and 712 MB): a layer's file holds 5, so a count past
+    MAX_MEMBERS, or one only a ZIP64 record can hold, is not ours. A file that does not start as a zip (bytes
+    before it) is refused here too: numpy would read it as one .npy and answer in its own words ("load it
+    unsafely")."""
     with open(source, "rb") as stream:
         start = stream.read(4)
         size = stream.seek(0, os.SEEK_END)
         stream.seek(max(0, size - END_SEARCH))
         tail = stream.read()
-    if start != b"PK\x03\x04":
-        raise _not_ours(source, "it does not start as a zip archive")
-    end = tail.rfind(END_RECORD)
-    if end < 0 or len(tail) < end + 22:
-        raise _not_ours(source, "it has no zip end record: it is cut short")
-    members = int.from_bytes(tail[end + 10:end + 12], "little")
-    if members == 0xFFFF or tail[max(0, end - 20):end - 16] == ZIP64_LOCATOR:
-        raise _not_ours(source, f"it holds {0xFFFF:,} members or more, and a layer's file at most {MAX_MEMBERS}")
-    if members > MAX_MEMBERS:
-        raise _not_ours(source, f"it holds {members:,} members, and a layer's file at most {MAX_MEMBERS}")
+        if start != b"PK\x03\x04":
+            raise _not_ours(source, "it does not start as a zip archive")
+        end = tail.rfind(END_RECORD)
+        if end < 0 or len(tail) < end + 22:
+            raise _not_ours(source, "it has no zip end record: it is cut short")
+        members = int.from_bytes(tail[end + 10:end + 12], "little")
+        if members == 0xFFFF or tail[max(0, end - 20):end - 16] == ZIP64_LOCATOR:
+            raise _not_ours(source, f"it holds {0xFFFF:,} members or more, and a layer's file at most {MAX_MEMBERS}")
+        if members > MAX_MEMBERS:
+            raise _not_ours(source, f"it holds {members:,} members, and a layer's file at most {MAX_MEMBERS}")
+        directory = int.from_bytes(tail[end + 12:end + 16], "little")  # its size: it ends where the end record starts
+        if _directory_entries(stream, size - len(tail) + end - directory, directory) > MAX_MEMBERS:
+            raise _not_ours(source, f"its member list holds more than {MAX_MEMBERS} members, where its end record "
+                                    f"says {members}")
+
+
+def _directory_entries(stream: Any, start: int, size: int) -> int:
+    """How many entries the central directory's `size` bytes from `start` hold, walked header by header as zipfile
+    walks them (it reads entries until their bytes fill the size, whatever count the end record gives), and no
+    further than one past MAX_MEMBERS: at most that many 46-byte headers are read."""
+    count = offset = 0
+    while 0 <= start and offset < size and count <= MAX_MEMBERS:
+        stream.seek(start + offset)
+        header = stream.read(46)
+        if len(header) < 46 or header[:4] != DIRECTORY_ENTRY:
+            break  # zipfile refuses such a directory itself: a damaged file
+        offset += 46 + sum(int.from_bytes(header[at:at + 2], "little") for at in (28, 30, 32))  # name, extra, comment
+        count += 1
+    return count
 
 
 def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> dict[str, Any]:
@@ -224,20 +245,21 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
     if sizes.get("metadata.npy", MAX_METADATA_BYTES + 1) > MAX_METADATA_BYTES:
         raise _not_ours(source, "no metadata")
     with archive.open("metadata.npy") as member:
-        text = np.lib.format.read_array(member, allow_pickle=False)
-    if text.dtype.kind != "U" or text.ndim != 0:
+        shape, dtype = _header(member)
+    if dtype.kind != "U" or shape != () or dtype.itemsize > MAX_METADATA_BYTES:  # before numpy allocates a shape
         raise _not_ours(source, "the metadata is not text")
+    with archive.open("metadata.npy") as member:
+        text = np.lib.format.read_array(member, allow_pickle=False)
     metadata = json.loads(str(text), parse_constant=_refuse_constant)
     if _depth(metadata) > MAX_METADATA_DEPTH:  # Python 3.12 and later parse 5,000 levels; reading them later recurses
         raise _not_ours(source, f"its metadata nests deeper than {MAX_METADATA_DEPTH} levels")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise _not_ours(source, "another format")
-    version = metadata.get("format_version")
-    if not (isinstance(version, int) and not isinstance(version, bool) and version >= 1):
+    if not _fits(metadata, "format_version", "count"):
         raise _not_ours(source, "no format version")
-    if version > FORMAT_VERSION:
+    if metadata["format_version"] > FORMAT_VERSION:
         raise WeightsError(f"weights file {source} was written by a newer attn-cli (format "
-                           f"{metadata.get('format_version')!r}); upgrade attn-cli to read it")
+                           f"{metadata['format_version']}); upgrade attn-cli to read it")
     if not all(_fits(metadata, path, kind) for path, kind in METADATA_FIELDS.items()):
         raise _not_ours(source, "its metadata lacks the layer, the vector set, the corpus or the training")
     layer = metadata["layer"]
@@ -252,14 +274,14 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
 
 def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
     """Whether metadata["a"]["b"] (path "a.b") is a dict ("dict"), text ("text"), a count >= 1 ("count"), a count
-    >= 0 ("size") or a finite number ("number")."""
+    >= 0 ("size") or a finite number ("number"). A whole number is at most what an int64 holds: no file's is more,
+    and one of thousands of digits would make every message that names it as long (and overflow a float)."""
     value: Any = metadata
     for key in path.split("."):
         value = value.get(key) if isinstance(value, dict) else None
-    whole = isinstance(value, int) and not isinstance(value, bool)
+    whole = isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_COUNT
     return {"dict": isinstance(value, dict), "text": isinstance(value, str), "count": whole and value >= 1,
-            "size": whole and value >= 0,
-            "number": isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value),
+            "size": whole and value >= 0, "number": whole or isinstance(value, float) and math.isfinite(value),
             }[kind]
 
 
@@ -275,12 +297,17 @@ def _check_headers(source: str, metadata: dict[str, Any], archive: zipfile.ZipFi
     what a header asks: a member's declared size can lie, and a header could ask for terabytes."""
     for name, shape in _shapes(metadata).items():
         with archive.open(f"{name}.npy") as member:
-            version = np.lib.format.read_magic(member)
-            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                np.lib.format.read_array_header_2_0
-            found, _, dtype = read_header(member)
+            found, dtype = _header(member)
         if found != shape or dtype != np.float64:
             raise _not_ours(source, f"{name} is not a float64 {shape[0]} x {shape[1]} matrix")
+
+
+def _header(member: Any) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype an .npy member's header declares, read before anything is allocated for them."""
+    version = np.lib.format.read_magic(member)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(member)
+    return shape, dtype
 
 
 def _shapes(metadata: dict[str, Any]) -> dict[str, tuple[int, int]]:
