@@ -47,6 +47,15 @@ def test_a_cached_set_is_exported_by_its_id_and_by_its_file(run, tmp_path, word2
         assert keyed.index_to_key == original.index_to_key and np.array_equal(keyed.vectors, original.vectors)
 
 
+@pytest.mark.parametrize("name, binary", [("vectors.bin", True), ("vectors.txt", False), ("vectors", False)])
+def test_without_format_a_bin_file_is_binary_and_any_other_text(run, tmp_path, name, binary):
+    path = tmp_path / name
+    result = run("vectors", "export", "default", str(path), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["format"] == ("word2vec-binary" if binary else "word2vec")
+    assert read_back(path, binary).index_to_key == list(attn_cli.load_vectors().words)
+
+
 def test_a_write_that_fails_is_exit_2_and_the_vector_file_is_never_replaced(run, tmp_path, word2vec_text_file):
     failed = run("vectors", "export", "default", "/dev/full")
     assert failed.exit_code == 2 and "/dev/full" in failed.stderr and failed.stdout == ""

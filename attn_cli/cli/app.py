@@ -443,7 +443,7 @@ app.command(cls=HelpInOrder, epilog=examples(
 app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli senses bank --example",
     "attn-cli senses bank --example --clusters 2 --json",
-    "attn-cli senses bank --example --color-by label --html senses.html"))(senses)
+    "attn-cli senses bank --example --html senses.html"))(senses)
 app.add_typer(vectors_app, name="vectors")
 
 

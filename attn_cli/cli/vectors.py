@@ -166,13 +166,14 @@ def download(
 
 @vectors_app.command(cls=HelpInOrder, epilog=examples(
     "attn-cli vectors export default vectors.txt",
-    "attn-cli vectors export default vectors.bin --format word2vec-binary"))
+    "attn-cli vectors export default vectors.bin"))
 def export(
     source: Annotated[str, typer.Argument(metavar="NAME", help="default (the embedded set), a cache id (see list), "
                                                             "a vector file or a gensim-data name.")],
     file: Annotated[Path, typer.Argument(metavar="FILE", help="The word2vec file to write, whole or not at all.")],
     file_format: Annotated[Optional[VectorFormat], typer.Option(
-        "--format", metavar="FORMAT", help="word2vec (text, the default) or word2vec-binary.")] = None,
+        "--format", metavar="FORMAT", show_default=False,
+        help="word2vec (text) or word2vec-binary (default: binary for a FILE ending in .bin, else text).")] = None,
     json: Json = False,
 ) -> None:
     """Write a vector set as a word2vec file (text or binary), which gensim and the word2vec tools read."""
@@ -186,7 +187,7 @@ def export(
                          "file name")
     found = find_cached(source, warn)
     vectors = found[0].load() if found else load_vectors(source, progress=not json, warn=warn)
-    chosen = file_format.value if file_format else "word2vec"
+    chosen = file_format.value if file_format else "word2vec-binary" if file.suffix == ".bin" else "word2vec"
     export_vectors(vectors, file, format=chosen)
     report = {"schema_version": SCHEMA_VERSION, "command": "vectors export", "name": vectors.name,
               "path": str(file), "format": chosen, "count": vectors.count, "dims": vectors.dims}
