@@ -26,11 +26,10 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from attn_cli.declared import declarations, is_real
-from attn_cli.contexts.table import ROW_COLUMNS, check_max_occurrences
 from attn_cli.engine.attention import SHIFT_FLOOR
 from attn_cli.errors import InputError, Option, SettingsError, WeightsError, path_argument, shorten, shown_path
 from attn_cli.parquet import ParquetOut, arrow, text_array
-from attn_cli.settings import Settings
+from attn_cli.settings import Settings, check_max_occurrences
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:
@@ -124,6 +123,7 @@ ABOUT = {"word": str, "settings": dict, "vectors": dict, "static": list, "first_
          "skipped_lines": int}  # the metadata's fields, each of its JSON type
 VECTORS = {"name": str, "size": int, "dims": int, "fingerprint": str}  # its vectors' fields
 LARGEST_LINE = 2**62  # first_line and the counts of lines are at most this, so their sums stay within int64
+ROW_COLUMNS = ("line", "position", "token", "sentence", "outputs", "bags", "context_words", "context_shares")
 WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vectors fix
 LEFT = ("group", "label")  # a grouping's columns: not read back, and `label` missing from a table of an older writer
 

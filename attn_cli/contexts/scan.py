@@ -26,8 +26,8 @@ from attn_cli.engine.tokenize import TokenizedSentence, tokenize
 from attn_cli.contexts.columns import LARGEST_LINE
 from attn_cli.errors import (InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable,
                              shorten)
-from attn_cli.contexts.table import Occurrences, check_max_occurrences
-from attn_cli.settings import MAX_OCCURRENCES, Settings
+from attn_cli.contexts.table import Occurrences
+from attn_cli.settings import MAX_OCCURRENCES, Settings, check_max_occurrences
 from attn_cli.vectors.store import Vectors, without_accents
 
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attn_cli.declared import is_whole
-from attn_cli.errors import InputError, InputTypeError, SettingsError, require_iterable
+from attn_cli.contexts.columns import ROW_COLUMNS
+from attn_cli.errors import InputError, InputTypeError, require_iterable
 from attn_cli.settings import MAX_OCCURRENCES, Settings
 from attn_cli.vectors.store import Vectors
 
@@ -25,13 +25,7 @@ if TYPE_CHECKING:
 
     from attn_cli.training.weights import TrainedLayer
 
-ROW_COLUMNS = ("line", "position", "token", "sentence", "outputs", "bags", "context_words", "context_shares")
 
-
-def check_max_occurrences(value: object) -> None:
-    """`max_occurrences`, which bounds a scan and a table read alike, is a whole number of at least 1."""
-    if not (is_whole(value) and value >= 1):  # type: ignore[operator]
-        raise SettingsError("max_occurrences", f"must be at least 1 (got {value!r})")
 
 
 @dataclass(frozen=True, eq=False)

@@ -55,6 +55,12 @@ MAX_WEIGHT = 1e6
 MAX_COUNT = 2**63 - 1  # the largest whole number the metadata may give (see _fits)
 
 
+def shown_set(name: str) -> str:
+    """A vector set's name in a message: most often a path the remedy gives back to copy, so only a name longer
+    than any real path is cut."""
+    return shorten(name, 300)
+
+
 @dataclass(frozen=True, eq=False)
 class TrainedLayer:
     """One learned attention layer and where it came from.
@@ -106,15 +112,15 @@ class TrainedLayer:
         trained_on = self.provenance["vectors"]
         if vectors.fingerprint == trained_on["fingerprint"] and vectors.dims == trained_on["dims"]:
             return
-        raise WeightsError(f"{self.name} was trained on the vector set {shorten(trained_on['name'])!r} "
+        raise WeightsError(f"{self.name} was trained on the vector set {shown_set(trained_on['name'])!r} "
                            f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on "
-                           f"{shorten(vectors.name)!r} ({vectors.count:,} x {vectors.dims}); ", *self.source_options(),
-                           "or train a layer for these vectors")
+                           f"{shown_set(vectors.name)!r} ({vectors.count:,} x {vectors.dims}); ",
+                           *self.source_options(), "or train a layer for these vectors")
 
     def source_options(self) -> list[str | Option]:
         """How to name the vector set it was trained on: "pass --vectors X --limit N, " (as Options)."""
         trained_on = self.provenance["vectors"]
-        options = [] if trained_on.get("default") else [Option("vectors", shorten(trained_on["name"]))]
+        options = [] if trained_on.get("default") else [Option("vectors", shown_set(trained_on["name"]))]
         if _fits(trained_on, "limit", "count"):
             options.append(Option("limit", trained_on["limit"]))
         if not options:
