@@ -1,0 +1,188 @@
+"""Pretrained BERT models: all-MiniLM-L6-v2 (`minilm`, imported once into the cache) or a local model folder.
+
+`import_model` reads the model's files (models/source.py, which needs `safetensors`), checks them, and keeps
+every tensor as a float32 .npy in the cache beside the vector sets, `<cache>/models/v1/<name>/`, written into a
+temporary folder and renamed into place; `load_model` maps them back with numpy alone (allow_pickle=False), so
+a run that uses the model needs neither safetensors nor torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from attn_cli.engine.attention import Projections
+from attn_cli.engine.bert import BertWeights, LayerWeights, layer_norm
+from attn_cli.engine.wordpiece import Piece, wordpieces
+from attn_cli.errors import VectorsError, shorten, shown_path
+from attn_cli.models.source import (IMPORT_COMMAND, MINILM, MODEL_ID, ModelFiles, minilm_files,
+                                    read_model_files)
+from attn_cli.vectors.cache import cache_root
+from attn_cli.vectors.store import Vectors
+
+MODELS = (MINILM,)  # the names --model takes; any other value is a model folder
+LAYOUT = "models/v1"
+META_FILE, VOCAB_FILE = "meta.json", "vocab.txt"
+_WORD = re.compile(r"[^\W\d_]+")  # a vocabulary entry that is a whole word of letters: a neighbour candidate
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A BERT encoder with its vocabulary: what `--model` names."""
+
+    name: str  # "minilm" or the folder it was read from
+    weights: BertWeights
+    vocabulary: list[str]  # the WordPiece entries, in id order
+    digest: str  # SHA-256 of its model.safetensors: names the weights in a result's settings
+    source: str = MODEL_ID
+    ids: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ids", {piece: number for number, piece in enumerate(self.vocabulary)})
+
+    @property
+    def layers(self) -> int:
+        return len(self.weights.layers)
+
+    @cached_property
+    def lowercase(self) -> bool:
+        """An uncased model (no upper-case entry in its vocabulary) sees its input lower-cased, accents stripped."""
+        return not any(piece != piece.lower() for piece in self.vocabulary if not piece.startswith("["))
+
+    def pieces(self, sentence: str) -> list[Piece]:
+        """The sentence as the model sees it: [CLS], its WordPiece tokens, [SEP]."""
+        return wordpieces(sentence, self.ids, self.lowercase)
+
+    @cached_property
+    def vectors(self) -> Vectors:
+        """The vocabulary's whole words as the first layer sees them without a position, LayerNorm(E[w] + T[0]):
+        the words an output's neighbours are searched among."""
+        rows = [number for number, piece in enumerate(self.vocabulary) if _WORD.fullmatch(piece)]
+        weights = self.weights
+        seen = layer_norm(weights.word_embeddings[rows] + weights.type_embeddings[0], weights.embedding_norm,
+                          weights.eps)  # [N, d]
+        return Vectors(name=self.name, words=[self.vocabulary[row] for row in rows],
+                       matrix=seen.astype(np.float32), lowercase=self.lowercase,
+                       details={"source": self.source, "model": self.name})
+
+
+def model_folder(name: str) -> Path:
+    """Where an imported model lives in the cache."""
+    return cache_root() / LAYOUT / name
+
+
+def load_model(model: str | os.PathLike[str]) -> Model:
+    """`minilm` from the cache, or a BERT model folder (config.json, vocab.txt, model.safetensors) read as it is."""
+    if str(model) in MODELS:
+        return _cached(str(model))
+    path = Path(model)
+    if not path.exists():
+        raise VectorsError(f"--model {shorten(str(model))}: no such model; give {' or '.join(MODELS)} (imported "
+                           f"with: {IMPORT_COMMAND}) or a BERT model folder")
+    files = read_model_files(path)
+    return Model(str(model), bert_weights(files.tensors.__getitem__, files.config, path), files.vocabulary,
+                 files.sha256, source=str(model))
+
+
+def import_model(name: str = MINILM, source: Path | None = None, progress: Callable[[int, int], None] | None = None
+                 ) -> Path:
+    """Read `name`'s files (from `source`, else downloaded), check them, and keep them in the cache; the folder.
+    `progress(done, total)` hears of each tensor written."""
+    if name not in MODELS:
+        raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
+    files = minilm_files(source)
+    bert_weights(files.tensors.__getitem__, files.config, source or Path(name))  # refuse a malformed model now
+    final = model_folder(name)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=final.parent))
+    try:
+        _write(staging, files, progress or (lambda done, total: None))
+        if final.exists():
+            shutil.rmtree(final)
+        staging.rename(final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return final
+
+
+def _write(folder: Path, files: ModelFiles, progress: Callable[[int, int], None]) -> None:
+    """Each tensor as <name>.npy (float32), the vocabulary and meta.json (last: a folder without it is no model)."""
+    total, done = sum(array.nbytes for array in files.tensors.values()), 0
+    for name, array in files.tensors.items():
+        np.save(folder / f"{name}.npy", np.ascontiguousarray(array, dtype=np.float32 if array.dtype.kind == "f"
+                                                               else array.dtype), allow_pickle=False)
+        done += array.nbytes
+        progress(done, total)
+    (folder / VOCAB_FILE).write_text("\n".join(files.vocabulary) + "\n", encoding="utf-8")
+    meta = {"source": MODEL_ID, "sha256": files.sha256, "config": files.config, "tensors": sorted(files.tensors)}
+    (folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+
+def _cached(name: str) -> Model:
+    folder = model_folder(name)
+    try:
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        vocabulary = (folder / VOCAB_FILE).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise VectorsError(f"the model {name} is not imported yet; run: {IMPORT_COMMAND}") from None
+    except (OSError, ValueError) as error:
+        raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
+                           f"{IMPORT_COMMAND}") from None
+
+    def tensor(key: str) -> np.ndarray:
+        try:
+            return np.load(folder / f"{key}.npy", mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
+                               f"{IMPORT_COMMAND}") from None
+
+    return Model(name, bert_weights(tensor, meta["config"], folder), vocabulary, meta["sha256"])
+
+
+def bert_weights(tensor: Callable[[str], np.ndarray], config: dict, where: Path) -> BertWeights:
+    """The encoder from its tensors by their Hugging Face names (Linear weights [out, in], used transposed) and
+    config.json; a VectorsError names what does not fit a BERT encoder."""
+    for key, wanted in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
+        if config.get(key, wanted) != wanted:
+            raise VectorsError(f"{shown_path(where)}: {key} is {shorten(str(config.get(key)))}, and only BERT's "
+                               f"{wanted!r} is implemented")
+    try:
+        heads, layers, eps = int(config["num_attention_heads"]), int(config["num_hidden_layers"]), \
+            float(config.get("layer_norm_eps", 1e-12))
+
+        def norm(prefix: str) -> tuple[np.ndarray, np.ndarray]:
+            return tensor(f"{prefix}.LayerNorm.weight"), tensor(f"{prefix}.LayerNorm.bias")
+
+        def linear(prefix: str) -> tuple[np.ndarray, np.ndarray]:  # float64 [in, out]: BLAS multiplies no mixed types
+            return (np.ascontiguousarray(tensor(f"{prefix}.weight").T, dtype=np.float64),
+                    tensor(f"{prefix}.bias").astype(np.float64))
+
+        def layer(number: int) -> LayerWeights:
+            at = f"encoder.layer.{number}"
+            (w_q, b_q), (w_k, b_k), (w_v, b_v) = (linear(f"{at}.attention.self.{part}")
+                                                  for part in ("query", "key", "value"))
+            w_o, b_o = linear(f"{at}.attention.output.dense")
+            (w_1, b_1), (w_2, b_2) = linear(f"{at}.intermediate.dense"), linear(f"{at}.output.dense")
+            return LayerWeights(Projections(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o), norm(f"{at}.attention.output"),
+                                w_1, b_1, w_2, b_2, norm(f"{at}.output"))
+
+        weights = BertWeights(tensor("embeddings.word_embeddings.weight"),
+                              tensor("embeddings.position_embeddings.weight"),
+                              tensor("embeddings.token_type_embeddings.weight"), norm("embeddings"),
+                              tuple(layer(number) for number in range(layers)), heads, eps)
+    except KeyError as error:
+        raise VectorsError(f"{shown_path(where)}: not a BERT model ({shorten(str(error))} missing)") from None
+    if weights.dims % heads or any(layer.attention.w_q.shape != (weights.dims, weights.dims)
+                                   for layer in weights.layers):
+        raise VectorsError(f"{shown_path(where)}: its tensors' shapes do not fit a BERT encoder of "
+                           f"{weights.dims} dims and {heads} heads")
+    return weights
