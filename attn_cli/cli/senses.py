@@ -124,7 +124,7 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
                          f"{', '.join(flag(name) for name in given)}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 
-    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer)
+    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.weights)
     if table.word != word:
         raise UsageError(f"--occurrences {path} holds the occurrences of {table.word!r}, not {word!r}; give "
                          f"attn-cli senses {table.word} --occurrences {path}")

@@ -18,8 +18,9 @@ from attn_cli.cli.messages import warn
 from attn_cli.cli.help import NarrowHelpGroup
 from attn_cli.cli.options import HelpInOrder, VectorFormat, examples
 from attn_cli.render.json_out import write_json
-from attn_cli import (MODELS, Vectors, cache_folder, import_model, imported_models, cached_vector_sets, describe_vectors, download_vectors, find_cached,
-                      load_vectors, remove_cached, remove_leftovers, vector_leftovers)
+from attn_cli import (MODELS, Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors,
+                      find_cached, import_model, imported_models, load_vectors, remove_cached, remove_leftovers,
+                      vector_leftovers)
 
 SCHEMA_VERSION = 1
 DETAILS_INDENT = " " * 6  # under a set's id or a leftover's path in `vectors list`: its size, format, source
@@ -33,8 +34,7 @@ Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to s
 
 
 @vectors_app.command("import", cls=HelpInOrder, epilog=examples("attn-cli vectors import vectors.txt",
-                                                                "attn-cli vectors import vectors.txt --limit 2",
-                                                                "attn-cli vectors import minilm"))
+                                                                "attn-cli vectors import vectors.txt --limit 2"))
 def import_(
     source: Annotated[str, typer.Argument(metavar="SOURCE", help="A vector file, a gensim-data name, or minilm "
                                                                  "(the pretrained layers for --model minilm).")],

@@ -17,12 +17,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from attn_cli.api import check_layer, prepared
+from attn_cli.api import check_layer, prepared, tokenized_for
 from attn_cli.batches import GROUP_CELLS, GROUP_LINES, LINE_TYPES, Line, is_line, runs_within
 from attn_cli.declared import is_whole
 from attn_cli.engine.attention import static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
-from attn_cli.engine.tokenize import TokenizedSentence, tokenize
+from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.contexts.columns import LARGEST_LINE
 from attn_cli.errors import (InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable,
                              shorten)
@@ -153,7 +153,7 @@ class Scan:
         if not could_hold(line, self.folded_key):
             return None
         try:
-            tokenized = tokenize(line, self.vectors, self.settings.oov, self.settings.max_tokens)
+            tokenized = tokenized_for(line, self.vectors, self.settings)  # a pretrained model's pieces and inputs
         except InputError:
             self.skipped_lines += 1
             return None

@@ -116,7 +116,12 @@ def self_attention(layer: LayerWeights, x: np.ndarray, config: AttentionConfig) 
 
 def encoder_layer(layer: LayerWeights, x: np.ndarray, config: AttentionConfig, eps: float) -> LayerSteps:
     """x [.., n, d] -> the layer's every step; its `outputs` are the next layer's input."""
-    attention = self_attention(layer, x, config)
+    return finish_layer(layer, self_attention(layer, x, config), eps)
+
+
+def finish_layer(layer: LayerWeights, attention: AttentionResult, eps: float) -> LayerSteps:
+    """The layer after its attention block: the residual and LayerNorm, then the feed-forward block."""
+    x = attention.query_inputs  # [.., n, d]
     residual = x + attention.outputs  # [.., n, d]
     normed = layer_norm(residual, layer.norm_1, eps)  # [.., n, d]
     hidden = gelu(normed @ layer.w_1 + layer.b_1)  # [.., n, d] x [d, d_ff] -> [.., n, d_ff]

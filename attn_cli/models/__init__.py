@@ -8,6 +8,7 @@ a run that uses the model needs neither safetensors nor torch.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -20,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from attn_cli.engine.attention import Projections
-from attn_cli.engine.bert import BertWeights, LayerWeights, layer_norm
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections
+from attn_cli.engine.bert import BertWeights, LayerSteps, LayerWeights, embed, encoder_layer, finish_layer, layer_norm
+from attn_cli.engine.tokenize import Token, TokenizedSentence
 from attn_cli.engine.wordpiece import Piece, wordpieces
-from attn_cli.errors import VectorsError, shorten, shown_path
+from attn_cli.errors import InputError, Option, SettingsError, VectorsError, WeightsError, shorten, shown_path
 from attn_cli.models.source import (IMPORT_COMMAND, MINILM, MODEL_ID, ModelFiles, minilm_files,
                                     read_model_files)
 from attn_cli.vectors.cache import cache_root
@@ -54,6 +56,12 @@ class Model:
     def layers(self) -> int:
         return len(self.weights.layers)
 
+    def layer(self, number: int) -> PretrainedLayer:
+        """Layer `number`, 1 for the first (a SettingsError names the range otherwise)."""
+        if not 1 <= number <= self.layers:
+            raise SettingsError("layer", f"must be from 1 to {self.layers} for {self.name} (got {number!r})")
+        return PretrainedLayer(self, number)
+
     @cached_property
     def lowercase(self) -> bool:
         """An uncased model (no upper-case entry in its vocabulary) sees its input lower-cased, accents stripped."""
@@ -73,7 +81,90 @@ class Model:
                           weights.eps)  # [N, d]
         return Vectors(name=self.name, words=[self.vocabulary[row] for row in rows],
                        matrix=seen.astype(np.float32), lowercase=self.lowercase,
-                       details={"source": self.source, "model": self.name})
+                       details={"source": self.source, "model": self.name, "sha256": self.digest})
+
+    def owns(self, vectors: object) -> bool:
+        """Whether `vectors` is this model's vocabulary (its `vectors`, or those of another loading of the same
+        weights)."""
+        return vectors is self.vectors or (isinstance(vectors, Vectors) and vectors.name == self.name
+                                            and vectors.details.get("sha256") == self.digest)
+
+
+@dataclass(frozen=True, eq=False)
+class PretrainedLayer:
+    """Layer `number` (1-based) of a pretrained model, carried by Settings as a trained layer is: the settings it
+    fixes, its weights, and the sentence as it reaches that layer."""
+
+    model: Model
+    number: int
+    pretrained = True  # what documents ask, rather than importing this module to ask isinstance
+
+    @property
+    def name(self) -> str:
+        return f"{self.model.name} layer {self.number}"
+
+    @property
+    def source(self) -> str:
+        return self.model.name
+
+    @property
+    def digest(self) -> str:
+        """Names these weights (the model's SHA-256 and the layer) where a trained layer's digest stands."""
+        return f"{self.model.digest[:16]}-layer-{self.number}"
+
+    @property
+    def weights(self) -> LayerWeights:
+        return self.model.weights.layers[self.number - 1]
+
+    @property
+    def projections(self) -> Projections:
+        """W_Q, W_K, W_V, W_O and their biases."""
+        return self.weights.attention
+
+    def settings(self) -> dict:
+        """The attention settings the layer fixes: H heads over the full width, logits scaled by 1/sqrt(d_head),
+        W_O."""
+        return {"mode": "trained", "scale": "sqrt", "heads": self.model.weights.heads, "d_k": self.model.weights.dims,
+                "output_projection": True}
+
+    def config(self) -> AttentionConfig:
+        return self.model.weights.config(self.digest)
+
+    def initial(self) -> None:
+        """No random starting point is kept with a pretrained model (a trained layer's `initial` weights)."""
+        return None
+
+    def check_vectors(self, vectors: object) -> None:
+        """The layer's neighbours are searched among its model's own vocabulary: another vector set is an error."""
+        if not self.model.owns(vectors):
+            raise WeightsError(f"{self.name} reads its model's own vocabulary: leave out ", Option("vectors"))
+
+    def finish(self, attention: AttentionResult) -> LayerSteps:
+        """The rest of the layer after `attention` (its own block's result): residual, LayerNorm, feed-forward."""
+        return finish_layer(self.weights, attention, self.model.weights.eps)
+
+    def describe(self) -> dict:
+        """The model and layer, as a document's `model` block shows them."""
+        return {"name": self.model.name, "source": self.model.source, "sha256": self.model.digest,
+                "layer": self.number, "layers": self.model.layers}
+
+    def tokenized(self, sentence: str, max_tokens: int) -> TokenizedSentence:
+        """The sentence as the model sees it ([CLS], WordPiece tokens, [SEP]), each row the layer's input x: the
+        embeddings (+ learned positions, token type 0, LayerNorm) through the layers below it."""
+        pieces = self.model.pieces(sentence)
+        if len(pieces) == 2:
+            raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
+        limit = min(max_tokens, self.model.weights.max_positions)
+        if len(pieces) > limit:
+            raise InputError(f"the sentence has {len(pieces):,} tokens with [CLS] and [SEP], more than the "
+                             f"{limit:,} that {self.model.name} takes; shorten it",
+                             *(() if limit < max_tokens else (" or pass ", Option("max_tokens", len(pieces)))))
+        x = embed(self.model.weights, np.array([piece.id for piece in pieces])).inputs  # [n, d]
+        config = self.model.weights.config(self.digest)
+        for below in self.model.weights.layers[:self.number - 1]:
+            x = encoder_layer(below, x, config, self.model.weights.eps).outputs
+        tokens = [Token(piece.text, piece.text, position) for position, piece in enumerate(pieces)]
+        return TokenizedSentence(tokens, [], x)
 
 
 def model_folder(name: str) -> Path:
@@ -128,6 +219,7 @@ def import_model(name: str = MINILM, source: str | os.PathLike[str] | None = Non
 def describe_model(name: str) -> dict:
     """An imported model as `vectors import` and `vectors list` show it: name, folder, size, shape, provenance."""
     folder = model_folder(name)
+    _read_cached.cache_clear()  # a model imported again is read again
     model = _cached(name)
     weights = model.weights
     return {"model": name, "path": str(folder), "bytes": sum(path.stat().st_size for path in folder.iterdir()),
@@ -154,7 +246,12 @@ def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> 
 
 
 def _cached(name: str) -> Model:
-    folder = model_folder(name)
+    """The imported model `name`, read once per process from the cache folder it is in now."""
+    return _read_cached(name, model_folder(name))
+
+
+@functools.lru_cache(maxsize=len(MODELS))
+def _read_cached(name: str, folder: Path) -> Model:
     try:
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
         vocabulary = (folder / VOCAB_FILE).read_text(encoding="utf-8").splitlines()
