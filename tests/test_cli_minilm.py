@@ -151,3 +151,27 @@ def test_bank_moves_towards_its_sense(minilm):
                     for sentence in ("river bank flows", "She deposited money at the bank"))
     assert "river" in [item["word"] for item in river["neighbors_after"]]
     assert {"cash", "money"} & {item["word"] for item in money["neighbors_after"]}
+
+
+def test_senses_groups_a_model_layer(run, tiny_model, schema_validator, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(f"the {word} bank {verb}\n" for word in ("river", "money") for verb in ("grows", "flows")
+                              for _ in range(3)), encoding="utf-8")
+    document = validated(run("senses", "bank", "--file", str(corpus), "--model", str(tiny_model), "--layer", "2",
+                             "--json"), schema_validator, "senses")
+    assert document["model"]["layer"] == 2 and len(document["occurrences"]) == 12
+
+
+def test_the_real_layer_tells_the_senses_of_real_text_apart(minilm, gensim_sample):
+    """On the 47 lee_background.cor sentences that hold "bank" (as tests/test_senses.py labels them), layer 1's
+    outputs y score above the bag of words (docs/minilm.md's table)."""
+    import re
+
+    import attn_cli
+
+    text = Path(gensim_sample("lee_background.cor")).read_text(encoding="utf-8")
+    sentences = [s for document in text.splitlines() for s in re.split(r"(?<=[.!?])\s+", document)
+                 if re.search(r"\bbank\b", s, re.IGNORECASE)]
+    labels = ["place" if "west bank" in s.lower() else "finance" for s in sentences]
+    probes = attn_cli.senses("bank", sentences, labels=labels, model="minilm").labels_report.probe
+    assert probes["outputs"]["macro_f1"] > probes["bag_of_words"]["macro_f1"] > probes["static"]["macro_f1"]
