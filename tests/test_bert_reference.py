@@ -101,3 +101,18 @@ def test_a_folder_without_its_vocabulary_is_named(tiny_model, tmp_path):
 def test_the_model_not_imported_names_the_command():
     with pytest.raises(VectorsError, match="attn-cli vectors import minilm"):
         load_model("minilm")
+
+
+
+def test_ascii_sentences_split_as_by_the_general_rule():
+    """basic_words' regular expressions for ASCII text give what the character-by-character rule gives."""
+    import random
+
+    from attn_cli.engine.wordpiece import character_words
+
+    rng = random.Random(0)
+    alphabet = [chr(code) for code in range(128)]
+    for _ in range(2000):
+        sentence = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        for lowercase in (True, False):
+            assert basic_words(sentence, lowercase) == character_words(sentence, lowercase), repr(sentence)

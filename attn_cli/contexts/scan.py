@@ -30,6 +30,9 @@ from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors, without_accents
 
+# BLAS threads of the scan's products and the grouping: on a busy 2-core machine threads spinning for a core made
+# a pretrained layer's many small products (a sentence each) 20 x slower, and the grouping 40 x (docs/benchmarks.md)
+THREADS = 1
 MAX_OCCURRENCES = 100_000  # kept, with their sentences' words and shares: grouping 50,000 took about 1 GB
 
 
@@ -57,8 +60,16 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
         raise SettingsError("max_occurrences", f"must be at least 1 (got {max_occurrences!r})")
     chosen, found = prepared(vectors, settings, changes)
     check_layer(chosen, found)
-    scan = Scan(word, found, chosen, first_line)
-    numbered = enumerate(lines, first_line)
+    from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
+
+    with threadpool_limits(limits=THREADS):
+        return _scanned(Scan(word, found, chosen, first_line), enumerate(lines, first_line), progress, max_occurrences)
+
+
+def _scanned(scan: Scan, numbered: Iterator[tuple[int, Line]], progress: Callable[[int], None] | None,
+             max_occurrences: int) -> Occurrences:
+    """The scan's reading of every group of numbered lines, then its table."""
+    word = scan.word
     while group := list(islice(numbered, GROUP_LINES)):
         scan.read(group)
         if progress is not None:

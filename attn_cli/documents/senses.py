@@ -21,7 +21,7 @@ def senses_document(result: Any) -> dict:
         "word": result.word,
         "vectors": table.vectors.describe(),
         "settings": settings_block(result.layer, table.settings.report, Analysis()),
-        **({"model": layer.describe()} if getattr(layer, "pretrained", False) else {}),  # type: ignore[union-attr]
+        **({"model": layer.describe()} if getattr(layer, "pretrained", False) else {}),
         "corpus": {"lines": table.lines_read, "lines_with_word": table.lines_with_word,
                    "skipped_lines": table.skipped_lines},
         "clusters": {"chosen": len(result.groups), "by": result.chosen_by,

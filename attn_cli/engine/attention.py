@@ -129,7 +129,9 @@ class Projections:
 
 
 def affine(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """x W (+ b): [.., n, d_in] x [d_in, d_out] -> [.., n, d_out]."""
+    """x W (+ b): [.., n, d_in] x [d_in, d_out] -> [.., n, d_out]. Both in one precision first: numpy multiplies
+    float32 by float64 without BLAS, many times slower (the neighbour search maps float32 vocabulary rows)."""
+    x = np.asarray(x, dtype=np.result_type(x, w))
     return x @ w if b is None else x @ w + b
 
 

@@ -14,6 +14,7 @@ The ids are checked against the reference tokenizer's by tests/test_bert_referen
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +43,14 @@ def wordpieces(sentence: str, vocabulary: Mapping[str, int], lowercase: bool = T
 
 def basic_words(sentence: str, lowercase: bool = True) -> list[str]:
     """BERT's basic tokenization: cleaned, CJK characters apart, lowercased without accents, punctuation split."""
+    if sentence.isascii():  # the same words by two regular expressions: a corpus scan tokenizes many lines
+        text = _ASCII_CONTROL.sub("", sentence)
+        return _ASCII_WORD.findall(text.lower() if lowercase else text)
+    return character_words(sentence, lowercase)
+
+
+def character_words(sentence: str, lowercase: bool = True) -> list[str]:
+    """`basic_words` character by character: the rule for any text."""
     spaced = "".join(f" {char} " if _is_cjk(char) else " " if _is_space(char) else char
                      for char in sentence if not _is_dropped(char))
     words = []
@@ -51,6 +60,12 @@ def basic_words(sentence: str, lowercase: bool = True) -> list[str]:
                            if unicodedata.category(char) != "Mn")
         words += _punctuation_split(word)
     return words
+
+
+# in ASCII: the control characters BERT drops (tab, newline and carriage return are spaces), and its words: runs
+# of letters and digits, every other visible character (all are punctuation to BERT) a word of its own
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+|[^\sA-Za-z0-9]")
 
 
 def split_word(word: str, vocabulary: Mapping[str, int]) -> list[str]:

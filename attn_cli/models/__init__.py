@@ -35,6 +35,7 @@ from attn_cli.vectors.store import Vectors
 MODELS = (MINILM,)  # the names --model takes; any other value is a model folder
 LAYOUT = "models/v1"
 META_FILE, VOCAB_FILE = "meta.json", "vocab.txt"
+WORDS_FILE, ROWS_FILE = "neighbours.txt", "neighbours.npy"  # the import's neighbour_rows()
 _WORD = re.compile(r"[^\W\d_]+")  # a vocabulary entry that is a whole word of letters: a neighbour candidate
 
 
@@ -47,6 +48,7 @@ class Model:
     vocabulary: list[str]  # the WordPiece entries, in id order
     digest: str  # SHA-256 of its model.safetensors: names the weights in a result's settings
     source: str = MODEL_ID
+    neighbour_rows: tuple[list[str], np.ndarray] | None = None  # the import's copy of neighbour_rows(), if any
     ids: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -74,13 +76,10 @@ class Model:
     @cached_property
     def vectors(self) -> Vectors:
         """The vocabulary's whole words as the first layer sees them without a position, LayerNorm(E[w] + T[0]):
-        the words an output's neighbours are searched among."""
-        rows = [number for number, piece in enumerate(self.vocabulary) if _WORD.fullmatch(piece)]
-        weights = self.weights
-        seen = layer_norm(weights.word_embeddings[rows] + weights.type_embeddings[0], weights.embedding_norm,
-                          weights.eps)  # [N, d]
-        return Vectors(name=self.name, words=[self.vocabulary[row] for row in rows],
-                       matrix=seen.astype(np.float32), lowercase=self.lowercase,
+        the words an output's neighbours are searched among (kept in the cache by the import)."""
+        stored = self.neighbour_rows
+        words, rows = stored if stored is not None else neighbour_rows(self.weights, self.vocabulary)
+        return Vectors(name=self.name, words=words, matrix=rows, lowercase=self.lowercase,
                        details={"source": self.source, "model": self.name, "sha256": self.digest})
 
     def owns(self, vectors: object) -> bool:
@@ -167,6 +166,14 @@ class PretrainedLayer:
         return TokenizedSentence(tokens, [], x)
 
 
+def neighbour_rows(weights: BertWeights, vocabulary: list[str]) -> tuple[list[str], np.ndarray]:
+    """The whole words of the vocabulary (letters only: no ## piece, [CLS] or number) and their rows
+    LayerNorm(E[w] + T[0]) as float32 [N, d], in vocabulary order."""
+    rows = [number for number, piece in enumerate(vocabulary) if _WORD.fullmatch(piece)]
+    seen = layer_norm(weights.word_embeddings[rows] + weights.type_embeddings[0], weights.embedding_norm, weights.eps)
+    return [vocabulary[row] for row in rows], seen.astype(np.float32)
+
+
 def model_folder(name: str) -> Path:
     """Where an imported model lives in the cache."""
     return cache_root() / LAYOUT / name
@@ -241,6 +248,9 @@ def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> 
         done += array.nbytes
         progress(done)
     (folder / VOCAB_FILE).write_text("\n".join(files.vocabulary) + "\n", encoding="utf-8")
+    words, rows = neighbour_rows(bert_weights(files.tensors.__getitem__, files.config, folder), files.vocabulary)
+    np.save(folder / ROWS_FILE, rows, allow_pickle=False)
+    (folder / WORDS_FILE).write_text("\n".join(words) + "\n", encoding="utf-8")
     meta = {"source": MODEL_ID, "sha256": files.sha256, "config": files.config, "tensors": sorted(files.tensors)}
     (folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
@@ -268,7 +278,16 @@ def _read_cached(name: str, folder: Path) -> Model:
             raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
                                f"{IMPORT_COMMAND}") from None
 
-    return Model(name, bert_weights(tensor, meta["config"], folder), vocabulary, meta["sha256"])
+    stored = None
+    if (folder / ROWS_FILE).is_file():  # an import by an earlier version has none: computed when needed
+        try:
+            stored = ((folder / WORDS_FILE).read_text(encoding="utf-8").splitlines(),
+                      np.load(folder / ROWS_FILE, mmap_mode="r", allow_pickle=False))
+        except (OSError, ValueError) as error:
+            raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
+                               f"{IMPORT_COMMAND}") from None
+    return Model(name, bert_weights(tensor, meta["config"], folder), vocabulary, meta["sha256"],
+                 neighbour_rows=stored)
 
 
 def bert_weights(tensor: Callable[[str], np.ndarray], config: dict, where: Path) -> BertWeights:
