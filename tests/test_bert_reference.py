@@ -116,3 +116,20 @@ def test_ascii_sentences_split_as_by_the_general_rule():
         sentence = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
         for lowercase in (True, False):
             assert basic_words(sentence, lowercase) == character_words(sentence, lowercase), repr(sentence)
+
+
+@pytest.mark.parametrize("change", ["drop", "reshape"])
+def test_a_model_that_is_not_bert_shaped_is_named(tiny_model, tmp_path, change):
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(tiny_model / "model.safetensors"))
+    name = "encoder.layer.1.attention.self.key.weight"
+    if change == "drop":
+        del tensors[name]
+    else:
+        tensors[name] = tensors[name][:, :4].copy()
+    for file in ("config.json", "vocab.txt"):
+        (tmp_path / file).write_bytes((tiny_model / file).read_bytes())
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    with pytest.raises(VectorsError, match=name.replace(".", r"\.")):
+        load_model(tmp_path)

@@ -18,6 +18,7 @@ formulas do). No dropout: the model is used for inference.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +47,7 @@ class BertWeights:
     position_embeddings: np.ndarray  # [P, d]
     type_embeddings: np.ndarray  # [types, d]
     embedding_norm: tuple[np.ndarray, np.ndarray]
-    layers: tuple[LayerWeights, ...]
+    layers: Sequence[LayerWeights]  # a tuple, or a sequence that makes each layer when first asked for
     heads: int
     eps: float  # LayerNorm's epsilon
 

@@ -14,10 +14,11 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
@@ -292,7 +293,9 @@ def _read_cached(name: str, folder: Path) -> Model:
 
 def bert_weights(tensor: Callable[[str], np.ndarray], config: dict, where: Path) -> BertWeights:
     """The encoder from its tensors by their Hugging Face names (Linear weights [out, in], used transposed) and
-    config.json; a VectorsError names what does not fit a BERT encoder."""
+    config.json; a VectorsError names what does not fit a BERT encoder. Every tensor's presence and shape is
+    checked now; a layer's matrices are made float64 [in, out] when it is first used (a run of layer 1 does not
+    pay for six)."""
     for key, wanted in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
         if config.get(key, wanted) != wanted:
             raise VectorsError(f"{shown_path(where)}: {key} is {shorten(str(config.get(key)))}, and only BERT's "
@@ -300,31 +303,68 @@ def bert_weights(tensor: Callable[[str], np.ndarray], config: dict, where: Path)
     try:
         heads, layers, eps = int(config["num_attention_heads"]), int(config["num_hidden_layers"]), \
             float(config.get("layer_norm_eps", 1e-12))
-
-        def norm(prefix: str) -> tuple[np.ndarray, np.ndarray]:
-            return tensor(f"{prefix}.LayerNorm.weight"), tensor(f"{prefix}.LayerNorm.bias")
-
-        def linear(prefix: str) -> tuple[np.ndarray, np.ndarray]:  # float64 [in, out]: BLAS multiplies no mixed types
-            return (np.ascontiguousarray(tensor(f"{prefix}.weight").T, dtype=np.float64),
-                    tensor(f"{prefix}.bias").astype(np.float64))
-
-        def layer(number: int) -> LayerWeights:
+        words = tensor("embeddings.word_embeddings.weight")
+        dims, wide = words.shape[1], tensor("encoder.layer.0.intermediate.dense.weight").shape[0]
+        shapes: dict[str, tuple[int, ...]] = {"embeddings.LayerNorm.weight": (dims,),
+                                              "embeddings.LayerNorm.bias": (dims,)}
+        for number in range(layers):
             at = f"encoder.layer.{number}"
-            (w_q, b_q), (w_k, b_k), (w_v, b_v) = (linear(f"{at}.attention.self.{part}")
-                                                  for part in ("query", "key", "value"))
-            w_o, b_o = linear(f"{at}.attention.output.dense")
-            (w_1, b_1), (w_2, b_2) = linear(f"{at}.intermediate.dense"), linear(f"{at}.output.dense")
-            return LayerWeights(Projections(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o), norm(f"{at}.attention.output"),
-                                w_1, b_1, w_2, b_2, norm(f"{at}.output"))
-
-        weights = BertWeights(tensor("embeddings.word_embeddings.weight"),
-                              tensor("embeddings.position_embeddings.weight"),
-                              tensor("embeddings.token_type_embeddings.weight"), norm("embeddings"),
-                              tuple(layer(number) for number in range(layers)), heads, eps)
+            for name, shape in ((".attention.self.query", (dims, dims)), (".attention.self.key", (dims, dims)),
+                                (".attention.self.value", (dims, dims)), (".attention.output.dense", (dims, dims)),
+                                (".intermediate.dense", (wide, dims)), (".output.dense", (dims, wide))):
+                shapes[at + name + ".weight"], shapes[at + name + ".bias"] = shape, shape[:1]
+            for name in (".attention.output.LayerNorm", ".output.LayerNorm"):
+                shapes[at + name + ".weight"] = shapes[at + name + ".bias"] = (dims,)
+        wrong = next((name for name, shape in shapes.items() if tensor(name).shape != shape), None)
+        weights = BertWeights(words, tensor("embeddings.position_embeddings.weight"),
+                              tensor("embeddings.token_type_embeddings.weight"), _norm(tensor, "embeddings"),
+                              _Layers(tensor, layers), heads, eps)
     except KeyError as error:
-        raise VectorsError(f"{shown_path(where)}: not a BERT model ({shorten(str(error))} missing)") from None
-    if weights.dims % heads or any(layer.attention.w_q.shape != (weights.dims, weights.dims)
-                                   for layer in weights.layers):
-        raise VectorsError(f"{shown_path(where)}: its tensors' shapes do not fit a BERT encoder of "
-                           f"{weights.dims} dims and {heads} heads")
+        missing = shorten(str(error.args[0]), 80)
+        raise VectorsError(f"{shown_path(where)}: not a BERT model ({missing} missing)") from None
+    if wrong is not None or dims % heads:
+        raise VectorsError(f"{shown_path(where)}: its tensors' shapes do not fit a BERT encoder of {dims} dims and "
+                           f"{heads} heads" + (f" ({shorten(wrong, 80)})" if wrong else ""))
     return weights
+
+
+def _norm(tensor: Callable[[str], np.ndarray], prefix: str) -> tuple[np.ndarray, np.ndarray]:
+    return tensor(f"{prefix}.LayerNorm.weight"), tensor(f"{prefix}.LayerNorm.bias")
+
+
+class _Layers(Sequence[LayerWeights]):
+    """The encoder's layers, each made (its matrices float64 [in, out], so BLAS multiplies no mixed precisions)
+    the first time it is asked for."""
+
+    def __init__(self, tensor: Callable[[str], np.ndarray], count: int) -> None:
+        self.tensor, self.size = tensor, count
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> LayerWeights: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[LayerWeights]: ...
+
+    def __getitem__(self, index: int | slice) -> LayerWeights | list[LayerWeights]:
+        if isinstance(index, slice):
+            return [self._made(number) for number in range(self.size)[index]]
+        return self._made(range(self.size)[index])
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019  (the model and its layers live as long as each other)
+    def _made(self, number: int) -> LayerWeights:
+        at = f"encoder.layer.{number}"
+
+        def linear(prefix: str) -> tuple[np.ndarray, np.ndarray]:
+            return (np.ascontiguousarray(self.tensor(f"{prefix}.weight").T, dtype=np.float64),
+                    self.tensor(f"{prefix}.bias").astype(np.float64))
+
+        (w_q, b_q), (w_k, b_k), (w_v, b_v) = (linear(f"{at}.attention.self.{part}")
+                                              for part in ("query", "key", "value"))
+        w_o, b_o = linear(f"{at}.attention.output.dense")
+        (w_1, b_1), (w_2, b_2) = linear(f"{at}.intermediate.dense"), linear(f"{at}.output.dense")
+        return LayerWeights(Projections(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o),
+                            _norm(self.tensor, f"{at}.attention.output"), w_1, b_1, w_2, b_2,
+                            _norm(self.tensor, f"{at}.output"))
