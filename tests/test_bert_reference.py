@@ -133,3 +133,12 @@ def test_a_model_that_is_not_bert_shaped_is_named(tiny_model, tmp_path, change):
     save_file(tensors, str(tmp_path / "model.safetensors"))
     with pytest.raises(VectorsError, match=name.replace(".", r"\.")):
         load_model(tmp_path)
+
+
+def test_a_vocabulary_without_bert_s_special_tokens_is_named(tiny_model, tmp_path):
+    for file in ("config.json", "model.safetensors"):
+        (tmp_path / file).write_bytes((tiny_model / file).read_bytes())
+    words = (tiny_model / "vocab.txt").read_text(encoding="utf-8").replace("[SEP]", "[SEP?]")
+    (tmp_path / "vocab.txt").write_text(words, encoding="utf-8")
+    with pytest.raises(VectorsError, match=r"\[SEP\]"):
+        load_model(tmp_path)

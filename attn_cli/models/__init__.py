@@ -25,7 +25,7 @@ import numpy as np
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections
 from attn_cli.engine.bert import BertWeights, LayerSteps, LayerWeights, embed, encoder_layer, finish_layer, layer_norm
 from attn_cli.engine.tokenize import Token, TokenizedSentence
-from attn_cli.engine.wordpiece import Piece, wordpieces
+from attn_cli.engine.wordpiece import FIRST, LAST, UNKNOWN, Piece, wordpieces
 from attn_cli.errors import InputError, Option, SettingsError, VectorsError, WeightsError, shorten, shown_path
 from attn_cli.models.source import (IMPORT_COMMAND, MINILM, MODEL_ID, ModelFiles, minilm_files,
                                     read_model_files)
@@ -54,6 +54,10 @@ class Model:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ids", {piece: number for number, piece in enumerate(self.vocabulary)})
+        missing = [token for token in (FIRST, LAST, UNKNOWN) if token not in self.ids]
+        if missing:
+            raise VectorsError(f"{shorten(self.name, 80)}: its vocab.txt lacks {', '.join(missing)}, which every "
+                               "sentence needs: not a BERT vocabulary")
 
     @property
     def layers(self) -> int:
