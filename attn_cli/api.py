@@ -247,13 +247,25 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
 
 
 def prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str, Any]) -> tuple[Settings, Vectors]:
-    """The settings with the keyword changes, then the vectors: a bad setting is refused before any file is read."""
-    return resolve_settings(settings, changes), as_vectors(vectors)
+    """The settings with the keyword changes, then the vectors: a bad setting is refused before any file is read.
+    A pretrained model brings its own vocabulary, so with one `vectors` is its model's or nothing."""
+    chosen = resolve_settings(settings, changes)
+    if chosen.model is None:
+        return chosen, as_vectors(vectors)
+    own = chosen.model.vectors  # type: ignore[union-attr]  # resolve_settings loaded it
+    if vectors is not None and not chosen.model.owns(vectors):  # type: ignore[union-attr]
+        raise SettingsError("vectors", "cannot be given with a model, which reads its own vocabulary; leave it out")
+    return chosen, own
 
 
 def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Settings:
-    """`settings` with the keyword changes, its weights file (if one is named) read: settings read no files."""
+    """`settings` with the keyword changes, its weights file or model (if one is named) read: settings read no
+    files."""
     chosen = Settings.resolve(settings, **changes)
+    if chosen.model_source is not None:
+        from attn_cli.models import load_model
+
+        return replace(chosen, model=load_model(chosen.model_source))
     if chosen.weights_file is None:
         return chosen
     from attn_cli.training.weights import load_layer
@@ -263,8 +275,8 @@ def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Sett
 
 def check_layer(settings: Settings, vectors: Vectors) -> None:
     """A trained layer works only on the vector set it was trained on (WeightsError otherwise)."""
-    if settings.layer is not None:
-        settings.layer.check_vectors(vectors)
+    if settings.layer_weights is not None:
+        settings.layer_weights.check_vectors(vectors)
 
 
 def _words(word: object) -> tuple[str, ...]:
@@ -283,6 +295,16 @@ def _require_text(**arguments: object) -> None:
 
 
 def _tokenize(sentence: str, vectors: Vectors, settings: Settings) -> TokenizedSentence:
+    return tokenized_for(sentence, vectors, settings)
+
+
+def tokenized_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence:
+    """The sentence's tokens and the rows the layer takes: the vectors' words, or a pretrained model's WordPiece
+    tokens with their inputs to the chosen layer (a list of words is joined by spaces for it)."""
+    layer = settings.layer_weights
+    if settings.model is not None and layer is not None:
+        return layer.tokenized(sentence if isinstance(sentence, str) else " ".join(sentence),  # type: ignore[union-attr]
+                               settings.max_tokens)
     return tokenize(sentence, vectors, settings.oov, settings.max_tokens)
 
 

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, TypeVar, Union
 
-from attn_cli.api import Tokenized, VectorsLike, check_layer, explain_tokenized, prepared, trace_tokenized
+from attn_cli.api import (Tokenized, VectorsLike, check_layer, explain_tokenized, prepared, tokenized_for,
+                          trace_tokenized)
 from attn_cli.declared import is_whole
 from attn_cli.documents.explain import traced_indices
 from attn_cli.engine.attention import sentence_cells
-from attn_cli.engine.tokenize import TokenizedSentence, tokenize
+from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.errors import InputError, InputTypeError, SettingsError, require_iterable
 from attn_cli.results import ExplainResult, TraceResult
 from attn_cli.settings import Settings
@@ -112,7 +113,7 @@ def _tokenized(line: Line, vectors: Vectors, settings: Settings,
     if not is_line(line):
         return InputError(f"a line must be {LINE_TYPES}, not {type(line).__name__}")
     try:
-        tokenized = tokenize(line, vectors, settings.oov, settings.max_tokens)
+        tokenized = tokenized_for(line, vectors, settings)
         check(tokenized)
     except InputError as exc:
         return exc

@@ -309,8 +309,9 @@ def analysed(attention: AttentionResult, settings: Settings, wanted: Collection[
         return wanted is None or bool(set(blocks) & set(wanted))
 
     initial = None
-    if settings.layer is not None and wants("weights", "initial"):
-        initial = reattend(attention, settings.layer.initial())
+    start = None if settings.layer_weights is None else settings.layer_weights.initial()  # a pretrained one: None
+    if start is not None and wants("weights", "initial"):
+        initial = reattend(attention, start)
     return Analysis(diagnosis=(diagnosis or diagnose(attention)) if wants("diagnostics") else None,
                     position_norms=position_norms(attention) if wants("settings") else None,
                     initial=initial, initial_diagnosis=None if initial is None else diagnose(initial))
@@ -323,12 +324,13 @@ def call_text(function: str, arguments: list[Any], settings: Settings) -> str:
 
 def changed_settings(settings: Settings) -> list[str]:
     """The settings that differ from the defaults, as keyword arguments (`heads=4`); a layer's as `weights=FILE`."""
-    defaults, layer = Settings(), settings.layer
-    adopted = {} if layer is None else {**layer.settings(), "weights": layer.source or "FILE"}  # all from the file
+    defaults, layer = Settings(), settings.layer_weights
+    given = "model" if settings.model is not None else "weights"  # what the layer came from, named by its source
+    adopted = {} if layer is None else {**layer.settings(), given: layer.source or "FILE"}  # all from the layer
     values = {item.name: getattr(settings, item.name) for item in fields(settings)}
     return [f"{name}={adopted.get(name, value)!r}" for name, value in values.items()
             if not name.startswith("_") and getattr(defaults, name) != value
-            and (name == "weights" or name not in adopted)]
+            and (name == given or name not in adopted)]
 
 
 def changed_text(settings: Settings) -> str:

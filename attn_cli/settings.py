@@ -23,6 +23,7 @@ from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
 from attn_cli.errors import SettingsError, SettingsTypeError
 
 if TYPE_CHECKING:
+    from attn_cli.models import Model, PretrainedLayer
     from attn_cli.training.weights import TrainedLayer
 
 MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and shares: 50,000 took about 1 GB
@@ -54,6 +55,12 @@ class Settings(LayerSettings):
                                        choices=INCLUDABLE, metavar="LIST", group=OUTPUT)
     weights: TrainedLayer | str | os.PathLike[str] | None = field(default=None, metadata={
         "help": "A layer learned by attn-cli train: its W_Q, W_K, W_V, W_O and settings (trained mode)."})
+    model: Model | str | os.PathLike[str] | None = field(default=None, metadata={
+        "help": "A pretrained BERT model: minilm (all-MiniLM-L6-v2, after attn-cli vectors import minilm) or a model "
+                "folder (config.json, vocab.txt, model.safetensors). Its WordPiece tokens and vocabulary replace "
+                "the vectors'."})
+    layer: int = setting(1, "With --model: the layer inspected (1: the first); its input is what the embeddings "
+                            "and the layers below it give.", WHOLE, low=1, metavar="N")
     # the settings a layer set (name, value): replace() carries them, so a new layer or none undoes them
     _adopted: tuple[tuple[str, Any], ...] = field(default=(), repr=False, compare=False)
 
@@ -76,9 +83,13 @@ class Settings(LayerSettings):
             if getattr(self, name) == value:
                 object.__setattr__(self, name, defaults[name])
         object.__setattr__(self, "_adopted", ())
-        if self.weights_file is not None:
+        if self.weights_file is not None or self.model_source is not None:
             return  # read, and its settings adopted, by the function these settings are given to
-        layer = self.layer
+        if self.model is not None and self.weights is not None:
+            raise SettingsError("model", "and weights are two layers; give one of them")
+        if self.model is None and self.layer != 1:
+            raise SettingsError("layer", "applies only to a pretrained model", fix={"model": "minilm"})
+        layer = self.layer_weights
         if layer is None:
             if self.mode == "trained":
                 raise SettingsError("mode", "'trained' needs the weights of a layer made by attn-cli train",
@@ -89,10 +100,16 @@ class Settings(LayerSettings):
             if given != defaults[name] and given != value:
                 raise SettingsError(name, f"cannot be {given!r} with {layer.name}: its learnt weights replace the "
                                           "random ones; leave it out" if name == "mode" else
-                                    f"is fixed by {layer.name}, which was trained with {value!r}; leave it out "
-                                    "(or train another layer)")
+                                    (f"is fixed by {layer.name} ({value!r}); leave it out" if self.model is not None
+                                     else f"is fixed by {layer.name}, which was trained with {value!r}; leave it out "
+                                     "(or train another layer)"))
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_adopted", tuple(layer.settings().items()))
+
+    @property
+    def model_source(self) -> str | os.PathLike[str] | None:
+        """The model still to be loaded (a name or folder given as `model`), else None."""
+        return self.model if isinstance(self.model, (str, os.PathLike)) else None
 
     @property
     def weights_file(self) -> str | os.PathLike[str] | None:
@@ -102,24 +119,30 @@ class Settings(LayerSettings):
     @cached_property
     def attention(self) -> AttentionConfig:
         """The engine's configuration of the attention layer (made and checked once: a batch asks per line)."""
-        if self.layer is not None:
-            return self.layer.config()
+        if self.layer_weights is not None:
+            return self.layer_weights.config()
         return AttentionConfig(**{name: getattr(self, name) for name in declarations(LayerSettings)})
 
     @property
     def projections(self) -> Projections | None:
         """The trained layer's W_Q, W_K, W_V, W_O, or None for the modes that make their own (raw, projected)."""
-        return None if self.layer is None else self.layer.projections
+        return None if self.layer_weights is None else self.layer_weights.projections
 
     @property
     def report(self) -> ReportOptions:
         """What the documents hold beyond the attention: neighbours and opt-in matrices."""
         return ReportOptions(neighbors=self.neighbors, neighbor_vocab=self.neighbor_vocab, include=self.include,
-                             layer=self.layer)
+                             layer=self.layer_weights)
 
     @property
-    def layer(self) -> TrainedLayer | None:
-        """The trained layer of `weights` (None without one); a weights file not read yet is an error here."""
+    def layer_weights(self) -> TrainedLayer | PretrainedLayer | None:
+        """The layer whose weights attend: the trained one of `weights`, layer `layer` of `model`, or None; a weights
+        file or model not read yet is an error here."""
+        if self.model is not None:
+            if self.model_source is not None:
+                raise SettingsError("model", f"{os.fspath(self.model_source)!r} is a model these settings have not "
+                                             "loaded; pass them to an attn_cli function, which loads it")
+            return self.model.layer(self.layer)  # type: ignore[union-attr]
         if self.weights is None:
             return None
         if self.weights_file is not None:

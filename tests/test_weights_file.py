@@ -359,7 +359,7 @@ def test_settings_read_no_file_the_function_given_them_does(layer_file, tmp_path
     settings = attn_cli.Settings(weights=layer_file)
     assert settings.weights_file == layer_file and settings.mode == "raw"  # nothing read, nothing adopted yet
     with pytest.raises(SettingsError, match="a file these settings have not read"):
-        settings.layer  # noqa: B018
+        settings.layer_weights  # noqa: B018
     missing = attn_cli.Settings(weights=tmp_path / "absent.npz")  # constructing never touches the disk
     with pytest.raises(attn_cli.WeightsError):
         attn_cli.explain(SENTENCE, settings=missing)

@@ -123,9 +123,9 @@ def chosen(owner: type, typed: dict[str, Any]) -> dict[str, Any]:
             for name, value in typed.items()}
 
 
-SETTING_NAMES = [*declarations(LayerSettings), "weights", "vectors", "format", "limit", "skip_bad_lines",
-                 "trust_pickle", "oov", "neighbors", "neighbor_vocab", "max_tokens", "json", "include", "html", "svg",
-                 "quiet"]
+SETTING_NAMES = [*declarations(LayerSettings), "weights", "model", "layer", "vectors", "format", "limit",
+                 "skip_bad_lines", "trust_pickle", "oov", "neighbors", "neighbor_vocab", "max_tokens", "json",
+                 "include", "html", "svg", "quiet"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,7 @@ class EngineOptions(VectorOptions):
     typed: dict[str, Any] = field(default_factory=dict)
     given: frozenset[str] = frozenset()  # the settings typed on the command line (or set in the environment)
     weights: Optional[Path] = None
+    model: Optional[str] = None
     json: bool = False
     html: Optional[Path] = None
     svg: Optional[Path] = None
@@ -171,7 +172,16 @@ class EngineOptions(VectorOptions):
         if self.weights is not None:
             read_back(self.weights, f"--weights {shown_path(self.weights)}")
         layer = None if self.weights is None else attn_cli.load_layer(self.weights)
-        return Settings(**chosen(Settings, self.typed), weights=layer)
+        model = None if self.model is None else attn_cli.load_model(self.model)
+        return Settings(**chosen(Settings, self.typed), weights=layer, model=model)
+
+    def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
+        """The vectors --vectors names, or with --model the model's own vocabulary (--vectors is then an error)."""
+        if self.model is None:
+            return super().load(warn, progress)
+        if self.vectors is not None:
+            raise UsageError("--vectors cannot be given with --model, which reads its own vocabulary; leave it out")
+        return attn_cli.load_model(self.model).vectors
 
     def picture_files(self, file: Path | None = None, stdin: bool = False, parquet: Path | None = None,
                       inputs: dict[str, Path | None] | None = None) -> dict[str, Path]:
@@ -297,6 +307,9 @@ COMMAND_LINE_ANNOTATIONS = {  # the options of the command line alone; the setti
     "weights": Annotated[Optional[Path], _option(
         "--weights", metavar="FILE",  # the help Settings gives its field, which is not a declared setting
         help=next(item.metadata["help"] for item in fields(Settings) if item.name == "weights"))],
+    "model": Annotated[Optional[str], _option(
+        "--model", metavar="NAME|DIR",  # the help Settings gives its field, which is not a declared setting
+        help=next(item.metadata["help"] for item in fields(Settings) if item.name == "model"))],
     "vectors": Annotated[Optional[str], _option(
         "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="FILE|NAME",
         help="A vector file (GloVe, word2vec, fastText; .gz, .bz2) or a gensim-data name, cached on first use. "

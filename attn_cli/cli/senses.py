@@ -163,7 +163,7 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
     read_back(path, f"--occurrences {shown_path(path)}")
     from attn_cli import Occurrences  # the senses library loads when it runs, not with every command
 
-    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.layer, max_occurrences=most)
+    table = Occurrences.read_parquet(path, vectors=vectors, weights=settings.weights, max_occurrences=most)
     if table.word != word:
         raise UsageError(f"--occurrences {shown_path(path)} holds the occurrences of {shorten(table.word)!r}, not "
                          f"{shorten(word)!r}; give attn-cli senses {shorten(table.word)} --occurrences "

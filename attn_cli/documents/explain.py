@@ -24,10 +24,11 @@ from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:
+    from attn_cli.models import PretrainedLayer
     from attn_cli.training.weights import TrainedLayer
 
 SCHEMA_VERSION = 2  # 2: advice and trace alternatives as settings (keywords), not flag text
-INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs")
+INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs", "layer")
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class ReportOptions:
     neighbors: int = 5
     neighbor_vocab: int | None = 50_000
     include: tuple[str, ...] = ()
-    layer: TrainedLayer | None = None  # trained mode: the layer, shown with the random weights it started from
+    # trained mode: the layer, shown with the random weights it started from (a trained one) or with its model
+    layer: TrainedLayer | PretrainedLayer | None = None
 PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
@@ -69,7 +71,7 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
         **tokens_block(tokenized),
         **attention_blocks(result, shifts, vectors, texts, texts, options, analysis, wanted),
     }
-    report.update(included_matrices(result, tokenized.embeddings, options.include))
+    report.update(included_matrices(result, tokenized.embeddings, options.include, options.layer))
     return report
 
 
@@ -92,11 +94,12 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
         "projections": projections_block(result, result.config, options.layer, dims),
+        "after_attention": after_attention_block(result, options.layer, dims),
         **trained_blocks(texts, texts, options, analysis),
         "traces": [{**steps, "shift": shift_block(shifts[i], texts, texts, self_attention=True)}
                    for i, steps in traces.items()],
     }
-    report.update(included_matrices(result, tokenized.embeddings, options.include))
+    report.update(included_matrices(result, tokenized.embeddings, options.include, options.layer))
     return report
 
 
@@ -113,7 +116,7 @@ def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
     return found
 
 
-def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | None,
+def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | PretrainedLayer | None,
                       dims: int) -> dict | None:
     """Shapes, seed and initialisation of the projected or trained layer's weights, and the first `dims` rows of
     each matrix as vector summaries, so the trace shows the numbers it multiplies by (None in raw mode)."""
@@ -131,7 +134,7 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
         "w_o": None if w_o is None else list(w_o.shape),
         "std": [1 / math.sqrt(d_model), None if w_o is None else 1 / math.sqrt(width)],
         "rows": {name: [vector_summary(row, dims) for row in matrix[:dims]]
-                 for name, matrix in vars(result.projections).items() if matrix is not None},
+                 for name, matrix in vars(result.projections).items() if matrix is not None and matrix.ndim == 2},
     }
 
 
@@ -152,14 +155,17 @@ def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vect
         "diagnostics": lambda: diagnostics_block(analysis.diagnosis, texts, key_texts),
     }
     built = {name: build() for name, build in blocks.items() if wanted is None or name in wanted}
-    if wanted is None or {"weights", "initial"} & set(wanted):
+    if wanted is None or {"weights", "initial", "model"} & set(wanted):
         built.update(trained_blocks(texts, key_texts, options, analysis))
     return built
 
 
 def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOptions, analysis: Analysis) -> dict:
     """A trained layer's file and training (`weights`), and the same pass through the random weights training
-    started from (`initial`), so a reader sees what training changed. Nothing in the other modes."""
+    started from (`initial`), so a reader sees what training changed; a pretrained model's layer (`model`: which
+    model, which layer). Nothing in the other modes."""
+    if getattr(options.layer, "pretrained", False):  # no isinstance: explain's start-up never loads models/
+        return {"model": options.layer.describe()}  # type: ignore[union-attr]
     if options.layer is None or analysis.initial is None:
         return {}
     return {"weights": options.layer.describe(),
@@ -193,7 +199,8 @@ def settings_block(result: AttentionResult, options: ReportOptions, analysis: An
         "scale_factor": result.scale_factor,
         "neighbors": options.neighbors,
         "neighbor_vocab": options.neighbor_vocab,
-        "projection_init": None if result.projections is None else PROJECTION_INIT,
+        "projection_init": None if result.projections is None or getattr(options.layer, "pretrained", False)
+        else PROJECTION_INIT,  # a pretrained layer's weights were learnt from no draw this tool knows
         "position_norms": None if norms is None else {"words": norms[0], "codes": norms[1]},
         "pull_share": PULL_SHARE,
         "max_pulls": MAX_PULLS,
@@ -246,8 +253,10 @@ def advice_block(advice: Advice) -> dict:
     return {**vars(advice), "remedies": [dict(vars(remedy)) for remedy in advice.remedies]}
 
 
-def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...]) -> dict:
-    """The opt-in matrices that let anyone recompute every number elsewhere."""
+def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...],
+                      layer: TrainedLayer | PretrainedLayer | None = None) -> dict:
+    """The opt-in matrices that let anyone recompute every number elsewhere (`layer`: a pretrained one's further
+    steps)."""
     extra: dict[str, object] = {}
     if "embeddings" in include:
         extra["embeddings"] = embeddings
@@ -257,7 +266,33 @@ def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: 
         extra.update(outputs=result.outputs, head_outputs=merge_heads(result.head_outputs))
     if "projections" in include:
         p = result.projections
-        extra["projection_weights"] = None if p is None else {"w_q": p.w_q, "w_k": p.w_k, "w_v": p.w_v, "w_o": p.w_o}
+        extra["projection_weights"] = None if p is None else {  # W_O null without it; a bias only where there is one
+            name: matrix for name, matrix in vars(p).items() if name.startswith("w_") or matrix is not None}
     if "inputs" in include:
         extra["input_vectors"] = result.query_inputs
+    if "layer" in include:
+        extra["layer_steps"] = layer_steps(result, layer)
     return extra
+
+
+def after_attention_block(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None,
+                          dims: int) -> dict | None:
+    """A pretrained layer's steps after attention as every token's vector summaries (None for other layers), for
+    the trace: x + y, h = LayerNorm(x + y), the feed-forward block's W_2 gelu(W_1 h + b_1) + b_2, the output."""
+    from attn_cli.engine.tracing import vector_summary
+
+    steps = layer_steps(result, layer)
+    if steps is None:
+        return None
+    return {name: [vector_summary(row, dims) for row in steps[name]]
+            for name in ("residual", "normed", "feed_forward", "outputs")}
+
+
+def layer_steps(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None) -> dict | None:
+    """A pretrained layer's steps after its attention, each [n, d] (the hidden one [n, d_ff]): x + y,
+    h = LayerNorm(x + y), gelu(h W_1 + b_1), its W_2 (+ b_2), and the layer's output; None for other layers."""
+    if not getattr(layer, "pretrained", False):
+        return None
+    steps = layer.finish(result)  # type: ignore[union-attr]
+    return {"residual": steps.residual, "normed": steps.normed, "hidden": steps.hidden,
+            "feed_forward": steps.feed_forward, "outputs": steps.outputs}

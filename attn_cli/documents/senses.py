@@ -16,11 +16,13 @@ from attn_cli.documents.explain import Analysis, document_header, settings_block
 def senses_document(result: Any) -> dict:
     """Every figure of the result as plain data; groups numbered from 1."""
     table = result.occurrences
+    layer = table.settings.layer_weights
     return {
         **document_header("senses"),
         "word": result.word,
         "vectors": table.vectors.describe(),
         "settings": settings_block(result.layer, table.settings.report, Analysis()),
+        **({"model": layer.describe()} if getattr(layer, "pretrained", False) else {}),
         "corpus": {"lines": table.lines_read, "lines_with_word": table.lines_with_word,
                    "skipped_lines": table.skipped_lines},
         "clusters": {"chosen": len(result.groups), "by": result.chosen_by,

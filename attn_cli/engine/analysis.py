@@ -275,9 +275,22 @@ def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int
     """
     width = value_space(embeddings[:1], result).shape[1]
     rows = np.empty((len(embeddings), width), dtype=np.float32)  # [N, d_out]
+    mapped = _fused(result)
     for start in range(0, len(embeddings), block):
-        rows[start:start + block] = unit_rows(value_space(embeddings[start:start + block], result))
+        rows[start:start + block] = unit_rows(value_space(embeddings[start:start + block], mapped))
     return rows
+
+
+def _fused(result: AttentionResult) -> AttentionResult:
+    """The result with W_V and W_O (and their biases) made one map, W_V W_O (+ b_V W_O + b_O), when it has a
+    pretrained layer's biases: one product over the vocabulary instead of two (a 22,531 x 384 vocabulary through
+    two 384 x 384 products was most of a run), in float32 as the rows it fills are."""
+    p = result.projections
+    if p is None or p.w_o is None or p.b_v is None:
+        return result
+    b_o = p.b_v @ p.w_o + (0.0 if p.b_o is None else p.b_o)  # [d]
+    fused = (p.w_v @ p.w_o).astype(np.float32)  # float32 like the rows: BLAS's float32 product is twice as fast
+    return replace(result, projections=replace(p, w_v=fused, b_v=b_o.astype(np.float32), w_o=None, b_o=None))
 
 
 def shift_queries(stack: AttentionResult) -> np.ndarray:

@@ -120,6 +120,23 @@ class Projections:
     w_k: np.ndarray  # [d, d_k]
     w_v: np.ndarray  # [d, d_k]
     w_o: np.ndarray | None  # [d_k, d] or None
+    # a pretrained layer's biases (attn_cli/engine/bert.py), added after each product; None: no bias (this tool's
+    # own layers have none)
+    b_q: np.ndarray | None = None  # [d_k]
+    b_k: np.ndarray | None = None  # [d_k]
+    b_v: np.ndarray | None = None  # [d_k]
+    b_o: np.ndarray | None = None  # [d]
+
+    def output(self, concatenated: np.ndarray) -> np.ndarray:
+        """The heads side by side [.., n, d_k] -> the layer's output: through W_O (+ b_O) when it has one."""
+        return concatenated if self.w_o is None else affine(concatenated, self.w_o, self.b_o)
+
+
+def affine(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """x W (+ b): [.., n, d_in] x [d_in, d_out] -> [.., n, d_out]. Both in one precision first: numpy multiplies
+    float32 by float64 without BLAS, many times slower (the neighbour search maps float32 vocabulary rows)."""
+    x = np.asarray(x, dtype=np.result_type(x, w))
+    return x @ w if b is None else x @ w + b
 
 
 @dataclass(frozen=True)
@@ -469,7 +486,8 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
     if projections is None:
         q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
     else:
-        q_all, k_all, v_all = x_q @ projections.w_q, x_k @ projections.w_k, x_k @ projections.w_v  # [n, d] x [d, d_k]
+        q_all = affine(x_q, projections.w_q, projections.b_q)  # [n, d] x [d, d_k] (+ [d_k]) -> [n, d_k]
+        k_all, v_all = affine(x_k, projections.w_k, projections.b_k), affine(x_k, projections.w_v, projections.b_v)
 
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
@@ -484,8 +502,8 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
         similarity=config.similarity, mask=visible[..., None, :, :],  # [.., 1, n_q, n_k]: every head alike
     )
     outputs = merge_heads(head_outputs)  # [.., n_q, d_k]
-    if projections is not None and projections.w_o is not None:
-        outputs = outputs @ projections.w_o  # [n_q, d_k] x [d_k, d] -> [n_q, d]
+    if projections is not None:
+        outputs = projections.output(outputs)  # [n_q, d_k] x [d_k, d] -> [n_q, d] with W_O, else as it is
 
     return AttentionResult(
         config=config, query_inputs=x_q, context_inputs=x_k,
@@ -611,7 +629,9 @@ def shift_sizes(result: AttentionResult, own: np.ndarray) -> np.ndarray:
 def own_values(result: AttentionResult) -> np.ndarray:
     """Each query token's own value before W_O, [.., n_q, width]: what its output would hold attending to itself
     alone, head by head."""
-    return result.query_inputs if result.projections is None else result.query_inputs @ result.projections.w_v
+    projections = result.projections
+    return result.query_inputs if projections is None else affine(result.query_inputs, projections.w_v,
+                                                                   projections.b_v)
 
 
 def value_space(embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
@@ -620,9 +640,7 @@ def value_space(embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
     Raw mode: unchanged. Projected mode: through W_V (and W_O), so that nearest
     neighbours of an output are searched among words seen the same way.
     """
-    if result.projections is None:
+    projections = result.projections
+    if projections is None:
         return embeddings
-    mapped = embeddings @ result.projections.w_v
-    if result.projections.w_o is not None:
-        mapped = mapped @ result.projections.w_o
-    return mapped
+    return projections.output(affine(embeddings, projections.w_v, projections.b_v))

@@ -37,8 +37,8 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
     heads = [block for block, _ in steps]
     per_query = np.concatenate([total for _, total in steps])  # [width]: the heads' own sums side by side
     concatenated = per_query
-    if result.projections is not None and result.projections.w_o is not None:
-        per_query = per_query @ result.projections.w_o  # [width] x [width, d] -> [d]
+    if result.projections is not None:
+        per_query = result.projections.output(per_query)  # [width] x [width, d] (+ b_O) -> [d], as it is without W_O
     engine_heads = np.concatenate(result.head_outputs[:, index, :])  # [width]
     difference = max(float(np.max(np.abs(per_query - result.outputs[index]))),
                      float(np.max(np.abs(concatenated - engine_heads))))

@@ -51,7 +51,7 @@ def compare_header(report: dict) -> Group:
     for number, block in enumerate(blocks, 1):
         lines.append(header_line(f"sentence {number}", tokens_text(block["tokens"], block["vectors"])))
         lines += dropped_lines(block["dropped_tokens"], f" in sentence {number}")
-        lines += repeated_lines(block["tokens"], block["settings"], f" in sentence {number}")
+        lines += repeated_lines(block["tokens"], block["settings"], f" in sentence {number}", block.get("model"))
     return Group(*lines, Text())
 
 

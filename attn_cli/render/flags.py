@@ -35,17 +35,19 @@ def value_text(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def remedies_text(warning: dict) -> str:
-    """'try --scale sqrt (largest weights 0.35-0.35), --similarity cosine (...) or --temperature 10 (...)'."""
+def remedies_text(warning: dict, pretrained: bool = False) -> str:
+    """'try --scale sqrt (largest weights 0.35-0.35), --similarity cosine (...) or --temperature 10 (...)'; for a
+    layer whose weights fix every setting, what that means (no setting is offered as a fix)."""
     options = [f"{settings_text(remedy['settings'])} (largest weights {low:.2f}-{high:.2f})"
                for remedy in warning["remedies"] for low, high in [remedy["largest_weights"]]]
     options += [f"a larger {setting_name('scale')}"] if warning["larger_scale"] else []
-    if not options:  # a trained layer: its weights file fixes every setting
-        return FIXED_BY_TRAINING
+    if not options:  # a trained or pretrained layer: its weights fix every setting
+        return FIXED_BY_PRETRAINING if pretrained else FIXED_BY_TRAINING
     return "try " + " or ".join(filter(None, [", ".join(options[:-1]), options[-1]]))
 
 
 FIXED_BY_TRAINING = "the weights file fixes the settings: train longer, or on more text, to change what it learnt"
+FIXED_BY_PRETRAINING = "a pretrained layer's weights fix the settings: this is what it learnt, not a setting to change"
 
 
 def see_with_text(note: dict) -> str:

@@ -91,7 +91,7 @@ def print_warnings(report: dict, console: Console, where: str = "") -> None:
     warnings = report["diagnostics"]["warnings"]
     if warnings:
         rows = [row for warning in warnings for row in (("warning", warning["message"]),
-                                                         ("hint", remedies_text(warning)))]
+                                                         ("hint", remedies_text(warning, "model" in report)))]
         section(console, f"Warnings{where}", labelled_lines(rows, label_style="bold yellow"))
 
 
@@ -136,16 +136,18 @@ def header(report: dict, title: str = "Self-attention over ") -> Group:
         *settings_lines(report),
         header_line("tokens", tokens_text(report["tokens"], report["vectors"])),
         *dropped_lines(report["dropped_tokens"]),
-        *repeated_lines(report["tokens"], report["settings"]),
+        *repeated_lines(report["tokens"], report["settings"], model=report.get("model")),
     ]
     return Group(*lines, Text())
 
 
-def repeated_lines(tokens: list[dict], settings: dict, where: str = "") -> list[RenderableType]:
+def repeated_lines(tokens: list[dict], settings: dict, where: str = "", model: dict | None = None
+                   ) -> list[RenderableType]:
     """A note when a word occurs twice without positions: its copies have one vector, so every row and shift
-    of one is the other's, which looks like a bug unless said."""
+    of one is the other's, which looks like a bug unless said (a pretrained model's inputs carry its learned
+    positions)."""
     repeated = repeated_words([token["text"] for token in tokens])
-    if not repeated or settings["positions"] != "none":
+    if not repeated or settings["positions"] != "none" or model is not None:
         return []
     copies = "; ".join(f"“{word}” at {', '.join(str(i + 1) for i in found)}" for word, found in repeated.items())
     why = (f"{copies}{where}: without positions every copy of a word has the same vector, so the copies attend "
@@ -160,7 +162,7 @@ def settings_lines(report: dict) -> list[Table]:
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
     return [
         header_line("vectors", f"{vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
-        header_line("attention", f"{mode_text(settings)}, {settings['similarity']} similarity, "
+        header_line("attention", f"{mode_text(settings, report.get('model'))}, {settings['similarity']} similarity, "
                                  f"scale {scale} (×{settings['scale_factor']:.4g}), temperature "
                                  f"{settings['temperature']:g}"),
         header_line("", f"{heads}, mask {settings['mask']}, positions {settings['positions']}"),
@@ -169,9 +171,11 @@ def settings_lines(report: dict) -> list[Table]:
     ]
 
 
-def mode_text(settings: dict) -> str:
-    """'raw mode', 'random, untrained projections (seed 0)' (projected mode's W are random draws, not learnt), or
-    'trained projections (from seed 0)'."""
+def mode_text(settings: dict, model: dict | None = None) -> str:
+    """'raw mode', 'random, untrained projections (seed 0)' (projected mode's W are random draws, not learnt),
+    'trained projections (from seed 0)', or a pretrained model's 'minilm layer 1 of 6 (pretrained)'."""
+    if model is not None:
+        return f"{model['name']} layer {model['layer']} of {model['layers']} (pretrained)"
     if settings["mode"] == "trained":
         return f"trained projections (from seed {settings['seed']})"
     return f"random, untrained projections (seed {settings['seed']})" if settings["mode"] == "projected" else "raw mode"

@@ -23,9 +23,18 @@ def render_trace(report: dict, console: Console) -> None:
     labels = token_labels([token["text"] for token in report["tokens"]])
     console.print(header(report, title="Attention, step by step, over "))
     dims = report["static_vectors"][0]["dims"]
-    section(console, f"Step 1 · Static vectors x: one embedding per word ({shown(report, dims)})",
-            vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
-            "the same vector for a word whatever the sentence; |x| is its length")
+    model = report.get("model")
+    if model is None:
+        section(console, f"Step 1 · Static vectors x: one embedding per word ({shown(report, dims)})",
+                vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
+                "the same vector for a word whatever the sentence; |x| is its length")
+    else:
+        made = ("LayerNorm(E[token] + P[position] + T[0]): the word embedding, its learned position and token type "
+                "0, normalised" if model["layer"] == 1 else f"the output of layer {model['layer'] - 1}, from the "
+                "embeddings (+ learned positions, LayerNorm) through the layers below")
+        section(console, f"Step 1 · Layer {model['layer']}'s input x: {made} ({shown(report, dims)})",
+                vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
+                "WordPiece tokens of the model's vocabulary, [CLS] first and [SEP] last; |x| is the length")
     if report["inputs"] is not None:
         section(console, "Step 1b · Positions added: x = embedding + sinusoidal position code",
                 vector_table([("x", label, v) for label, v in zip(labels, report["inputs"])], console))
@@ -51,10 +60,15 @@ def projection_step(report: dict, console: Console) -> None:
     d_model, width = projections["w_q"]
     origin = (f"from numpy.random.default_rng({projections['seed']}), entries normal with standard deviation "
               f"1/√{d_model} = {setting(projections['std'][0])}")
+    model = report.get("model")
     lines = [f"q = x W_Q, k = x W_K, v = x W_V, each W of shape {d_model} × {width}: "
              + (f"untrained random weights {origin}." if projections["trained"] is None else
                 f"weights learnt by attn-cli train ({projections['trained']}), starting from random draws {origin}.")]
-    if projections["w_o"] is not None:
+    if model is not None:
+        lines = [f"q = x W_Q + b_Q, k = x W_K + b_K, v = x W_V + b_V, each W of shape {d_model} × {width}: the "
+                 f"pretrained weights of {model['name']} layer {model['layer']} ({model['source']}).",
+                 "W_O (+ b_O) maps the joined heads back to the model's width: y, the attention's contextual output."]
+    elif projections["w_o"] is not None:
         rows, cols = projections["w_o"]
         lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {setting(projections['std'][1])}) maps the "
                      "joined heads back to the embedding width.")
@@ -91,11 +105,28 @@ def render_one(report: dict, trace: dict, labels: list[str], console: Console) -
                 vector_table([("y", word, trace["concatenation"])], console))
     if trace["output_projection"] is not None:
         rows, cols = trace["output_projection"]["shape"]
-        section(console, f"Output projection: y W_O, [{rows}] × [{rows} × {cols}] → [{cols}]",
-                vector_table([("y W_O", word, trace["output_projection"]["output"])], console))
+        bias = " + b_O" if report.get("model") is not None else ""  # a pretrained layer's W_O comes with its bias
+        section(console, f"Output projection: y W_O{bias}, [{rows}] × [{rows} × {cols}] → [{cols}]",
+                vector_table([(f"y W_O{bias}", word, trace["output_projection"]["output"])], console))
+    after_attention_steps(report, trace["index"], word, console)
     comparison_step(report, trace, labels, console)
     matrix_step(report, trace, word, console)
     notes_step(trace, labels, console)
+
+
+def after_attention_steps(report: dict, index: int, word: str, console: Console) -> None:
+    """A pretrained layer's steps after attention, for the traced word: the residual and LayerNorm, then the
+    feed-forward block (nothing for the tool's own layers, which stop at y)."""
+    after = report.get("after_attention")
+    if after is None:
+        return
+    section(console, "After attention · residual and LayerNorm: h = LayerNorm(x + y)",
+            vector_table([("x + y", word, after["residual"][index]), ("h", word, after["normed"][index])], console),
+            "the word's own input added back, then each vector centred and scaled (the layer's learnt gain and bias)")
+    section(console, "Feed-forward: out = LayerNorm(h + W_2 gelu(W_1 h + b_1) + b_2)",
+            vector_table([("W_2 gelu(…) + b_2", word, after["feed_forward"][index]),
+                          ("out", word, after["outputs"][index])], console),
+            "out is the layer's output: the next layer's input x")
 
 
 def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list[str], console: Console) -> None:

@@ -81,10 +81,11 @@
   }
 
   /** A warning's remedies as one hint (flags.py's remedies_text): "try --scale sqrt (largest weights 0.35-0.35) or ...". */
-  function remediesText(warning) {
+  function remediesText(warning, pretrained) {
     const options = warning.remedies.map((r) => `${flagText(r.settings)} (largest weights ${r.largest_weights.map((w) => w.toFixed(2)).join("-")})`);
     if (warning.larger_scale) options.push(`a larger ${settingName("scale")}`);
-    if (!options.length) return "the weights file fixes the settings: train longer, or on more text, to change what it learnt";
+    if (!options.length) return pretrained ? "a pretrained layer's weights fix the settings: this is what it learnt, not a setting to change"
+      : "the weights file fixes the settings: train longer, or on more text, to change what it learnt";
     return "try " + [options.slice(0, -1).join(", "), options[options.length - 1]].filter(Boolean).join(" or ");
   }
 
@@ -300,7 +301,7 @@
   function engineSummary(doc) {
     const settings = doc.settings;
     return el("p", { class: "note" }, `${doc.vectors.name}: ${doc.vectors.count.toLocaleString("en")} words × ${doc.vectors.dims} dims · `,
-      `${modeText(settings)}, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
+      `${modeText(settings, doc.model)}, ${settings.similarity} similarity, scale ×${+settings.scale_factor.toPrecision(4)}, `,
       `temperature ${settings.temperature}, ${settings.heads} head${settings.heads > 1 ? "s" : ""} of ${settings.d_head} dims, `,
       `mask ${settings.mask}, positions ${settings.positions}`,
       settings.position_norms ? ` (scale ${settings.position_scale}: codes' mean norm ${fmt(settings.position_norms.codes)}, words' ${fmt(settings.position_norms.words)})` : "",
@@ -308,7 +309,8 @@
   }
 
   /** How Q, K and V were made (terminal.py's mode_text). */
-  function modeText(settings) {
+  function modeText(settings, model) {
+    if (model) return `${model.name} layer ${model.layer} of ${model.layers} (pretrained)`;
     return { trained: `trained projections (from seed ${settings.seed})`,
       projected: `random, untrained projections (seed ${settings.seed})` }[settings.mode] || "raw mode";
   }
@@ -460,7 +462,7 @@
           diag.map((row, i) => [labels[i], fmt(row.entropy_bits, 2), fmt(row.max_weight), keyLabels[row.argmax]]))),
         el("p", { class: "note" }, `0 bits = all weight on one word, ${uniformText(diag, keyLabels.length)}`),
         diagnostics.warnings.map((w) => el("div", { class: "warning" }, el("b", {}, "warning: "), w.message, el("br"),
-          el("b", {}, "hint: "), remediesText(w))));
+          el("b", {}, "hint: "), remediesText(w, Boolean(doc.model)))));
       lines.pin(state.focus);
     }
     draw();

