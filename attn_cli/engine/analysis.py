@@ -30,7 +30,7 @@ MIXED_SHARE = 8  # ... and when at least 1 / this of those values are not rememb
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
 RESCORED_SLACK = 8  # words ranked past the wanted ones and scored in float64 too: float32's near-ties (see _exact_top)
 GROUP_COLUMNS = 64  # a wide row's top k lies in its k groups of this many columns with the largest maxima
-WIDE_GROUPS = 4  # rows of at least this many x k groups are searched that way (see _top_of_wide_rows)
+WIDE_GROUPS = 16  # rows of at least this many x k groups are searched that way (see _top_of_wide_rows)
 WIDE_ROWS = 16  # wide rows searched at a time
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
