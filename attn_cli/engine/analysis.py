@@ -196,7 +196,7 @@ class NeighborSearch:
         mixes, rounding = self.mixed_rounding(stack.weights[:, 0], static, stack.outputs, unit_queries)  # [B, n, n]
         keys, missing = self._missing(unit_queries, k, exclude)
         mixed = np.isfinite(rounding) & (rounding < MIXED_ROUNDING)  # [B * n]: outputs ranked from their mix
-        chunk = max(1, QUERY_BLOCK // n)  # sentences per product of their values
+        chunk = max(1, QUERY_BLOCK // (2 * n))  # sentences per product: their values and outputs, QUERY_BLOCK rows
         by_chunk: dict[int, list[int]] = {}
         direct = []
         for row in missing:  # row = 2 n b + i: sentence b's value i < n, or its output i - n
