@@ -186,14 +186,15 @@ class NeighborSearch:
         d_out multiply-adds per word each. The float32 mix errs by at most its weights' sum of
         |w_ij| |s_j| / |y_i| times the values' rounding (`mixed_rounding`), so the float64 rescoring
         keeps the answers exactly `nearest`'s; an output whose mix cancels too much is searched as
-        `nearest` searches it. Long sentences (n near d_out) gain nothing and take `nearest` whole.
+        `nearest` searches it, and so is every query of a chunk whose values were mostly answered
+        before (MIXED_SHARE). Sentences longer than d_out / MIXED_WIDTH gain little: `nearest` whole.
         """
         count, heads, n, _ = stack.weights.shape
         if heads > 1 or not stack.self_attention or MIXED_WIDTH * n > self.rows.shape[1]:
             return self.nearest(shift_queries(stack), k, exclude)
         static = static_outputs(stack)  # [B, n, d_out]
         unit_queries = unit_rows(np.concatenate([static, stack.outputs], axis=-2)).reshape(2 * count * n, -1)
-        mixes, rounding = self.mixed_rounding(stack.weights[:, 0], static, stack.outputs, unit_queries)  # [B, n, n]
+        mixes, rounding = self.mixed_rounding(stack.weights[:, 0], static, stack.outputs)  # [B, n, n], [B * n]
         keys, missing = self._missing(unit_queries, k, exclude)
         mixed = np.isfinite(rounding) & (rounding < MIXED_ROUNDING)  # [B * n]: outputs ranked from their mix
         chunk = max(1, QUERY_BLOCK // (2 * n))  # sentences per product: their values and outputs, QUERY_BLOCK rows
@@ -234,8 +235,8 @@ class NeighborSearch:
                          self.rounding)
         return [self.answers[key] for key in keys]
 
-    def mixed_rounding(self, weights: np.ndarray, static: np.ndarray, outputs: np.ndarray,
-                       unit_queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def mixed_rounding(self, weights: np.ndarray, static: np.ndarray,
+                       outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each output's mix of its sentence's unit values, a_ij = w_ij |s_j| / |y_i| [B, n, n], and a bound on
         the error of its float32 cosines [B * n] (inf: no direction, or a mix that cannot be trusted).
 
