@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_cli.engine.analysis import NeighborSearch, shift_queries, top_indices
-from attn_cli.engine.attention import AttentionConfig, attention_stacks, multi_head_attention, unit_rows
+from attn_cli.engine.analysis import NeighborSearch, top_indices
+from attn_cli.engine.attention import AttentionConfig, multi_head_attention, unit_rows
 from attn_cli.vectors.store import Vectors
 
 
@@ -111,8 +111,8 @@ def test_a_repeated_query_is_answered_from_memory_with_the_same_words():
     result = multi_head_attention(matrix[[4, 9]].astype(np.float64))
     search = NeighborSearch(vectors, result, vocabulary_size=None)
     searched: list[int] = []
-    real = search._products
-    search._products = lambda queries: (searched.append(len(queries)), real(queries))[1]  # type: ignore[method-assign]
+    real = search._nearest_block
+    search._nearest_block = lambda queries, k, exclude: (searched.append(len(queries)), real(queries, k, exclude))[1]
     queries = matrix[[4, 9, 4, 4, 9]].astype(np.float64)
     first = search.nearest(queries, 5, ["w4", "w9", "w4", None, "w9"])
     assert searched == [3]  # (w4, skip w4), (w9, skip w9), (w4, skip nothing)
@@ -137,8 +137,7 @@ def test_answers_forgotten_at_the_limit_are_searched_again(monkeypatch):
     for rows in ([1, 2, 3], [1, 2, 4], [3, 5, 6, 3]):  # the third call crosses the limit and repeats w3
         queries = matrix[rows].astype(np.float64)
         words = [f"w{row}" for row in rows]
-        fresh.answers.clear()
-        assert search.nearest(queries, 3, words) == fresh.nearest(queries, 3, words)
+        assert search.nearest(queries, 3, words) == fresh._nearest_block(analysis.unit_rows(queries), 3, words)
     assert len(search.answers) <= 4
 
 
@@ -181,36 +180,3 @@ def test_a_query_with_more_near_ties_than_the_slack_scores_every_tied_word():
         matrix[[7]].astype(np.float64)), vocabulary_size=None)
     [found] = search.nearest(matrix[[7]].astype(np.float64), 5, [None])
     assert [n.word for n in found] == [words[j] for j in sorted([7, *copies.tolist()])[:5]]
-
-
-def _tied_vocabulary() -> Vectors:
-    """4,000 words of 64 dims: 190 words in 20 copies each, the first exact (a tie broken by column), the others
-    off by about float32's rounding, more of them than RESCORED_SLACK (only the float64 rescoring of every word
-    within the rounding tells them apart); then 200 opposites (a sentence of a word and its opposite cancels)."""
-    rng = np.random.default_rng(11)
-    base = np.repeat(rng.standard_normal((190, 64)), 20, axis=0)  # [3800, 64]
-    base[np.arange(3800) % 20 > 1] += 1e-6 * rng.standard_normal((3800 - 2 * 190, 64))
-    matrix = np.concatenate([base, -base[:200]]).astype(np.float32)
-    return Vectors("test", [f"w{i}" for i in range(len(matrix))], matrix, lowercase=True,
-                   norms=np.linalg.norm(matrix, axis=1).astype(np.float32))
-
-
-MIX_CONFIGS = [AttentionConfig(), AttentionConfig(mask="causal", positions="sinusoidal"),
-               AttentionConfig(mode="projected", d_k=32, seed=2, output_projection=True),
-               AttentionConfig(mode="projected", d_k=32, heads=2), AttentionConfig(temperature=0.01)]
-
-
-@settings(max_examples=25, deadline=None)
-@given(data=st.data())
-def test_outputs_ranked_from_their_values_are_answered_as_any_query(data):
-    # NeighborSearch.shift_neighbors ranks an output by the float32 mix of its sentence's values' cosines, whose
-    # error bound must keep every answer what `nearest` (a full float64 sort, tested above) gives the same query
-    vectors = _tied_vocabulary()
-    config = data.draw(st.sampled_from(MIX_CONFIGS))
-    n = data.draw(st.integers(2, 16))
-    rows = data.draw(st.lists(st.lists(st.sampled_from([0, 1, 2, 3, 3800, 3801, 20, 40]) | st.integers(0, 3999),
-                                       min_size=n, max_size=n), min_size=1, max_size=30))
-    stack = attention_stacks([vectors.matrix[row].astype(np.float64) for row in rows], config)[0][1]
-    exclude = [vectors.words[word] for sentence in rows for word in 2 * sentence]
-    found = NeighborSearch(vectors, stack, vocabulary_size=None).shift_neighbors(stack, 5, exclude)
-    assert found == NeighborSearch(vectors, stack, vocabulary_size=None).nearest(shift_queries(stack), 5, exclude)

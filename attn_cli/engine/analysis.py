@@ -24,9 +24,6 @@ from attn_cli.engine.attention import rerun as attention_rerun
 from attn_cli.vectors.store import Vectors
 
 MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
-MIXED_WIDTH = 4  # outputs are ranked from their sentence's values' cosines in sentences of at most d_out / this
-MIXED_ROUNDING = 1e-3  # ... when that mix's float32 error is at most this (else they are searched like any query)
-MIXED_SHARE = 8  # ... and when at least 1 / this of those values are not remembered (a mix costs ~1 / 8 of a search)
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
 RESCORED_SLACK = 8  # words ranked past the wanted ones and scored in float64 too: float32's near-ties (see _exact_top)
 GROUP_COLUMNS = 64  # a wide row's top k lies in its k groups of this many columns with the largest maxima
@@ -170,94 +167,6 @@ class NeighborSearch:
         other queries share a block, so a remembered one is exactly what a new search would give.
         """
         unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
-        keys, missing = self._missing(unit_queries, k, exclude)
-        for start in range(0, len(missing), QUERY_BLOCK):
-            block = missing[start:start + QUERY_BLOCK]
-            self._answer(keys, block, self._products(unit_queries[block]), unit_queries[block], k, exclude,
-                         self.rounding)
-        return [self.answers[key] for key in keys]
-
-    def shift_neighbors(self, stack: AttentionResult, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """`nearest` for `shift_queries(stack)`: each sentence's own values, then its outputs.
-
-        With one head in self-attention an output is its sentence's values mixed by the weights,
-        y_i = sum_j w_ij s_j, so its cosine with a word is the same mix of the values' cosines with
-        it: the product that ranks a sentence's n values ranks its n outputs too, at n rather than
-        d_out multiply-adds per word each. The float32 mix errs by at most its weights' sum of
-        |w_ij| |s_j| / |y_i| times the values' rounding (`mixed_rounding`), so the float64 rescoring
-        keeps the answers exactly `nearest`'s; an output whose mix cancels too much is searched as
-        `nearest` searches it, and so is every query of a chunk whose values were mostly answered
-        before (MIXED_SHARE). Sentences longer than d_out / MIXED_WIDTH gain little: `nearest` whole.
-        """
-        count, heads, n, _ = stack.weights.shape
-        if heads > 1 or not stack.self_attention or MIXED_WIDTH * n > self.rows.shape[1]:
-            return self.nearest(shift_queries(stack), k, exclude)
-        static = static_outputs(stack)  # [B, n, d_out]
-        unit_queries = unit_rows(np.concatenate([static, stack.outputs], axis=-2)).reshape(2 * count * n, -1)
-        mixes, rounding = self.mixed_rounding(stack.weights[:, 0], static, stack.outputs)  # [B, n, n], [B * n]
-        keys, missing = self._missing(unit_queries, k, exclude)
-        mixed = np.isfinite(rounding) & (rounding < MIXED_ROUNDING)  # [B * n]: outputs ranked from their mix
-        chunk = max(1, QUERY_BLOCK // (2 * n))  # sentences per product: their values and outputs, QUERY_BLOCK rows
-        by_chunk: dict[int, list[int]] = {}
-        direct = []
-        for row in missing:  # row = 2 n b + i: sentence b's value i < n, or its output i - n
-            sentence, i = divmod(row, 2 * n)
-            if i < n or mixed[sentence * n + i - n]:
-                by_chunk.setdefault(sentence // chunk, []).append(row)
-            else:
-                direct.append(row)
-        for number, rows in by_chunk.items():
-            first = number * chunk * 2 * n  # the chunk's first row
-            sentences, places = np.divmod(np.array(rows) - first, 2 * n)  # [r] each
-            own = places < n  # [r]: a value's row, else an output's
-            mixes_here = mixes[number * chunk:(number + 1) * chunk].astype(np.float32)  # [c, n, n]
-            if MIXED_SHARE * own.sum() < mixes_here.size // n:  # most values remembered: search only the rest
-                direct += rows
-                continue
-            values = self._products(unit_queries[first:first + chunk * 2 * n].reshape(-1, 2 * n, unit_queries.shape[1])
-                                    [:, :n].reshape(-1, unit_queries.shape[1]))  # [c * n, N]
-            values = values.reshape(len(mixes_here), n, values.shape[1])  # [c, n, N]
-            # numpy's own loop: BLAS threads spin on [n, n] x [n, N] products, stacked or one at a time
-            outputs = np.einsum("cij,cjw->ciw", mixes_here, values)  # [c, n, N]
-            for own_rows, cosines, wanted, margins in (  # values first: ranking masks the cosines in place
-                    (own, values, places, self.rounding),
-                    (~own, outputs, places - n, rounding[(sentences + number * chunk) * n + places - n])):
-                if own_rows.any():
-                    at = sentences[own_rows] * n + wanted[own_rows]  # [r']: rows of cosines [c * n, N]
-                    flat = cosines.reshape(-1, cosines.shape[2])
-                    self._answer(keys, [row for row, mine in zip(rows, own_rows) if mine],
-                                 flat if len(at) == len(flat) else flat[at], unit_queries[np.array(rows)[own_rows]],
-                                 k, exclude, margins if np.ndim(margins) == 0 else margins[own_rows])
-        direct.sort()
-        for start in range(0, len(direct), QUERY_BLOCK):
-            block = direct[start:start + QUERY_BLOCK]
-            self._answer(keys, block, self._products(unit_queries[block]), unit_queries[block], k, exclude,
-                         self.rounding)
-        return [self.answers[key] for key in keys]
-
-    def mixed_rounding(self, weights: np.ndarray, static: np.ndarray,
-                       outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each output's mix of its sentence's unit values, a_ij = w_ij |s_j| / |y_i| [B, n, n], and a bound on
-        the error of its float32 cosines [B * n] (inf: no direction, or a mix that cannot be trusted).
-
-        |fl(sum_j a_ij c_j) - cos(y_i, r)| <= sum_j |a_ij| (rounding of each c_j + (n + 2) unit roundoffs)
-        + |y_i - sum_j w_ij s_j| / |y_i|, the last the engine's own float64 difference from an exact mix.
-        """
-        n = static.shape[1]
-        value_norms = np.linalg.norm(static, axis=-1)  # [B, n]
-        output_norms = np.linalg.norm(outputs, axis=-1)  # [B, n]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            mixes = weights * value_norms[:, None, :] / output_norms[:, :, None]  # [B, n, n]
-            residual = np.linalg.norm(outputs - weights @ static, axis=-1) / output_norms  # [B, n]
-            unit = float(np.finfo(np.float32).eps) / 2
-            rounding = (np.abs(mixes).sum(axis=-1) * (self.rounding + 4 * (n + 2) * unit)
-                        + residual + 4 * unit)  # [B, n]; the last term: a_ij rounded to float32
-        rounding[~np.isfinite(rounding)] = np.inf
-        return np.where(np.isfinite(mixes), mixes, 0.0), rounding.ravel()
-
-    def _missing(self, unit_queries: np.ndarray, k: int,
-                 exclude: list[str | None]) -> tuple[list[tuple[bytes, str | None, int]], list[int]]:
-        """Each query's key in the answers remembered, and the first query of each key not among them."""
         keys = [(blake2b(row.tobytes(), digest_size=16).digest(), word, k)
                 for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
         if len(self.answers) + len(keys) > MAX_ANSWERS:
@@ -266,30 +175,23 @@ class NeighborSearch:
         for row, key in enumerate(keys):
             if key not in self.answers:
                 first.setdefault(key, row)
-        return keys, list(first.values())
+        missing, rows = list(first), list(first.values())  # [u]: each new key and its first query
+        for start in range(0, len(rows), QUERY_BLOCK):
+            block = rows[start:start + QUERY_BLOCK]
+            found = self._nearest_block(unit_queries[block], k, [exclude[row] for row in block])
+            self.answers.update(zip(missing[start:start + QUERY_BLOCK], found))
+        return [self.answers[key] for key in keys]
 
-    def _products(self, unit_queries: np.ndarray) -> np.ndarray:
-        """The float32 cosines of unit queries [b, d_out] with every word: [b, N]."""
-        cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
-        if self.inverse_norms is not None:
-            cosines *= self.inverse_norms[None, :]
-        return cosines
-
-    def _answer(self, keys: list, rows: list[int], cosines: np.ndarray, unit_queries: np.ndarray, k: int,
-                exclude: list[str | None], rounding: float | np.ndarray) -> None:
-        """Remember the answers of the queries `rows`, from their float32 cosines [b, N]."""
-        found = self._nearest_block(cosines, unit_queries, k, [exclude[row] for row in rows], rounding)
-        self.answers.update(zip([keys[row] for row in rows], found))
-
-    def _nearest_block(self, cosines: np.ndarray, unit_queries: np.ndarray, k: int, exclude: list[str | None],
-                       rounding: float | np.ndarray) -> list[list[Neighbor]]:
-        """The float32 cosines [b, N] of the block's queries rank every word; the few best (and every word within
-        `rounding`, the float32 cosines' error, of them) are then scored in float64, so the answer is a full
-        float64 sort's.
+    def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
+        """One float32 matrix product for the block ranks every word; the few best (and every word within float32's
+        rounding of them) are then scored in float64, so the answer is a full float64 sort's.
 
         The float64 cosines do not depend on which other queries shared the product (BLAS rounds a
         float32 product differently by its shape), so a sentence reads the same alone or in a batch.
         """
+        cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
+        if self.inverse_norms is not None:
+            cosines *= self.inverse_norms[None, :]
         # a row holding NaN or infinity (a cache damaged since its import, which refused such values) is never
         # a neighbour: one read-only pass (a sum per query) finds any such cosine, and only the queries that
         # meet one are rewritten, not the N x d rows on every run nor every cosine of every block
@@ -301,7 +203,7 @@ class NeighborSearch:
         asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf
-        ranked, exact = self._exact_top(cosines, unit_queries, min(k + 1, len(self.words)), rounding)  # [b, k + 1] each
+        ranked, exact = self._exact_top(cosines, unit_queries, min(k + 1, len(self.words)))  # [b, k + 1] each
         if self.inverse_norms is not None:  # the stored lengths these cosines divided by: a damaged one floats up
             self.vectors.check_norms(sorted(set(ranked[np.isfinite(exact)].tolist())))  # (np.unique loads np.ma)
         found = []
@@ -312,14 +214,12 @@ class NeighborSearch:
             found.append([] if zero else neighbors[:k])  # a zero vector (an OOV word as zeros) has no direction
         return found
 
-    def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int,
-                   rounding: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
         """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column:
         exactly a full float64 sort's first `wanted` (-inf where fewer words qualify).
 
         The float32 cosines [b, N] rank the words, but words whose cosines differ by less than their
-        rounding (`rounding`, a scalar or one per query: `self.rounding`, a few parts in 10^5 at 300
-        dims, for a product's cosines) can come out in the wrong order.
+        rounding (`self.rounding`, a few parts in 10^5 at 300 dims) can come out in the wrong order.
         So every word within twice that of the wanted-th best is scored again in float64: any word of
         the true top lies there. Usually the RESCORED_SLACK words ranked next reach past that
         margin; a query with more near-ties than that takes every word within it.
@@ -327,7 +227,7 @@ class NeighborSearch:
         b, n = cosines.shape
         ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
         approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
-        floor = approximate[:, wanted - 1] - 2 * rounding  # [b]
+        floor = approximate[:, wanted - 1] - 2 * self.rounding  # [b]
         crowded = ((approximate[:, -1] >= floor) & (ranked.shape[1] < n) & np.isfinite(floor)
                    & unit_queries.any(axis=1))  # [b]; a zero query (no direction) ties with every word: no answer
         ranked, exact = ranked[~crowded], self._cosines(unit_queries[~crowded], ranked[~crowded], approximate[~crowded])

@@ -7,8 +7,9 @@ few hundred per sentence, with the same numbers as one sentence at a time.
 
 from __future__ import annotations
 
+import numpy as np
 
-from attn_cli.engine.analysis import Diagnosis, NeighborSearch, Shift, diagnose_stack, stack_shifts
+from attn_cli.engine.analysis import Diagnosis, NeighborSearch, Shift, diagnose_stack, shift_queries, stack_shifts
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections, attention_stacks, unstack
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.errors import InputError, Option, SettingsError, memory_named
@@ -51,22 +52,20 @@ def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSe
     sentences, `sources` their key sentences in cross-attention), with nearest vocabulary words if asked; each
     record carries its token's text beside its index.
 
-    Their neighbour queries go to one search, a stack at a time (`NeighborSearch.shift_neighbors`),
-    which ranks many of them per matrix product: the [N, d] vocabulary is read from memory once per
-    block instead of once per sentence.
+    Their neighbour queries go to one search, which answers QUERY_BLOCK of them per matrix
+    product: the [N, d] vocabulary is read from memory once per block instead of once per sentence.
     """
     texts = [[([token.text for token in query.tokens], [token.text for token in source.tokens])
               for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:
         return [stack_shifts(stack, None, their_texts) for stack, their_texts in zip(stacks, texts)]
-    keys = [[key for tokenized in sentences for key in 2 * [token.key for token in tokenized.tokens]]
-            for sentences in queries]  # per stack, each sentence's tokens twice (values, then outputs)
+    keys = [[token.key for token in tokenized.tokens] for sentences in queries for tokenized in sentences]
     with memory_named(lambda: SettingsError("neighbor_vocab", f"({neighbor_vocab}) asks for more memory than is left "
                                             "for the neighbour search's vocabulary rows; lower it, or skip the search",
                                             fix={"neighbors": 0})):
         search = NeighborSearch.shared(vectors, stacks[0], neighbor_vocab)
-        found = [answer for stack, exclude in zip(stacks, keys)
-                 for answer in search.shift_neighbors(stack, neighbors, exclude)]
+        found = search.nearest(np.vstack([shift_queries(stack) for stack in stacks]), neighbors,
+                               [key for sentence in keys for key in sentence + sentence])
     shifts, start = [], 0
     for stack, their_texts in zip(stacks, texts):
         count = 2 * stack.outputs.shape[0] * stack.outputs.shape[1]
