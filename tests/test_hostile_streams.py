@@ -390,3 +390,22 @@ def test_a_full_temporary_folder_is_named_not_stdout(run, monkeypatch, tmp_path)
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == (f"attn-cli: error: cannot hold the JSON in the temporary folder {tempfile.gettempdir()}: "
                              "No space left on device; set TMPDIR to a folder with room for it\n")
+
+
+@MODES
+@pytest.mark.parametrize("args, name", [
+    (["vectors", "export", "{input}", "{out}"], "NAME"), (["vectors", "export", "{input}", "{out}", "--json"], "NAME"),
+    (["vectors", "import", "{input}"], "SOURCE"), (["vectors", "info", "{input}"], "SOURCE")],
+    ids=["export", "export --json", "import", "info"])
+def test_a_vector_file_that_is_stdouts_file_is_refused(tmp_path, mode, args, name, glove_file):
+    """Issue 32 audit 1: `vectors export v.txt o.txt >> v.txt` (import, info too) appended the report to the vector
+    file, exit 0: refused as --vectors is."""
+    path = tmp_path / "v.txt"
+    path.write_bytes(Path(glove_file).read_bytes())
+    before = path.read_bytes()
+    with path.open(mode) as stdout:
+        finished = attn([arg.format(input=path, out=tmp_path / "o.txt") for arg in args], stdout=stdout)
+    assert finished.returncode == 3
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {name} {path} is also stdout")
+    assert path.read_bytes() == (before if mode == "ab" else b"")
+    assert not (tmp_path / "o.txt").exists()

@@ -93,3 +93,13 @@ def test_wrong_arguments_name_themselves(tmp_path, monkeypatch, arguments, setti
         attn_cli.export_vectors(attn_cli.load_vectors() if vectors is None else vectors, path,
                                 **({"format": format[0]} if format else {}))
     assert raised.value.setting == setting and not (tmp_path / "out.txt").exists()
+
+
+@pytest.mark.parametrize("command", [["export", "{name}", "x.txt"], ["info", "{name}"], ["import", "{name}"]])
+def test_a_name_too_long_for_the_file_system_is_a_vectors_error_shortened(run, command):
+    """Issue 32 audit 5: `vectors export <5,000 q> x.txt` and `vectors info` were exit 1, "internal error:
+    OSError: File name too long", quoting the whole name."""
+    name = "q" * 5000
+    result = run("vectors", *[part.format(name=name) for part in command])
+    assert result.exit_code == 4, result.stderr
+    assert "qqqq" in result.stderr and len(result.stderr) < 500 and "5,000 characters" in result.stderr

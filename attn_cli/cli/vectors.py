@@ -14,7 +14,8 @@ from typing import Annotated, Any, Optional, Sequence
 import typer
 
 from attn_cli.errors import UsageError, VectorsError
-from attn_cli.errors import literal
+from attn_cli.errors import literal, shown_path
+from attn_cli.cli.inputs import read_back
 from attn_cli.cli.messages import warn
 from attn_cli.cli.help import NarrowHelpGroup
 from attn_cli.cli.options import (HelpInOrder, VectorFormat, examples, output_path, same_regular_file,
@@ -49,6 +50,7 @@ def import_(
     json: Json = False,
 ) -> None:
     """Import SOURCE into the cache now (later runs map it in milliseconds) and describe it."""
+    not_stdout("SOURCE", source)
     vectors = load_vectors(source, limit=limit, format=file_format.value if file_format else None,
                            skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn,
                            require_cache=True)
@@ -65,6 +67,7 @@ def info(
     if not source:
         raise UsageError("vectors info needs a SOURCE: a cache id (attn-cli vectors list shows them), a vector file "
                          "or a gensim-data name")
+    not_stdout("SOURCE", source)
     found = find_cached(source, warn)
     if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
@@ -180,6 +183,7 @@ def export(
     if not source:
         raise UsageError("vectors export needs a NAME: default, a cache id (attn-cli vectors list shows them), a "
                          "vector file or a gensim-data name")
+    not_stdout("NAME", source)
     output_path("FILE", file, "vectors.txt")
     writable_target("FILE", file)
     if same_regular_file(file, Path(source)):
@@ -195,6 +199,12 @@ def export(
         write_json(report)
     else:
         print(literal(f"wrote {vectors.count:,} words x {vectors.dims} dims of {vectors.name} to {file} ({chosen})"))
+
+
+def not_stdout(name: str, source: str) -> None:
+    """Refuse a vector file that is the very file stdout writes into (`vectors export v.txt o.txt >> v.txt`), as
+    every input is refused: the report would be written into the vectors."""
+    read_back(Path(source), f"{name} {shown_path(source)}")
 
 
 def info_report(vectors: Vectors) -> dict:
