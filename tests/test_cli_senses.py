@@ -497,3 +497,37 @@ def test_the_help_examples_run_as_written_in_an_empty_folder(run, tmp_path, monk
     for example in examples:
         result = run(*shlex.split(example)[1:])
         assert result.exit_code == 0, f"{example}: {result.stderr}"
+
+
+@pytest.mark.parametrize("blank_corpus_lines", [0, 4])
+def test_trailing_blank_labels_are_empty_labels_of_their_lines(run, corpus, tmp_path, blank_corpus_lines):
+    """Issue 32 audit 2: a labels file whose last lines are blank was refused ("the labels give 6 labels for a
+    corpus of 12 lines"), and a corpus's trailing blank lines were not counted as lines: a blank line is an empty
+    label, and a line of the corpus."""
+    text, labels = corpus
+    trailing, trailing_labels = tmp_path / "trailing.txt", tmp_path / "trailing.labels.txt"
+    trailing.write_bytes(text.read_bytes() + b"\n" * blank_corpus_lines)
+    kept = labels.read_bytes().splitlines(keepends=True)[:6]
+    trailing_labels.write_bytes(b"".join(kept) + b"\n \n\t\r\n\n\n\n" + b"\n" * blank_corpus_lines)
+    result = run("senses", "bank", "--file", str(trailing), "--labels", str(trailing_labels), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert {row["label"] for row in json.loads(result.stdout)["occurrences"]} == {"river", ""}
+
+
+@pytest.mark.parametrize("content", [b"river\n\xff\xfe money\n", b"river\n\x00\x01\x02\n"], ids=["latin1", "nul"])
+def test_labels_that_are_not_text_are_input_errors_as_an_endless_line_is(run, corpus, tmp_path, content):
+    """Issue 32 audit 10: `--labels /dev/urandom` was exit 2 (not UTF-8, NUL bytes) and `--labels /dev/zero` exit 3
+    (a line over 1 MiB): a labels file that is not text is exit 3, as a corpus line over the cap is."""
+    text, _ = corpus
+    bad = tmp_path / "bad.labels.txt"
+    bad.write_bytes(content)
+    result = run("senses", "bank", "--file", str(text), "--labels", str(bad))
+    assert result.exit_code == 3 and f"line 2 of --labels {bad}" in result.stderr, result.stderr
+    assert result.stdout == "" and len(result.stderr.splitlines()) == 1
+
+
+def test_labels_dash_points_to_dev_stdin(run, corpus):
+    """Issue 32 audit 10: `--labels -` said "no such file", without saying how stdin is read."""
+    text, _ = corpus
+    result = run("senses", "bank", "--file", str(text), "--labels", "-")
+    assert result.exit_code == 2 and "--labels /dev/stdin" in result.stderr, result.stderr

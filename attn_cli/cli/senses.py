@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional, TextI
 
 import typer
 
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back, readable
 from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
@@ -183,13 +183,10 @@ def write_pictures(document: dict, files: dict[str, Path], command_line: str, co
 
 def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
     """Each line of the corpus as text, numbered as in the file: a blank line is an empty sentence (so line
-    numbers and the labels keep their places), an unreadable one too, with one warning at the end."""
+    numbers and the labels keep their places, trailing blank lines too), an unreadable one too, with one warning
+    at the end."""
     unreadable: list[InputLine] = []
-    last = 0
-    for line in input_lines(source, file, example=STDIN_EXAMPLE):
-        assert line.number is not None  # lines of a file or of stdin are numbered
-        yield from [""] * (line.number - last - 1)
-        last = line.number
+    for line in input_lines(source, file, example=STDIN_EXAMPLE, blanks=True):
         if line.error is not None:
             unreadable.append(line)
         yield line.text or ""
@@ -201,22 +198,21 @@ def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
 def opened_labels(path: Path) -> Iterator[InputLine]:
     """--labels' lines, the first one read now: a missing or unreadable file fails before the corpus is read."""
     lines = input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels",
-                        source=f"--labels {shown_path(path)}")  # its lines are named with the option
+                        source=f"--labels {shown_path(path)}",  # its lines are named with the option
+                        kind="label", blanks=True)
     first = next(lines, None)
     return lines if first is None else itertools.chain([first], lines)
 
 
 def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
-    """--labels: the label of each corpus line from line 1, by line number (a blank line's label is empty).
-    Reading stops one label past line `corpus_lines`, the last that holds an occurrence (later labels are not
-    used, and a table may claim 2**62 lines), so a stream that never ends stops; a label past the corpus's end
-    is refused by the count check."""
+    """--labels: the label of each corpus line from line 1, one a line (a blank line's label is empty). Reading
+    stops one label past line `corpus_lines`, the last that holds an occurrence (later labels are not used, and a
+    table may claim 2**62 lines), so a stream that never ends, of blank lines too, stops; a label past the
+    corpus's end is refused by the count check. A line that is not text is an InputError, as the corpus's
+    too-long line is."""
     labels: list[str] = []
     for line in lines:
-        assert line.number is not None
-        if line.error is not None:
-            raise UsageError(line.located(line.error))
-        labels += [""] * (line.number - len(labels) - 1) + [(line.text or "").strip()]
+        labels.append(readable(line).sentence().strip())
         if len(labels) > corpus_lines:
             break
     return labels
