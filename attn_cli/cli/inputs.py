@@ -154,14 +154,16 @@ def read_back(source: int | Path | None, name: str) -> None:
                          "the input; redirect stdout to another file")
 
 
-def stdout_file(source: int | Path | None) -> bool:
+def stdout_file(source: int | Path | None, regular: bool = True) -> bool:
     """Whether `source` (a descriptor, or a path, followed through links) is the very regular file stdout writes
-    into; False when either has no file behind it (a test runner's stream) or stdout is a pipe or a device."""
+    into (with `regular` False: whatever stdout is, a pipe or a terminal too); False when either has no file
+    behind it (a test runner's stream)."""
     try:
         found, written = os.stat(source if source is not None else -1), os.fstat(sys.stdout.fileno())
     except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
         return False
-    return stat.S_ISREG(found.st_mode) and (found.st_dev, found.st_ino) == (written.st_dev, written.st_ino)
+    return ((stat.S_ISREG(found.st_mode) or not regular)
+            and (found.st_dev, found.st_ino) == (written.st_dev, written.st_ino))
 
 
 def input_may_wait(argument: str | None, file: Path | None) -> bool:

@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from contextvars import ContextVar
 
-from attn_cli.errors import AttnError, Option, literal
+from attn_cli.errors import AttnError, Option, literal, shown_path
 
 QUIET: ContextVar[bool] = ContextVar("quiet", default=False)  # --quiet: warnings and notes unsaid, errors still said
 
 
+LONG_WORD = re.compile(r"[^\s:;,'\"]{81,}")  # longer than shown_path shows a name; the punctuation after it kept
+
+
 def fail(message: str, kind: str = "error") -> None:
     """One line on stderr, prefixed with the program name: never through Rich, never wrapped, and with any
-    control or bidi character that came from input (a word, a file name) shown as its escape. Under --quiet
-    only errors are written."""
+    control or bidi character that came from input (a word, a file name) shown as its escape. Every word (a
+    path, a value) longer than a shown path is cut as shown_path cuts it, here where every message passes,
+    the parser's own included, so none quotes kilobytes of what it was given. Under --quiet only errors are
+    written."""
     if kind == "warning" and QUIET.get():
         return
-    say(f"attn-cli: {kind}: {literal(message)}")
+    say(f"attn-cli: {kind}: {literal(LONG_WORD.sub(lambda word: shown_path(word.group()), message))}")
 
 
 def say(line: str) -> None:
