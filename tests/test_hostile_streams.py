@@ -460,4 +460,4 @@ def test_every_message_shortens_a_long_path_or_value(run, tmp_path, monkeypatch,
     monkeypatch.chdir(tmp_path)
     result = run(*args)
     assert result.exit_code == code and culprit in result.stderr, result.stderr[:300]
-    assert len(result.stderr) < 600 and "characters)" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert len(result.stderr) < 1000 and "characters)" in result.stderr and len(result.stderr.splitlines()) == 1

@@ -103,3 +103,11 @@ def test_a_name_too_long_for_the_file_system_is_a_vectors_error_shortened(run, c
     result = run("vectors", *[part.format(name=name) for part in command])
     assert result.exit_code == 4, result.stderr
     assert "qqqq" in result.stderr and len(result.stderr) < 500 and "5,000 characters" in result.stderr
+
+
+def test_a_missing_name_points_to_default_not_to_an_option_export_lacks(run, tmp_path):
+    """Issue 32 audit 12: `vectors export nosuch x.txt` advised "or leave out --vectors", which export does not
+    have; its embedded set is NAME default."""
+    result = run("vectors", "export", "nosuch", str(tmp_path / "x.txt"))
+    assert result.exit_code == 4 and "nosuch" in result.stderr and "NAME default" in result.stderr
+    assert "--vectors" not in result.stderr and not (tmp_path / "x.txt").exists()

@@ -190,7 +190,11 @@ def export(
         raise UsageError(f"FILE {file} is the vector file NAME names; writing it would replace it, so give another "
                          "file name")
     found = find_cached(source, warn)
-    vectors = found[0].load() if found else load_vectors(source, progress=not json, warn=warn)
+    try:
+        vectors = found[0].load() if found else load_vectors(source, progress=not json, warn=warn)
+    except VectorsError as exc:  # export has no --vectors: its NAME default is the embedded set
+        raise VectorsError(exc.spoken(lambda option: "give NAME default" if option.name == "vectors" else
+                                      option.command_line())) from None
     chosen = file_format.value if file_format else "word2vec-binary" if file.suffix == ".bin" else "word2vec"
     export_vectors(vectors, file, format=chosen)
     report = {"schema_version": SCHEMA_VERSION, "command": "vectors export", "name": vectors.name,
