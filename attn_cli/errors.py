@@ -46,6 +46,9 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+LONGEST_WORD = 200  # characters: a real path (a venv's, a cache's) stays whole, so a command it is in can be pasted
+
+
 def shorten(text: str, limit: int = 40) -> str:
     """A word as it can stand in a one-line message: long ones cut, with their length."""
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

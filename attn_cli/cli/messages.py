@@ -8,13 +8,13 @@ import re
 import sys
 from contextvars import ContextVar
 
-from attn_cli.errors import AttnError, Option, literal, shorten
+from attn_cli.errors import LONGEST_WORD, AttnError, Option, literal, shorten
 
 QUIET: ContextVar[bool] = ContextVar("quiet", default=False)  # --quiet: warnings and notes unsaid, errors still said
 
 
-LONGEST_WORD = 200  # characters: a real path (a venv's, a cache's) stays whole, so a command it is in can be pasted
-LONG_WORD = re.compile(rf"[^\s:;,'\"]{{{LONGEST_WORD + 1},}}")  # the punctuation after a word kept
+# the punctuation after a word kept, and a word `shorten` already cut (it ends in …) left as it is
+LONG_WORD = re.compile(rf"[^\s:;,'\"…]{{{LONGEST_WORD + 1},}}")
 
 
 def fail(message: str, kind: str = "error") -> None:

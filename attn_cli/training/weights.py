@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from attn_cli.engine.attention import MAX_D_K, AttentionConfig, Projections, draw_projections
-from attn_cli.errors import Option, SettingsError, WeightsError, path_argument, shorten
+from attn_cli.errors import LONGEST_WORD, Option, SettingsError, WeightsError, path_argument, shorten
 from attn_cli.files import quiet_npy_headers, write_file
 from attn_cli.vectors.store import Vectors
 
@@ -57,8 +57,8 @@ MAX_COUNT = 2**63 - 1  # the largest whole number the metadata may give (see _fi
 
 def shown_set(name: str) -> str:
     """A vector set's name in a message: most often a path the remedy gives back to copy, so only a name longer
-    than any real path is cut."""
-    return shorten(name, 300)
+    than a real path is cut."""
+    return shorten(name, LONGEST_WORD)
 
 
 @dataclass(frozen=True, eq=False)
