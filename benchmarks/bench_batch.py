@@ -12,7 +12,8 @@ checkout, e.g. `git worktree add /tmp/base COMMIT`), interleaved run by run with
 this tree so both see the same load, and adds its rate and "x baseline tree".
 `--smoke` is a few-second run for CI: a 5,000 x 50 set, 300 lines, one run each.
 The sgemm line measures this machine's float32 matrix product at the neighbour
-search's shape, the ceiling of `--neighbors 5`.
+search's shape, the ceiling of `--neighbors 5`; each tree's `--neighbors 5` rate is
+then given as a share of it.
 
     python benchmarks/bench_batch.py [--runs 3] [--sentences 10000] [--neighbor-sentences 1000]
                                      [--memory 1000,100000] [--sample 50] [--words 400000] [--dims 300]
@@ -161,9 +162,13 @@ def main() -> None:
         # last: its arrays would count in the peak RSS of every child forked after it
         words = min(50_000, args.words)
         gflops = sgemm_gflops(16 * 12, words, args.dims)
+        limit = gflops * 1e9 / (2 * 12 * words * args.dims)
         print(f"\nsgemm ceiling: [192, {args.dims}] x [{args.dims}, {words:,}] float32 at {gflops:,.0f} GFLOP/s; "
-              f"12 contextual queries a sentence allow at most {gflops * 1e9 / (2 * 12 * words * args.dims):,.0f} "
-              "sentences/s with --neighbors")
+              f"12 contextual queries a sentence allow at most {limit:,.0f} sentences/s with --neighbors")
+        name, count, *timed = rows[-1]  # the --neighbors 5 case
+        for tree, (seconds, _) in zip(trees, timed):
+            print(f"--neighbors 5, {'this' if tree == THIS_TREE else 'baseline'} tree: {count / seconds:,.0f} "
+                  f"sentences/s, {count / seconds / limit:.2f} x the ceiling")
 
 
 def summary(samples: list[tuple[float, float]]) -> tuple[float, float]:

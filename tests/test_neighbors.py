@@ -23,11 +23,15 @@ def brute_top_k(values: np.ndarray, k: int) -> np.ndarray:
 def test_top_indices_is_the_exact_top_k(data):
     k = data.draw(st.integers(1, 8))
     b = data.draw(st.integers(1, 6))
-    n = data.draw(st.sampled_from([k, k + 3, 64 * k, 64 * k + 37, 5000]))
-    # small integers make many ties; floats make a realistic spread
+    # widths of the general way and of wide rows' groups (_top_of_wide_rows), with and without columns past the
+    # last whole group
+    n = data.draw(st.sampled_from([k, k + 3, 64 * k, 64 * k + 37, 5000, 1024 * k, 1024 * k + 37]))
+    # small integers make many ties (between groups' maxima too); floats make a realistic spread; -inf is what
+    # the search writes over the words it leaves out
     values = data.draw(st.one_of(
         arrays(np.float32, (b, n), elements=st.integers(-3, 3).map(float)),
-        arrays(np.float32, (b, n), elements=st.floats(-1, 1, width=32)),
+        arrays(np.float32, (b, n), elements=st.integers(-300, 300).map(float)),
+        arrays(np.float32, (b, n), elements=st.floats(-1, 1, width=32) | st.just(-np.inf)),
     ))
     columns = top_indices(values, k)
     top = np.take_along_axis(values, columns, axis=1)

@@ -20,9 +20,8 @@ from attn_cli.cli.help import NarrowHelpGroup
 from attn_cli.cli.options import (HelpInOrder, VectorFormat, examples, output_path, same_regular_file,
                                   writable_target)
 from attn_cli.render.json_out import write_json
-from attn_cli import (MODELS, Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors,
-                      export_vectors, find_cached, import_model, imported_models, load_vectors, remove_cached,
-                      remove_leftovers, vector_leftovers)
+from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, export_vectors,
+                      find_cached, load_vectors, remove_cached, remove_leftovers, vector_leftovers)
 
 SCHEMA_VERSION = 1
 DETAILS_INDENT = " " * 6  # under a set's id or a leftover's path in `vectors list`: its size, format, source
@@ -54,6 +53,8 @@ def import_(
     json: Json = False,
 ) -> None:
     """Import SOURCE into the cache now (later runs map it in milliseconds) and describe it."""
+    from attn_cli import MODELS, import_model  # the models' library loads when a command uses it, not at start-up
+
     if source in MODELS:
         _show({"schema_version": SCHEMA_VERSION, "command": "vectors import",
                **import_model(source, from_path, progress=not json)}, json)
@@ -89,6 +90,8 @@ def list_(json: Json = False) -> None:
     entries = [cached.describe() for cached in cached_vector_sets(warn)]
     left: list[dict[str, Any]] = [{"path": str(item.path), "bytes": item.bytes, "pid": item.pid,
                                    "running": item.running} for item in vector_leftovers()]
+    from attn_cli import imported_models  # the models' library loads when a command uses it, not at start-up
+
     models = imported_models()
     report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_folder()),
                     "sets": entries, "leftovers": left, "models": models}

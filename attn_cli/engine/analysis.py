@@ -27,6 +27,9 @@ from attn_cli.vectors.store import Vectors
 MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
 RESCORED_SLACK = 8  # words ranked past the wanted ones and scored in float64 too: float32's near-ties (see _exact_top)
+GROUP_COLUMNS = 64  # a wide row's top k lies in its k groups of this many columns with the largest maxima
+WIDE_GROUPS = 16  # rows of at least this many x k groups are searched that way (see _top_of_wide_rows)
+WIDE_ROWS = 16  # wide rows searched at a time
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
@@ -450,20 +453,26 @@ def head_mean(weights: np.ndarray) -> np.ndarray:
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
     """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k].
 
-    O(n) per row (a partition, then a sort of the k survivors), not a full sort. A partition
-    keeps an arbitrary few of the entries tied at the k-th value; the rows where that
-    happened take their earliest ties instead.
+    O(n) per row (a partition, then a sort of the k survivors), not a full sort; rows far wider
+    than k (a neighbour search's) partition only the few groups of columns that can hold the top
+    (_top_of_wide_rows). A partition keeps an arbitrary few of the entries tied at the k-th
+    value; the rows where that happened take their earliest ties instead. No NaN.
     """
     n = rows.shape[-1]
     flat = rows.reshape(-1, n)  # [m, n]
+    wide = n >= WIDE_GROUPS * k * GROUP_COLUMNS
     top = np.empty((len(flat), min(k, n)), dtype=np.intp)  # [m, k]
-    for block in row_blocks(len(flat), n):  # a 5,000-token sentence's rows a few at a time: no [n, n] temporaries
-        top[block] = _top_of_rows(flat[block], k)
+    # a 5,000-token sentence's rows a few at a time: no [n, n] temporaries; wide rows WIDE_ROWS at a time, which
+    # the cache holds while their chosen groups are read again
+    blocks = [slice(start, start + WIDE_ROWS) for start in range(0, len(flat), WIDE_ROWS)] if wide else row_blocks(
+        len(flat), n)
+    for block in blocks:
+        top[block] = (_top_of_wide_rows if wide else _partitioned)(flat[block], k)
     return top.reshape(rows.shape[:-1] + top.shape[1:])
 
 
-def _top_of_rows(flat: np.ndarray, k: int) -> np.ndarray:
-    """top_indices of the rows of a matrix: [m, n] -> [m, min(k, n)]."""
+def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
+    """top_indices of the rows of a matrix by a partition of each whole row: [m, n] -> [m, min(k, n)]."""
     m, n = flat.shape
     if k < n:
         candidates = np.sort(np.argpartition(flat, n - k, axis=-1)[:, n - k:], axis=-1)  # [m, k], no negated copy
@@ -479,6 +488,38 @@ def _top_of_rows(flat: np.ndarray, k: int) -> np.ndarray:
         candidates = np.broadcast_to(np.arange(n), (m, n))
     order = np.argsort(-np.take_along_axis(flat, candidates, axis=-1), axis=-1, kind="stable")
     return np.take_along_axis(candidates, order, axis=-1)
+
+
+def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
+    """top_indices of rows far wider than k (a search's cosines over the vocabulary): [m, n] -> [m, k].
+
+    A partition of a whole row costs several passes over it; one pass finds the largest entry of
+    each group of columns (group c: columns c, c + g, c + 2g, ... for g groups), and the k-th
+    largest of those maxima is at most the row's k-th largest entry, since k groups hold an
+    entry at least that large. So every entry of the top k, ties at the k-th included, lies in a
+    group whose maximum reaches it: only those k groups (and the columns past the last whole
+    group) are partitioned. Rows where more than k group maxima tie take the general way.
+    """
+    m, n = flat.shape
+    width = n // GROUP_COLUMNS  # g groups of GROUP_COLUMNS columns; the n - g * GROUP_COLUMNS last are always kept
+    maxima = flat[:, :width * GROUP_COLUMNS].reshape(m, GROUP_COLUMNS, width).max(axis=1)  # [m, g]
+    level = np.partition(maxima, width - k, axis=-1)[:, width - k:width - k + 1]  # [m, 1]: k-th largest maximum
+    chosen = maxima >= level  # [m, g]
+    plain = chosen.sum(axis=-1) == k  # [m]
+    top = np.empty((m, k), dtype=np.intp)
+    if not plain.all():
+        top[~plain] = _partitioned(flat[~plain], k)
+    if not plain.any():
+        return top
+    groups = np.nonzero(chosen[plain])[1].reshape(-1, k)  # [p, k], ascending
+    # group c's j-th column is c + j g: ordered by j, then c, the candidates stay in column order, so the
+    # general way's ties by position are ties by column
+    columns = (groups[:, None, :] + width * np.arange(GROUP_COLUMNS)[None, :, None]).reshape(len(groups), -1)
+    rest = np.arange(width * GROUP_COLUMNS, n)
+    columns = np.concatenate([columns, np.broadcast_to(rest, (len(groups), len(rest)))], axis=-1)  # [p, c]
+    picked = _partitioned(flat[np.flatnonzero(plain)[:, None], columns], k)  # [p, k], no copy of whole rows
+    top[plain] = np.take_along_axis(columns, picked, axis=-1)
+    return top
 
 
 def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
