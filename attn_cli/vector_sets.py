@@ -100,7 +100,7 @@ def find_cached(source: str, warn: Warn = _quiet) -> list[CachedSet]:
     """The cached set whose id is `source`, or every cached set imported from the file (or gensim-data set)
     `source` names, newest first; none for a name that is neither. Never a path into the cache: `..` or `v1/x`
     name no set."""
-    from attn_cli.vectors import gensim_data
+    from attn_cli.vectors import gensim_data, unreachable
 
     source = path_argument("source", source)
     listed = cached_vector_sets(warn)
@@ -108,13 +108,16 @@ def find_cached(source: str, warn: Warn = _quiet) -> list[CachedSet]:
     if named:
         return named
     path = Path(source).expanduser()
-    if not path.is_file() and gensim_data.looks_like_name(source):
-        try:
-            path = gensim_data.resolve(source)
-        except VectorsError:
+    try:
+        if not path.is_file() and gensim_data.looks_like_name(source):
+            try:
+                path = gensim_data.resolve(source)
+            except VectorsError:
+                return []
+        if not path.is_file():
             return []
-    if not path.is_file():
-        return []
+    except OSError as exc:
+        raise unreachable(source, exc) from None
     resolved = str(path.resolve())
     return [cached for cached in listed if cached.meta and cached.meta["source"]["path"] == resolved]
 

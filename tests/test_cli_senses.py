@@ -465,6 +465,26 @@ def test_color_by_a_label_needs_labels_and_takes_two_values(run, corpus, tmp_pat
     assert len(result.stderr.splitlines()) == 1 and not (tmp_path / "senses.svg").exists()
 
 
+def test_color_by_label_without_a_scatter_is_refused_as_unused(run):
+    """Issue 32 audit 12: `senses bank --example --color-by label` without --html or --svg was silently unused."""
+    result = run("senses", "bank", "--example", "--color-by", "label", "--json")
+    assert result.exit_code == 2 and "--color-by label" in result.stderr and "--html" in result.stderr
+    assert result.stdout == ""
+
+
+def test_long_and_empty_labels_are_shown_shortened_and_named_in_the_tables(run, corpus, tmp_path):
+    """Issue 32 audit 12: a 300-character label filled the "majority label" and "Misgrouped" cells whole, and an
+    empty one showed as a blank cell."""
+    text, labels = corpus
+    odd = tmp_path / "odd.labels.txt"
+    lines = labels.read_text(encoding="utf-8").splitlines()
+    odd.write_text("\n".join(["L" * 300 if label == "river" else "" for label in lines[:-1]] + ["L" * 300]) + "\n",
+                   encoding="utf-8")
+    result = run("senses", "bank", "--file", str(text), "--labels", str(odd), "--clusters", "1")
+    assert result.exit_code == 0, result.stderr
+    assert "L" * 41 not in result.stdout and "(300 characters)" in result.stdout and "(empty)" in result.stdout
+
+
 def test_the_bundled_corpus_runs_from_the_command_line_with_its_labels(run):
     import attn_cli
 
@@ -497,3 +517,50 @@ def test_the_help_examples_run_as_written_in_an_empty_folder(run, tmp_path, monk
     for example in examples:
         result = run(*shlex.split(example)[1:])
         assert result.exit_code == 0, f"{example}: {result.stderr}"
+
+
+@pytest.mark.parametrize("blank_corpus_lines", [0, 4])
+def test_trailing_blank_labels_are_empty_labels_of_their_lines(run, corpus, tmp_path, blank_corpus_lines):
+    """Issue 32 audit 2: a labels file whose last lines are blank was refused ("the labels give 6 labels for a
+    corpus of 12 lines"), and a corpus's trailing blank lines were not counted as lines: a blank line is an empty
+    label, and a line of the corpus."""
+    text, labels = corpus
+    trailing, trailing_labels = tmp_path / "trailing.txt", tmp_path / "trailing.labels.txt"
+    trailing.write_bytes(text.read_bytes() + b"\n" * blank_corpus_lines)
+    kept = labels.read_bytes().splitlines(keepends=True)[:6]
+    trailing_labels.write_bytes(b"".join(kept) + b"\n \n\t\r\n\n\n\n" + b"\n" * blank_corpus_lines)
+    result = run("senses", "bank", "--file", str(trailing), "--labels", str(trailing_labels), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert {row["label"] for row in json.loads(result.stdout)["occurrences"]} == {"river", ""}
+
+
+@pytest.mark.parametrize("content", [b"river\n\xff\xfe money\n", b"river\n\x00\x01\x02\n"], ids=["latin1", "nul"])
+def test_labels_that_are_not_text_are_input_errors_as_an_endless_line_is(run, corpus, tmp_path, content):
+    """Issue 32 audit 10: `--labels /dev/urandom` was exit 2 (not UTF-8, NUL bytes) and `--labels /dev/zero` exit 3
+    (a line over 1 MiB): a labels file that is not text is exit 3, as a corpus line over the cap is."""
+    text, _ = corpus
+    bad = tmp_path / "bad.labels.txt"
+    bad.write_bytes(content)
+    result = run("senses", "bank", "--file", str(text), "--labels", str(bad))
+    assert result.exit_code == 3 and f"line 2 of --labels {bad}" in result.stderr, result.stderr
+    assert result.stdout == "" and len(result.stderr.splitlines()) == 1
+
+
+def test_labels_dash_points_to_dev_stdin(run, corpus):
+    """Issue 32 audit 10: `--labels -` said "no such file", without saying how stdin is read."""
+    text, _ = corpus
+    result = run("senses", "bank", "--file", str(text), "--labels", "-")
+    assert result.exit_code == 2 and "--labels /dev/stdin" in result.stderr, result.stderr
+
+
+def test_unreadable_corpus_lines_are_counted_in_the_json(run, corpus, tmp_path, schema_validator):
+    """Issue 32 audit 11: two unreadable lines were warned about on stderr while the JSON said nothing of them."""
+    text, _ = corpus
+    broken = tmp_path / "broken.txt"
+    broken.write_bytes(text.read_bytes() + b"the bank \xed\xa0\x80 money\nthe bank \xff river\n")
+    result = run("senses", "bank", "--file", str(broken), "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    schema_validator("senses").validate(document)
+    assert document["corpus"]["unreadable_lines"] == 2 and "skipped 2 unreadable" in result.stderr
+    assert "unreadable_lines" not in json.loads(run("senses", "bank", "--file", str(text), "--json").stdout)["corpus"]

@@ -28,6 +28,7 @@ import pytest
 from conftest import HANG_SECONDS, gensim_datapath
 
 CLI = [sys.executable, "-m", "attn_cli"]
+BANK = Path(__file__).resolve().parent.parent / "data" / "senses" / "bank.txt"  # 40 lines
 FASTTEXT = Path(gensim_datapath("crime-and-punishment.bin"))  # 19,619 bytes, the newer layout: 291 words x 5
 FASTTEXT_BYTES = FASTTEXT.read_bytes()
 BUCKET_AT, VOCABULARY_AT = 40, 64  # the newer layout: signature, version, 12 int32 arguments (bucket the 9th), t
@@ -113,8 +114,9 @@ def test_endless_input_without_a_line_end_stops_at_the_line_cap(args, source):
     with open("/dev/zero", "rb") as zeros:
         process = subprocess.Popen([*CLI, *args, "--json"], stdin=zeros, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
-    assert_one_error(ended(process), 3, f"line 1 of {source} is longer than 1 MiB, which no sentence is "
-                                                    "(it holds NUL bytes: binary data, not text)")
+    kind = "label" if source.startswith("--labels") else "sentence"  # issue 32 audit 10: a label's words
+    assert_one_error(ended(process), 3, f"line 1 of {source} is longer than 1 MiB, which no {kind} is "
+                                        "(it holds NUL bytes: binary data, not text)")
 
 
 def endless(chunk: str) -> subprocess.Popen:
@@ -178,6 +180,22 @@ def test_endless_labels_for_a_table_claiming_2_62_lines_end_at_its_last_occurren
         writer.wait()
     assert returncode == 0, stderr[-500:]
     assert json.loads(stdout)["labels"]["purity"] == 1.0
+
+
+@pytest.mark.parametrize("chunk", ["\n", "\t \r\n"], ids=["empty", "blanks"])
+def test_an_endless_stream_of_blank_labels_ends_one_past_the_corpus(chunk):
+    """Issue 32 audit 2: `--labels <(yes "")` ran for ever: blank lines were dropped, so the count that stops
+    reading one label past the corpus never moved. A blank line is an empty label, counted."""
+    writer = endless(chunk)
+    try:
+        process = subprocess.Popen([*CLI, "senses", "bank", "--file", str(BANK), "--labels", "/dev/stdin", "--json"],
+                                   stdin=writer.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert writer.stdout is not None
+        writer.stdout.close()  # the run holds the pipe's reading end alone: the writer stops when the run ends
+        assert_one_error(ended(process), 3, "the labels give 41 labels for a corpus of 40 lines")
+    finally:
+        writer.kill()
+        writer.wait()
 
 
 # --- 14.7: bounded resources for hostile headers and archives ---------------------------------------

@@ -99,7 +99,7 @@ def test_a_binary_file_to_stdouts_own_file_is_refused(tmp_path, mode, flag, args
     out = tmp_path / "x.out"
     finished = stdout_into(out, mode, [*args, flag, "/dev/stdout"])
     assert finished.returncode == 2
-    assert finished.stderr.decode().startswith(f"attn-cli: error: {flag} /dev/stdout is the file stdout writes into")
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {flag} /dev/stdout is stdout")
     assert out.read_bytes() == (KEPT if mode == "ab" else b"")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["x.out"]
 
@@ -193,9 +193,9 @@ def test_a_file_output_that_is_the_file_behind_stdout_is_refused(tmp_path, mode,
     with out.open(mode) as stdout:
         finished = attn([*args, flag, str(out)], stdout=stdout)
     assert finished.returncode == 2
+    hint = f" (or {flag} /dev/stdout to add it to stdout)" if flag != "--out" else ""  # a binary file: never
     assert finished.stderr.decode() == (f"attn-cli: error: {flag} {out} is the file stdout writes into; writing it "
-                                        f"would replace what stdout wrote, so give {flag} another file name (or "
-                                        f"{flag} /dev/stdout to add it to stdout)\n")
+                                        f"would replace what stdout wrote, so give {flag} another file name{hint}\n")
     assert out.read_bytes() == (b"kept\n" if mode == "ab" else b"")
 
 
@@ -315,14 +315,18 @@ def test_a_page_with_the_longest_name_a_folder_holds_is_written(run, tmp_path, l
 
 
 @pytest.mark.parametrize("args, message", [
-    (["explain", "money bank", "--html", ""], "--html needs a file name, not . (a folder); give one, e.g. --html "
+    (["explain", "money bank", "--html", ""], "--html needs a file name, not '' or . (a folder); give one, e.g. --html "
                                               "report.html"),
     (["explain", "money bank", "--html", "-"], "--html - would write a file named -; give a file name (./- if you "
                                                "mean one), or --html /dev/stdout to add it to stdout"),
     (["explain", "money bank", "--svg", "--"], "--svg -- would write a file named --; give a file name (./-- if you "
                                                "mean one), or --svg /dev/stdout to add it to stdout"),
     (["train", "--demo", "--out", "-"], "--out - would write a file named -; give a file name (./- if you mean "
-                                        "one), or --out /dev/stdout to add it to stdout"),
+                                        "one)"),
+    (["senses", "bank", "--example", "--parquet", "-"], "--parquet - would write a file named -; give a file name "
+                                                        "(./- if you mean one)"),
+    (["vectors", "export", "default", "-"], "FILE - would write a file named -; give a file name (./- if you mean "
+                                            "one)"),
     (["vectors", "info", ""], "vectors info needs a SOURCE: a cache id (attn-cli vectors list shows them), a vector "
                               "file or a gensim-data name")])
 def test_empty_and_dash_names_are_refused_in_words_that_fit(run, args, message):
@@ -339,6 +343,34 @@ def test_a_picture_in_a_folder_that_is_a_file_says_so(run, tmp_path):
     assert result.exit_code == 2
     assert result.stderr == (f"attn-cli: error: --svg {tmp_path}/file/x.svg: {tmp_path}/file is a file, not a "
                              "folder; give a file name in an existing folder\n")
+
+
+@pytest.mark.parametrize("flag, args", [
+    ("--parquet", ["explain", "the bank of the river"]), ("--parquet", ["senses", "bank", "--example", "--json"]),
+    ("--out", ["train", "--demo", "--epochs", "1"]), ("FILE", ["vectors", "export", "default"]),
+    ("FILE", ["vectors", "export", "default", "--format", "word2vec-binary"])],
+    ids=["explain", "senses", "train", "export", "export binary"])
+@pytest.mark.parametrize("target", ["/dev/stdout", "/dev/fd/1"])
+def test_a_binary_file_to_stdout_through_a_pipe_is_refused(tmp_path, flag, args, target):
+    """Issue 32 audit 6-8: `vectors export v /dev/stdout | cat > v.w2v` put the report after the vectors and
+    `senses --parquet /dev/stdout | cat` the report after the table, exit 0; into a closed pipe export was exit 1,
+    said nothing. A binary file cannot share stdout with the report, whatever stdout is: refused before a byte."""
+    command = [*args[:3], target, *args[3:]] if flag == "FILE" else [*args, flag, target]
+    finished = attn(command, cwd=tmp_path)
+    assert (finished.returncode, finished.stdout) == (2, b""), finished.stderr[-300:]
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {flag} {target} is ")  # train: not a regular file
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_picture_to_stdout_into_a_closed_pipe_ends_quietly_with_141():
+    """Issue 32 audit 8: a file written to /dev/stdout meeting a closed pipe (EPIPE as the OutputError of its file)
+    was exit 1 with nothing said, click's handler; it ends as a closed stdout does."""
+    stdout = closed_pipe()
+    try:
+        finished = attn(["explain", "money bank grows", "--json", "--html", "/dev/stdout"], stdout=stdout)
+    finally:
+        os.close(stdout)
+    assert (finished.returncode, finished.stderr) == (141, b"")
 
 
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["explain", "--help"], ["train", "--help"], ["vectors", "--help"],
@@ -390,3 +422,42 @@ def test_a_full_temporary_folder_is_named_not_stdout(run, monkeypatch, tmp_path)
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == (f"attn-cli: error: cannot hold the JSON in the temporary folder {tempfile.gettempdir()}: "
                              "No space left on device; set TMPDIR to a folder with room for it\n")
+
+
+@MODES
+@pytest.mark.parametrize("args, name", [
+    (["vectors", "export", "{input}", "{out}"], "NAME"), (["vectors", "export", "{input}", "{out}", "--json"], "NAME"),
+    (["vectors", "import", "{input}"], "SOURCE"), (["vectors", "info", "{input}"], "SOURCE")],
+    ids=["export", "export --json", "import", "info"])
+def test_a_vector_file_that_is_stdouts_file_is_refused(tmp_path, mode, args, name, glove_file):
+    """Issue 32 audit 1: `vectors export v.txt o.txt >> v.txt` (import, info too) appended the report to the vector
+    file, exit 0: refused as --vectors is."""
+    path = tmp_path / "v.txt"
+    path.write_bytes(Path(glove_file).read_bytes())
+    before = path.read_bytes()
+    with path.open(mode) as stdout:
+        finished = attn([arg.format(input=path, out=tmp_path / "o.txt") for arg in args], stdout=stdout)
+    assert finished.returncode == 3
+    assert finished.stderr.decode().startswith(f"attn-cli: error: {name} {path} is also stdout")
+    assert path.read_bytes() == (before if mode == "ab" else b"")
+    assert not (tmp_path / "o.txt").exists()
+
+
+LONG_PATH = "d/" * 2000 + "x"
+
+
+@pytest.mark.parametrize("args, code, culprit", [
+    (["senses", "bank", "--file", LONG_PATH], 2, "--file d/d/"),
+    (["senses", "bank", "--file", str(CORPUS), "--labels", LONG_PATH], 2, "--labels d/d/"),
+    (["vectors", "export", "default", LONG_PATH], 2, "FILE d/d/"),
+    (["senses", "bank", "--example", "--html", LONG_PATH + ".html"], 2, "--html d/d/"),
+    (["vectors", "export", "default", "x.txt", "--format", "q" * 5000], 2, "'--format'"),
+    (["senses", "bank", "--example", "--cluster-seed", "q" * 5000], 2, "'--cluster-seed'")],
+    ids=["--file", "--labels", "export FILE", "--html", "--format", "--cluster-seed"])
+def test_every_message_shortens_a_long_path_or_value(run, tmp_path, monkeypatch, args, code, culprit):
+    """Issue 32 audit 9: messages quoted a 4 KB path (twice in "folder ... does not exist") or click's "Invalid
+    value" a 5 KB value; every message is cut where it is said (messages.fail), the parser's too."""
+    monkeypatch.chdir(tmp_path)
+    result = run(*args)
+    assert result.exit_code == code and culprit in result.stderr, result.stderr[:300]
+    assert len(result.stderr) < 1000 and "characters)" in result.stderr and len(result.stderr.splitlines()) == 1

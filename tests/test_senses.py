@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
@@ -166,6 +167,18 @@ def test_labels_must_number_the_lines():
         attn_cli.senses("bank", BANK, labels=BANK_LABELS[:-1])
     with pytest.raises(attn_cli.InputError, match="the labels give 41 labels for a corpus of 40 lines"):
         attn_cli.senses("bank", BANK, labels=[*BANK_LABELS, "river"])
+
+
+def test_endless_labels_are_read_one_past_the_lines_and_refused():
+    """Issue 32 audit 3: `senses("bank", lines, labels=itertools.repeat("river"))` ran for ever in group_senses,
+    listing the labels; they are read one past the corpus's lines, as the command line reads them."""
+    def endless():
+        for read in itertools.count():
+            assert read <= 1_000, "labels read past the corpus's 40 lines"
+            yield "river"
+
+    with pytest.raises(attn_cli.InputError, match="the labels give 41 labels for a corpus of 40 lines"):
+        attn_cli.senses("bank", BANK, labels=endless())
 
 
 def test_labels_may_stop_at_the_last_line_holding_the_word():

@@ -283,6 +283,25 @@ def test_a_table_of_more_rows_than_max_occurrences_is_refused_from_its_footer(ta
         attn_cli.Occurrences.read_parquet(path, max_occurrences=0)
 
 
+def test_text_columns_larger_than_sentences_give_are_refused_from_the_footer(table, tmp_path, monkeypatch):
+    """Issue 32 audit 4: a 4.8 MB table whose first sentence was "bank " + "a " * 50,000,000 was read whole (1.1 GB
+    of memory) and grouped, exit 0: the footer's uncompressed sizes of the text columns bound them, a sentence at
+    most 1 MiB (lowered here, so the file stays small)."""
+    from attn_cli.contexts import columns
+
+    monkeypatch.setattr(columns, "TEXT_BYTES_PER_ROW", 1024)
+    path = tmp_path / "bomb.parquet"
+    arrow = table.to_arrow()
+    sentences = arrow.column("sentence").to_pylist()
+    pq.write_table(_with_column(arrow, "sentence", pa.array(["bank " + "a " * 100_000, *sentences[1:]])), path,
+                   compression="zstd")
+    with pytest.raises(attn_cli.InputError, match=r"bomb.parquet holds [\d,]+ bytes of text in the 40 rows of its "
+                                                  r"row group 0"):
+        attn_cli.Occurrences.read_parquet(path)
+    table.write_parquet(path)
+    assert len(attn_cli.Occurrences.read_parquet(path)) == 40
+
+
 def _empty(tmp_path):
     (tmp_path / "empty.parquet").write_bytes(b"")
     return tmp_path / "empty.parquet"

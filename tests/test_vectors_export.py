@@ -93,3 +93,21 @@ def test_wrong_arguments_name_themselves(tmp_path, monkeypatch, arguments, setti
         attn_cli.export_vectors(attn_cli.load_vectors() if vectors is None else vectors, path,
                                 **({"format": format[0]} if format else {}))
     assert raised.value.setting == setting and not (tmp_path / "out.txt").exists()
+
+
+@pytest.mark.parametrize("command", [["export", "{name}", "x.txt"], ["info", "{name}"], ["import", "{name}"]])
+def test_a_name_too_long_for_the_file_system_is_a_vectors_error_shortened(run, command):
+    """Issue 32 audit 5: `vectors export <5,000 q> x.txt` and `vectors info` were exit 1, "internal error:
+    OSError: File name too long", quoting the whole name."""
+    name = "q" * 5000
+    result = run("vectors", *[part.format(name=name) for part in command])
+    assert result.exit_code == 4, result.stderr
+    assert "qqqq" in result.stderr and len(result.stderr) < 500 and "5,000 characters" in result.stderr
+
+
+def test_a_missing_name_points_to_default_not_to_an_option_export_lacks(run, tmp_path):
+    """Issue 32 audit 12: `vectors export nosuch x.txt` advised "or leave out --vectors", which export does not
+    have; its embedded set is NAME default."""
+    result = run("vectors", "export", "nosuch", str(tmp_path / "x.txt"))
+    assert result.exit_code == 4 and "nosuch" in result.stderr and "NAME default" in result.stderr
+    assert "--vectors" not in result.stderr and not (tmp_path / "x.txt").exists()

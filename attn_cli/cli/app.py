@@ -6,6 +6,7 @@ parser error) and leaves as one line on stderr with its documented exit code.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -53,8 +54,10 @@ class OneLineErrors(NarrowHelp, TyperGroup):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except BrokenPipeError:  # raised past the parser's own handler, which would call it exit 1
-            raise OutputClosed() from None
+        except OSError as exc:  # raised past the parser's own handler, which would call EPIPE exit 1
+            if exc.errno == errno.EPIPE:  # a BrokenPipeError, or an OutputError of a file on a closed pipe
+                raise OutputClosed() from None
+            raise
 
     def make_context(self, *args, **extra):
         """Parse the command line; the help or version it prints into a closed pipe (`--help | head`) ends as a

@@ -75,9 +75,12 @@ class InputLine:
 
 def input_lines(argument: str | None, file: Path | None, input_format: str = "text",
                 example: str = 'echo "money bank grows" | attn-cli explain -',
-                flag: str = "--file", source: str | None = None) -> Iterator[InputLine]:
+                flag: str = "--file", source: str | None = None, kind: str = "sentence",
+                blanks: bool = False) -> Iterator[InputLine]:
     """The sentence argument itself, or each non-blank line of stdin ('-') or of `file` (named `flag` in
-    messages, and its lines 'line N of `source`', its path by default), in order."""
+    messages, and its lines 'line N of `source`', its path by default), in order; a line holds one `kind`
+    ("sentence", "label"), as messages say. With `blanks` a blank line is yielded too, as an empty line: senses
+    matches a corpus and its labels line by line, and a stream of blank lines is then counted as it is read."""
     if argument is not None and file is not None:
         raise UsageError("give a SENTENCE (or - for stdin) or --file PATH, not both")
     if argument is None and file is None:
@@ -86,12 +89,12 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         yield InputLine(argument)
         return
     found = False
-    for line in _stream_lines(file, input_format, flag, source):
-        found = True
+    for line in _stream_lines(file, input_format, flag, source, kind, blanks):
+        found = found or line.text != ""
         yield line
     if not found:
-        where = "on stdin" if file is None else f"in {flag} {file}"
-        raise InputError(f"no sentence {where}; give one sentence per line, e.g. {example}")
+        where = "on stdin" if file is None else f"in {flag} {shown_path(file)}"
+        raise InputError(f"no {kind} {where}; give one {kind} per line, e.g. {example}")
 
 
 def readable(line: InputLine) -> InputLine:
@@ -110,18 +113,19 @@ def line_list(arguments: list[str], file: Path | None, example: str, input_forma
 
 
 def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
-                  source: str | None = None) -> Iterator[InputLine]:
+                  source: str | None = None, kind: str = "sentence", blanks: bool = False) -> Iterator[InputLine]:
     if file is None:
         if _stdin_is_a_terminal():  # else a person sees a run that waits without a word
             fail(TERMINAL_NOTE, kind="note")
         read_back(_stdin_descriptor(), "stdin")
-        yield from parse_lines(text_lines(stdin_reader(), "stdin"), "stdin", input_format)
+        yield from parse_lines(text_lines(stdin_reader(), "stdin"), "stdin", input_format, kind, blanks)
         return
-    descriptor = open_input(file, flag)
+    descriptor = open_input(file, flag, kind)
     try:
         read_back(descriptor, f"{flag} {shown_path(file)}")
         source = source or str(file)
-        yield from parse_lines(text_lines(lambda size: os.read(descriptor, size), source), source, input_format)
+        yield from parse_lines(text_lines(lambda size: os.read(descriptor, size), source), source, input_format,
+                               kind, blanks)
     finally:
         os.close(descriptor)
 
@@ -150,14 +154,16 @@ def read_back(source: int | Path | None, name: str) -> None:
                          "the input; redirect stdout to another file")
 
 
-def stdout_file(source: int | Path | None) -> bool:
+def stdout_file(source: int | Path | None, regular: bool = True) -> bool:
     """Whether `source` (a descriptor, or a path, followed through links) is the very regular file stdout writes
-    into; False when either has no file behind it (a test runner's stream) or stdout is a pipe or a device."""
+    into (with `regular` False: whatever stdout is, a pipe or a terminal too); False when either has no file
+    behind it (a test runner's stream)."""
     try:
         found, written = os.stat(source if source is not None else -1), os.fstat(sys.stdout.fileno())
     except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
         return False
-    return stat.S_ISREG(found.st_mode) and (found.st_dev, found.st_ino) == (written.st_dev, written.st_ino)
+    return ((stat.S_ISREG(found.st_mode) or not regular)
+            and (found.st_dev, found.st_ino) == (written.st_dev, written.st_ino))
 
 
 def input_may_wait(argument: str | None, file: Path | None) -> bool:
@@ -315,31 +321,38 @@ def _until_error(group: list) -> Iterator[list[InputLine]]:
         yield group
 
 
-def open_input(path: Path, flag: str = "--file") -> int:
-    """The input file (--file, or train's CORPUS: `flag`), opened for reading bytes (a descriptor), or a usage
-    error naming what is wrong with it."""
+def open_input(path: Path, flag: str = "--file", kind: str = "sentence") -> int:
+    """The input file (--file, --labels, or train's CORPUS: `flag`) of a `kind` a line, opened for reading bytes (a
+    descriptor), or a usage error naming what is wrong with it. `-` names no file here (stdin is /dev/stdin)."""
+    shown = shown_path(path)
     try:
+        if str(path) == STDIN:
+            raise UsageError(f"{flag} - names no file; give {flag} /dev/stdin to read stdin")
         if path.is_dir():
             raise IsADirectoryError
         return os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        raise UsageError(f"{flag} {path}: no such file; pass a text file with one sentence per line") from None
+        raise UsageError(f"{flag} {shown}: no such file; pass a text file with one {kind} per line") from None
     except IsADirectoryError:
-        raise UsageError(f"{flag} {path} is a directory; pass a text file with one sentence per line") from None
+        raise UsageError(f"{flag} {shown} is a directory; pass a text file with one {kind} per line") from None
     except OSError as exc:
-        raise UsageError(f"{flag} {path}: {exc.strerror}; pass a readable text file") from None
+        raise UsageError(f"{flag} {shown}: {exc.strerror}; pass a readable text file") from None
 
 
-def parse_lines(stream: Iterable[bytes], source: str, input_format: str) -> Iterator[InputLine]:
-    """Each non-blank line as an InputLine: plain text, or (jsonl) an object with a "text" field."""
+def parse_lines(stream: Iterable[bytes], source: str, input_format: str,
+                kind: str = "sentence", blanks: bool = False) -> Iterator[InputLine]:
+    """Each non-blank line as an InputLine: plain text, or (jsonl) an object with a "text" field; with `blanks`
+    a blank one too, as an empty line (see input_lines)."""
     for number, raw in enumerate(stream, 1):
         if len(raw) > MAX_LINE_BYTES:
-            raise InputError(too_long(number, source, raw))
+            raise InputError(too_long(number, source, raw, kind))
         text, error = decoded(raw)
         if error:
             yield InputLine(None, number, source, error=error)
             continue
         if not text.strip():
+            if blanks:
+                yield InputLine("", number, source)
             continue
         text = text.rstrip("\r\n")
         yield json_line(text, number, source) if input_format == "jsonl" else InputLine(text, number, source)
@@ -379,11 +392,12 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def too_long(number: int, source: str, raw: bytes) -> str:
-    """Why a line over the cap ends the run: no sentence is that long, so the input is not sentences."""
+def too_long(number: int, source: str, raw: bytes, kind: str = "sentence") -> str:
+    """Why a line over the cap ends the run: no sentence (or label: `kind`) is that long, so the input is not
+    sentences."""
     binary = " (it holds NUL bytes: binary data, not text)" if b"\0" in raw else ""
-    return (f"line {number} of {source} is longer than {MAX_LINE_BYTES >> 20} MiB, which no sentence is{binary}; "
-            "give text with one sentence per line")
+    return (f"line {number} of {source} is longer than {MAX_LINE_BYTES >> 20} MiB, which no {kind} is{binary}; "
+            f"give text with one {kind} per line")
 
 
 JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "true or false", type(None): "null"}

@@ -4,21 +4,28 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from contextvars import ContextVar
 
-from attn_cli.errors import AttnError, Option, literal
+from attn_cli.errors import AttnError, Option, literal, shorten
 
 QUIET: ContextVar[bool] = ContextVar("quiet", default=False)  # --quiet: warnings and notes unsaid, errors still said
 
 
+LONGEST_WORD = 200  # characters: a real path (a venv's, a cache's) stays whole, so a command it is in can be pasted
+LONG_WORD = re.compile(rf"[^\s:;,'\"]{{{LONGEST_WORD + 1},}}")  # the punctuation after a word kept
+
+
 def fail(message: str, kind: str = "error") -> None:
     """One line on stderr, prefixed with the program name: never through Rich, never wrapped, and with any
-    control or bidi character that came from input (a word, a file name) shown as its escape. Under --quiet
-    only errors are written."""
+    control or bidi character that came from input (a word, a file name) shown as its escape. Every word (a
+    path, a value) longer than LONGEST_WORD is cut, with its length, here where every message passes, the
+    parser's own included, so none quotes kilobytes of what it was given. Under --quiet only errors are
+    written."""
     if kind == "warning" and QUIET.get():
         return
-    say(f"attn-cli: {kind}: {literal(message)}")
+    say(f"attn-cli: {kind}: {literal(LONG_WORD.sub(lambda word: shorten(word.group(), LONGEST_WORD), message))}")
 
 
 def say(line: str) -> None:

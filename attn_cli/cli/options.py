@@ -223,7 +223,7 @@ def output_path(option: str, path: Path, example: str) -> None:
     enough for the file system (ENAMETOOLONG, said with the name shortened)."""
     if str(path).strip("-") == "":
         raise UsageError(f"{option} {path} would write a file named {path}; give a file name (./{path} if you mean "
-                         f"one), or {option} /dev/stdout to add it to stdout")
+                         f"one){to_stdout(option, ', or')}")
     try:
         _in_a_folder(option, path, example)
     except OSError as exc:
@@ -235,7 +235,7 @@ def _in_a_folder(option: str, path: Path, example: str) -> None:
     """That `path` names a file, not a folder, in a folder that exists (an OSError when the name cannot be looked
     up at all)."""
     if path.is_dir():
-        raise UsageError(f"{option} needs a file name, not . (a folder); give one, e.g. {option} {example}"
+        raise UsageError(f"{option} needs a file name, not '' or . (a folder); give one, e.g. {option} {example}"
                          if str(path) == "." else
                          f"{option} {path} is a directory; give a file name, e.g. {option} {example}")
     if path.parent.exists() and not path.parent.is_dir():
@@ -255,20 +255,26 @@ def writable_target(option: str, path: Path) -> None:
     only for reading. Any other path must not be the regular file stdout or stderr writes into, which a rename
     would replace (`--json > o.json --html o.json` lost the JSON). A descriptor's path to stdout's own file
     (`--html /dev/stdout > page.html`) is written through stdout, in order (see outputs.write_target), which a
-    binary file (--parquet, train's --out) cannot share with the report: it is refused."""
+    binary or data file (--parquet, train's --out, vectors export's FILE) cannot share with the report, whatever
+    stdout is (a file, a pipe, a terminal): it is refused."""
     descriptor = attn_cli.stream_descriptor(path)
     if descriptor is None:
         for stream, number in (("stdout", 1), ("stderr", 2)):
             if same_regular_file(path, Path(f"/dev/fd/{number}")):
                 raise UsageError(f"{option} {path} is the file {stream} writes into; writing it would replace what "
-                                 f"{stream} wrote, so give {option} another file name (or {option} /dev/stdout to "
-                                 "add it to stdout)")
+                                 f"{stream} wrote, so give {option} another file name{to_stdout(option, ' (or', ')')}")
     elif access_mode(descriptor) == os.O_RDONLY:
         raise UsageError(f"{option} {path} is open for reading only; give a file name, or a descriptor open for "
-                         f"writing (e.g. {option} /dev/stdout)")
-    elif option not in STREAMED and stdout_file(path):
-        raise UsageError(f"{option} {path} is the file stdout writes into, where the report goes too: the two in "
-                         f"one file would read as neither, so give {option} a file name")
+                         f"writing{f' (e.g. {option} /dev/stdout)' if option in STREAMED else ''}")
+    elif option not in STREAMED and stdout_file(path, regular=False):
+        raise UsageError(f"{option} {path} is stdout (a file, a pipe or a terminal), where the report goes too: the "
+                         f"two together would read as neither, so give {option} a file name")
+
+
+def to_stdout(option: str, before: str, after: str = "") -> str:
+    """The hint that `option` can add its file to stdout, for the options that can (STREAMED): the binary files
+    (--parquet, train's --out, vectors export's FILE) never share stdout with the report."""
+    return f"{before} {option} /dev/stdout to add it to stdout{after}" if option in STREAMED else ""
 
 
 def access_mode(descriptor: int) -> int | None:

@@ -209,10 +209,13 @@ def write_target(path: Path, flag: str, data: str | bytes) -> None:
 @contextlib.contextmanager
 def writing(path: Path, flag: str) -> Iterator[None]:
     """An OSError met while writing the file of option `flag` as the usage error that names them (the disk is
-    full, the folder is read-only, ...)."""
+    full, the folder is read-only, ...); a closed pipe behind it (`--html /dev/stdout | head`) is left to end the
+    run as a closed stdout does (141)."""
     try:
         yield
     except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            raise
         raise UsageError(f"cannot write {flag} {shown_path(path)}: {exc.strerror or exc}; choose a writable "
                          "file") from None
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional, TextI
 
 import typer
 
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back, readable
 from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
@@ -49,7 +49,8 @@ CLUSTER_SEED_OPTION = Annotated[int, _option(
     help="Seed of k-means' starting centres: the same seed, the same groups.")]
 MAX_OCCURRENCES_OPTION = Annotated[int, _option(
     "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1,
-    help="Stop when the corpus holds more occurrences: they are all kept, so a stream that never ends stops.")]
+    help="Stop when the corpus, or a Parquet table read, holds more occurrences: they are all kept, so a stream "
+         "that never ends stops.")]
 OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
     "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
     help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
@@ -87,7 +88,7 @@ def senses(
     QUIET.set(engine.quiet)
     settings = engine.settings()
     check_corpus(source, file, occurrences_file, example, labels)
-    check_color_by(color_by, labels is not None or example)
+    check_color_by(color_by, labels is not None or example, engine.html is not None or engine.svg is not None)
     files = engine.picture_files(file, stdin=source == STDIN, parquet=parquet,
                                  inputs={"--occurrences": occurrences_file, "--labels": labels})
     label_lines = None if labels is None else opened_labels(labels)
@@ -97,8 +98,9 @@ def senses(
     from attn_cli import example_corpus, group_senses  # the senses library (and scikit-learn) load when it runs
 
     bundled = example_corpus() if example else None
+    unreadable: list[InputLine] = []
     with DelayedBar(enabled=not engine.json) as bar:
-        lines = bundled[0] if bundled else corpus_lines(source, file)
+        lines = bundled[0] if bundled else corpus_lines(source, file, unreadable)
         table = (scanned(word, lines, vectors, settings, bar, max_occurrences) if occurrences_file is None else
                  tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
@@ -106,6 +108,8 @@ def senses(
             label_lines, int(table.line[-1]) if len(table) else table.first_line)[table.first_line - 1:]
         result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
     document = result.to_dict()
+    if unreadable:  # the command line's count: the library is given text
+        document["corpus"]["unreadable_lines"] = len(unreadable)
     if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
         with writing(parquet, "--parquet"):
             result.write_parquet(parquet)
@@ -128,12 +132,16 @@ def check_corpus(source: Optional[str], file: Optional[Path], occurrences_file: 
                          "the corpus with --file")
 
 
-def check_color_by(color_by: str, labelled: bool) -> None:
-    """--color-by: one of the scatter's colourings, and "label" only for a corpus with labels."""
+def check_color_by(color_by: str, labelled: bool, pictured: bool) -> None:
+    """--color-by: one of the scatter's colourings, and "label" only for a corpus with labels and a scatter to
+    colour (--html or --svg): without one it would be silently unused."""
     from attn_cli.render.senses_page import COLOR_BY
 
     if color_by not in COLOR_BY:
         raise UsageError(f"--color-by takes {' or '.join(COLOR_BY)}, not {shorten(color_by, 40)!r}")
+    if color_by != COLOR_BY[0] and not pictured:
+        raise UsageError(f"--color-by {color_by} colours the scatter of --html and --svg; add one (e.g. --html "
+                         "senses.html), or leave out --color-by")
     if color_by == "label" and not labelled:
         raise UsageError("--color-by label needs the corpus's labels: give --labels FILE (one label per corpus line), "
                          "or try attn-cli senses bank --example --color-by label --html senses.html")
@@ -181,15 +189,11 @@ def write_pictures(document: dict, files: dict[str, Path], command_line: str, co
                      scatter_svg(document, standalone=True, color_by=color_by))
 
 
-def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
+def corpus_lines(source: Optional[str], file: Optional[Path], unreadable: list[InputLine]) -> Iterator[str]:
     """Each line of the corpus as text, numbered as in the file: a blank line is an empty sentence (so line
-    numbers and the labels keep their places), an unreadable one too, with one warning at the end."""
-    unreadable: list[InputLine] = []
-    last = 0
-    for line in input_lines(source, file, example=STDIN_EXAMPLE):
-        assert line.number is not None  # lines of a file or of stdin are numbered
-        yield from [""] * (line.number - last - 1)
-        last = line.number
+    numbers and the labels keep their places, trailing blank lines too), an unreadable one too, added to
+    `unreadable` (the document counts them), with one warning at the end."""
+    for line in input_lines(source, file, example=STDIN_EXAMPLE, blanks=True):
         if line.error is not None:
             unreadable.append(line)
         yield line.text or ""
@@ -201,22 +205,21 @@ def corpus_lines(source: Optional[str], file: Optional[Path]) -> Iterator[str]:
 def opened_labels(path: Path) -> Iterator[InputLine]:
     """--labels' lines, the first one read now: a missing or unreadable file fails before the corpus is read."""
     lines = input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels",
-                        source=f"--labels {shown_path(path)}")  # its lines are named with the option
+                        source=f"--labels {shown_path(path)}",  # its lines are named with the option
+                        kind="label", blanks=True)
     first = next(lines, None)
     return lines if first is None else itertools.chain([first], lines)
 
 
 def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
-    """--labels: the label of each corpus line from line 1, by line number (a blank line's label is empty).
-    Reading stops one label past line `corpus_lines`, the last that holds an occurrence (later labels are not
-    used, and a table may claim 2**62 lines), so a stream that never ends stops; a label past the corpus's end
-    is refused by the count check."""
+    """--labels: the label of each corpus line from line 1, one a line (a blank line's label is empty). Reading
+    stops one label past line `corpus_lines`, the last that holds an occurrence (later labels are not used, and a
+    table may claim 2**62 lines), so a stream that never ends, of blank lines too, stops; a label past the
+    corpus's end is refused by the count check. A line that is not text is an InputError, as the corpus's
+    too-long line is."""
     labels: list[str] = []
     for line in lines:
-        assert line.number is not None
-        if line.error is not None:
-            raise UsageError(line.located(line.error))
-        labels += [""] * (line.number - len(labels) - 1) + [(line.text or "").strip()]
+        labels.append(readable(line).sentence().strip())
         if len(labels) > corpus_lines:
             break
     return labels

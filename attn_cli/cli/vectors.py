@@ -14,7 +14,8 @@ from typing import Annotated, Any, Optional, Sequence
 import typer
 
 from attn_cli.errors import UsageError, VectorsError
-from attn_cli.errors import literal
+from attn_cli.errors import literal, shown_path
+from attn_cli.cli.inputs import read_back
 from attn_cli.cli.messages import warn
 from attn_cli.cli.help import NarrowHelpGroup
 from attn_cli.cli.options import (HelpInOrder, VectorFormat, examples, output_path, same_regular_file,
@@ -61,6 +62,7 @@ def import_(
         return
     if from_path is not None:
         raise UsageError(f"--from applies only to a model ({', '.join(MODELS)}); give a vector file as SOURCE")
+    not_stdout("SOURCE", source)
     vectors = load_vectors(source, limit=limit, format=file_format.value if file_format else None,
                            skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn,
                            require_cache=True)
@@ -77,6 +79,7 @@ def info(
     if not source:
         raise UsageError("vectors info needs a SOURCE: a cache id (attn-cli vectors list shows them), a vector file "
                          "or a gensim-data name")
+    not_stdout("SOURCE", source)
     found = find_cached(source, warn)
     if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
@@ -200,13 +203,18 @@ def export(
     if not source:
         raise UsageError("vectors export needs a NAME: default, a cache id (attn-cli vectors list shows them), a "
                          "vector file or a gensim-data name")
+    not_stdout("NAME", source)
     output_path("FILE", file, "vectors.txt")
     writable_target("FILE", file)
     if same_regular_file(file, Path(source)):
         raise UsageError(f"FILE {file} is the vector file NAME names; writing it would replace it, so give another "
                          "file name")
     found = find_cached(source, warn)
-    vectors = found[0].load() if found else load_vectors(source, progress=not json, warn=warn)
+    try:
+        vectors = found[0].load() if found else load_vectors(source, progress=not json, warn=warn)
+    except VectorsError as exc:  # export has no --vectors: its NAME default is the embedded set
+        raise VectorsError(exc.spoken(lambda option: "give NAME default" if option.name == "vectors" else
+                                      option.command_line())) from None
     chosen = file_format.value if file_format else "word2vec-binary" if file.suffix == ".bin" else "word2vec"
     export_vectors(vectors, file, format=chosen)
     report = {"schema_version": SCHEMA_VERSION, "command": "vectors export", "name": vectors.name,
@@ -215,6 +223,12 @@ def export(
         write_json(report)
     else:
         print(literal(f"wrote {vectors.count:,} words x {vectors.dims} dims of {vectors.name} to {file} ({chosen})"))
+
+
+def not_stdout(name: str, source: str) -> None:
+    """Refuse a vector file that is the very file stdout writes into (`vectors export v.txt o.txt >> v.txt`), as
+    every input is refused: the report would be written into the vectors."""
+    read_back(Path(source), f"{name} {shown_path(source)}")
 
 
 def info_report(vectors: Vectors) -> dict:

@@ -138,10 +138,16 @@ def _width(settings: Settings, dims: int, path: str) -> int:
     return settings.attention.output_width(dims)
 
 
+TEXT_COLUMNS = ("token", "sentence", "context_words")  # a row's sentence, and its words again
+TEXT_BYTES_PER_ROW = 1 << 20  # 1 MiB, a corpus line's bound: real rows average far less (--max-tokens words)
+
+
 def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
     """What the footer counts, before any column is read: at most `most` rows (as a scan keeps at most
     max_occurrences), and in the columns read at most `per_row` values a row (the numbers of outputs and bags, a
-    context list of each sentence's tokens and five more): a file of zeros compresses to a few bytes a million."""
+    context list of each sentence's tokens and five more): a file of zeros compresses to a few bytes a million.
+    The text columns of each row group, uncompressed, hold at most TEXT_BYTES_PER_ROW a row (and one row more):
+    a 5 MB file held a sentence of 100 MB, read whole before any check."""
     rows = metadata.num_rows
     if rows > most:
         raise InputError(f"the occurrences table {shown_path(path)} holds {rows:,} occurrences, more than the "
@@ -152,6 +158,14 @@ def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
                  if chunk.path_in_schema.split(".")[0] in (*ROW_COLUMNS, "group"))
     if values > rows * per_row:
         raise damaged(path, f"its footer counts {values:,} values in {rows:,} rows, more than such rows hold")
+    for index, group in enumerate(groups):
+        text = sum(chunk.total_uncompressed_size for chunk in map(group.column, range(group.num_columns))
+                   if chunk.path_in_schema.split(".")[0] in TEXT_COLUMNS)
+        if text > (group.num_rows + 1) * TEXT_BYTES_PER_ROW:  # one row more: the pages' own bytes
+            raise InputError(f"the occurrences table {shown_path(path)} holds {text:,} bytes of text in the "
+                             f"{group.num_rows:,} rows of its row group {index}, more than the "
+                             f"{TEXT_BYTES_PER_ROW >> 20} MiB a row a corpus's lines give; it is not a table of "
+                             "their occurrences")
 
 
 def _checked(pa: Any, stored: pyarrow.parquet.ParquetFile, about: dict[str, Any], dims: int, width: int,

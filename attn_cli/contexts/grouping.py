@@ -9,6 +9,7 @@ the neighbour searches use.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 
 import numpy as np
 
@@ -45,8 +46,9 @@ def group_senses(occurrences: Occurrences, *, clusters: int | None = None, label
     if clusters is not None and not (is_whole(clusters) and 1 <= clusters <= count):
         raise SettingsError("clusters", f"must be a whole number from 1 to the {count:,} occurrences (got "
                                         f"{clusters!r})")
-    if labels is not None:  # read once: a generator is read by the type check, then counted
-        labels = list(require_iterable("labels", labels, "str, one per corpus line"))
+    if labels is not None:  # read once, one past the lines read: an endless iterator ends, refused by the count
+        labels = list(islice(require_iterable("labels", labels, "str, one per corpus line"),
+                             occurrences.lines_read + 1))
     line_labels = None if labels is None else occurrence_labels(occurrences, labels)
     order = None if labels is None else list(dict.fromkeys(labels))  # the labels in the order first seen
     from threadpoolctl import threadpool_limits  # scikit-learn's own dependency

@@ -16,6 +16,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from attn_cli.errors import shorten
 from attn_cli.render.flags import settings_text
 from attn_cli.render.terminal import NEW, header_line, new_words_legend, section, settings_lines
 
@@ -134,7 +135,7 @@ def render_labels(report: dict, console: Console) -> None:
     majority.add_column("majority label", overflow="fold")
     majority.add_column("share", justify="right")
     for row in labels["groups"]:
-        majority.add_row(str(row["group"]), row["label"], number(row["share"]))
+        majority.add_row(str(row["group"]), shown_label(row["label"]), number(row["share"]))
     section(console, f"Groups against the labels: purity {number(labels['purity'])}, adjusted Rand index "
                      f"{number(labels['adjusted_rand'])}", majority,
             "purity: the share of occurrences whose group's majority label is theirs; adjusted Rand: agreement "
@@ -159,6 +160,14 @@ def misgrouped_title(report: dict) -> str:
     return f"Misgrouped occurrences, each labelled otherwise than its group's majority: {count:,}{listed}"
 
 
+EMPTY_LABEL = "(empty)"  # a blank labels line's label, which a table cell would show as nothing
+
+
+def shown_label(label: str) -> str:
+    """A label as a table cell: shortened as messages shorten a word (a label is any text), an empty one named."""
+    return shorten(label) if label else EMPTY_LABEL
+
+
 def misgrouped_rows(report: dict) -> list[tuple[dict, tuple[str, str, str]]]:
     """The first MISGROUPED_SHOWN misgrouped occurrences, each with its excerpt (before, word, after)."""
     places = occurrence_places(report["occurrences"])
@@ -173,7 +182,7 @@ def misgrouped_table(rows: list[tuple[dict, tuple[str, str, str]]]) -> Table:
         table.add_column(name, justify="right" if name in ("#", "line") else "left", overflow="fold",
                          style="bold" if name == "#" else "")
     for m, (before, word, after) in rows:
-        table.add_row(str(m["group"]), f"{m['line']:,}", m["label"], m["majority_label"],
+        table.add_row(str(m["group"]), f"{m['line']:,}", shown_label(m["label"]), shown_label(m["majority_label"]),
                       Text.assemble(before, (word, MARK), after))
     return table
 

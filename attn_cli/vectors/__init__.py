@@ -48,6 +48,10 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     return vectors
 
 
+# how to ask for the embedded set instead: a command may say it its own way (vectors export: NAME default)
+EMBEDDED = Option("vectors", python_text="leave out vectors=", typed_text="leave out --vectors")
+
+
 def resolve_source(source: str) -> tuple[Path, str | None]:
     """(the data file, a display name): a path as given, or a downloaded gensim-data set."""
     path = Path(source).expanduser()
@@ -56,15 +60,21 @@ def resolve_source(source: str) -> tuple[Path, str | None]:
             raise VectorsError(f"{source} is a directory; pass the vector file inside it")
         if path.exists():
             return regular_file(path, source), None
-    except OSError as exc:  # a name too long for the file system, a folder on the way that cannot be searched
-        raise VectorsError(f"vector file {shown_path(source)}: {exc.strerror}; pass an existing vector file by a name "
-                           "it can be opened by") from None
+    except OSError as exc:
+        raise unreachable(source, exc) from None
     from attn_cli.vectors import gensim_data
 
     if gensim_data.looks_like_name(source):
         return gensim_data.resolve(source), source
-    raise VectorsError(f"no such vector file: {source}; pass an existing GloVe, word2vec or fastText file, "
-                       "a gensim-data name, or leave out ", Option("vectors"), " for the embedded default")
+    raise VectorsError(f"no such vector file: {shown_path(source)}; pass an existing GloVe, word2vec or fastText "
+                       "file, a gensim-data name, or ", EMBEDDED, " for the embedded default")
+
+
+def unreachable(source: str, exc: OSError) -> VectorsError:
+    """A vector file name that cannot even be looked up: too long for the file system, a folder on the way that
+    cannot be searched."""
+    return VectorsError(f"vector file {shown_path(source)}: {exc.strerror}; pass an existing vector file by a name "
+                        "it can be opened by")
 
 
 def regular_file(path: Path, source: str) -> Path:
