@@ -22,11 +22,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from attn_cli.documents.explain import traced_indices
-from attn_cli.engine.sentences import analyse_shifts, attend_each
+from attn_cli.engine.sentences import Row, analyse_shifts, attend_each
 from attn_cli.declared import is_whole
-from attn_cli.engine.analysis import Diagnosis, Shift
-from attn_cli.engine.attention import AttentionResult, as_stack, multi_head_attention
-from attn_cli.engine.tokenize import TokenizedSentence, describe_unknown, tokenize
+from attn_cli.engine.attention import as_stack, multi_head_attention
+from attn_cli.engine.tokenize import Rows, TokenizedSentence, describe_unknown, tokenized_rows, with_vectors
 from attn_cli.errors import (InputError, InputTypeError, SettingsError, SettingsTypeError, UnknownWordsWarning,
                              path_argument, require_iterable)
 from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
@@ -197,33 +196,28 @@ def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
     return Training(generated.lines, found, chosen, "the demo corpus (generated)", demo=generated)
 
 
-def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *,
-                      diagnosed: bool = False) -> list[ExplainResult]:
-    """`explain` for many tokenized sentences at once (one neighbour search for all of them); `diagnosed`: their
-    diagnostics computed together too, for their documents (else each when a document needs it)."""
-    results, shifts, diagnoses = _attend([tokens for _, tokens in items], vectors, settings, diagnosed)
-    found = [ExplainResult(sentence, tokens, vectors, settings, result, shift)
-             for (sentence, tokens), result, shift in zip(items, results, shifts)]
-    return [result if diagnosis is None else result.keep_diagnosis(diagnosis)
-            for result, diagnosis in zip(found, diagnoses)]
+def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[ExplainResult]:
+    """`explain` for many tokenized sentences at once: attended as stacks (one neighbour search for all of them),
+    each result a view of its stack, its records made when read and its diagnostics with its stack's."""
+    return [ExplainResult.of_row(sentence, tokens, vectors, settings, row)
+            for (sentence, tokens), row in zip(items, _attend([tokens for _, tokens in items], vectors, settings))]
 
 
 def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *, word: str | None = None,
                     dims: int = 3, shuffle_check: bool = False) -> list[TraceResult]:
     """`trace` for many tokenized sentences at once; a sentence without `word` raises InputError."""
     traced = [traced_indices(tokens, word) for _, tokens in items]
-    results, shifts, _ = _attend([tokens for _, tokens in items], vectors, settings)
-    return [TraceResult(sentence, tokens, vectors, settings, result, shift, traced=indices, dims=dims,
-                        shuffle_check=shuffle_check)
-            for (sentence, tokens), result, shift, indices in zip(items, results, shifts, traced)]
+    rows = _attend([tokens for _, tokens in items], vectors, settings)
+    return [TraceResult.of_row(sentence, tokens, vectors, settings, row, traced=indices, dims=dims,
+                               shuffle_check=shuffle_check)
+            for (sentence, tokens), row, indices in zip(items, rows, traced)]
 
 
-def _attend(tokenized: list[TokenizedSentence], vectors: Vectors, settings: Settings, diagnosed: bool = False,
-            ) -> tuple[list[AttentionResult], list[list[Shift]], list[Diagnosis | None]]:
+def _attend(tokenized: list[TokenizedSentence], vectors: Vectors, settings: Settings) -> list[Row]:
     """The engine's pass over the sentences with these settings (attend_each), the layer checked first."""
     check_layer(settings, vectors)
     return attend_each(tokenized, vectors, settings.attention, settings.projections, neighbors=settings.neighbors,
-                       neighbor_vocab=settings.neighbor_vocab, diagnosed=diagnosed)
+                       neighbor_vocab=settings.neighbor_vocab)
 
 
 def _compared(sentences: list[ExplainResult], words: tuple[str, ...]) -> CompareResult:
@@ -241,9 +235,9 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
     check_layer(settings, vectors)
     result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention,
                                   settings.projections)
-    [[shifts]] = analyse_shifts([as_stack(result)], [[target[1]]], vectors, settings.neighbors,
-                                settings.neighbor_vocab, sources=[[source[1]]])
-    return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts)
+    [shifts] = analyse_shifts([as_stack(result)], [[target[1]]], vectors, settings.neighbors,
+                              settings.neighbor_vocab, sources=[[source[1]]])
+    return CrossResult(source[0], source[1], target[0], target[1], vectors, settings, result, shifts.records(0))
 
 
 def prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str, Any]) -> tuple[Settings, Vectors]:
@@ -301,11 +295,18 @@ def _tokenize(sentence: str, vectors: Vectors, settings: Settings) -> TokenizedS
 def tokenized_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence:
     """The sentence's tokens and the rows the layer takes: the vectors' words, or a pretrained model's WordPiece
     tokens with their inputs to the chosen layer (a list of words is joined by spaces for it)."""
+    found = tokens_for(sentence, vectors, settings)
+    return found if isinstance(found, TokenizedSentence) else with_vectors([found], vectors)[0]
+
+
+def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence | Rows:
+    """`tokenized_for`, but the vectors' rows not read yet (a batch reads a group's in one call, `with_vectors`):
+    a pretrained model's tokens come with their inputs."""
     layer = settings.layer_weights
     if settings.model is not None and layer is not None:
         return layer.tokenized(sentence if isinstance(sentence, str) else " ".join(sentence),  # type: ignore[union-attr]
                                settings.max_tokens)
-    return tokenize(sentence, vectors, settings.oov, settings.max_tokens)
+    return tokenized_rows(sentence, vectors, settings.oov, settings.max_tokens)
 
 
 def _warn_unknown(*sentences: TokenizedSentence) -> None:

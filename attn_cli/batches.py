@@ -1,9 +1,9 @@
 """Many sentences in one run: `explain_many` and `trace_many`, lazy iterators of results in input order.
 
-A corpus is read a group of lines at a time. Each group's sentences are tokenized, and those that pass are
-attended together (the sentences of one length as one stack, one neighbour search per run of at most
-GROUP_CELLS numbers, usually the whole group), so a batch makes a few numpy calls per stack instead of a
-few hundred per sentence. A group's results are handed
+A corpus is read a group of lines at a time. Each group's sentences are tokenized (their vocabulary rows
+read in one call), and those that pass are attended together (the sentences of one length as one stack, one
+neighbour search per run of at most GROUP_CELLS numbers, usually the whole group), so a batch makes a few
+numpy calls per stack instead of a few hundred per sentence. A group's results are handed
 out before the next group is read, so memory stays flat in the number of lines. A line that cannot be
 attended (empty, every word unknown, too long, a refused mask) yields a `LineError` carrying its number
 and message instead of ending the run; the command line's batch mode is a loop over these functions.
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, TypeVar, Union
 
-from attn_cli.api import (Tokenized, VectorsLike, check_layer, explain_tokenized, prepared, tokenized_for,
+from attn_cli.api import (Tokenized, VectorsLike, check_layer, explain_tokenized, prepared, tokens_for,
                           trace_tokenized)
 from attn_cli.declared import is_whole
 from attn_cli.documents.explain import traced_indices
 from attn_cli.engine.attention import sentence_cells
-from attn_cli.engine.tokenize import TokenizedSentence
+from attn_cli.engine.tokenize import Rows, TokenizedSentence, unread, with_vectors
 from attn_cli.errors import InputError, InputTypeError, SettingsError, require_iterable
 from attn_cli.results import ExplainResult, TraceResult
 from attn_cli.settings import Settings
@@ -57,12 +57,13 @@ def explain_many(lines: Iterable[Line], *, vectors: VectorsLike = None, settings
     `LineError` for a line that cannot be attended.
 
     The settings and vectors are checked now (a bad one raises here, not at the first line); the lines are
-    read as the iterator is consumed. `diagnose=False` leaves each result's diagnostics to be computed when
-    asked for, for runs that never look at them.
+    read as the iterator is consumed. Each result is a view of the arrays of the sentences of its length in
+    its group: its records, and the diagnostics of them all, are computed when first asked for (`diagnose` is
+    kept for callers that pass it; it changes nothing).
     """
     chosen, found = prepared(vectors, settings, changes)
     check_layer(chosen, found)
-    return _each_line(lines, found, chosen, lambda items: explain_tokenized(items, found, chosen, diagnosed=diagnose))
+    return _each_line(lines, found, chosen, lambda items: explain_tokenized(items, found, chosen))
 
 
 def trace_many(lines: Iterable[Line], *, word: str | None = None, dims: int = 3, shuffle_check: bool = False,
@@ -90,7 +91,8 @@ def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, buil
     GROUP_CELLS numbers, so a group of long sentences never takes gigabytes at once."""
     numbered = enumerate(require_iterable("lines", lines, "sentences (str) or of word lists"), 1)
     while group := list(islice(numbered, GROUP_LINES)):
-        tokenized = [(number, _tokenized(line, vectors, settings, check)) for number, line in group]
+        tokenized = _with_vectors([(number, _tokenized(line, vectors, settings, check)) for number, line in group],
+                                  vectors)
         for run in runs_within(tokenized, lambda item: _cells(item[1], settings.attention.heads), GROUP_CELLS):
             ready = [item for _, item in run if not isinstance(item, InputError)]
             built = iter(_built(ready, build))
@@ -108,16 +110,26 @@ def is_line(value: object) -> bool:
 
 
 def _tokenized(line: Line, vectors: Vectors, settings: Settings,
-               check: Callable[[TokenizedSentence], object]) -> Tokenized | InputError:
-    """The line with its tokens, or why it cannot be attended."""
+               check: Callable[[TokenizedSentence], object]) -> tuple[str, Rows | TokenizedSentence] | InputError:
+    """The line with its tokens (their vocabulary rows not read yet), or why it cannot be attended."""
     if not is_line(line):
         return InputError(f"a line must be {LINE_TYPES}, not {type(line).__name__}")
     try:
-        tokenized = tokenized_for(line, vectors, settings)
-        check(tokenized)
+        tokenized = tokens_for(line, vectors, settings)
+        check(tokenized if isinstance(tokenized, TokenizedSentence) else unread(tokenized))
     except InputError as exc:
         return exc
     return (line if isinstance(line, str) else " ".join(line)), tokenized
+
+
+def _with_vectors(tokenized: list[tuple[int, tuple[str, Rows | TokenizedSentence] | InputError]],
+                  vectors: Vectors) -> list[tuple[int, Tokenized | InputError]]:
+    """The group's lines with their vectors, the vocabulary rows of all of them read in one call."""
+    ready = iter(with_vectors([item[1] for _, item in tokenized if not isinstance(item, InputError)
+                               and not isinstance(item[1], TokenizedSentence)], vectors))
+    return [(number, item if isinstance(item, InputError) else
+             (item[0], item[1] if isinstance(item[1], TokenizedSentence) else next(ready)))
+            for number, item in tokenized]
 
 
 def _cells(item: Tokenized | InputError, heads: int) -> int:

@@ -16,13 +16,15 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Generic, TypeVar
 
 import numpy as np
 
 from attn_cli.documents.explain import Analysis, explain_document, trace_document
-from attn_cli.engine.analysis import Advice, Contribution, Diagnosis, RowDiagnostic, Shift, diagnose, position_norms
-from attn_cli.engine.attention import AttentionResult, Projections, reattend
+from attn_cli.engine.analysis import (Advice, Contribution, Diagnosis, Neighbor, RowDiagnostic, Shift, StackDiagnosis,
+                                     StackShifts, position_norms)
+from attn_cli.engine.attention import AttentionResult, Projections, as_stack, reattend
+from attn_cli.engine.sentences import Row, Stack
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence, describe_unknown
 from attn_cli.render.flags import SPELLING
 from attn_cli.render.consoles import draw_literally, report_console, trimmed
@@ -57,6 +59,38 @@ def read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
+T = TypeVar("T")
+
+
+class Later:
+    """A field's value still to be made: `make(*arguments)` when the field is first read."""
+
+    def __init__(self, make: Callable[..., Any], *arguments: Any) -> None:
+        self.make, self.arguments = make, arguments
+
+
+class FromRow(Generic[T]):
+    """A result field that the stack it was computed with fills in when it is first read (given as `Later`), or
+    that holds what the constructor was given: a batch's results cost nothing until a field is read.
+
+    A data descriptor, so the frozen dataclass's __init__ and `replace()` go through it as through a field.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, result: Any, owner: type | None = None) -> T:
+        if result is None:
+            raise AttributeError(self.name)  # no default: the field stays required
+        value = result.__dict__[self.name]
+        if isinstance(value, Later):
+            value = result.__dict__[self.name] = value.make(*value.arguments)
+        return value
+
+    def __set__(self, result: Any, value: T | Later) -> None:
+        result.__dict__[self.name] = value
+
+
 class Report:
     """What every result shares: its document, and that document as JSON, HTML, tables and a notebook cell."""
 
@@ -65,7 +99,8 @@ class Report:
     def document(self, wanted: Collection[str] | None = None) -> dict:
         """The document as the renderers take it: matrices as numpy arrays (-inf where masked).
 
-        `wanted` names the top-level keys a caller will keep (None: all); others may be left out unbuilt.
+        `wanted` names the top-level keys a caller will keep (None: all), and may name the parts kept of a block
+        (`shifts.cosine`); others may be left out unbuilt.
         """
         raise NotImplementedError
 
@@ -139,12 +174,11 @@ class ExplainResult(Report):
     tokenized: TokenizedSentence
     vectors: Vectors
     settings: Settings
-    attention: AttentionResult
-    shifts: list[Shift]  # one per token: cosine, delta_norm, contributions, neighbours before and after
-    # not a field (fields, asdict and the constructor stay the six above): the diagnosis computed with its batch,
-    # for the attention it was computed from, which `document` uses while `attention` is still that one; the
-    # properties below compute their own, fresh objects, as they always did
-    _diagnosed: ClassVar[tuple[AttentionResult, Diagnosis] | None] = None
+    attention: FromRow[AttentionResult] = FromRow()
+    shifts: FromRow[list[Shift]] = FromRow()  # one per token: cosine, delta_norm, contributions, neighbours
+    # not a field (fields, asdict and the constructor stay the six above): the sentence's place in the stack it was
+    # computed with, whose arrays its documents read and whose records `attention` and `shifts` are made from
+    _row: ClassVar[Row | None] = None
     _draw = ("terminal", "render_explain")
 
     @property
@@ -193,28 +227,40 @@ class ExplainResult(Report):
         keys the row sees."""
         texts = self.tokens
         return [[replace(row, token=texts[i], argmax_token=texts[row.argmax]) for i, row in enumerate(rows)]
-                for rows in diagnose(self.attention).rows]
+                for rows in self._diagnosis().rows]
 
     @property
     def warnings(self) -> list[Advice]:
         """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give), and the
         unknown words the sentence left out (code "unknown words", no remedy)."""
         unknown = [Advice("unknown words", None, f"skipped {self.unknown_words}: not in the vocabulary", [], False)]
-        return diagnose(self.attention).advice + (unknown if self.unknown_words else [])
+        return self._diagnosis().advice + (unknown if self.unknown_words else [])
 
-    def keep_diagnosis(self, diagnosis: Diagnosis) -> ExplainResult:
-        """This result, holding the diagnosis its batch computed for its attention (for its documents)."""
-        object.__setattr__(self, "_diagnosed", (self.attention, diagnosis))  # frozen: set as dataclasses set fields
-        return self
+    def _diagnosis(self) -> Diagnosis:
+        stack, b = self.row()
+        return stack.diagnosis().sentence(b)
 
-    def _batch_diagnosis(self) -> Diagnosis | None:
-        """The diagnosis computed with the batch, if `attention` is still what it was computed from."""
-        return self._diagnosed[1] if self._diagnosed is not None and self._diagnosed[0] is self.attention else None
+    @classmethod
+    def of_row(cls, sentence: str, tokenized: TokenizedSentence, vectors: Vectors, settings: Settings, row: Row,
+               **more: Any) -> Any:
+        """The result of the sentence at `row` of a stack: its attention and shifts made from the stack when read."""
+        stack, b = row
+        result = cls(sentence, tokenized, vectors, settings, Later(stack.sentence, b), Later(stack.shifts.records, b),
+                     **more)
+        object.__setattr__(result, "_row", row)  # frozen: set as dataclasses set fields
+        return result
+
+    def row(self) -> Row:
+        """The sentence's place in its stack: the batch's, or a stack of one made from the fields (a result built
+        by hand, or by `replace`), its neighbours those its shifts hold."""
+        if self._row is None:
+            object.__setattr__(self, "_row", alone(self.attention, self.shifts, self.tokens, self.tokens))
+        return self._row  # type: ignore[return-value]
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
-        analysis = analysed(self.attention, self.settings, wanted, self._batch_diagnosis())
-        return explain_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
-                                self.settings.report, analysis, wanted)
+        row = self.row()
+        return explain_document(self.sentence, self.tokenized, self.vectors, row, self.settings.report,
+                                analysed(row, self.settings, wanted), wanted)
 
     def python_call(self) -> str:
         return call_text("explain", [self.sentence], self.settings)
@@ -236,12 +282,12 @@ class TraceResult(ExplainResult):
     def document(self, wanted: Collection[str] | None = None) -> dict:
         from attn_cli.engine.tracing import trace_token  # only trace pays for its import
 
-        texts = self.tokens
-        traces = {i: trace_token(self.attention, self.embeddings, i, texts, self.dims, self.shuffle_check)
+        texts, row = self.tokens, self.row()
+        attention = row[0].sentence(row[1])
+        traces = {i: trace_token(attention, self.embeddings, i, texts, self.dims, self.shuffle_check)
                   for i in self.traced}
-        return trace_document(self.sentence, self.tokenized, self.vectors, self.attention, self.shifts,
-                              self.settings.report, analysed(self.attention, self.settings, None), traces,
-                              dims=self.dims)
+        return trace_document(self.sentence, self.tokenized, self.vectors, row, self.settings.report,
+                              analysed(row, self.settings, None), traces, dims=self.dims)
 
     def python_call(self) -> str:
         return call_text("trace", [self.sentence], self.settings)
@@ -288,9 +334,10 @@ class CrossResult(Report):
     def document(self, wanted: Collection[str] | None = None) -> dict:
         from attn_cli.documents.compare import cross_document
 
-        return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors,
-                              self.attention, self.shifts, self.settings.report,
-                              analysed(self.attention, self.settings, wanted))
+        row = alone(self.attention, self.shifts, [token.text for token in self.target_tokens.tokens],
+                    [token.text for token in self.source_tokens.tokens])
+        return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors, row,
+                              self.settings.report, analysed(row, self.settings, wanted))
 
     def python_call(self) -> str:
         return call_text("cross", [self.source, self.target], self.settings)
@@ -300,21 +347,31 @@ class CrossResult(Report):
                 f"{self.attention.weights.shape[-1]} tokens{changed_text(self.settings)}>")
 
 
-def analysed(attention: AttentionResult, settings: Settings, wanted: Collection[str] | None,
-             diagnosis: Diagnosis | None = None) -> Analysis:
-    """What a document of `attention` shows beyond its numbers, computed here for the blocks `wanted` (None: all)
-    hold, so documents only shape: the diagnosis (the batch's, if it computed one), the position codes' norms,
-    and in trained mode the same pass through the weights training started from."""
+def alone(attention: AttentionResult, shifts: list[Shift], texts: list[str], key_texts: list[str]) -> Row:
+    """A sentence's result as a stack of one, its neighbours those its shifts hold."""
+    nearest: list[list[Neighbor]] = ([shift.neighbors_before for shift in shifts]
+                                     + [shift.neighbors_after for shift in shifts])
+    stack = as_stack(attention)
+    return Stack(stack, StackShifts(stack, nearest, [(texts, key_texts)])), 0
+
+
+def analysed(row: Row, settings: Settings, wanted: Collection[str] | None) -> Analysis:
+    """What a document of the sentence at `row` shows beyond its numbers, computed here for the blocks `wanted`
+    (None: all) hold, so documents only shape: the stack's diagnosis, the position codes' norms, and in trained
+    mode the same pass through the weights training started from."""
     def wants(*blocks: str) -> bool:
         return wanted is None or bool(set(blocks) & set(wanted))
 
+    stack, b = row
     initial = None
     start = None if settings.layer_weights is None else settings.layer_weights.initial()  # a pretrained one: None
     if start is not None and wants("weights", "initial"):
-        initial = reattend(attention, start)
-    return Analysis(diagnosis=(diagnosis or diagnose(attention)) if wants("diagnostics") else None,
-                    position_norms=position_norms(attention) if wants("settings") else None,
-                    initial=initial, initial_diagnosis=None if initial is None else diagnose(initial))
+        initial = reattend(stack.sentence(b), start)
+    positioned = wants("settings") and stack.attention.query_codes is not None
+    return Analysis(diagnosis=stack.diagnosis() if wants("diagnostics") else None,
+                    position_norms=position_norms(stack.sentence(b)) if positioned else None,
+                    initial=initial,
+                    initial_diagnosis=None if initial is None else StackDiagnosis.of(as_stack(initial)))
 
 
 def call_text(function: str, arguments: list[Any], settings: Settings) -> str:

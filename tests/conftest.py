@@ -30,6 +30,17 @@ def gensim_datapath(name: str) -> str:
     return datapath(name)
 
 
+def contributions(document: dict, i: int, key_texts: list[str] | None = None) -> list[dict]:
+    """Query token i's `contributions` as schema 2 listed them, from a schema 3 document's matrices: the 10 keys of
+    largest weight (the mean over heads; ties by index), each with its weight and its shares of the output and of
+    the shift. `key_texts`: the key tokens (default: the document's own)."""
+    key_texts = key_texts or [token["text"] for token in document["tokens"]]
+    row = np.mean([head["weights"][i] for head in document["heads"]], axis=0).tolist()
+    heaviest = sorted(range(len(row)), key=lambda j: (-row[j], j))[:10]
+    return [{"token": key_texts[j], "index": j, "weight": row[j], "share": document["shares"]["output"][i][j],
+             "shift_share": document["shares"]["shift"][i][j]} for j in heaviest]
+
+
 @pytest.fixture(scope="session")
 def gensim_sample():
     """gensim_sample(name) -> path of a file gensim installs with its own tests."""

@@ -20,11 +20,11 @@ from attn_cli.engine.attention import (
     Projections,
     attend,
     multi_head_attention,
+    output_shares,
     shift_shares,
     softmax,
     split_heads,
     static_outputs,
-    term_shares,
 )
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -337,9 +337,9 @@ def test_low_precision_inputs_are_promoted(data):
 
 
 def assert_shares_add_up(result):
-    """The shares of every key (term_shares over all keys) add up to each whole output: sum_j share_ij = 1."""
+    """The shares of every key (output_shares) add up to each whole output: sum_j share_ij = 1."""
     n_q, n_k = result.weights.shape[1:]
-    shares = term_shares(result, np.broadcast_to(np.arange(n_k), (n_q, n_k)))
+    shares = output_shares(result)
     assert shares.shape == (n_q, n_k)
     squared = np.einsum("id,id->i", result.outputs, result.outputs)  # 0 for a zero output, whose shares are 0
     np.testing.assert_allclose(shares.sum(axis=1) * squared, squared, rtol=1e-10, atol=1e-10)

@@ -186,8 +186,8 @@ def test_bare_fields_lists_every_path_from_the_schema(run, explain_schema):
         assert result.stdout.splitlines() == list(available_fields("explain"))
     listed = set(available_fields("explain"))
     assert set(explain_schema["properties"]) <= listed
-    assert {"shifts.cosine", "shifts.contributions.token", "heads.weights", "diagnostics.heads.rows.entropy_bits",
-            "shifts.neighbors_after.word"} <= listed
+    assert {"shifts.cosine", "shifts.pulled_by.token", "shares.shift", "heads.weights",
+            "diagnostics.heads.rows.entropy_bits", "shifts.neighbors_after.word"} <= listed
     assert "traces.heads.keys.weight" in available_fields("trace")
 
 
@@ -462,7 +462,7 @@ def test_an_explain_result_has_the_fields_it_always_had():
     assert [field.name for field in dataclasses.fields(ExplainResult)] == fields
     vectors, settings = attn_cli.load_vectors(), Settings()
     [result] = explain_tokenized([("money bank grows", attn_cli.api._tokenize("money bank grows", vectors, settings))],
-                                 vectors, settings, diagnosed=True)
+                                 vectors, settings)
     assert list(dataclasses.asdict(result)) == fields and ExplainResult.__match_args__ == tuple(fields)
 
 

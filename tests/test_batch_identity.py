@@ -97,17 +97,16 @@ def test_fields_and_jsonl_ids_and_meta(run):
     metas = [{"lesson": number % 4, "note": "a, b: [c]"} if number % 2 else {} for number in range(len(lines))]
     records = "".join(json.dumps({"id": id, "text": text, **meta}) + "\n" for id, text, meta in zip(ids, lines, metas))
     result = run("explain", "-", "--input-format", "jsonl", "--json", "--neighbors", "0", "--fields",
-                 "tokens.text,shifts.cosine,shifts.contributions.share,diagnostics.heads.rows", input=records)
+                 "tokens.text,shifts.cosine,shares.output,diagnostics.heads.rows", input=records)
 
     def keep(document: dict) -> dict:
         return {key: value for key, value in {
             **document,
             "tokens": [{"text": token["text"]} for token in document["tokens"]],
-            "shifts": [{"cosine": shift["cosine"], "contributions": [{"share": c["share"]}
-                                                                     for c in shift["contributions"]]}
-                       for shift in document["shifts"]],
+            "shifts": [{"cosine": shift["cosine"]} for shift in document["shifts"]],
+            "shares": {"output": document["shares"]["output"]},
             "diagnostics": {"heads": [{"rows": head["rows"]} for head in document["diagnostics"]["heads"]]},
-        }.items() if key in ("schema_version", "command", "line", "id", "tokens", "shifts", "diagnostics")}
+        }.items() if key in ("schema_version", "command", "line", "id", "tokens", "shifts", "shares", "diagnostics")}
 
     assert check_lines(result.stdout, lines, {"neighbors": 0}, ids, metas, keep) > 0
     assert result.exit_code == 3

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from attn_cli.engine.attention import softmax
+from conftest import contributions
 
 RIVER, MONEY = "river bank flows", "money bank grows"
 
@@ -150,7 +151,9 @@ def test_cross_attention_is_rectangular_with_rows_that_sum_to_one(run, compare_v
     target, source = np.array(report["embeddings"]), np.array(report["source_embeddings"])
     assert np.allclose(weights, softmax(target @ source.T), atol=1e-12)
     assert [s["token"] for s in report["shifts"]] == ["money", "bank", "grows", "fast"]
-    assert {c["token"] for s in report["shifts"] for c in s["contributions"]} == {"river", "bank", "flows"}
+    sources = [token["text"] for token in report["source"]["tokens"]]
+    assert {c["token"] for s in report["shifts"] for c in contributions(report, s["index"], sources)} == {
+        "river", "bank", "flows"}
     assert report["source"]["sentence"] == RIVER and report["target"]["sentence"] == "money bank grows fast"
 
 
@@ -208,10 +211,11 @@ def test_table_verdict_and_footer_follow_one_pulled_by_rule(run):
 def test_cross_pulled_by_keeps_the_source_word_at_the_query_index(run):
     """In cross-attention key i is a source word, not the query itself: the rule does not leave it out."""
     report = compare_json(run, RIVER, MONEY, "--cross")
+    sources = [token["text"] for token in report["source"]["tokens"]]
     for shift in report["shifts"]:  # three source words: the contributions list every key
-        by_share = sorted(shift["contributions"], key=lambda c: -c["shift_share"])
-        assert shift["pulled_by"] == [c for c in by_share if c["shift_share"] >= 0.05][:3]
-        assert shift["pulled_by_weight"] == [c for c in shift["contributions"] if c["share"] >= 0.05][:3]
+        by_share = sorted(contributions(report, shift["index"], sources), key=lambda c: -c["shift_share"])
+        assert shift["pulled_by"] == [{key: c[key] for key in ("token", "index", "weight", "shift_share")}
+                                      for c in by_share if c["shift_share"] >= 0.05][:3]
     assert any(c["index"] == shift["index"] for shift in report["shifts"] for c in shift["pulled_by"])
 
 

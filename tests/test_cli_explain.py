@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from attn_cli.engine.attention import softmax
+from conftest import contributions
 
 
 def explain_json(run, *args: str) -> dict:
@@ -101,8 +102,9 @@ def bank_shift(report: dict) -> dict:
 @pytest.mark.parametrize("sentence, context", [("money bank grows", "money"), ("river bank flows", "river")])
 def test_bank_leans_toward_its_context(run, sentence, context):
     """The canonical example: the same static "bank" is pulled to money in one sentence, river in the other."""
-    shift = bank_shift(explain_json(run, sentence))
-    others = [c for c in shift["contributions"] if c["token"] != "bank"]
+    report = explain_json(run, sentence)
+    shift = bank_shift(report)
+    others = [c for c in contributions(report, shift["index"]) if c["token"] != "bank"]
     assert others[0]["token"] == context
     assert shift["cosine"] < 0.99
     after = [n["word"] for n in shift["neighbors_after"]]

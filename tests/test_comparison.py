@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attn_cli.engine.analysis import MAX_PULLS, PULL_SHARE, Contribution, Shift, token_shifts, weight_pulls
+from attn_cli.engine.analysis import token_shifts
 from attn_cli.engine.attention import AttentionConfig, multi_head_attention
 from attn_cli.engine.comparison import SentenceAttention, compare_word, cosine_matrix, missing_from, shared_words
 
@@ -75,16 +75,6 @@ def test_the_word_that_moved_the_token_most_is_named_first_though_another_weighs
     assert [c.index for c in shift.pulled_by] == [2, 1]
     assert [round(c.shift_share, 2) for c in shift.pulled_by] == [0.66, 0.34]
     assert [c.weight for c in shift.pulled_by] == [weights[2], weights[1]]
-    assert [c.index for c in weight_pulls(shift, self_attention=True)] == [1, 2]  # the former rule, by weight
-
-
-def test_the_former_rule_leaves_out_the_token_itself_small_shares_of_y_and_all_but_the_largest():
-    contributions = [Contribution(1, 0.40, 0.45, 0.0), Contribution(0, 0.20, 0.30, 0.5),
-                     Contribution(2, 0.15, PULL_SHARE, 0.1), Contribution(3, 0.10, PULL_SHARE - 1e-9, 0.1),
-                     Contribution(4, 0.08, 0.10, 0.1), Contribution(5, 0.07, 0.09, 0.2)]
-    shift = Shift(1, 0.40, 0.9, 0.1, 1.0, 1.0, contributions, [], [], [])
-    assert [c.index for c in weight_pulls(shift, self_attention=True)] == [0, 2, 4][:MAX_PULLS]
-    assert [c.index for c in weight_pulls(shift, self_attention=False)] == [1, 0, 2][:MAX_PULLS]  # key 1: another
 
 
 def test_cosine_matrix_is_symmetric_with_a_unit_diagonal_and_zero_for_zero_rows():

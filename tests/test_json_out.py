@@ -114,3 +114,29 @@ def counted_dumps(dumps, limit: int):
         return data
 
     return checked
+
+
+def test_a_twelve_word_document_says_each_number_once_in_at_most_20_kb():
+    """Schema 3: the shares of every key are two n x n matrices, not ten records per token repeated in pulled_by
+    and pulled_by_weight, so a 12-word document of the benchmark's shape (300-d vectors of GloVe's norms, raw
+    attention, no neighbours) is at most 20 KB: v2 wrote 38.6 KB."""
+    from gensim.models import KeyedVectors
+
+    words = [f"w{i}" for i in range(12)]
+    keyed = KeyedVectors(vector_size=300)
+    keyed.add_vectors(words, np.random.default_rng(0).standard_normal((12, 300)) * 6 / np.sqrt(300))
+    result = attn_cli.explain(" ".join(words), neighbors=0, vectors=attn_cli.Vectors.from_keyedvectors(keyed))
+    document = result.to_dict()
+    assert document["schema_version"] == 3 and np.array(document["shares"]["shift"]).shape == (12, 12)
+    assert not {"contributions", "pulled_by_weight"} & set(document["shifts"][0])
+    assert len(json_out.encode(result.document())) <= 20_000
+
+
+def test_a_nan_in_a_stack_is_refused_though_its_blocks_are_not_walked():
+    """The documents of a stack whose arrays are finite are not walked for NaN; one whose arrays are not is, and
+    the NaN is refused as before."""
+    result = attn_cli.explain("river bank flows", neighbors=0)
+    stack, b = result.row()
+    stack.shifts.cosine[b, 1] = np.nan  # as a bug would leave it
+    with pytest.raises(ValueError, match="(?i)nan"):
+        json_out.encode(result.document())

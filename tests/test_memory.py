@@ -77,7 +77,7 @@ def test_anywhere_else_out_of_memory_is_one_line_not_a_bug(run, monkeypatch):
     """Where no one setting drives it (here: the tokenizer), the line names the settings that bound a run."""
     from attn_cli import batches
 
-    refuse(monkeypatch, batches, "tokenized_for")
+    refuse(monkeypatch, batches, "tokens_for")
     one_error(run("explain", "money bank grows"), 2, "out of memory", "--max-tokens", "--neighbor-vocab",
               "--batch-size")
 

@@ -324,3 +324,57 @@ def test_auto_position_codes_are_as_long_as_their_words():
     np.testing.assert_allclose(codes[2] / np.linalg.norm(codes[2]), raw[2] / np.linalg.norm(raw[2]), rtol=1e-14)
     np.testing.assert_allclose(scaled_positions(AttentionConfig(positions="sinusoidal", position_scale=2.5), x),
                                2.5 * raw, rtol=1e-15)
+
+
+# --- the v3 document's shares against the reference ----------------------------------------
+
+
+def reference_shares(weights, x, w_v=None):
+    """(output shares, shift shares) [n][n] of a layer without W_O, from the reference's weights [H][n][n] and the
+    inputs x: term_ij = w^h_ij v^h_j per head, concatenated; s_i = v_i; d_i = y_i - s_i."""
+    values = x if w_v is None else ref_matmul(x, w_v)
+    heads, n, width = len(weights), len(x), len(values[0])
+    d_head = width // heads
+
+    def term(i, j, less):  # key j's term of row i, concatenated over heads: w^h_ij (v^h_j - less^h)
+        return [weights[c // d_head][i][j] * (values[j][c] - less[c]) for c in range(width)]
+
+    def dot(a, b):
+        return math.fsum(p * q for p, q in zip(a, b))
+
+    output, shift = [], []
+    for i in range(n):
+        y = [math.fsum(term(i, j, [0.0] * width)[c] for j in range(n)) for c in range(width)]
+        d = [y[c] - values[i][c] for c in range(width)]
+        output.append([dot(term(i, j, [0.0] * width), y) / dot(y, y) for j in range(n)])
+        shift.append([dot(term(i, j, values[i]), d) / dot(d, d) for j in range(n)])
+    return output, shift
+
+
+@pytest.mark.parametrize("changes", [dict(heads=2, scale="sqrt"), dict(mode="projected", heads=2, d_k=32, seed=4)])
+def test_v2_contributions_recomputed_from_v3_matrices_match_the_reference(changes):
+    """Schema 3 keeps every key's shares as two matrices: v2's `contributions` lists, computed from them (the
+    10 heaviest keys by mean weight), equal the slow reference's numbers and the API's records."""
+    import attn_cli
+    from conftest import contributions
+
+    result = attn_cli.explain("the river bank flows past the old money bank today", neighbors=0, **changes)
+    document = result.to_dict()
+    p = result.projections
+    x = result.embeddings.tolist()
+    weights, _ = reference_attention(x, None, mode=result.settings.mode, scale=result.settings.scale,
+                                     heads=result.settings.heads, w_q=None if p is None else p.w_q.tolist(),
+                                     w_k=None if p is None else p.w_k.tolist(),
+                                     w_v=None if p is None else p.w_v.tolist())
+    output, shift = reference_shares(weights, x, None if p is None else p.w_v.tolist())
+    for i, record in enumerate(result.shifts):
+        listed = contributions(document, i)
+        mean = [math.fsum(head[i][j] for head in weights) / len(weights) for j in range(len(x))]
+        assert [c["index"] for c in listed] == sorted(range(len(x)), key=lambda j: -mean[j])[:10]
+        for c in listed:
+            j = c["index"]
+            assert c["weight"] == pytest.approx(mean[j], abs=TOL)
+            assert c["share"] == pytest.approx(output[i][j], abs=1e-9)
+            assert c["shift_share"] == pytest.approx(shift[i][j], abs=1e-9)
+        assert listed == [{"token": c.token, "index": c.index, "weight": c.weight, "share": c.share,
+                           "shift_share": c.shift_share} for c in record.contributions]

@@ -99,8 +99,7 @@ def test_the_verdict_names_a_repeated_word_as_the_tables_do(run):
     (bank,) = report["words"]
     second = bank["occurrences"][1]
     assert [pull["index"] for pull in second["pulled_by"]] == [2, 0, 3]  # by, then each "the": equal shares
-    shift = report["sentences"][1]["shifts"][1]
-    assert abs(next(c["shift_share"] for c in shift["contributions"] if c["index"] == 4)) < 1e-12  # a copy: no move
+    assert abs(report["sentences"][1]["shares"]["shift"][1][4]) < 1e-12  # a copy: no move
     assert bank["verdict"].endswith("vs by, the#1, the#4 (2, bank#2)")
     out = table(run, "compare", "river bank flows", "the bank by the bank")
     assert "the#4 0." in out and "vs by, the#1, the#4 (2, bank#2)" in out

@@ -108,8 +108,10 @@ def test_the_comparison_is_computed_from_x_and_y(default_vectors):
     x, y = embeddings[1], result.outputs[1]
     assert math.isclose(shift["cosine"], x @ y / np.linalg.norm(x) / np.linalg.norm(y), rel_tol=1e-12)
     assert math.isclose(shift["delta_norm"], np.linalg.norm(y - x), rel_tol=1e-12)
-    money = next(c for c in shift["contributions"] if c["token"] == "money")
-    assert math.isclose(money["share"], (result.weights[0, 1, 0] * embeddings[0]) @ y / (y @ y), rel_tol=1e-9)
+    money = next(c for c in shift["pulled_by"] if c["token"] == "money")
+    d = y - x
+    moved = result.weights[0, 1, 0] * (embeddings[0] - x)
+    assert math.isclose(money["shift_share"], moved @ d / (d @ d), rel_tol=1e-9)
     assert [n["word"] for n in shift["neighbors_after"]][:2] == ["banks", "money"]
     assert "money" not in [n["word"] for n in shift["neighbors_before"]]
 

@@ -232,7 +232,7 @@ def explain(
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     each_report(ctx, "explain", sentence, engine, batch, renderer("terminal", "render_explain"),
                 lambda sentences, vectors, settings, wanted: explain_many(
-                    sentences, vectors=vectors, settings=settings, diagnose=wanted is None or "diagnostics" in wanted),
+                    sentences, vectors=vectors, settings=settings),
                 parquet=parquet)
 
 

@@ -92,6 +92,10 @@ def select(value, selection: Selection, kept: tuple[str, ...] = ALWAYS_KEPT):
     if isinstance(value, dict):
         return {key: item if key in kept or selection[key] is True else select(item, selection[key], ())
                 for key, item in value.items() if key in kept or key in selection}
-    if isinstance(value, list):
+    if type(value) is list:
         return [select(item, selection, ()) for item in value]
+    if isinstance(value, list):  # a list a document marked (as checked) stays marked, its count of numbers a bound
+        chosen = value.__class__(select(item, selection, ()) for item in value)
+        chosen.__dict__.update(value.__dict__)
+        return chosen
     return value  # null where an object may be absent (e.g. trace's "inputs")

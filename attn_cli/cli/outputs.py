@@ -124,12 +124,14 @@ class ReportOutputs:
 
     @property
     def wanted(self) -> frozenset[str] | None:
-        """The top-level keys of a document this output shows (None: all): the --fields kept, or the blocks
-        --plain reads; all of them when tables or a picture (--html, --svg) draw whole documents."""
+        """The top-level keys of a document this output shows (None: all), with the parts kept of a block kept in
+        part (`shifts.cosine`): the --fields kept, or the blocks --plain reads; all of them when tables or a
+        picture (--html, --svg) draw whole documents."""
         if self.files or self.style == "tables":
             return None
         if self.selection is not None:
-            return frozenset(self.selection)
+            return frozenset(self.selection) | {f"{key}.{part}" for key, parts in self.selection.items()
+                                                 if parts is not True for part in parts}
         return frozenset(READS) if self.style == "plain" else None
 
     @property

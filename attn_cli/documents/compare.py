@@ -8,9 +8,9 @@ rectangular matrices (rows: target tokens, columns: source tokens).
 
 from __future__ import annotations
 
-from attn_cli.engine.analysis import SATURATION_LEVEL, Shift
-from attn_cli.engine.attention import AttentionResult
+from attn_cli.engine.analysis import SATURATION_LEVEL
 from attn_cli.engine.comparison import WordComparison
+from attn_cli.engine.sentences import Row
 from attn_cli.labels import copy_label, token_labels
 from attn_cli.documents.explain import (Analysis, ReportOptions, attention_blocks, contribution_blocks, document_header,
                                        included_matrices, tokens_block)
@@ -90,17 +90,16 @@ def leaning(occurrence: dict, labels: list[str]) -> str:
 
 
 def cross_document(source: str, source_tokens: TokenizedSentence, target: str, target_tokens: TokenizedSentence,
-                   vectors: Vectors, result: AttentionResult, shifts: list[Shift], options: ReportOptions,
-                   analysis: Analysis) -> dict:
-    """Cross-attention's document: an explain document whose rows are the target's tokens, columns the source's."""
-    texts = [token.text for token in target_tokens.tokens]
-    key_texts = [token.text for token in source_tokens.tokens]
+                   vectors: Vectors, row: Row, options: ReportOptions, analysis: Analysis) -> dict:
+    """Cross-attention's document: an explain document whose rows are the target's tokens, columns the source's
+    (`row`: the target's place in its stack of one)."""
+    result = row[0].sentence(row[1])
     report = {
         **document_header("compare"),
         "cross": True,
         "source": {"sentence": source, **tokens_block(source_tokens)},
         "target": {"sentence": target, **tokens_block(target_tokens)},
-        **attention_blocks(result, shifts, vectors, texts, key_texts, options, analysis),
+        **attention_blocks(row, vectors, options, analysis),
     }
     report.update(included_matrices(result, target_tokens.embeddings, options.include, options.layer))
     if "embeddings" in options.include:

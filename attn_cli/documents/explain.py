@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Callable, Collection
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import (MAX_PULLS, PULL_SHARE, Advice, Contribution, Diagnosis, Shift,
-                                     weight_pulls)
-from attn_cli.engine.attention import AttentionConfig, AttentionResult, merge_heads
+from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Advice, Contribution, StackDiagnosis
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, as_stack, merge_heads
+from attn_cli.engine.sentences import Row, Stack
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from attn_cli.models import PretrainedLayer
     from attn_cli.training.weights import TrainedLayer
 
-SCHEMA_VERSION = 2  # 2: advice and trace alternatives as settings (keywords), not flag text
+SCHEMA_VERSION = 3  # 3: lean shifts, their shares as two n x n matrices (`shares`); 2: advice as settings
 INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs", "layer")
 
 
@@ -50,54 +50,85 @@ class Analysis:
     in trained mode, the same pass through the weights training started from. None where the document leaves
     that block out (--fields), so nothing is computed for it."""
 
-    diagnosis: Diagnosis | None = None
+    diagnosis: StackDiagnosis | None = None  # the stack's: a document reads its own sentence's
     position_norms: tuple[float, float] | None = None  # (mean |word|, mean |code|) with position codes
     initial: AttentionResult | None = None
-    initial_diagnosis: Diagnosis | None = None
+    initial_diagnosis: StackDiagnosis | None = None  # a stack of one
 
 
-def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
-                     shifts: list[Shift], options: ReportOptions, analysis: Analysis,
-                     wanted: Collection[str] | None = None) -> dict:
-    """The explain document of a self-attention result already computed and analysed (compare reuses it per
+class Checked(list):
+    """Records or arrays whose numbers come from arrays a stack checked finite (one `np.isfinite` per array for all
+    its sentences): the JSON writer counts their `numbers` (the arrays' cells) and does not walk them."""
+
+    numbers = 0
+
+
+class CheckedBlock(dict):
+    """An object of arrays a stack checked finite, as `Checked`."""
+
+    numbers = 0
+
+
+class Shared(dict):
+    """A block the same on every line of a run (`vectors`, `settings`): the same object each time, so the JSON
+    writer encodes it once."""
+
+    shared = True
+
+
+def checked(value: list | dict, numbers: int, stack: Stack, *arrays: str) -> list | dict:
+    """`value` marked as checked when the stack's `arrays` it was made from are all finite; as it is otherwise (the
+    writer then walks it, and refuses the NaN it finds)."""
+    if not stack.finite(*arrays):
+        return value
+    marked = Checked(value) if isinstance(value, list) else CheckedBlock(value)
+    marked.numbers = numbers
+    return marked
+
+
+def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
+                     options: ReportOptions, analysis: Analysis, wanted: Collection[str] | None = None) -> dict:
+    """The explain document of one sentence of a stack already computed and analysed (compare reuses it per
     sentence).
 
     `wanted` names the attention blocks to build (None: all), for --fields, which drops the others anyway.
     """
-    texts = [token.text for token in tokenized.tokens]
     report = {
         **document_header("explain"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        **attention_blocks(result, shifts, vectors, texts, texts, options, analysis, wanted),
+        **attention_blocks(row, vectors, options, analysis, wanted),
     }
-    report.update(included_matrices(result, tokenized.embeddings, options.include, options.layer))
+    if options.include:
+        report.update(included_matrices(row[0].sentence(row[1]), tokenized.embeddings, options.include,
+                                        options.layer))
     return report
 
 
-def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, result: AttentionResult,
-                   shifts: list[Shift], options: ReportOptions, analysis: Analysis, traces: dict[int, dict], *,
-                   dims: int) -> dict:
-    """The trace document of a self-attention result already computed: each traced token step by step
+def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
+                   options: ReportOptions, analysis: Analysis, traces: dict[int, dict], *, dims: int) -> dict:
+    """The trace document of one sentence of a stack already computed: each traced token step by step
     (`traces`: engine.tracing's steps by token index)."""
     from attn_cli.engine.tracing import vector_summary  # only trace pays for its import
 
-    texts = [token.text for token in tokenized.tokens]
+    stack, b = row
+    result = stack.sentence(b)
     positioned = result.config.positions != "none"
+    texts, key_texts = stack.shifts.texts[b]
+    shifts = stack.shifts.document(b)
     report = {
         **document_header("trace"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        "vectors": vectors.describe(),
-        "settings": settings_block(result, options, analysis),
+        "vectors": vectors_block(vectors),
+        "settings": stack_settings(stack, options, analysis),
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
         "projections": projections_block(result, result.config, options.layer, dims),
         "after_attention": after_attention_block(result, options.layer, dims),
-        **trained_blocks(texts, texts, options, analysis),
-        "traces": [{**steps, "shift": shift_block(shifts[i], texts, texts, self_attention=True)}
-                   for i, steps in traces.items()],
+        **trained_blocks(texts, key_texts, options, analysis),
+        "traces": [{**steps, "shift": shifts[i]} for i, steps in traces.items()],
     }
     report.update(included_matrices(result, tokenized.embeddings, options.include, options.layer))
     return report
@@ -138,21 +169,26 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
     }
 
 
-def attention_blocks(result: AttentionResult, shifts: list[Shift], vectors: Vectors, texts: list[str],
-                     key_texts: list[str], options: ReportOptions, analysis: Analysis,
+def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysis: Analysis,
                      wanted: Collection[str] | None = None) -> dict:
-    """`vectors`, `settings`, `heads`, `shifts` and `diagnostics` of one attention pass, those `wanted` only.
+    """`vectors`, `settings`, `heads`, `shares`, `shifts` and `diagnostics` of one sentence of a stack, those
+    `wanted` only.
 
-    `texts` name the query tokens (rows), `key_texts` the key tokens (columns): the same list in
-    self-attention, another sentence's in cross-attention. The diagnostics (their advice reruns the
-    softmax under each remedy) are most of a short sentence's document: `--fields shifts` skips them.
+    The rows name the stack's query tokens, the columns its key tokens: the same list in self-attention,
+    another sentence's in cross-attention. The diagnostics (their advice reruns the softmax under each
+    remedy) are computed for the whole stack when the first of its documents holds them.
     """
+    stack, b = row
+    texts, key_texts = stack.shifts.texts[b]
+    n_q, n_k = len(texts), len(key_texts)
     blocks: dict[str, Callable[[], object]] = {
-        "vectors": vectors.describe,
-        "settings": lambda: settings_block(result, options, analysis),
-        "heads": lambda: heads_block(result),
-        "shifts": lambda: [shift_block(shift, texts, key_texts, result.self_attention) for shift in shifts],
-        "diagnostics": lambda: diagnostics_block(analysis.diagnosis, texts, key_texts),
+        "vectors": lambda: vectors_block(vectors),
+        "settings": lambda: stack_settings(stack, options, analysis),
+        "heads": lambda: heads_block(stack, b),
+        "shares": lambda: checked({"output": stack.shifts.output_shares[b], "shift": stack.shifts.shift_shares[b]},
+                                  2 * n_q * n_k, stack, "output_shares", "shift_shares"),
+        "shifts": lambda: shifts_block(stack, b, wanted),
+        "diagnostics": lambda: diagnostics_block(analysis.diagnosis, b, stack, texts, key_texts),
     }
     built = {name: build() for name, build in blocks.items() if wanted is None or name in wanted}
     if wanted is None or {"weights", "initial", "model"} & set(wanted):
@@ -168,9 +204,10 @@ def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOption
         return {"model": options.layer.describe()}  # type: ignore[union-attr]
     if options.layer is None or analysis.initial is None:
         return {}
+    initial = Stack(as_stack(analysis.initial), None)  # type: ignore[arg-type]  # its heads and diagnosis only
     return {"weights": options.layer.describe(),
-            "initial": {"heads": heads_block(analysis.initial),
-                        "diagnostics": diagnostics_block(analysis.initial_diagnosis, texts, key_texts)}}
+            "initial": {"heads": heads_block(initial, 0),
+                        "diagnostics": diagnostics_block(analysis.initial_diagnosis, 0, None, texts, key_texts)}}
 
 
 def document_header(command: str) -> dict:
@@ -181,11 +218,33 @@ def document_header(command: str) -> dict:
 
 def tokens_block(tokenized: TokenizedSentence) -> dict:
     """`tokens` that took part and `dropped_tokens` left out, with why."""
-    return {
-        "tokens": [{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position} for t in tokenized.tokens],
+    return {  # no number but whole ones: nothing for the JSON writer to check
+        "tokens": Checked([{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position}
+                           for t in tokenized.tokens]),
         "dropped_tokens": [{"text": d.text, "position": d.position, "reason": d.reason,
                             "suggestions": list(d.suggestions)} for d in tokenized.dropped],
     }
+
+
+_SHARED: dict[int, tuple[object, Shared]] = {}  # the last vector set's block, by the set's id
+
+
+def vectors_block(vectors: Vectors) -> Shared:
+    """The vector set's description, one object for every document of a run."""
+    found = _SHARED.get(id(vectors))
+    if found is None or found[0] is not vectors:
+        _SHARED.clear()
+        found = _SHARED[id(vectors)] = (vectors, Shared(vectors.describe()))
+    return found[1]
+
+
+def stack_settings(stack: Stack, options: ReportOptions, analysis: Analysis) -> dict:
+    """`settings_block` of a stack: one object for every sentence of it (but for the position codes' norms, each
+    sentence's own), which the JSON writer then encodes once."""
+    key = (options.neighbors, options.neighbor_vocab, analysis.position_norms)  # what it reads of them
+    if stack.settings is None or stack.settings[0] != key:
+        stack.settings = (key, Shared(settings_block(stack.attention, options, analysis)))
+    return stack.settings[1]
 
 
 def settings_block(result: AttentionResult, options: ReportOptions, analysis: Analysis) -> dict:
@@ -194,7 +253,7 @@ def settings_block(result: AttentionResult, options: ReportOptions, analysis: An
     del settings["weights_digest"]  # a trained layer's digest is in the document's own `weights` block
     norms = analysis.position_norms
     settings.update({
-        "d_model": result.query_inputs.shape[1],
+        "d_model": result.query_inputs.shape[-1],
         "d_head": result.d_head,
         "scale_factor": result.scale_factor,
         "neighbors": options.neighbors,
@@ -208,44 +267,44 @@ def settings_block(result: AttentionResult, options: ReportOptions, analysis: An
     return settings
 
 
-def heads_block(result: AttentionResult) -> list[dict]:
+def shifts_block(stack: Stack, b: int, wanted: Collection[str] | None) -> list[dict]:
+    """Sentence b's `shifts`; only the parts `wanted` names (`shifts.cosine`) when it names any."""
+    parts = None if wanted is None else {name[len("shifts."):] for name in wanted if name.startswith("shifts.")}
+    fields = [name for name in MEASURES if parts is None or name in parts]
+    if not parts or parts - set(fields):  # whole records: their pulls too
+        parts, fields = None, [*MEASURES, "shift_shares", "mean_weights"]
+    return checked(stack.shifts.document(b, parts), 0, stack, *fields)  # type: ignore[return-value]
+
+
+def heads_block(stack: Stack, b: int) -> list[dict]:
     """Per head: raw scores, scaled logits (-inf where masked) and softmax weights, [n_q, n_k] arrays each."""
-    return [{"index": head, "scores": result.scores[head], "logits": result.logits[head],
-             "weights": result.weights[head]} for head in range(result.n_heads)]
-
-
-def shift_block(shift: Shift, texts: list[str], key_texts: list[str], self_attention: bool) -> dict:
-    """One query token's shift; contributions and pulled_by name key tokens (the same tokens in self-attention)."""
-    return {
-        "token": texts[shift.index],
-        "index": shift.index,
-        "self_weight": shift.self_weight,
-        "cosine": shift.cosine,
-        "delta_norm": shift.delta_norm,
-        "static_norm": shift.static_norm,
-        "contextual_norm": shift.contextual_norm,
-        "contributions": contribution_blocks(shift.contributions, key_texts),
-        "pulled_by": contribution_blocks(shift.pulled_by, key_texts),
-        "pulled_by_weight": contribution_blocks(weight_pulls(shift, self_attention), key_texts),
-        "neighbors_before": [{"word": n.word, "cosine": n.cosine} for n in shift.neighbors_before],
-        "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in shift.neighbors_after],
-    }
+    result = stack.attention
+    heads = [{"index": head, "scores": result.scores[b, head], "logits": result.logits[b, head],
+              "weights": result.weights[b, head]} for head in range(result.n_heads)]
+    return heads if stack.shifts is None else checked(heads, 3 * result.weights[b].size, stack,  # type: ignore
+                                                      "scores", "logits", "weights")
 
 
 def contribution_blocks(contributions: list[Contribution], key_texts: list[str]) -> list[dict]:
-    """Contributions as the documents write them, each naming its key token."""
-    return [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "share": c.share,
-             "shift_share": c.shift_share} for c in contributions]
+    """Pulling words as the documents write them (`pulled_by`), each naming its key token."""
+    return [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "shift_share": c.shift_share}
+            for c in contributions]
 
 
-def diagnostics_block(diagnosis: Diagnosis | None, texts: list[str], key_texts: list[str]) -> dict:
+def diagnostics_block(diagnosis: StackDiagnosis | None, b: int, stack: Stack | None, texts: list[str],
+                      key_texts: list[str]) -> dict:
+    """Sentence b's rows of each head and its warnings, from its stack's diagnosis."""
     assert diagnosis is not None, "the diagnosis of a document that holds diagnostics is computed before it"
+    seen = diagnosis.visible_keys[b].tolist()
     heads = [{"index": head, "rows": [
-        {"token": texts[i], "entropy_bits": row.entropy_bits, "max_weight": row.max_weight,
-         "argmax": row.argmax, "argmax_token": key_texts[row.argmax], "visible_keys": row.visible_keys}
-        for i, row in enumerate(rows)
-    ]} for head, rows in enumerate(diagnosis.rows)]
-    return {"heads": heads, "warnings": [advice_block(advice) for advice in diagnosis.advice]}
+        {"token": token, "entropy_bits": entropy, "max_weight": largest, "argmax": argmax,
+         "argmax_token": key_texts[argmax], "visible_keys": keys}
+        for token, entropy, largest, argmax, keys in zip(texts, entropies, maxima, argmaxes, seen)
+    ]} for head, (entropies, maxima, argmaxes) in enumerate(zip(diagnosis.entropy_bits[b].tolist(),
+                                                                 diagnosis.max_weight[b].tolist(),
+                                                                 diagnosis.argmax[b].tolist()))]
+    return {"heads": heads if stack is None else checked(heads, 0, stack, "weights"),
+            "warnings": [advice_block(advice) for advice in diagnosis.advice[b]]}
 
 
 def advice_block(advice: Advice) -> dict:

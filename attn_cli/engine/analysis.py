@@ -6,8 +6,9 @@ Pure numpy on top of an `AttentionResult`; nothing here knows about the CLI.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -17,9 +18,9 @@ try:  # CPython's own blake2b, which hashlib wraps: this module alone does not l
 except ImportError:  # another Python
     from hashlib import blake2b
 
-from attn_cli.engine.attention import (AttentionConfig, AttentionResult, as_stack, row_blocks, row_norms, scaled,
-                                       shift_shares, similarity_scores, static_outputs, term_shares, unit_rows,
-                                       unstack, value_space)
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, as_stack, output_shares, row_blocks, row_norms,
+                                       scaled, shift_shares, similarity_scores, softmax, static_outputs, unit_rows,
+                                       value_space)
 from attn_cli.engine.attention import rerun as attention_rerun
 from attn_cli.vectors.store import Vectors
 
@@ -305,52 +306,142 @@ def shift_queries(stack: AttentionResult) -> np.ndarray:
 
 def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None = None,
                  texts: tuple[list[str], list[str]] | None = None) -> list[Shift]:
-    """One `Shift` per query token of one sentence; `nearest` and `texts` as `stack_shifts` takes them."""
-    return stack_shifts(as_stack(result), nearest, None if texts is None else [texts])[0]
+    """One `Shift` per query token of one sentence; `nearest` and `texts` as `StackShifts` takes them."""
+    return StackShifts(as_stack(result), nearest, None if texts is None else [texts]).records(0)
 
 
 def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
                  texts: list[tuple[list[str], list[str]]] | None = None) -> list[list[Shift]]:
-    """The `Shift`s of each sentence of a stack (arrays led by B); `nearest` holds the neighbours of
-    `shift_queries(stack)` in its order, if searched; `texts` each sentence's (query tokens, key tokens), which
-    the records then carry beside their indices.
+    """The `Shift`s of each sentence of a stack (arrays led by B), as `StackShifts` takes them."""
+    shifts = StackShifts(stack, nearest, texts)
+    return [shifts.records(b) for b in range(len(stack.outputs))]
 
-    Every measure is computed for all sentences and tokens at once (a batch of short sentences spends
-    its time here, so no numpy call runs per sentence or token); the loops only pack the numbers.
+
+class StackShifts:
+    """How each token of a stack of sentences moved, as arrays: the measures [B, n_q], each key's share of the
+    output and of the shift [B, n_q, n_k], and the keys that pulled most [B, n_q, MAX_PULLS].
+
+    `nearest` holds the neighbours of `shift_queries(stack)` in its order, if searched; `texts` each sentence's
+    (query tokens, key tokens). Each measure is computed for all sentences and tokens at once, when first read;
+    the `Shift` records a sentence's Python readers see are built only when they are read (`records`), and its
+    document reads the arrays (`document`).
     """
-    static = static_outputs(stack)  # [B, n, d_out]
-    outputs = stack.outputs  # [B, n, d_out]
-    mean_weights = head_mean(stack.weights)  # [B, n_q, n_k]
-    count, n = outputs.shape[:2]
-    nearest = nearest or [[] for _ in range(2 * n * count)]  # per sentence: its n before, then its n after
-    cosines = row_cosines(static, outputs).tolist()  # [B][n]
-    delta_norms = np.linalg.norm(outputs - static, axis=-1).tolist()
-    static_norms, contextual_norms = np.linalg.norm(static, axis=-1).tolist(), np.linalg.norm(outputs, axis=-1).tolist()
-    self_weights = (np.diagonal(mean_weights, axis1=-2, axis2=-1).tolist() if stack.self_attention
-                    else [[None] * n] * count)
-    shares = shift_shares(stack)  # [B, n_q, n_k]
-    heaviest, strongest = top_indices(mean_weights, MAX_CONTRIBUTIONS), top_indices(shares, MAX_PULLS)
-    texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
-    listed = contributions_of(stack, mean_weights, shares, np.concatenate([heaviest, strongest], axis=-1),
-                              [keys for _, keys in texts])
-    cut = heaviest.shape[-1]
-    return [[  # positional, each sentence's lists read once: the packing is most of a short sentence's shifts
-        Shift(i, weights[i], cosine[i], delta[i], static_norm[i], contextual_norm[i], rows[i][:cut],
-              [c for c in rows[i][cut:] if c.shift_share >= PULL_SHARE],
-              nearest[2 * n * b + i], nearest[2 * n * b + n + i], queries[i])
-        for i in range(n)
-    ] for b, (weights, cosine, delta, static_norm, contextual_norm, rows, (queries, _))
-        in enumerate(zip(self_weights, cosines, delta_norms, static_norms, contextual_norms, listed, texts))]
+
+    def __init__(self, stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
+                 texts: list[tuple[list[str], list[str]]] | None = None) -> None:
+        count, n = stack.outputs.shape[:2]
+        self.stack = stack
+        self.searched = any(nearest or ())  # any neighbours to write
+        self.nearest = nearest or [[] for _ in range(2 * n * count)]  # per sentence: its n before, then its n after
+        self.texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
+
+    @cached_property
+    def static(self) -> np.ndarray:
+        return static_outputs(self.stack)  # [B, n, d_out]
+
+    @cached_property
+    def mean_weights(self) -> np.ndarray:
+        return head_mean(self.stack.weights)  # [B, n_q, n_k]
+
+    @cached_property
+    def cosine(self) -> np.ndarray:
+        return row_cosines(self.static, self.stack.outputs)  # [B, n]
+
+    @cached_property
+    def delta_norm(self) -> np.ndarray:
+        return np.linalg.norm(self.stack.outputs - self.static, axis=-1)  # [B, n]
+
+    @cached_property
+    def static_norm(self) -> np.ndarray:
+        return np.linalg.norm(self.static, axis=-1)  # [B, n]
+
+    @cached_property
+    def contextual_norm(self) -> np.ndarray:
+        return np.linalg.norm(self.stack.outputs, axis=-1)  # [B, n]
+
+    @cached_property
+    def self_weight(self) -> np.ndarray | None:
+        return np.diagonal(self.mean_weights, axis1=-2, axis2=-1) if self.stack.self_attention else None  # [B, n]
+
+    @cached_property
+    def output_shares(self) -> np.ndarray:
+        return output_shares(self.stack)  # [B, n_q, n_k]
+
+    @cached_property
+    def shift_shares(self) -> np.ndarray:
+        return shift_shares(self.stack)  # [B, n_q, n_k]
+
+    @cached_property
+    def pulls(self) -> np.ndarray:
+        return top_indices(self.shift_shares, MAX_PULLS)  # [B, n_q, MAX_PULLS]
+
+    @cached_property
+    def columns(self) -> dict[str, list]:
+        """Each measure of every sentence as Python lists [B][n] (pulls [B][n][MAX_PULLS]), each made once, when a
+        document first reads it."""
+        return _Columns(self)
+
+    def document(self, b: int, fields: Collection[str] | None = None) -> list[dict]:
+        """Sentence b's `shifts` as the JSON document writes them: per query token its measures, the keys that
+        pulled it (at most MAX_PULLS, shift_share >= PULL_SHARE) and its neighbours; only `fields` of each (with
+        its token and index) when named."""
+        texts, key_texts = self.texts[b]
+        if fields is not None:
+            wanted = [name for name in MEASURES if name in fields]
+            columns = [self.columns[name][b] for name in wanted]
+            return [{"token": text, "index": i, **{name: column[i] for name, column in zip(wanted, columns)}}
+                    for i, text in enumerate(texts)]
+        cosine, delta, static, contextual, self_weight, pulls, weights, shares = (
+            self.columns[name][b] for name in (*MEASURES, "pulls", "pull_weights", "pull_shares"))
+        n = len(texts)
+        nearest = [[{"word": near.word, "cosine": near.cosine} for near in found]
+                   for found in self.nearest[2 * n * b:2 * n * (b + 1)]] if self.searched else [[]] * (2 * n)
+        return [{"token": text, "index": i, "cosine": cosine[i], "delta_norm": delta[i], "static_norm": static[i],
+                 "contextual_norm": contextual[i], "self_weight": self_weight[i],
+                 "pulled_by": [{"token": key_texts[j], "index": j, "weight": w, "shift_share": share}
+                               for j, w, share in zip(pulls[i], weights[i], shares[i]) if share >= PULL_SHARE],
+                 "neighbors_before": nearest[i], "neighbors_after": nearest[n + i]}
+                for i, text in enumerate(texts)]
+
+    def records(self, b: int) -> list[Shift]:
+        """Sentence b's `Shift` records, with their contributions: the MAX_CONTRIBUTIONS heaviest keys."""
+        cosine, delta, static, contextual, self_weight = (self.columns[name][b] for name in MEASURES)
+        texts, key_texts = self.texts[b]
+        n = len(texts)
+        heaviest = top_indices(self.mean_weights[b], MAX_CONTRIBUTIONS)  # [n_q, k]
+        listed = np.concatenate([heaviest, self.pulls[b]], axis=-1)  # [n_q, k + MAX_PULLS]
+        rows = [list(map(Contribution, *columns)) for columns in zip(
+            listed.tolist(), *(np.take_along_axis(matrix[b], listed, axis=-1).tolist()
+                               for matrix in (self.mean_weights, self.output_shares, self.shift_shares)),
+            [[key_texts[key] for key in row] for row in listed.tolist()])]
+        cut = heaviest.shape[-1]
+        nearest = self.nearest[2 * n * b:2 * n * (b + 1)]
+        return [Shift(i, self_weight[i], cosine[i], delta[i], static[i], contextual[i], rows[i][:cut],
+                      [c for c in rows[i][cut:] if c.shift_share >= PULL_SHARE], nearest[i], nearest[n + i], texts[i])
+                for i in range(n)]
 
 
-def contributions_of(stack: AttentionResult, mean_weights: np.ndarray, shares: np.ndarray, keys: np.ndarray,
-                     key_texts: list[list[str]]) -> list[list[list[Contribution]]]:
-    """The `Contribution`s of the keys [B, n_q, k] listed for each row of a stack, in their order: [B][n_q][k]."""
-    indices = keys.tolist()
-    columns = (indices, np.take_along_axis(mean_weights, keys, axis=-1).tolist(),
-               term_shares(stack, keys).tolist(), np.take_along_axis(shares, keys, axis=-1).tolist(),
-               [[[texts[key] for key in row] for row in rows] for rows, texts in zip(indices, key_texts)])
-    return [[list(map(Contribution, *row)) for row in zip(*sentence)] for sentence in zip(*columns)]
+MEASURES = ("cosine", "delta_norm", "static_norm", "contextual_norm", "self_weight")  # a shift's numbers
+
+
+class _Columns(dict):
+    """A stack's measures as lists [B][n], each made from its array when first asked for."""
+
+    def __init__(self, shifts: StackShifts) -> None:
+        super().__init__()
+        self.shifts = shifts
+
+    def __missing__(self, name: str) -> list:
+        shifts = self.shifts
+        if name == "self_weight" and shifts.self_weight is None:
+            value: list = [[None] * shifts.stack.outputs.shape[1]] * len(shifts.stack.outputs)
+        elif name in ("pull_weights", "pull_shares"):
+            matrix = shifts.mean_weights if name == "pull_weights" else shifts.shift_shares
+            value = np.take_along_axis(matrix, shifts.pulls, axis=-1).tolist()
+        else:
+            value = getattr(shifts, name).tolist()
+        self[name] = value
+        return value
 
 
 def head_mean(weights: np.ndarray) -> np.ndarray:
@@ -436,17 +527,6 @@ def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...d,...d->...", unit_rows(a), unit_rows(b))
 
 
-def matrix_diagnostics(weights: np.ndarray, visible: np.ndarray) -> list[list[RowDiagnostic]]:
-    """Entropy (bits), largest weight, its key and the visible keys of every row of each [n_q, n_k] matrix of
-    weights [.., n_q, n_k] (visible: [.., n_q, n_k] bool, broadcast to them), in order, from a few numpy calls."""
-    flat = weights.reshape(-1, weights.shape[-1])  # [m, n_k]
-    entropies = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).tolist()  # [m]
-    seen = np.broadcast_to(np.count_nonzero(visible, axis=-1)[..., None, :], weights.shape[:-1]).ravel().tolist()
-    rows = list(map(RowDiagnostic, entropies, flat.max(axis=-1).tolist(), flat.argmax(axis=-1).tolist(), seen))
-    n_q = weights.shape[-2]
-    return [rows[start:start + n_q] for start in range(0, len(rows), n_q)]
-
-
 def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
     """-sum w log2 w over the non-zero weights of each row: 0 for one-hot, log2(n) for uniform."""
     positive = weights > 0
@@ -461,34 +541,66 @@ def diagnose(result: AttentionResult) -> Diagnosis:
 
 
 def diagnose_stack(stack: AttentionResult) -> list[Diagnosis]:
-    """Each sentence's rows, a warning for each head with saturated rows (even one), and one warning naming every
-    head whose every row is flat (random projections flatten them all alike: said once, not once per head), with
-    computed remedies.
+    """Each sentence's `Diagnosis` of a stack (`StackDiagnosis`)."""
+    found = StackDiagnosis.of(stack)
+    return [found.sentence(b) for b in range(len(found.advice))]
 
-    Only rows that see at least two keys count: a row with one visible key (the first under the
-    causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
-    """
-    count, heads, n_q = stack.weights.shape[:3]
-    matrices = matrix_diagnostics(stack.weights, stack.visible)  # [B * H][n_q]
-    remedies = StackRemedies(stack)
-    parts = unstack(stack) if stack.query_codes is not None else []  # the positions advice reruns a sentence
-    found = []
-    for b in range(count):
-        rows = matrices[b * heads:(b + 1) * heads]
-        eligible = [i for i, row in enumerate(rows[0]) if row.visible_keys > 1]
-        advice = _positions_advice(parts[b]) if parts else []
-        flat = []
-        for head, head_rows in enumerate(rows):
-            saturated = [i for i in eligible if head_rows[i].max_weight >= SATURATION_LEVEL]
-            if saturated:
-                advice.append(_saturation_advice(stack, head, head_rows, saturated, len(eligible),
-                                                 remedies.of(b, [head], eligible, "saturated")))
-            elif eligible and len(eligible) == n_q and all(is_flat(head_rows[i]) for i in eligible):
-                flat.append(head)
-        if flat:
-            advice.append(_flatness_advice(stack, flat, rows, remedies.of(b, flat, eligible, "flat")))
-        found.append(Diagnosis(rows, advice))
-    return found
+
+@dataclass(frozen=True)
+class StackDiagnosis:
+    """The softmax of a stack of sentences at a glance, as arrays: each row's entropy, largest weight and its key
+    [B, H, n_q], the keys each row sees [B, n_q]; and each sentence's warnings, with computed remedies."""
+
+    entropy_bits: np.ndarray  # [B, H, n_q]
+    max_weight: np.ndarray  # [B, H, n_q]
+    argmax: np.ndarray  # [B, H, n_q]
+    visible_keys: np.ndarray  # [B, n_q]
+    advice: list[list[Advice]]  # per sentence
+
+    @classmethod
+    def of(cls, stack: AttentionResult) -> StackDiagnosis:
+        """A warning for each head with saturated rows (even one), and one warning naming every head whose every
+        row is flat (random projections flatten them all alike: said once, not once per head), with computed
+        remedies: the flags of every sentence at once, the temperatures of all warned ones in one bisection.
+
+        Only rows that see at least two keys count: a row with one visible key (the first under the
+        causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
+        """
+        count, heads, n_q, n_k = stack.weights.shape
+        flat = stack.weights.reshape(-1, n_k)  # [m, n_k]
+        entropy = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).reshape(
+            count, heads, n_q)
+        maxima, argmax = stack.weights.max(axis=-1), stack.weights.argmax(axis=-1)  # [B, H, n_q] each
+        keys = np.broadcast_to(np.count_nonzero(stack.visible, axis=-1), (count, n_q))  # [B, n_q]
+        eligible = keys > 1  # [B, n_q]
+        saturated = (maxima >= SATURATION_LEVEL) & eligible[:, None, :]  # [B, H, n_q]
+        flat_rows = entropy >= FLATNESS_LEVEL * np.log2(np.maximum(keys, 1))[:, None, :]  # [B, H, n_q]
+        flat_heads = ~saturated.any(axis=-1) & eligible.all(axis=-1, keepdims=True) & flat_rows.all(axis=-1)  # [B, H]
+        warned = saturated.any(axis=(1, 2)) | flat_heads.any(axis=-1)  # [B]
+        remedies = StackRemedies(stack, eligible, warned)
+        advice = _positions_advice(stack)
+        flagged = np.flatnonzero(warned)
+        for b, choices, rows_saturated, flat, largest, top in zip(  # the messages of the flagged sentences
+                flagged.tolist(), *(array[flagged].tolist() for array in (eligible, saturated, flat_heads, maxima,
+                                                                           argmax))):
+            rows = [i for i, choice in enumerate(choices) if choice]
+            for head, head_rows in enumerate(rows_saturated):
+                chosen = [i for i in rows if head_rows[i]]
+                if chosen:
+                    advice[b].append(_saturation_advice(stack, head, largest[head], top[head], chosen, len(rows),
+                                                        remedies.of(b, [head], "saturated")))
+            flat_list = [head for head, is_flat in enumerate(flat) if is_flat]
+            if flat_list:
+                advice[b].append(_flatness_advice(stack, flat_list, max(max(largest[h]) for h in flat_list), n_q,
+                                                  remedies.of(b, flat_list, "flat")))
+        return cls(entropy, maxima, argmax, keys, advice)
+
+    def sentence(self, b: int) -> Diagnosis:
+        """Sentence b's `Diagnosis`, its rows as records."""
+        seen = self.visible_keys[b].tolist()
+        return Diagnosis([list(map(RowDiagnostic, entropy, largest, argmax, seen)) for entropy, largest, argmax
+                          in zip(self.entropy_bits[b].tolist(), self.max_weight[b].tolist(), self.argmax[b].tolist())],
+                         self.advice[b])
 
 
 def is_flat(row: RowDiagnostic) -> bool:
@@ -507,40 +619,51 @@ def heads_text(heads: list[int]) -> str:
 def position_norms(result: AttentionResult) -> tuple[float, float] | None:
     """(mean |word|, mean |code|) over the rows that entered the layer (queries, then other keys); None without
     positions."""
-    if result.query_codes is None or result.context_codes is None:
+    norms = stack_position_norms(as_stack(result))
+    return None if norms is None else (float(norms[0][0]), float(norms[1][0]))
+
+
+def stack_position_norms(stack: AttentionResult) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per sentence of a stack, the mean |word| and mean |code| [B] each over the rows that entered the layer
+    (queries, then other keys); None without positions."""
+    if stack.query_codes is None or stack.context_codes is None:
         return None
-    codes = [result.query_codes] + ([] if result.self_attention else [result.context_codes])
-    inputs = [result.query_inputs] + ([] if result.self_attention else [result.context_inputs])
-    words = np.concatenate([row_norms(x - c) for x, c in zip(inputs, codes)])
-    return float(words.mean()), float(np.concatenate([row_norms(c) for c in codes]).mean())
+    codes = [stack.query_codes] + ([] if stack.self_attention else [stack.context_codes])
+    inputs = [stack.query_inputs] + ([] if stack.self_attention else [stack.context_inputs])
+    words = np.concatenate([row_norms(x - c) for x, c in zip(inputs, codes)], axis=-1)  # [B, rows]
+    code_norms = np.concatenate([np.broadcast_to(row_norms(c), x.shape[:-1]) for x, c in zip(inputs, codes)], axis=-1)
+    return words.mean(axis=-1), code_norms.mean(axis=-1)
 
 
-def _positions_advice(result: AttentionResult) -> list[Advice]:
-    """A warning when the position codes are more than POSITION_DOMINANCE times as long as the words."""
-    norms = position_norms(result)
-    if norms is None or not norms[1] > POSITION_DOMINANCE * norms[0]:
-        return []
-    words, codes = norms
-    embeddings = [result.query_inputs - result.query_codes,
-                  None if result.self_attention else result.context_inputs - result.context_codes]
-    rerun = attention_rerun(result, embeddings[0], embeddings[1], position_scale="auto")
-    maxima = rerun.weights.max(axis=2)  # [H, n_q]
-    ratio = f"{codes / words:.3g} times" if words > 0 else "infinitely"
-    return [Advice(
-        code="positions", head=None,
-        message=(f"the position codes (mean norm {codes:.3g}) are {ratio} as long as the word vectors (mean norm "
-                 f"{words:.3g}): word order swamps the words' meaning"),
-        remedies=[Remedy({"position_scale": "auto"}, (float(maxima.min()), float(maxima.max())))],
-        larger_scale=False,
-        rows=[], eligible_rows=0,
-    )]
+def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
+    """Per sentence of a stack, a warning when its position codes are more than POSITION_DOMINANCE times as long
+    as its words, with the weights the codes scaled to their words ("auto") would give (one rerun for all)."""
+    count = len(stack.outputs)
+    norms = stack_position_norms(stack)
+    found: list[list[Advice]] = [[] for _ in range(count)]
+    if norms is None or not (dominated := np.flatnonzero(norms[1] > POSITION_DOMINANCE * norms[0])).size:
+        return found
+    words = stack.query_inputs - stack.query_codes
+    context = None if stack.self_attention else (stack.context_inputs - stack.context_codes)[dominated]
+    maxima = attention_rerun(stack, words[dominated], context, position_scale="auto").weights.max(axis=-1)
+    for b, word_norm, code_norm, low, high in zip(dominated.tolist(), norms[0][dominated].tolist(),
+                                                  norms[1][dominated].tolist(), maxima.min(axis=(1, 2)).tolist(),
+                                                  maxima.max(axis=(1, 2)).tolist()):
+        ratio = f"{code_norm / word_norm:.3g} times" if word_norm > 0 else "infinitely"
+        found[b].append(Advice(
+            code="positions", head=None,
+            message=(f"the position codes (mean norm {code_norm:.3g}) are {ratio} as long as the word vectors (mean "
+                     f"norm {word_norm:.3g}): word order swamps the words' meaning"),
+            remedies=[Remedy({"position_scale": "auto"}, (low, high))], larger_scale=False, rows=[], eligible_rows=0))
+    return found
 
 
-def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnostic], saturated: list[int],
-                       eligible: int, remedies: list[Remedy]) -> Advice:
-    """Saturated rows of one head: all of them ("every row") or a count ("7 of 10 rows"), on themselves or not."""
-    lowest = min(rows[i].max_weight for i in saturated)
-    on_self = result.self_attention and all(rows[i].argmax == i for i in saturated)
+def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], argmax: list[int],
+                       saturated: list[int], eligible: int, remedies: list[Remedy]) -> Advice:
+    """Saturated rows of one head (maxima, argmax: its rows'): all of them ("every row") or a count ("7 of 10
+    rows"), on themselves or not."""
+    lowest = min(maxima[i] for i in saturated)
+    on_self = result.self_attention and all(argmax[i] == i for i in saturated)
     if len(saturated) == eligible:
         what, whose, target, where = "every row puts", "its", "itself" if on_self else "one token", ""
     else:
@@ -556,13 +679,11 @@ def _saturation_advice(result: AttentionResult, head: int, rows: list[RowDiagnos
     )
 
 
-def _flatness_advice(result: AttentionResult, heads: list[int], rows: list[list[RowDiagnostic]],
+def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, n_q: int,
                      remedies: list[Remedy]) -> Advice:
-    """The flat `heads` (rows: [head][row] of every head) in one warning. At a scale factor >= 1 no named scale is
+    """The flat `heads` in one warning (`highest`: their largest weight). At a scale factor >= 1 no named scale is
     larger, so the advice can only say "a larger scale"."""
-    highest = max(row.max_weight for head in heads for row in rows[head])
     projected = result.config.mode == "projected"
-    n_q = len(rows[0])
     return Advice(
         code="flat", head=heads[0],
         message=(f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}): "
@@ -596,106 +717,129 @@ SATURATION_ODDS = 1 / SATURATION_LEVEL - 1  # a row saturates when its other wei
 
 
 def fixing_temperature(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> float | None:
-    """A temperature at which no row saturates and no group's rows are all flat: following the hint clears the
-    warning it was given for without earning the opposite one.
+    """`fixing_temperatures` of one sentence's rows scores [G, r, n_k] (visible alike): a float, or None."""
+    [found] = fixing_temperatures(scores[None], visible[None], scale_factor).tolist()
+    return None if math.isnan(found) else found
 
-    scores [G, r, n_k] are the rows to clear: every head's rows with a choice (the temperature is the whole
-    layer's, so a hint for one head must not spoil another), or the one row a trace note is about; visible
-    [G, r, n_k] their keys. A row's largest weight falls and its entropy rises as T grows, so "some row
-    saturates" holds below one temperature and "every row of a group is flat" above another, and a saturated
-    row is never flat (its entropy is at most h(0.95) + 0.05 log2(k - 1), below 0.98 log2 k), so for one group
-    the first bound lies below the second. Both are bisected on log T; the answer is their geometric mean,
-    written with the fewest significant digits that keep it between them. None when no temperature clears
-    them all: groups whose spans do not meet (one head saturates wherever another is flat), or a group whose
-    visible scores tie in every row (uniform at any temperature, as with a scale of 0).
+
+def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> np.ndarray:
+    """Per sentence, a temperature at which no row saturates and no group's rows are all flat: following the hint
+    clears the warning it was given for without earning the opposite one. [S] floats, NaN where there is none.
+
+    scores [S, G, r, n_k] are each sentence's rows to clear: every head's rows with a choice (the temperature
+    is the whole layer's, so a hint for one head must not spoil another), or the one row a trace note is
+    about; visible [S, G, r, n_k] their keys. A row's largest weight falls and its entropy rises as T grows,
+    so "some row saturates" holds below one temperature and "every row of a group is flat" above another,
+    and a saturated row is never flat (its entropy is at most h(0.95) + 0.05 log2(k - 1), below 0.98 log2 k),
+    so for one group the first bound lies below the second. Both are bisected on log T, every sentence's at
+    once; the answer is their geometric mean, written with the fewest significant digits that keep it between
+    them. None when no temperature clears them all: groups whose spans do not meet (one head saturates
+    wherever another is flat), or a group whose visible scores tie in every row (uniform at any temperature,
+    as with a scale of 0).
     """
+    found = np.full(len(scores), np.nan)
     if scale_factor == 0:  # every logit is 0 at any temperature
-        return None
-    seen = None if visible.all() else visible  # no [G, r, n_k] passes for a mask that hides nothing
-    with np.errstate(over="ignore"):
+        return found
+    visible = np.broadcast_to(visible, scores.shape)
+    seen = None if visible.all() else visible  # no copies for a mask that hides nothing
+    with np.errstate(over="ignore", invalid="ignore"):
         shown = scores if seen is None else np.where(seen, scores, -np.inf)
-        base = (shown - shown.max(axis=-1, keepdims=True)) * scale_factor  # [G, r, n_k]: <= 0, 0 at each row's top
-    keys = np.count_nonzero(visible, axis=-1)  # [G, r]
-    spreads = -(base if seen is None else np.where(seen, base, 0.0)).min(axis=-1)  # [G, r]: each row's range
-    if not (np.isfinite(spreads).all() and spreads.max(axis=-1).all()):  # overflowed, or a group flat at any T
-        return None
-    lowest = _saturation_bound(base.reshape(-1, base.shape[-1]), keys.ravel())
-    highest = min(_flatness_bound(rows, seen, spread, lowest) for rows, seen, spread in zip(base, keys, spreads))
-    if lowest > highest:
-        return None
-    return _shortest_between(math.exp((math.log(lowest) + math.log(highest)) / 2), lowest, highest)
+        base = (shown - shown.max(axis=-1, keepdims=True)) * scale_factor  # [S, G, r, n_k]: <= 0, 0 at each top
+    keys = np.count_nonzero(visible, axis=-1)  # [S, G, r]
+    spreads = -(base if seen is None else np.where(seen, base, 0.0)).min(axis=-1)  # [S, G, r]: each row's range
+    # overflowed, or a group flat at any T: no answer
+    solvable = np.flatnonzero(np.isfinite(spreads).all(axis=(1, 2)) & spreads.max(axis=-1).all(axis=-1))
+    if not len(solvable):
+        return found
+    base, keys, spreads = base[solvable], keys[solvable], spreads[solvable]
+    lowest = _saturation_bounds(base.reshape(len(base), -1, base.shape[-1]), keys.reshape(len(base), -1))  # [S]
+    highest = _flatness_bounds(base, keys, spreads, lowest)  # [S]
+    for place, low, high in zip(solvable.tolist(), lowest.tolist(), highest.tolist()):
+        if low <= high:
+            found[place] = _shortest_between(math.exp((math.log(low) + math.log(high)) / 2), low, high)
+    return found
 
 
-def _saturation_bound(base: np.ndarray, keys: np.ndarray) -> float:
-    """The lowest temperature (to within the bisection) at which none of the rows base [m, n_k] (scaled scores
-    less each row's top, -inf where hidden; `keys` [m] visible each) saturates.
+def _saturation_bounds(base: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Per sentence, the lowest temperature (to within the bisection) at which none of its rows base [S, m, n_k]
+    (scaled scores less each row's top, -inf where hidden; `keys` [S, m] visible each) saturates.
 
     A row saturates while its other weights, each exp(-gap_j / T) of the top's, sum to at most SATURATION_ODDS;
     that sum lies between exp(-g / T) and (k - 1) exp(-g / T) for the gap g to the runner-up, so the row's bound
     lies between g / ln((k - 1) / odds) and g / ln(1 / odds), a factor of at most 3.4 for k <= 1000 apart: the
     search starts there, among the rows whose bracket reaches the highest lower end.
     """
-    gaps = -np.partition(base, -2, axis=-1)[:, -2]  # [m]: to the runner-up, 0 where the top ties (never saturated)
+    gaps = -np.partition(base, -2, axis=-1)[..., -2]  # [S, m]: to the runner-up, 0 where the top ties (never saturated)
     gaps[~np.isfinite(gaps)] = 0.0  # a runner-up beyond float64 (an overflowed gap): left to the other remedies
-    below = gaps / np.log(np.maximum(keys - 1, 1) / SATURATION_ODDS)  # [m]
-    above = gaps / math.log(1 / SATURATION_ODDS)  # [m]
-    if not gaps.any():
-        return 2.0 ** NORMAL_OCTAVES[0]  # no row can saturate
-    start = below.max()
-    rows = np.flatnonzero(above >= start)
-    return _last_root(lambda chosen, t: _weights_at(base[rows[chosen]], t).max(axis=-1) < SATURATION_LEVEL,
-                      len(rows), start, float(above.max()))[1]
+    below = gaps / np.log(np.maximum(keys - 1, 1) / SATURATION_ODDS)  # [S, m]
+    above = gaps / math.log(1 / SATURATION_ODDS)  # [S, m]
+    start = below.max(axis=-1)  # [S]
+    bound = _last_roots(lambda temperatures: _weights_at(base, temperatures).max(axis=-1) < SATURATION_LEVEL,
+                        above >= start[:, None], start, above.max(axis=-1))[1]
+    return np.where(gaps.any(axis=-1), bound, 2.0 ** NORMAL_OCTAVES[0])  # no row can saturate: the lowest
 
 
-def _flatness_bound(base: np.ndarray, keys: np.ndarray, spreads: np.ndarray, lowest: float) -> float:
-    """The highest temperature (to within the bisection) at which not every row of one group base [r, n_k] is flat,
-    searched from `lowest` up, the temperature no row saturates from: 0 when the group is flat there already
-    (no temperature then clears both).
+def _flatness_bounds(base: np.ndarray, keys: np.ndarray, spreads: np.ndarray, lowest: np.ndarray) -> np.ndarray:
+    """Per sentence, the highest temperature (to within the bisection) at which not every row of any of its groups
+    base [S, G, r, n_k] is flat, each group searched from the sentence's `lowest` up (the temperature no row
+    saturates from): 0 when a group is flat there already (no temperature then clears both).
 
     A row is flat when its entropy lacks at most 2 % of log2 k, 0.02 ln k nats; the lack (the divergence
     from uniform) is at most range^2 / 8 for logits spanning `range` (Hoeffding's lemma), so every row is flat
     from T = spread / sqrt(0.16 ln k) on: the search's top.
     """
-    def flat(chosen: np.ndarray, temperature: float) -> np.ndarray:
-        return entropy_bits(_weights_at(base[chosen], temperature)) >= FLATNESS_LEVEL * np.log2(keys[chosen])
+    count, groups = base.shape[:2]
+    units, unit_keys = base.reshape(count * groups, *base.shape[2:]), keys.reshape(count * groups, -1)  # [U, r, ..]
 
-    with np.errstate(over="ignore"):  # a spread near float64's largest overflows to inf: _last_root clips it
-        ceiling = float((spreads / np.sqrt(0.16 * np.log(np.maximum(keys, 2)))).max())
-    highest = _last_root(flat, len(base), lowest, max(ceiling, lowest))[0]
-    return 0.0 if highest == lowest and flat(np.arange(len(base)), lowest).all() else highest
+    def flat(temperatures: np.ndarray) -> np.ndarray:  # [U] -> [U, r]
+        return entropy_bits(_weights_at(units, temperatures)) >= FLATNESS_LEVEL * np.log2(unit_keys)
+
+    with np.errstate(over="ignore"):  # a spread near float64's largest overflows to inf: _last_roots clips it
+        ceiling = (spreads / np.sqrt(0.16 * np.log(np.maximum(keys, 2)))).max(axis=-1).ravel()  # [U]
+    low = np.repeat(lowest, groups)  # [U]
+    highest = _last_roots(flat, np.ones(unit_keys.shape, dtype=bool), low, np.maximum(ceiling, low))[0]
+    highest[(highest == low) & flat(low).all(axis=-1)] = 0.0
+    return highest.reshape(count, groups).min(axis=-1)
 
 
-def _weights_at(base: np.ndarray, temperature: float) -> np.ndarray:
-    """The row softmax of base [m, n_k] (scaled scores less each row's top, -inf where hidden) at a temperature.
+def _weights_at(base: np.ndarray, temperatures: np.ndarray) -> np.ndarray:
+    """The row softmax of base [U, m, n_k] (scaled scores less each row's top, -inf where hidden) at each unit's
+    temperature [U].
 
     base / T <= 0 with a 0 in every row, so exp stays in [0, 1] and each row sums to at least 1: no
     shift, no overflow (a quotient too large is -inf, a weight of 0), unlike a general softmax.
     """
     with np.errstate(over="ignore"):
-        weights = np.exp(base / temperature)
+        weights = np.exp(base / temperatures[:, None, None])
     return weights / weights.sum(axis=-1, keepdims=True)
 
 
-def _last_root(test: Callable[[np.ndarray, float], np.ndarray], count: int, low: float,
-               high: float) -> tuple[float, float]:
-    """Temperatures (below, above) bracketing the last of `count` rows to pass `test` (rows [c] of them, T ->
-    [c] bool, each row False below its own root and True above it), by bisection on log2 T from [low, high]
-    (low <= high), both kept within float64's normal numbers (a temperature of 0 would divide 0 by 0).
+def _last_roots(test: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, low: np.ndarray,
+                high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit, temperatures (below, above) bracketing the last of its `rows` [U, m] (bool: the rows taking part)
+    to pass `test` (temperatures [U] -> [U, m] bool, each row False below its own root and True above it), by
+    bisection on log2 T from [low, high] [U] (low <= high), every unit at once, each kept within float64's
+    normal numbers (a temperature of 0 would divide 0 by 0).
 
-    A row that passes while another still fails has its root below the last one: it is dropped, so after
-    the first steps only the few rows that decide are softmaxed again.
+    A row that passes while another of its unit still fails has its root below the last one: it takes no
+    further part, as the bisection goes on above it.
     """
-    rows = np.arange(count)
-    low_octave, high_octave = (min(max(math.log2(bound) if bound > 0 else -math.inf, NORMAL_OCTAVES[0]),
-                                   NORMAL_OCTAVES[1]) for bound in (low, high))  # both within the normal numbers
+    low_octave, high_octave = (np.array([min(max(math.log2(bound) if bound > 0 else -math.inf, NORMAL_OCTAVES[0]),
+                                                 NORMAL_OCTAVES[1]) for bound in bounds.tolist()])
+                               for bounds in (low, high))  # both within the normal numbers, as scalars take them
+    rows = rows.copy()
     for _ in range(TEMPERATURE_STEPS):
         middle = (low_octave + high_octave) / 2
-        passed = test(rows, 2.0 ** middle)
-        if passed.all():
-            high_octave = middle
-        else:
-            low_octave, rows = middle, rows[~passed]
-    return 2.0 ** low_octave, 2.0 ** high_octave
+        passed = test(_powers_of_two(middle)) | ~rows  # [U, m]
+        done = passed.all(axis=-1)  # [U]
+        high_octave, low_octave = np.where(done, middle, high_octave), np.where(done, low_octave, middle)
+        rows &= done[:, None] | ~passed
+    return _powers_of_two(low_octave), _powers_of_two(high_octave)
+
+
+def _powers_of_two(octaves: np.ndarray) -> np.ndarray:
+    """2 ** each octave, as Python's float power rounds it (a temperature reads the same alone as in a batch)."""
+    return np.array([2.0 ** octave for octave in octaves.tolist()])
 
 
 def _shortest_between(value: float, low: float, high: float) -> float:
@@ -708,52 +852,80 @@ def _shortest_between(value: float, low: float, high: float) -> float:
 
 
 class StackRemedies:
-    """The remedies for the heads each warning of a stack names, with the largest weights each would give.
+    """The remedies for the heads each warning of a stack names, with the largest weights each would give over
+    the rows with a choice (`eligible` [B, n_q]) of those heads.
 
-    A named setting's weights are computed once for the whole stack, when a warning first needs it; the
-    temperature once per sentence, solved for all its heads. None for a trained layer, whose settings are
-    fixed by its weights file.
+    A named setting's weights are computed once for the whole stack, when a warning first needs them; the
+    temperature of every `warned` sentence [B] in one bisection, each solved for all its heads. None for a
+    trained layer, whose settings are fixed by its weights file.
     """
 
-    def __init__(self, stack: AttentionResult) -> None:
-        self.stack = stack
-        self.maxima: dict[tuple, np.ndarray] = {}  # remedy -> [B, H, n_q] each row's largest weight under it
-        self.solved: dict[int, tuple[float, np.ndarray] | None] = {}  # sentence -> temperature, maxima [H, r]
-        count, _, n_q, n_k = stack.scores.shape
-        self.visible = np.broadcast_to(stack.visible, (count, n_q, n_k))  # [B, n_q, n_k]
+    def __init__(self, stack: AttentionResult, eligible: np.ndarray, warned: np.ndarray) -> None:
+        self.stack, self.eligible = stack, eligible
+        self.ranges: dict[tuple, tuple[list, list]] = {}  # remedy -> per sentence, per head: (lowest, highest)
+        self.solved: dict[int, tuple[float, list, list]] = {}  # sentence -> its temperature and that ranges
+        if stack.config.mode != "trained" and warned.any():
+            self._solve(np.flatnonzero(warned))
 
-    def of(self, sentence: int, heads: list[int], rows: list[int], code: str) -> list[Remedy]:
-        """The remedies for `code` ("saturated" or "flat") of some heads of one sentence, judged on `rows` (the
-        rows with a choice, the same for every warning of the sentence)."""
+    def of(self, b: int, heads: list[int], code: str) -> list[Remedy]:
+        """The remedies for `code` ("saturated" or "flat") of some heads of sentence b."""
         if self.stack.config.mode == "trained":
             return []
-        if sentence not in self.solved:
-            self.solved[sentence] = self._solve(sentence, rows)
-        solved = self.solved[sentence]
         found = []
+        solved = self.solved.get(b)
         for settings in remedy_settings(code, self.stack.config, self.stack.scale_factor,
                                         None if solved is None else solved[0]):
             if "temperature" in settings:
-                maxima = solved[1][heads]  # type: ignore[index]  # [G, r]
+                lowest, highest = solved[1], solved[2]  # type: ignore[index]
             else:
                 key = tuple(settings.items())
-                if key not in self.maxima:
-                    self.maxima[key] = _row_maxima(self.stack, settings)
-                maxima = self.maxima[key][sentence][heads][:, rows]  # [G, r]
-            found.append(Remedy(settings, (float(maxima.min()), float(maxima.max()))))
+                if key not in self.ranges:
+                    self.ranges[key] = self._ranges(_row_maxima(self.stack, settings))
+                lowest, highest = self.ranges[key][0][b], self.ranges[key][1][b]
+            found.append(Remedy(settings, (min(lowest[h] for h in heads), max(highest[h] for h in heads))))
         return found
 
-    def _solve(self, sentence: int, rows: list[int]) -> tuple[float, np.ndarray] | None:
-        """The sentence's `fixing_temperature`, solved for every head (one temperature sets them all), and each
-        of the rows' largest weight under it [H, r]; None when no temperature clears them."""
-        scores, visible = self.stack.scores[sentence], self.visible[sentence]  # [H, n_q, n_k], [n_q, n_k]
-        if len(rows) < scores.shape[1]:  # a mask left rows without a choice (else no [H, n, n] copy)
-            scores, visible = scores[:, rows], visible[rows]
-        visible = np.broadcast_to(visible, scores.shape)  # [H, r, n_k]
-        temperature = fixing_temperature(scores, visible, self.stack.scale_factor)
-        if temperature is None:
-            return None
-        return temperature, scaled(scores, self.stack.scale_factor, temperature, visible)[1].max(axis=-1)
+    def _ranges(self, maxima: np.ndarray) -> tuple[list, list]:
+        """Per sentence and head, the smallest and largest of the rows' largest weights maxima [B, H, n_q] over the
+        rows with a choice."""
+        eligible = self.eligible[:, None, :]
+        return (np.where(eligible, maxima, np.inf).min(axis=-1).tolist(),
+                np.where(eligible, maxima, -np.inf).max(axis=-1).tolist())
+
+    def _solve(self, warned: np.ndarray) -> None:
+        """The `fixing_temperatures` of the warned sentences, each solved for every head on its rows with a choice
+        (sentences whose rows with a choice differ, under the "others" mask, are solved apart), with the ranges of
+        largest weights each gives per head."""
+        stack = self.stack
+        count, heads, n_q, n_k = stack.scores.shape
+        visible = np.broadcast_to(stack.visible, (count, n_q, n_k))
+        patterns, which = np.unique(self.eligible[warned], axis=0, return_inverse=True)
+        for place, pattern in enumerate(patterns):
+            members = warned[which.ravel() == place]
+            rows = np.flatnonzero(pattern)
+            scores = stack.scores[members][:, :, rows]  # [W, H, r, n_k]
+            seen = np.broadcast_to(visible[members][:, None, rows], scores.shape)
+            temperatures = fixing_temperatures(scores, seen, stack.scale_factor)  # [W]
+            solved = np.isfinite(temperatures)
+            maxima = _weights_under(scores[solved], seen[solved], stack.scale_factor, temperatures[solved]).max(
+                axis=-1)  # [W', H, r]
+            self.solved.update(zip(members[solved].tolist(), zip(temperatures[solved].tolist(),
+                                                                 maxima.min(axis=-1).tolist(),
+                                                                 maxima.max(axis=-1).tolist())))
+
+
+def _weights_under(scores: np.ndarray, visible: np.ndarray, scale_factor: float,
+                   temperatures: np.ndarray) -> np.ndarray:
+    """The weights of scores [W, ..., n_k] (visible alike) at each sentence's temperature [W], as the engine's
+    `scaled` gives them one sentence at a time."""
+    with np.errstate(over="ignore", divide="ignore"):
+        factors = np.float64(scale_factor) / temperatures  # [W]
+    if not np.isfinite(factors).all():  # the T -> 0 limit: the engine's own hard max, a sentence at a time
+        return np.stack([scaled(rows, scale_factor, temperature, seen)[1]
+                         for rows, seen, temperature in zip(scores, visible, temperatures.tolist())])
+    top = np.max(np.where(visible, scores, -np.inf), axis=-1, keepdims=True)
+    shifted = (scores - top) * factors.reshape((-1,) + (1,) * (scores.ndim - 1))
+    return softmax(np.where(visible, shifted, -np.inf))
 
 
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
@@ -773,12 +945,3 @@ def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
     return np.concatenate([scaled(scores[..., rows, :], factor, config.temperature, visible[..., rows, :])[1]
                            .max(axis=-1) for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
                           axis=-1)  # [B, H, n_q], without [n, n] logits and weights of every head at once
-
-
-def weight_pulls(shift: Shift, self_attention: bool) -> list[Contribution]:
-    """The words `pulled_by` named before it ranked by the shift, kept for programs that read them (the JSON's
-    `pulled_by_weight`): keys supplying at least PULL_SHARE of y, at most MAX_PULLS, largest weight first; in
-    self-attention the token itself is no context word (in cross-attention index i is another token)."""
-    others = [c for c in shift.contributions
-              if c.share >= PULL_SHARE and not (self_attention and c.index == shift.index)]
-    return others[:MAX_PULLS]

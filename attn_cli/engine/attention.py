@@ -458,12 +458,17 @@ def as_stack(result: AttentionResult) -> AttentionResult:
 
 def unstack(result: AttentionResult) -> list[AttentionResult]:
     """A stacked result (arrays leading with B) as B results of one sentence each, their arrays views of its."""
-    def part(array: np.ndarray | None, i: int) -> np.ndarray | None:
+    return [sentence_of(result, i) for i in range(len(result.outputs))]
+
+
+def sentence_of(result: AttentionResult, i: int) -> AttentionResult:
+    """Sentence i of a stacked result, its arrays views of the stack's (a shared mask or codes stay shared)."""
+    def part(array: np.ndarray | None) -> np.ndarray | None:
         return array if array is None or array.ndim < 3 else array[i]  # shared (a mask of [n_q, n_k]) or own
 
-    return [replace(result, **{name: getattr(result, name)[i] for name in STACKED},
-                    visible=part(result.visible, i), query_codes=part(result.query_codes, i),  # type: ignore[arg-type]
-                    context_codes=part(result.context_codes, i)) for i in range(len(result.outputs))]
+    return replace(result, **{name: getattr(result, name)[i] for name in STACKED},
+                   visible=part(result.visible), query_codes=part(result.query_codes),  # type: ignore[arg-type]
+                   context_codes=part(result.context_codes))
 
 
 def reattend(result: AttentionResult, projections: Projections) -> AttentionResult:
@@ -554,22 +559,19 @@ def static_outputs(result: AttentionResult) -> np.ndarray:
     return value_space(result.query_inputs, result)  # [n_q, d] -> [n_q, d_out]
 
 
-def term_shares(result: AttentionResult, keys: np.ndarray) -> np.ndarray:
-    """share[i, j] = term_ij . y_i / |y_i|^2 for the keys j of row i listed in `keys`: [.., n_q, k] -> [.., n_q, k].
+def output_shares(result: AttentionResult) -> np.ndarray:
+    """share[i, j] = term_ij . y_i / |y_i|^2, [.., n_q, n_k]: the part of output y_i that key j supplies.
 
-    The part of output y_i that key j supplies: term_ij is key j's weighted value (all heads,
-    through W_O) and the terms sum to y_i, so a row of all keys' shares sums to 1 (0 for a zero
-    output). Computed as sum over heads of w_ij (v_j . z_i) with z_i = y_i mapped back through
-    W_O^T, which needs O(H n^2) memory instead of the O(n^2 d) of the terms themselves; only the
-    listed keys' products are kept past the one matrix product. Works on a stack as on one sentence.
+    term_ij is key j's weighted value (all heads, through W_O) and the terms sum to y_i, so a row's
+    shares sum to 1 (0 for a zero output). Computed as sum over heads of w_ij (v_j . z_i) with z_i = y_i
+    mapped back through W_O^T, which needs O(H n^2) memory instead of the O(n^2 d) of the terms themselves.
+    Works on a stack as on one sentence.
     """
     back = result.outputs
     if result.projections is not None and result.projections.w_o is not None:
         back = back @ result.projections.w_o.T  # [.., n_q, d] x [d, width] -> [.., n_q, width]
     dots = split_heads(back, result.n_heads) @ np.swapaxes(result.values, -1, -2)  # [.., H, n_q, n_k]: z_i . v_j
-    listed = np.broadcast_to(np.expand_dims(keys, -3), dots.shape[:-1] + keys.shape[-1:])  # [.., H, n_q, k]
-    along = np.sum(np.take_along_axis(result.weights, listed, axis=-1) * np.take_along_axis(dots, listed, axis=-1),
-                   axis=-3)  # [.., n_q, k]
+    along = np.sum(result.weights * dots, axis=-3)  # [.., n_q, n_k]
     squared = np.einsum("...id,...id->...i", result.outputs, result.outputs)[..., None]  # [.., n_q, 1]
     return np.divide(along, squared, out=np.zeros_like(along), where=squared > 0)
 

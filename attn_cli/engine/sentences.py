@@ -9,18 +9,53 @@ from __future__ import annotations
 
 import numpy as np
 
-from attn_cli.engine.analysis import Diagnosis, NeighborSearch, Shift, diagnose_stack, shift_queries, stack_shifts
-from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections, attention_stacks, unstack
+from attn_cli.engine.analysis import NeighborSearch, StackDiagnosis, StackShifts, shift_queries
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, Projections, attention_stacks, sentence_of
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.errors import InputError, Option, SettingsError, memory_named
 from attn_cli.vectors.store import Vectors
 
 
+class Stack:
+    """Sentences of one length attended together, as arrays: the attention (arrays led by B), the shifts'
+    measures and shares (`StackShifts`), and the diagnosis (`StackDiagnosis`), computed for all of them when a
+    sentence first needs it. A sentence of it is (stack, b); its own `AttentionResult` is a view made when read.
+    """
+
+    def __init__(self, attention: AttentionResult, shifts: StackShifts) -> None:
+        self.attention, self.shifts = attention, shifts
+        self._diagnosis: StackDiagnosis | None = None
+        self._finite: dict[str, bool] = {}
+        self.settings: tuple[object, dict] | None = None  # its documents' settings block, made once (documents)
+
+    def diagnosis(self) -> StackDiagnosis:
+        if self._diagnosis is None:
+            self._diagnosis = StackDiagnosis.of(self.attention)
+        return self._diagnosis
+
+    def sentence(self, b: int) -> AttentionResult:
+        """Sentence b's own result, its arrays views of the stack's."""
+        return sentence_of(self.attention, b)
+
+    def finite(self, *names: str) -> bool:
+        """Whether the named arrays of the attention or the shifts are all finite (masked logits are -inf, written
+        as null): one check per array for all the stack's sentences, so no document needs a walk of its own."""
+        for name in names:
+            if name not in self._finite:
+                array = getattr(self.attention if name in ("scores", "logits", "weights") else self.shifts, name)
+                self._finite[name] = (not np.isnan(array).any() if name == "logits"
+                                      else array is None or bool(np.isfinite(array).all()))
+        return all(self._finite[name] for name in names)
+
+
+Row = tuple[Stack, int]  # one sentence: its stack, and its place there
+
+
 def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig,
-                projections: Projections | None = None, *, neighbors: int = 5, neighbor_vocab: int | None = 50_000,
-                diagnosed: bool = False) -> tuple[list[AttentionResult], list[list[Shift]], list[Diagnosis | None]]:
-    """Self-attention over each sentence, the shifts of all of them (one neighbour search) and, if `diagnosed`,
-    each one's diagnostics, in the sentences' order.
+                projections: Projections | None = None, *, neighbors: int = 5,
+                neighbor_vocab: int | None = 50_000) -> list[Row]:
+    """Self-attention over each sentence and the shifts of all of them (one neighbour search), in the sentences'
+    order, each as its place in a `Stack`.
 
     The sentences of one length are computed as one stack ([B, n, d]): a batch of short sentences
     makes a few numpy calls per stack instead of a few hundred per sentence, with the same numbers.
@@ -29,12 +64,11 @@ def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: At
         stacks = attention_stacks([tokens.embeddings for tokens in tokenized], config, projections)
     shifts = analyse_shifts([stack for _, stack in stacks], [[tokenized[i] for i in members] for members, _ in stacks],
                             vectors, neighbors, neighbor_vocab)
-    found: dict[int, tuple[AttentionResult, list[Shift], Diagnosis | None]] = {}  # by the sentence's index
-    for (members, stack), their_shifts in zip(stacks, shifts):
-        diagnoses: list[Diagnosis | None] = list(diagnose_stack(stack)) if diagnosed else [None] * len(members)
-        found.update(zip(members, zip(unstack(stack), their_shifts, diagnoses)))
-    ordered = [found[i] for i in range(len(tokenized))]
-    return [item[0] for item in ordered], [item[1] for item in ordered], [item[2] for item in ordered]
+    found: dict[int, Row] = {}  # by the sentence's index
+    for (members, attention), their_shifts in zip(stacks, shifts):
+        stack = Stack(attention, their_shifts)
+        found.update((i, (stack, b)) for b, i in enumerate(members))
+    return [found[i] for i in range(len(tokenized))]
 
 
 def too_long_for_memory(tokenized: list[TokenizedSentence], heads: int) -> InputError:
@@ -47,7 +81,7 @@ def too_long_for_memory(tokenized: list[TokenizedSentence], heads: int) -> Input
 
 def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
                    neighbors: int = 5, neighbor_vocab: int | None = 50_000,
-                   sources: list[list[TokenizedSentence]] | None = None) -> list[list[list[Shift]]]:
+                   sources: list[list[TokenizedSentence]] | None = None) -> list[StackShifts]:
     """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
     sentences, `sources` their key sentences in cross-attention), with nearest vocabulary words if asked; each
     record carries its token's text beside its index.
@@ -58,7 +92,7 @@ def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSe
     texts = [[([token.text for token in query.tokens], [token.text for token in source.tokens])
               for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:
-        return [stack_shifts(stack, None, their_texts) for stack, their_texts in zip(stacks, texts)]
+        return [StackShifts(stack, None, their_texts) for stack, their_texts in zip(stacks, texts)]
     keys = [[token.key for token in tokenized.tokens] for sentences in queries for tokenized in sentences]
     with memory_named(lambda: SettingsError("neighbor_vocab", f"({neighbor_vocab}) asks for more memory than is left "
                                             "for the neighbour search's vocabulary rows; lower it, or skip the search",
@@ -69,6 +103,6 @@ def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSe
     shifts, start = [], 0
     for stack, their_texts in zip(stacks, texts):
         count = 2 * stack.outputs.shape[0] * stack.outputs.shape[1]
-        shifts.append(stack_shifts(stack, found[start:start + count], their_texts))
+        shifts.append(StackShifts(stack, found[start:start + count], their_texts))
         start += count
     return shifts

@@ -73,6 +73,40 @@ def split_words(sentence: str | Sequence[str]) -> list[str]:
 def tokenize(sentence: str | Sequence[str], vectors: Vectors, oov: str = "skip",
              max_tokens: int = DEFAULT_MAX_TOKENS) -> TokenizedSentence:
     """Tokens with their vectors; raises InputError when nothing is left to attend or too much."""
+    [tokenized] = with_vectors([tokenized_rows(sentence, vectors, oov, max_tokens)], vectors)
+    return tokenized
+
+
+Rows = tuple[list[Token], list[DroppedToken], list["np.ndarray | int"]]  # tokens, dropped, a row or vector of each
+
+
+def with_vectors(sentences: list[Rows], vectors: Vectors) -> list[TokenizedSentence]:
+    """The sentences with their vectors, the vocabulary rows of all of them read (and checked) in one call."""
+    stored = [row for _, _, rows in sentences for row in rows if isinstance(row, int)]
+    read = vectors.rows(stored) if stored else np.zeros((0, vectors.dims))  # [m, d]
+    found, start = [], 0
+    for tokens, dropped, rows in sentences:
+        own = [row for row in rows if not isinstance(row, int)]
+        if not own:
+            found.append(TokenizedSentence(tokens, dropped, read[start:start + len(rows)]))
+            start += len(rows)
+            continue
+        taken = iter(read[start:])
+        found.append(TokenizedSentence(tokens, dropped, np.vstack([next(taken) if isinstance(row, int) else row
+                                                                    for row in rows])))
+        start += len(rows) - len(own)
+    return found
+
+
+def unread(sentence: Rows) -> TokenizedSentence:
+    """A sentence's tokens with no vectors ([0, 0]), for a check that reads the tokens alone."""
+    return TokenizedSentence(sentence[0], sentence[1], np.zeros((0, 0)))
+
+
+def tokenized_rows(sentence: str | Sequence[str], vectors: Vectors, oov: str = "skip",
+                   max_tokens: int = DEFAULT_MAX_TOKENS) -> Rows:
+    """`tokenize` but for reading the vectors: the tokens, the dropped tokens and each token's vocabulary row (or
+    vector of its own), so a batch reads the rows of many sentences at once (`with_vectors`)."""
     pieces = sentence_pieces(sentence, vectors)
     if not pieces:
         raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
@@ -112,7 +146,7 @@ def tokenize(sentence: str | Sequence[str], vectors: Vectors, oov: str = "skip",
         detail = f": {describe_unknown(unknown)}" if unknown else ""
         raise InputError(f"no word of the sentence is in the vocabulary of {vectors.name}{detail}; "
                          "use words the vector set knows or pass ", Option("vectors"), " with a larger set")
-    return TokenizedSentence(tokens, dropped, embeddings(rows, vectors))
+    return tokens, dropped, rows
 
 
 Piece = tuple[str, bool, "str | None", "int | None"]  # text, is a clitic, vocabulary key and row (None: unknown)
@@ -128,15 +162,6 @@ def sentence_pieces(sentence: str | Sequence[str], vectors: Vectors) -> list[Pie
 def has_letters(text: str) -> bool:
     """A word or number, not punctuation or a symbol: only such a piece can be an unknown word."""
     return any(char.isalnum() for char in text)
-
-
-def embeddings(rows: list[np.ndarray | int], vectors: Vectors) -> np.ndarray:
-    """[n, d] float64: the vocabulary rows read (and checked) in one call, the other vectors as they are."""
-    stored = [row for row in rows if isinstance(row, int)]
-    if len(stored) == len(rows):
-        return vectors.rows(stored)
-    read = iter(vectors.rows(stored)) if stored else iter(())
-    return np.vstack([next(read) if isinstance(row, int) else row for row in rows])
 
 
 class Lexicon:

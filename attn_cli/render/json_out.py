@@ -107,12 +107,28 @@ def encode(value: Any) -> bytes:
     return _encoded(value, _survey(value)[1])
 
 
+_FRAGMENTS: dict[int, tuple[dict, orjson.Fragment]] = {}  # a run's shared blocks, encoded once each
+_FRAGMENTS_KEPT = 16
+
+
+def _fragment(block: dict) -> orjson.Fragment:
+    """A shared block's JSON, encoded the first time it is written (the object is kept, so its id is not reused)."""
+    found = _FRAGMENTS.get(id(block))
+    if found is None or found[0] is not block:
+        if len(_FRAGMENTS) >= _FRAGMENTS_KEPT:
+            _FRAGMENTS.clear()
+        found = _FRAGMENTS[id(block)] = (block, orjson.Fragment(_encoded(dict(block), True)))
+    return found[1]
+
+
 def _encoded(value: Any, as_is: bool) -> bytes:
     """`encode` of a value already surveyed: `as_is` says whether orjson can write its arrays as they stand."""
     if not as_is:
         value = _widened(value)
     try:
-        encoded = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+        shared = {key: _fragment(item) if getattr(item, "shared", False) else item
+                  for key, item in value.items()} if type(value) is dict else value
+        encoded = orjson.dumps(shared, option=orjson.OPT_SERIALIZE_NUMPY)
     except orjson.JSONEncodeError:  # text orjson refuses (a lone surrogate), a key that is not a str
         return json.dumps(value, default=_listed, allow_nan=False).encode("ascii")
     for character, escape in _LINE_BREAKS:
@@ -126,9 +142,11 @@ def _survey(value: Any) -> tuple[int, bool]:
     integer, C-contiguous); a NaN anywhere, or an infinite float outside an array, raises ValueError, as orjson
     would write it as null.
 
-    A document is a few thousand small values (per-token records), so it is walked with a stack and each
-    container's items are checked in its own loop: no call per value, which made the walk cost six times
-    what orjson takes to write the document.
+    A document is a few hundred small values (per-token records), so it is walked with a stack and each
+    container's items are checked in its own loop: no call per value. A list or dict subclass with `numbers`
+    (documents' `Checked`: finite, float64 and C-contiguous, one np.isfinite per array for a whole stack) is
+    counted, not walked; one whose class says `shared` (the same object on every line of a run) is walked
+    once, and encoded once.
     """
     count, clean = 0, True
     pending: list[Any] = [[value]]  # the value itself may be a float
@@ -147,6 +165,11 @@ def _survey(value: Any) -> tuple[int, bool]:
                 continue
             elif kind is dict or kind is list or kind is tuple or kind is np.ndarray:
                 pending.append(item)
+            elif isinstance(item, (dict, list)) and hasattr(item, "numbers"):  # checked: counted, not walked
+                count += item.numbers
+            elif getattr(item, "shared", False):  # walked the first time it is written
+                if id(item) not in _FRAGMENTS:
+                    pending.append(item)
             elif isinstance(item, (float, dict, list, tuple, np.ndarray)):  # a subclass: the slow, general path
                 pending.append(item if not isinstance(item, float) else [float(item)])
     return count, clean
