@@ -475,16 +475,16 @@
     };
   }
 
-  /** The shift table; in cross-attention the contributions name source tokens and there is no self weight. */
+  /** The shift table; in cross-attention the pulling words are source tokens and there is no self weight. */
   function shifts(doc, labels, keyLabels) {
     const withNeighbors = doc.settings.neighbors > 0;
     const columns = [["token"], ["cos(s,y)", "num"], ["|y−s|", "num"], ["self w", "num"], ["pulled by"]];
     if (withNeighbors) columns.push(["nearest before: s"], ["nearest after: y"]);
     return dataTable(columns, doc.shifts.map((shift) => {
-      const own = doc.cross ? null : shift.contributions.find((c) => c.index === shift.index);
       const pulled = shift.pulled_by.map((c, k) => [k ? el("br") : null,  // a pair per line, never broken
         `${keyLabels[c.index]}\u00a0${fmt(c.weight)}\u00a0(${signed(c.shift_share)})`]).flat();
-      const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm), own ? fmt(own.weight) : "—",
+      const cells = [labels[shift.index], fmt(shift.cosine), fmt(shift.delta_norm),
+        shift.self_weight == null ? "—" : fmt(shift.self_weight),
         pulled.length ? pulled : "—"];
       if (withNeighbors) {
         const before = new Set(shift.neighbors_before.map((n) => n.word));
