@@ -57,6 +57,14 @@ def test_no_status_line_on_a_pipe_or_with_json(enabled, stream):
 
 
 @pytest.fixture
+def scanned_table(run, corpus, tmp_path) -> Path:
+    """The corpus's occurrences of "bank" as a Parquet table, written by `senses --parquet`."""
+    table = tmp_path / "bank.parquet"
+    assert run("senses", "bank", "--file", str(corpus[0]), "--parquet", str(table)).exit_code == 0
+    return table
+
+
+@pytest.fixture
 def corpus(tmp_path) -> tuple[Path, Path]:
     text, labels = tmp_path / "bank.txt", tmp_path / "bank.labels.txt"
     text.write_text("\n".join(RIVER + MONEY) + "\n", encoding="utf-8")
@@ -216,30 +224,27 @@ def test_occurrences_groups_a_scans_table_exactly_as_the_corpus_run(run, corpus,
     (["--max-tokens", "5"], "leave out --max-tokens"),
     (["--mask", "others", "--max-tokens", "5"], "leave out --mask, --max-tokens"),
 ], ids=["heads", "file", "oov", "max-tokens", "mask-and-max-tokens"])
-def test_occurrences_refuses_what_it_would_leave_unused(run, corpus, tmp_path, args, message):
+def test_occurrences_refuses_what_it_would_leave_unused(run, corpus, tmp_path, args, message, scanned_table):
     text, _ = corpus
-    table = tmp_path / "bank.parquet"
-    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    table = scanned_table
     result = run("senses", "bank", "--occurrences", str(table), *[str(text) if a == "CORPUS" else a for a in args])
     assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
 
 
-def test_occurrences_of_another_word_name_the_command_that_reads_them(run, corpus, tmp_path):
+def test_occurrences_of_another_word_name_the_command_that_reads_them(run, corpus, tmp_path, scanned_table):
     text, _ = corpus
-    table = tmp_path / "bank.parquet"
-    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    table = scanned_table
     result = run("senses", "river", "--occurrences", str(table))
     assert result.exit_code == 2 and f"give attn-cli senses bank --occurrences {table}" in result.stderr
 
 
-def test_a_table_of_more_rows_than_a_scan_keeps_is_refused_from_its_footer(run, corpus, tmp_path):
+def test_a_table_of_more_rows_than_a_scan_keeps_is_refused_from_its_footer(run, corpus, tmp_path, scanned_table):
     """A few KB of Parquet can hold millions of rows of zeros (3 million made 6.9 GB): the row count is read
     from the footer, here of a file whose only column is not even a table's, before any column is read."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     text, _ = corpus
-    table = tmp_path / "bank.parquet"
-    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    table = scanned_table
     metadata = pq.read_schema(table).metadata
     pq.write_table(pa.table({"line": pa.array([0] * 100_001, pa.int64())}).replace_schema_metadata(metadata), table)
     result = run("senses", "bank", "--occurrences", str(table))
@@ -248,22 +253,20 @@ def test_a_table_of_more_rows_than_a_scan_keeps_is_refused_from_its_footer(run, 
     assert result.stderr.endswith("or raise --max-occurrences\n")
 
 
-def test_max_occurrences_bounds_the_rows_an_occurrences_table_may_hold(run, corpus, tmp_path):
+def test_max_occurrences_bounds_the_rows_an_occurrences_table_may_hold(run, corpus, tmp_path, scanned_table):
     """--max-occurrences bounds a table read as it bounds a scan (it was refused beside --occurrences)."""
     text, _ = corpus
-    table = tmp_path / "bank.parquet"
-    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    table = scanned_table
     refused = run("senses", "bank", "--occurrences", str(table), "--max-occurrences", "5")
     assert refused.exit_code == 3 and "--max-occurrences" in refused.stderr and len(refused.stderr.splitlines()) == 1
     assert run("senses", "bank", "--occurrences", str(table), "--max-occurrences", "12").exit_code == 0
 
 
-def test_a_tables_long_word_is_shortened_in_its_one_line(run, corpus, tmp_path):
+def test_a_tables_long_word_is_shortened_in_its_one_line(run, corpus, tmp_path, scanned_table):
     """A table of a word of 1,000,000 characters made a 2 MB error line."""
     pq = pytest.importorskip("pyarrow.parquet")
     text, _ = corpus
-    table = tmp_path / "bank.parquet"
-    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    table = scanned_table
     stored = pq.read_table(table)
     about = json.loads(stored.schema.metadata[b"attn_cli"])
     pq.write_table(stored.replace_schema_metadata({b"attn_cli": json.dumps({**about, "word": "b" * 1_000_000})}),
@@ -362,11 +365,10 @@ def test_too_few_occurrences_name_the_setting_that_skipped_lines(run, tmp_path, 
     assert culprit in result.stderr and "max-tokens" not in result.stderr
 
 
-def test_a_damaged_or_missing_occurrences_table_is_one_line_and_exit_3(run, corpus, tmp_path):
+def test_a_damaged_or_missing_occurrences_table_is_one_line_and_exit_3(run, corpus, tmp_path, scanned_table):
     pq = pytest.importorskip("pyarrow.parquet")
     text, _ = corpus
-    table = tmp_path / "bank.parquet"
-    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    table = scanned_table
     stored = pq.read_table(table)
     pq.write_table(stored.replace_schema_metadata({b"attn_cli": b"[" * 100_000 + b"]" * 100_000}), table)
     for path, message in ((table, f"the occurrences table {table} is damaged: its metadata is not JSON"),
@@ -383,11 +385,10 @@ def test_a_long_unknown_word_is_shortened_in_its_one_line(run, corpus):
     assert "(10,000 characters)" in result.stderr and result.stderr.count("\n") == 1
 
 
-def test_occurrences_uses_the_neighbour_options_as_the_corpus_run_does(run, corpus, tmp_path):
+def test_occurrences_uses_the_neighbour_options_as_the_corpus_run_does(run, corpus, tmp_path, scanned_table):
     """The neighbour searches run on the groups with the vectors given: a table has what they need."""
     text, _ = corpus
-    table = tmp_path / "bank.parquet"
-    assert run("senses", "bank", "--file", str(text), "--parquet", str(table)).exit_code == 0
+    table = scanned_table
     options = ["--neighbors", "2", "--neighbor-vocab", "300", "--json"]
     direct = run("senses", "bank", "--file", str(text), *options)
     again = run("senses", "bank", "--occurrences", str(table), *options)
