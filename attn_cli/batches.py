@@ -52,14 +52,13 @@ class LineError:
 
 
 def explain_many(lines: Iterable[Line], *, vectors: VectorsLike = None, settings: Settings | None = None,
-                 diagnose: bool = True, **changes: Any) -> Iterator[ExplainResult | LineError]:
+                 **changes: Any) -> Iterator[ExplainResult | LineError]:
     """`explain` over each line of `lines` (sentences, or lists of words), lazily and in order: a result, or a
     `LineError` for a line that cannot be attended.
 
     The settings and vectors are checked now (a bad one raises here, not at the first line); the lines are
     read as the iterator is consumed. Each result is a view of the arrays of the sentences of its length in
-    its group: its records, and the diagnostics of them all, are computed when first asked for (`diagnose` is
-    kept for callers that pass it; it changes nothing).
+    its group: its records, and the diagnostics of them all, are computed when first asked for.
     """
     chosen, found = prepared(vectors, settings, changes)
     check_layer(chosen, found)

@@ -51,7 +51,7 @@ def full_matrix_rows(lines: list[str]) -> int:
     import attn_cli
 
     rows = 0
-    for result in attn_cli.explain_many(lines, neighbors=0, diagnose=False):
+    for result in attn_cli.explain_many(lines, neighbors=0):
         if isinstance(result, attn_cli.LineError):
             continue
         taken = [i for i, token in enumerate(result.tokenized.tokens) if token.key == WORD]
