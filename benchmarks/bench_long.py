@@ -8,7 +8,10 @@ length; the JSON goes to /dev/null, so the disk's speed is not measured. With
 ratio is to the 300-token run scaled by (n / 300)^2, what n x n work alone would cost.
 Peak RSS comes from wait4. `--words N --dims D` runs over a cached synthetic N x D set
 instead (bench_vectors.synthetic_set; the words drawn from its 3,000 first), as issue 24's
-"1,000 tokens over 100k x 300 within 2 s" asks.
+"1,000 tokens over 100k x 300 within 2 s" asks, and then prints the floors no code can go
+below: the float32 product of the neighbour search alone (each token's static and contextual
+row against the set's 50,000 most frequent words, at this machine's measured rate) and start-up
+(a one-word explain).
 
     python benchmarks/bench_long.py [--runs 3] [--baseline-tree /path/to/other/checkout] [--words N --dims D]
                                     [--smoke]
@@ -27,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_vectors import synthetic_set  # noqa: E402  (same folder: the cached synthetic set)
 from bench_vectors import run as timed_process  # noqa: E402  (same folder: the shared process timer)
+from bench_batch import sgemm_gflops  # noqa: E402  (same folder: the product's measured rate)
 
 PYTHON = sys.executable
 THIS_TREE = Path(__file__).resolve().parent.parent
@@ -73,7 +77,16 @@ def main() -> None:
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {runs} run(s) each, interleaved; "
               f"{f'cached synthetic {args.words:,} x {args.dims}' if args.words else 'the embedded set'}\n")
         samples = timed_sizes(sizes, runs, trees, vectors)
+        start_up = statistics.median(run(THIS_TREE, sentence(1, bool(vectors)), 1, vectors)[0] for _ in range(runs))
     report(samples, sizes, bool(args.baseline_tree))
+    default_words = (THIS_TREE / "data" / "default.vocab.txt").read_text(encoding="utf-8").count("\n")
+    words, dims = min(50_000, args.words or default_words), args.dims if args.words else 384
+    gflops = sgemm_gflops(2 * min(sizes[1], 1000), words, dims)
+    print(f"\nfloors: start-up (a one-word explain) {start_up:.2f} s; the neighbour product alone, "
+          f"[2n, {dims}] x [{dims}, {words:,}] float32 at {gflops:,.0f} GFLOP/s:")
+    for tokens in sizes:
+        print(f"  {tokens:,} tokens: {4 * tokens * words * dims / gflops / 1e9:.2f} s, "
+              f"{start_up + 4 * tokens * words * dims / gflops / 1e9:.2f} s with start-up")
 
 
 def timed_sizes(sizes: tuple[int, ...], runs: int, trees: dict[str, Path],
