@@ -13,7 +13,9 @@ this tree so both see the same load, and adds its rate and "x baseline tree".
 `--smoke` is a few-second run for CI: a 5,000 x 50 set, 300 lines, one run each.
 The sgemm line measures this machine's float32 matrix product at the neighbour
 search's shape, the ceiling of `--neighbors 5`; each tree's `--neighbors 5` rate is
-then given as a share of it.
+then given as a share of it. The floor line gives the best any code could do for full
+documents: start-up (a one-line batch) plus orjson alone writing the same documents again
+(parsed from one run's output), no tokenizing, attention or document building.
 
     python benchmarks/bench_batch.py [--runs 3] [--sentences 10000] [--neighbor-sentences 1000]
                                      [--memory 1000,100000] [--sample 50] [--words 400000] [--dims 300]
@@ -159,6 +161,7 @@ def main() -> None:
             sentence_file(lines, count, seed=2, vocabulary=drawn)
             seconds, peak = timed_batch(["--json", "--neighbors", "0", *vectors], lines, env)
             print(f"| {count:,} | {seconds:.1f} | {count / seconds:,.0f} | {peak:.0f} |")
+        print_floor(batch, args.sentences, [*vectors], env)
         # last: its arrays would count in the peak RSS of every child forked after it
         words = min(50_000, args.words)
         gflops = sgemm_gflops(16 * 12, words, args.dims)
@@ -169,6 +172,29 @@ def main() -> None:
         for tree, (seconds, _) in zip(trees, timed):
             print(f"--neighbors 5, {'this' if tree == THIS_TREE else 'baseline'} tree: {count / seconds:,.0f} "
                   f"sentences/s, {count / seconds / limit:.2f} x the ceiling")
+
+
+def print_floor(lines: Path, count: int, vectors: list[str], env: dict) -> None:
+    """Start-up plus orjson alone re-encoding the documents of one full run: the rate no code can beat."""
+    import time
+
+    import orjson
+
+    one = lines.parent / "one.txt"
+    one.write_text(lines.read_text().split("\n", 1)[0] + "\n")
+    start_up = min(timed_batch(["--json", "--neighbors", "0", *vectors], one, env)[0] for _ in range(3))
+    with lines.open("rb") as stdin:
+        output = subprocess.run([PYTHON, "-m", "attn_cli", "explain", "-", "--json", "--neighbors", "0", *vectors],
+                                stdin=stdin, capture_output=True, check=True, env={**env, "PYTHONPATH": THIS_TREE})
+    documents = [orjson.loads(line) for line in output.stdout.splitlines()]
+    begin = time.perf_counter()
+    for document in documents:
+        orjson.dumps(document)
+    encoding = time.perf_counter() - begin
+    size = len(output.stdout) / len(documents) / 1024
+    print(f"\nfloor, full documents ({size:.1f} KB each): start-up {start_up:.2f} s + orjson alone {encoding:.2f} s "
+          f"= at most {count / (start_up + encoding):,.0f} sentences/s for {count:,} lines "
+          f"({count / encoding:,.0f}/s without start-up)")
 
 
 def summary(samples: list[tuple[float, float]]) -> tuple[float, float]:
