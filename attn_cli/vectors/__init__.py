@@ -26,7 +26,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     if source in (None, DEFAULT_NAME):
         return load_default_vectors()
     from attn_cli.vectors.formats import CACHEABLE, VECTOR_FORMATS, detect_format, read_gensim_pickle
-    from attn_cli.vectors.warm import LoadOptions, Wanted, warm_vectors
+    from attn_cli.vectors.cache import LoadOptions, Wanted, warm_vectors
 
     options = options or LoadOptions()
     path, name = resolve_source(source)

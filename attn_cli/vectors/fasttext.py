@@ -28,7 +28,7 @@ import numpy as np
 from attn_cli.files import write_all
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.formats import finite, from_keyed, open_maybe_compressed
-from attn_cli.vectors.leftovers import SCRATCH, scratch_folder, scratch_prefix, sweep as sweep_leftovers
+from attn_cli.vectors import leftovers
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
 MAGIC = 793712314  # fastText's file format signature (an int32); older files start with their dims instead
@@ -170,9 +170,9 @@ def checked_model(path: Path) -> Iterator[Path]:
             check(_Walk(stream, os.fstat(stream.fileno()).st_size), path)
             yield path
             return
-        sweep_leftovers([(scratch_folder(), SCRATCH)])  # the copies of runs killed long ago
+        leftovers.sweep([leftovers.scratch_place()])  # the copies of runs killed long ago
         # deleted when closed, whatever happens inside; named as leftovers.py finds it should the run be killed
-        with tempfile.NamedTemporaryFile(prefix=scratch_prefix(), suffix=".bin") as copy:
+        with tempfile.NamedTemporaryFile(prefix=leftovers.prefix(""), suffix=".bin") as copy:
             check(_Walk(stream, None, copy), path)
             copy.flush()
             yield Path(copy.name)
