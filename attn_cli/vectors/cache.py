@@ -117,22 +117,18 @@ class CacheWriter:
         write_all(self._matrix, b"\0" * _HEADER_BYTES)
 
     def add(self, words: list[bytes], rows: np.ndarray) -> int:
-        words = self._valid_utf8(words)
-        keep = []
-        for word in words:
-            if word in self.seen or (self.limit is not None and len(self.words) >= self.limit):
-                keep.append(False)
-                if word in self.seen:
-                    self.duplicates += 1
-                    if len(self.first_duplicates) < 3:
-                        self.first_duplicates.append(word.decode("utf-8"))
-                continue
-            self.seen.add(word)
-            self.words.append(word)
-            keep.append(True)
-        if not all(keep):
-            rows = rows[np.asarray(keep, dtype=bool)]
-        rows = np.ascontiguousarray(rows, dtype="<f4")
+        """Store the words not seen before (up to the limit) and their rows [n, d]; returns the words held."""
+        keep = np.zeros(len(words), dtype=bool)
+        for at, word in enumerate(self._valid_utf8(words)):
+            if word in self.seen:
+                self.duplicates += 1
+                if len(self.first_duplicates) < 3:
+                    self.first_duplicates.append(word.decode("utf-8"))
+            elif self.limit is None or len(self.words) < self.limit:
+                self.seen.add(word)
+                self.words.append(word)
+                keep[at] = True
+        rows = np.ascontiguousarray(rows if keep.all() else rows[keep], dtype="<f4")
         write_all(self._matrix, rows.tobytes())
         self.norms.append(row_norms(rows))  # a row longer than float32 holds stores inf: never a neighbour
         return len(self.words)
@@ -143,14 +139,8 @@ class CacheWriter:
             b"\n".join(words).decode("utf-8")
             return words
         except UnicodeDecodeError:
-            fixed = []
-            for word in words:
-                try:
-                    word.decode("utf-8")
-                    fixed.append(word)
-                except UnicodeDecodeError:
-                    self.replaced_utf8 += 1
-                    fixed.append(word.decode("utf-8", "replace").encode("utf-8"))
+            fixed = [word.decode("utf-8", "replace").encode("utf-8") for word in words]
+            self.replaced_utf8 += sum(word != was for word, was in zip(fixed, words))
             return fixed
 
     def finish(self, meta: dict) -> dict:
