@@ -148,11 +148,10 @@ def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = F
         if not isinstance(cached, CachedSet):
             raise SettingsTypeError("sets", "must be a list of attn_cli.CachedSet (from cached_vector_sets or "
                                             f"find_cached), got {type(cached).__name__}")
-    for cached in sets:
-        if cached.corrupt and named:
+    for cached in [cached for cached in sets if cached.corrupt]:
+        if named:
             raise VectorsError(f"{cached.folder}: {LEFT_ALONE}")
-        if cached.corrupt:
-            warn(f"{cached.folder}: {LEFT_ALONE}")
+        warn(f"{cached.folder}: {LEFT_ALONE}")
     removed = [cached.folder for cached in sets if not cached.corrupt]
     for folder in removed:
         shutil.rmtree(folder, ignore_errors=True)

@@ -162,8 +162,7 @@ class CacheWriter:
         return meta
 
     def abandon(self) -> None:
-        if not self._matrix.closed:
-            self._matrix.close()
+        self._matrix.close()
 
 
 def layout_folder(root: Path | None = None) -> Path:

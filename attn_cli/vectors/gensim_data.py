@@ -56,10 +56,8 @@ def resolve(name: str) -> Path:
         raise VectorsError(f"no vector file {name!r} here, and it is not a gensim-data name (such as "
                            "glove-wiki-gigaword-100); pass a file path or a gensim-data name")
     folder = data_dir() / name
-    candidates = [folder / f"{name}.gz"] + sorted(
-        p for p in folder.glob(f"{name}*") if p.is_file() and p.suffix not in (".py", ".pyc", ".json", ".md"))
-    for candidate in candidates:
-        if candidate.is_file():
+    for candidate in [folder / f"{name}.gz", *sorted(folder.glob(f"{name}*"))]:
+        if candidate.is_file() and candidate.suffix not in (".py", ".pyc", ".json", ".md"):
             return candidate
     raise VectorsError(f"no vector file {name!r} here and no gensim-data set of that name in {data_dir()}; "
                        f"get it with: attn-cli vectors download {name} (or pass a file path)")

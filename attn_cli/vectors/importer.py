@@ -152,15 +152,15 @@ def _read(stream, path: Path, file_format: str, folder: Path, read):
     if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
         stream.read(3)
     header = read_header(stream) if file_format != "glove" else None
-    if header is None and file_format == "word2vec-binary":
-        raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
-                           Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
+    if file_format == "word2vec-binary":
+        if header is None:
+            raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
+                               Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
+        writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
+        return writer, read_binary(stream, path, header[0], header[1], writer, read)
     if header is None and file_format == "word2vec":
         raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
                            " for GloVe text")
-    if file_format == "word2vec-binary":
-        writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
-        return writer, read_binary(stream, path, header[0], header[1], writer, read)
     sample = stream.read(1 << 20) if header is None else b""
     dims = checked_dims(path, header[1]) if header else guess_dims(sample)
     if dims < 1:

@@ -128,10 +128,9 @@ class Vectors:
                                "numbers; it cannot be attended")
         check_values(matrix, words, name)
         subword = (lambda word: np.asarray(keyed[word], dtype=np.float64)) if getattr(keyed, "bucket", 0) else None
-        norms = np.concatenate([row_norms(matrix[start:start + 65_536]) for start in range(0, len(matrix), 65_536)]
-                               or [np.zeros(0, np.float32)])  # as the cache stores them: the same neighbours
         return cls(name=name, words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
-                   details={"format": type(keyed).__name__}, subword=subword, norms=norms)
+                   details={"format": type(keyed).__name__}, subword=subword,
+                   norms=row_norms(matrix))  # as the cache stores them: the same neighbours
 
     def to_keyedvectors(self) -> Any:
         """These vectors as a gensim `KeyedVectors` (words in order; float32 values, widened exactly from float16)."""
