@@ -44,10 +44,8 @@ class WordList(Sequence):
     def __getitem__(self, item):
         if isinstance(item, slice):
             start, stop, step = item.indices(len(self))
-            if step != 1:
+            if step != 1 or stop <= start:
                 return [self[i] for i in range(start, stop, step)]
-            if stop <= start:
-                return []
             try:
                 text = self._blob[int(self.offsets[start]):int(self.offsets[stop])].decode("utf-8")
             except UnicodeDecodeError as exc:
