@@ -41,7 +41,6 @@ class ReadReport:
     header_count: int | None = None
     bad_lines: int = 0
     first_bad: list[str] = field(default_factory=list)
-    reasons: Counter = field(default_factory=Counter)
 
 
 def read_header(stream: BinaryIO) -> tuple[int, int] | None:
@@ -183,7 +182,6 @@ def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadRep
         raise VectorsError(f"{where}; fix the line or pass ", Option("skip_bad_lines", True),
                            " to leave such lines out")
     report.bad_lines += 1
-    report.reasons[reason] += 1
     if len(report.first_bad) < 3:
         report.first_bad.append(where)
 
