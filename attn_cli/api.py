@@ -65,7 +65,7 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
             if given:  # what only reading a file can use is an error without one, never silently ignored
                 raise SettingsError(name, "applies only to a vector file", fix={"vectors": "FILE"})
         return _default_vectors() if limit is None else _default_vectors().first(limit)
-    from attn_cli.vectors.warm import LoadOptions
+    from attn_cli.vectors.cache import LoadOptions
 
     source = path_argument("source", source)
 

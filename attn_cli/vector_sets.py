@@ -1,11 +1,8 @@
-"""The vector sets attn-cli keeps: list the cache, find and describe a set, remove sets and leftovers, download,
-and export a set as a word2vec file.
+"""The vector sets attn-cli keeps: list, find, describe and remove the cache's sets and what killed runs left;
+download a gensim-data model; export a set as a word2vec file.
 
-Importing is `load_vectors` (a file or gensim-data name is imported into the cache on first
-use). Everything here only reads the cache, or deletes what attn-cli made in it: a folder
-without valid metadata may not be attn-cli's and is left alone, and the source files are
-never touched. Messages about what is left alone go to `warn` (a function of one str), as
-`load_vectors` reports what an import met.
+Only reads the cache, or deletes what attn-cli made in it: a folder without valid metadata may not be attn-cli's
+and is left alone (said to `warn`, a function of one str), and source files are never touched.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ from attn_cli.vectors.cache import (CorruptCache, cache_root, cached_sets, folde
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:  # the leftovers' module (and tempfile) load when leftovers are looked for: a warm run never does
-    from attn_cli.vectors.leftovers import Leftover, Places
+    from attn_cli.vectors.leftovers import Leftover
 
 Warn = Callable[[str], None]
 EXPORT_FORMATS = ("word2vec", "word2vec-binary")  # what export_vectors writes; gensim's load_word2vec_format reads both
@@ -39,6 +36,9 @@ LEFT_ALONE = ("it has no valid meta.json, so it may not be a set attn-cli made a
 
 def _quiet(message: str) -> None:
     """The default `warn`: say nothing."""
+
+
+cache_folder = cache_root  # the public name of where imported sets live
 
 
 @dataclass(frozen=True)
@@ -79,11 +79,6 @@ class CachedSet:
         meta = self.meta
         shape = "corrupt" if meta is None else f"{meta.get('name')!r}, {meta.get('count'):,} x {meta.get('dims')}"
         return f"<CachedSet {self.id}: {shape}>"
-
-
-def cache_folder() -> Path:
-    """Where imported sets live: $ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli."""
-    return cache_root()
 
 
 def cached_vector_sets(warn: Warn = _quiet) -> list[CachedSet]:
@@ -153,11 +148,10 @@ def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = F
         if not isinstance(cached, CachedSet):
             raise SettingsTypeError("sets", "must be a list of attn_cli.CachedSet (from cached_vector_sets or "
                                             f"find_cached), got {type(cached).__name__}")
-    for cached in sets:
-        if cached.corrupt and named:
+    for cached in [cached for cached in sets if cached.corrupt]:
+        if named:
             raise VectorsError(f"{cached.folder}: {LEFT_ALONE}")
-        if cached.corrupt:
-            warn(f"{cached.folder}: {LEFT_ALONE}")
+        warn(f"{cached.folder}: {LEFT_ALONE}")
     removed = [cached.folder for cached in sets if not cached.corrupt]
     for folder in removed:
         shutil.rmtree(folder, ignore_errors=True)
@@ -166,31 +160,28 @@ def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = F
 
 def vector_leftovers() -> list[Leftover]:
     """What killed imports and downloads of this user left behind (in the cache, gensim-data's folders, $TMPDIR)."""
-    from attn_cli.vectors.leftovers import find
+    from attn_cli.vectors import leftovers
+    from attn_cli.vectors.gensim_data import data_dir
 
-    return find(_places())
+    try:
+        layout: Path | None = layout_folder()
+    except OSError:  # a link, never followed: cached_vector_sets says so
+        layout = None
+    return leftovers.find(leftovers.every_place(layout, data_dir()))
 
 
 def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:
     """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
-    from attn_cli.vectors.leftovers import sweep
+    from attn_cli.vectors.leftovers import delete
 
+    removed = []
     for item in vector_leftovers():
         if item.running:
             warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
-    return sweep(_places(), min_age=0)
-
-
-def _places() -> Places:
-    """Where leftovers may lie: the cache's v1 (unless it is a link), the gensim-data folders, $TMPDIR."""
-    from attn_cli.vectors.gensim_data import data_dir
-    from attn_cli.vectors.leftovers import every_place
-
-    try:
-        layout: Path | None = layout_folder()
-    except OSError:  # cached_vector_sets says so
-        layout = None
-    return every_place(layout, data_dir())
+        else:
+            delete(item.path)
+            removed.append(item)
+    return removed
 
 
 def download_vectors(name: str, *, progress: bool = True) -> Path:

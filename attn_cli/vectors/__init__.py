@@ -16,17 +16,15 @@ __all__ = ["Vectors", "load_vectors", "resolve_source"]
 def load_vectors(source: str | None, options=None) -> Vectors:
     """The embedded default for None or 'default'; a file or gensim-data name through the cache otherwise.
 
-    `options` is a warm.LoadOptions (the shared --format, --limit, ...). The cache is
-    read only here, so the embedded default stays as light as before; and the
-    importer only when the cache has no sound set of the file, so a warm run stays light too.
-    """
+    `options` is a cache.LoadOptions (the shared --format, --limit, ...). The cache's module loads only here, so
+    the embedded default stays light; the importer only when the cache has no sound set of the file."""
     if source == "":  # `--vectors "$VEC"` with VEC unset: never the embedded set in place of the one meant
         raise VectorsError("the vector source is empty; name a vector file or a gensim-data name, or leave it out "
                            "for the embedded set")
     if source in (None, DEFAULT_NAME):
         return load_default_vectors()
     from attn_cli.vectors.formats import CACHEABLE, VECTOR_FORMATS, detect_format, read_gensim_pickle
-    from attn_cli.vectors.warm import LoadOptions, Wanted, warm_vectors
+    from attn_cli.vectors.cache import LoadOptions, Wanted, warm_vectors
 
     options = options or LoadOptions()
     path, name = resolve_source(source)

@@ -1,26 +1,12 @@
-"""The tool's own cache of imported vector files: safe to load, fast to map, written atomically.
+"""The tool's own cache of imported vector files: checked before it is served, mapped, written whole.
 
-Layout, under `$ATTN_CLI_CACHE` or `$XDG_CACHE_HOME/attn-cli` (default
-`~/.cache/attn-cli`), one folder per imported source, `v1/<stem>-<key>/`:
-
-    matrix.npy    float32 [N, d], memory-mapped, loaded with allow_pickle=False
-    norms.npy     float32 [N], |row| for cosine neighbours without touching every row
-    vocab.txt, offsets.npy, index.npy   the words and their stored hash index (vocab.py)
-    meta.json     source path, size, mtime, sampled content hash, format, count, dims, ...
-
-The key hashes the resolved path, size, mtime, a sampled content hash, the
-format and --limit, so an edited or replaced file is imported again. An import
-writes into `v1/.tmp-<key>-<pid>-<random>/` and renames it into place in one
-step: a killed import leaves no half cache (leftovers.py finds and sweeps what
-it leaves), and when several processes import the same file at once, the first
-rename wins and the others use its result.
-
-Nothing found in the cache is trusted blindly: a set is read only from a real
-folder (never a symbolic link) with a key-shaped name, whose meta.json has
-every field with its type and records the very file, format and --limit asked
-for, and whose files agree with it. Anything else is CorruptCache (rebuilt by
-the importer). Checks that would read a whole file are left to the moment a
-part is used (vocab.StoredIndex, Vectors.rows): a warm run stays milliseconds.
+One folder per imported source, `<cache>/v1/<stem>-<key>/` (docs/vectors.md gives the files), keyed by the resolved
+path, size, mtime, a sampled content hash, the format and --limit, so an edited or replaced file is imported again.
+Nothing found here is trusted: a set is read only from a real folder with a key-shaped name whose meta.json has
+every field with its type, records the very file, format and --limit asked for, and agrees with the files; anything
+else is CorruptCache (the importer rebuilds it). Checks that would read a whole file wait until a part is used
+(vocab.StoredIndex, Vectors.rows), so a warm run reads a few pages. The import's life cycle is importer.py's,
+never loaded by a warm run.
 """
 
 from __future__ import annotations
@@ -31,14 +17,14 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from attn_cli.files import quiet_npy_headers, write_all
-from attn_cli.errors import DamagedCache
+from attn_cli.errors import DamagedCache, Option, VectorsError
 from attn_cli.vectors.store import Vectors, row_norms
 from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
@@ -131,22 +117,18 @@ class CacheWriter:
         write_all(self._matrix, b"\0" * _HEADER_BYTES)
 
     def add(self, words: list[bytes], rows: np.ndarray) -> int:
-        words = self._valid_utf8(words)
-        keep = []
-        for word in words:
-            if word in self.seen or (self.limit is not None and len(self.words) >= self.limit):
-                keep.append(False)
-                if word in self.seen:
-                    self.duplicates += 1
-                    if len(self.first_duplicates) < 3:
-                        self.first_duplicates.append(word.decode("utf-8"))
-                continue
-            self.seen.add(word)
-            self.words.append(word)
-            keep.append(True)
-        if not all(keep):
-            rows = rows[np.asarray(keep, dtype=bool)]
-        rows = np.ascontiguousarray(rows, dtype="<f4")
+        """Store the words not seen before (up to the limit) and their rows [n, d]; returns the words held."""
+        keep = np.zeros(len(words), dtype=bool)
+        for at, word in enumerate(self._valid_utf8(words)):
+            if word in self.seen:
+                self.duplicates += 1
+                if len(self.first_duplicates) < 3:
+                    self.first_duplicates.append(word.decode("utf-8"))
+            elif self.limit is None or len(self.words) < self.limit:
+                self.seen.add(word)
+                self.words.append(word)
+                keep[at] = True
+        rows = np.ascontiguousarray(rows if keep.all() else rows[keep], dtype="<f4")
         write_all(self._matrix, rows.tobytes())
         self.norms.append(row_norms(rows))  # a row longer than float32 holds stores inf: never a neighbour
         return len(self.words)
@@ -157,14 +139,8 @@ class CacheWriter:
             b"\n".join(words).decode("utf-8")
             return words
         except UnicodeDecodeError:
-            fixed = []
-            for word in words:
-                try:
-                    word.decode("utf-8")
-                    fixed.append(word)
-                except UnicodeDecodeError:
-                    self.replaced_utf8 += 1
-                    fixed.append(word.decode("utf-8", "replace").encode("utf-8"))
+            fixed = [word.decode("utf-8", "replace").encode("utf-8") for word in words]
+            self.replaced_utf8 += sum(word != was for word, was in zip(fixed, words))
             return fixed
 
     def finish(self, meta: dict) -> dict:
@@ -186,8 +162,7 @@ class CacheWriter:
         return meta
 
     def abandon(self) -> None:
-        if not self._matrix.closed:
-            self._matrix.close()
+        self._matrix.close()
 
 
 def layout_folder(root: Path | None = None) -> Path:
@@ -328,3 +303,69 @@ def folder_size(folder: Path) -> int:
     """The bytes of the regular files in `folder` (links are not followed)."""
     sizes = (entry.stat(follow_symlinks=False) for entry in os.scandir(folder))
     return sum(info.st_size for info in sizes if stat.S_ISREG(info.st_mode))
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to read a vector source: the shared --format, --limit, --skip-bad-lines, --trust-pickle."""
+
+    file_format: str | None = None  # None: detect from the content
+    limit: int | None = None
+    skip_bad_lines: bool = False
+    trust_pickle: bool = False
+    show_progress: bool = True  # a bar on stderr when it is a terminal (off with --json)
+    require_cache: bool = False  # an import whose job is to cache fails when it cannot; a run reads without one
+    warn: Callable[[str], None] = field(default=lambda message: None, compare=False)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a run asks the cache for: this file, as it is now, read this way."""
+
+    path: Path
+    fingerprint: Fingerprint
+    file_format: str
+    options: LoadOptions
+    name: str | None
+
+    @classmethod
+    def of(cls, path: Path, file_format: str, options: LoadOptions, name: str | None = None) -> Wanted:
+        return cls(path, Fingerprint.of(path), file_format, options, name)
+
+    @property
+    def key(self) -> str:
+        return self.fingerprint.key(self.file_format, self.options.limit)
+
+
+def warm_vectors(wanted: Wanted) -> Vectors | None:
+    """The cached set of this very file when a sound one is there; None when there is none, when it is corrupt or
+    when the cache cannot be reached: the importer then deals with it, and says what it met."""
+    try:
+        return served(layout_folder() / wanted.key, wanted)
+    except (OSError, CorruptCache):
+        return None
+
+
+def served(final: Path, wanted: Wanted) -> Vectors | None:
+    """The set at `final` (`serve`), or None when nothing is there; CorruptCache when what is there is unsound."""
+    return serve(final, wanted) if os.path.lexists(final) else None
+
+
+_WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in this process
+
+
+def serve(folder: Path, wanted: Wanted) -> Vectors:
+    """The set in `folder`, checked to be sound and made from this file (CorruptCache otherwise); a folder
+    others can write is served with a warning, once per run."""
+    meta = read_meta(folder)
+    wanted.fingerprint.check_origin(meta, wanted.file_format, wanted.options.limit)
+    vectors = load_cached(folder, wanted.name, meta)
+    shared = shared_with_others(folder)
+    if shared and folder not in _WARNED_SHARED:
+        _WARNED_SHARED.add(folder)
+        wanted.options.warn(f"the cache {folder} is {shared}: whoever can write it decides what this run reads; "
+                            "keep the cache in a folder only you can write (set ATTN_CLI_CACHE)")
+    if meta["bad_lines"] and not wanted.options.skip_bad_lines:  # imported with --skip-bad-lines, asked without
+        raise VectorsError(f"{meta['first_bad_lines'][0]}; fix the line or pass ", Option("skip_bad_lines", True),
+                           " to leave such lines out")
+    return vectors

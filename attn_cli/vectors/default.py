@@ -1,9 +1,5 @@
-"""The embedded default vector set, shipped in `data/` and loaded without gensim.
-
-Three files built by `scripts/build_default_vectors.py`: `default.npy` (float16
-[N, 128]), `default.vocab.txt` (one word per line) and `default.json` (metadata).
-An installed wheel carries them inside the package (`attn_cli/data/`); a source
-checkout reads the repository's top-level `data/` folder.
+"""The embedded default vector set, loaded without gensim: `default.npy` (float16 [N, 128]), `default.vocab.txt`
+and `default.json`, built by `scripts/build_default_vectors.py`, in `attn_cli/data/` (a wheel) or `data/` (a checkout).
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """fastText .bin models: their layout walked with bounded reads, then the vectors read through gensim.
 
-gensim's reader trusts every count in the file: a vocabulary cut short (an interrupted
-download) makes it call read(1) at the end of the file for ever, a header announcing 10^12
-vectors makes it allocate them, a header cut short raises struct.error. So `checked_model`
-first reads the file as fastText writes it (fasttext.cc, args.cc, dictionary.cc, matrix.cc):
-the signature and arguments, each vocabulary entry (a word of at most MAX_WORD_BYTES, its NUL,
-a count and a type), the shapes of the two matrices, and their bytes against what is left of
-the file. Only a file whose every byte is where its header says reaches gensim, which then
-allocates no more than the file holds. A compressed model is copied to a plain temporary
-file by the same walk, so it never inflates past the size its header announces.
+gensim's reader trusts every count in the file (a vocabulary cut short makes it read(1) at the end of the file for
+ever; a header announcing 10^12 vectors makes it allocate them), so `checked_model` first reads the file as
+fastText writes it (fasttext.cc, args.cc, dictionary.cc, matrix.cc): each word at most MAX_WORD_BYTES, the
+matrices' shapes and bytes against what is left of the file. Only a file whose every byte is where its header says
+reaches gensim. A compressed model is copied to a plain temporary file by the same walk, so it never inflates past
+what its header accounts for.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ import numpy as np
 from attn_cli.files import write_all
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.formats import finite, from_keyed, open_maybe_compressed
-from attn_cli.vectors.leftovers import SCRATCH, scratch_folder, scratch_prefix, sweep as sweep_leftovers
+from attn_cli.vectors import leftovers
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
 MAGIC = 793712314  # fastText's file format signature (an int32); older files start with their dims instead
@@ -43,11 +40,8 @@ class Truncated(Exception):
 
 
 class _Walk:
-    """Exact reads from the start of a stream; every byte read from it is copied to `copy` (if any).
-
-    `size` is the file's size when the stream is the plain file itself: skipped matrices are
-    then checked against it and sought past, never read.
-    """
+    """Exact reads from the start of a stream, each byte copied to `copy` (if any); `size` is the file's size when
+    the stream is the plain file itself: skipped matrices are then sought past, never read."""
 
     def __init__(self, stream: BinaryIO, size: int | None, copy: IO[bytes] | None = None) -> None:
         self.stream, self.size, self.copy = stream, size, copy
@@ -164,15 +158,14 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
 @contextmanager
 def checked_model(path: Path) -> Iterator[Path]:
     """The model as a plain file whose layout holds: the file itself, or a temporary copy of a .gz/.bz2 one
-    (gensim reads a compressed model as garbage, NaN vectors, instead of decompressing it)."""
+    (gensim reads a compressed model as garbage), deleted when closed, whatever happens inside."""
     with open_maybe_compressed(path) as stream:
         if isinstance(stream, io.BufferedReader):  # a plain file
             check(_Walk(stream, os.fstat(stream.fileno()).st_size), path)
             yield path
             return
-        sweep_leftovers([(scratch_folder(), SCRATCH)])  # the copies of runs killed long ago
-        # deleted when closed, whatever happens inside; named as leftovers.py finds it should the run be killed
-        with tempfile.NamedTemporaryFile(prefix=scratch_prefix(), suffix=".bin") as copy:
+        leftovers.sweep([leftovers.scratch_place()])  # the copies of runs killed long ago
+        with tempfile.NamedTemporaryFile(prefix=leftovers.prefix(""), suffix=".bin") as copy:
             check(_Walk(stream, None, copy), path)
             copy.flush()
             yield Path(copy.name)

@@ -1,11 +1,5 @@
-"""Recognise a vector file's format from its first bytes, and the formats only gensim reads.
-
-GloVe text has no header; word2vec text (and fastText .vec) and word2vec binary
-start with "COUNT DIMS"; binary is told from text by the structure of the records after it.
-fastText .bin starts with its magic number, gensim's own .kv/.model files are
-pickles. gzip and bzip2 are recognised by their magic numbers. gensim is
-imported only by `read_gensim_pickle` and fasttext.read_fasttext_bin, never on the
-cached path (importing it costs about a second).
+"""Recognise a vector file's format from its first bytes (magic numbers, a "COUNT DIMS" header, the structure of
+the records after it), and read the formats only gensim reads; gensim is never imported on the cached path.
 """
 
 from __future__ import annotations
@@ -71,14 +65,9 @@ def detect_format(path: Path) -> str:
 
 
 def _holds_binary_records(body: bytes, count: int, dims: int) -> bool:
-    """True when the bytes after a header are word2vec binary records, judged by structure, not encoding.
-
-    A text line ends in `dims` numbers; binary records are `word<space>` and then
-    exactly 4 x dims bytes of float32. Text is recognised first (word2vec.c cuts
-    words mid-character, so text need not be valid UTF-8); otherwise the first
-    records must each be a word, a space and `dims` float32s, as many as the
-    header promises and the probe holds.
-    """
+    """True when the bytes after a header are word2vec binary records, judged by structure, not encoding: no line
+    ends in `dims` numbers (word2vec.c cuts words mid-character, so text need not be UTF-8), and the first records,
+    as many as the header promises and the probe holds, are each a word, a space and 4 x dims bytes not text."""
     if not 1 <= dims <= len(body):  # no record of either kind fits in the probe: judged as text (the importer
         return False  # then names a header that cannot be right)
     lines = body.split(b"\n")[:-1][:_PROBE_LINES]  # complete lines only

@@ -1,21 +1,11 @@
 """gensim-data names (glove-wiki-gigaword-100, ...): found offline, downloaded without running code.
 
-A downloaded set lives where gensim's downloader puts it, `$GENSIM_DATA_DIR`
-or `~/gensim-data`, as `<name>/<name>.gz`. We read that data file ourselves:
-never the folder's `__init__.py` (gensim's downloader imports it: issue #2283),
-never gensim. `download` fetches the release file named in gensim-data's
-list.json over HTTPS into `.<name>-<pid>-<random>.part` beside the target,
-checks its MD5 as list.json publishes it, and renames it into place only when
-it matches (a killed download's .part is found and swept by leftovers.py).
-Both addresses can be overridden with ATTN_CLI_GENSIM_DATA_LIST and
-ATTN_CLI_GENSIM_DATA_URL (mirrors, tests).
-
-Nothing a server sends is trusted to end: the whole download (list.json included) has
-a deadline, ATTN_CLI_DOWNLOAD_TIMEOUT seconds (a server sending a byte every 50 s never
-trips a read timeout), list.json may be at most MAX_LIST_BYTES, and a model at most the
-size list.json gives it (UNLISTED_BYTES when it gives none). list.json's shape and
-every model's entry are checked before use, and a name is used as a folder only if it
-follows NAME, as `resolve` requires.
+A set lives where gensim's downloader puts it, `$GENSIM_DATA_DIR/<name>/<name>.gz` (default `~/gensim-data`).
+Only that data file is read: never the folder's `__init__.py` (gensim's downloader imports it: issue #2283), never
+gensim. A download fetches the files list.json names into a `.part` file beside the target, checks their MD5s and
+renames it into place. Nothing a server sends is trusted to end or to fit: the whole download has a deadline
+(ATTN_CLI_DOWNLOAD_TIMEOUT: a byte every 50 s trips no read timeout), list.json at most MAX_LIST_BYTES, a model
+at most the size list.json gives it, and a name is a folder only if it follows NAME.
 """
 
 from __future__ import annotations
@@ -37,7 +27,7 @@ from typing import BinaryIO, Iterator
 
 from attn_cli.files import write_all
 from attn_cli.errors import UsageError, VectorsError
-from attn_cli.vectors.leftovers import DOWNLOAD, download_prefix, sweep as sweep_leftovers
+from attn_cli.vectors import leftovers
 from attn_cli.vectors.progress import progress_bar
 
 LIST_URL = "https://raw.githubusercontent.com/RaRe-Technologies/gensim-data/master/list.json"
@@ -66,10 +56,8 @@ def resolve(name: str) -> Path:
         raise VectorsError(f"no vector file {name!r} here, and it is not a gensim-data name (such as "
                            "glove-wiki-gigaword-100); pass a file path or a gensim-data name")
     folder = data_dir() / name
-    candidates = [folder / f"{name}.gz"] + sorted(
-        p for p in folder.glob(f"{name}*") if p.is_file() and p.suffix not in (".py", ".pyc", ".json", ".md"))
-    for candidate in candidates:
-        if candidate.is_file():
+    for candidate in [folder / f"{name}.gz", *sorted(folder.glob(f"{name}*"))]:
+        if candidate.is_file() and candidate.suffix not in (".py", ".pyc", ".json", ".md"):
             return candidate
     raise VectorsError(f"no vector file {name!r} here and no gensim-data set of that name in {data_dir()}; "
                        f"get it with: attn-cli vectors download {name} (or pass a file path)")
@@ -84,19 +72,19 @@ class Deadline:
 
     @classmethod
     def from_environment(cls) -> Deadline:
-        text = os.environ.get("ATTN_CLI_DOWNLOAD_TIMEOUT", "")
+        text = os.environ.get("ATTN_CLI_DOWNLOAD_TIMEOUT", "").strip() or str(TIMEOUT_SECONDS)
         try:
-            seconds = float(text) if text.strip() else TIMEOUT_SECONDS
+            seconds = float(text)
         except ValueError:
             seconds = math.nan
         if not (seconds > 0 and math.isfinite(seconds)):
-            raise UsageError(f"ATTN_CLI_DOWNLOAD_TIMEOUT must be a number of seconds above 0 (got {text!r})")
+            raise UsageError(f"ATTN_CLI_DOWNLOAD_TIMEOUT must be a number of seconds above 0 (got "
+                             f"{os.environ['ATTN_CLI_DOWNLOAD_TIMEOUT']!r})")
         return cls(seconds, time.monotonic() + seconds)
 
     def left(self, url: str) -> float:
         """The seconds left; a VectorsError once there are none."""
-        left = self.end - time.monotonic()
-        if left <= 0:
+        if (left := self.end - time.monotonic()) <= 0:
             raise VectorsError(f"cannot download {url}: it took longer than the {self.seconds:g} s "
                                "ATTN_CLI_DOWNLOAD_TIMEOUT allows; try again, or raise it")
         return left
@@ -154,8 +142,8 @@ def download(name: str, show_progress: bool = True) -> Path:
     parts = planned_parts(name, entry)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        sweep_leftovers([(target.parent, DOWNLOAD)])  # the .part files of downloads killed long ago
-        handle, temporary = tempfile.mkstemp(prefix=download_prefix(name), suffix=".part", dir=target.parent)
+        leftovers.sweep([(target.parent, leftovers.DOWNLOAD)])  # the .part files of downloads killed long ago
+        handle, temporary = tempfile.mkstemp(prefix=leftovers.prefix(f".{name}"), suffix=".part", dir=target.parent)
     except OSError as exc:
         raise unwritable(exc) from exc
     try:

@@ -1,10 +1,7 @@
-"""Import a GloVe / word2vec file into the cache: the life cycle behind a warm run's lookup.
+"""Import a GloVe / word2vec file into the cache: into a temporary folder beside its place, then one rename.
 
-`cached_vectors` runs when warm.py found nothing to serve: it checks the cache
-folder for this exact file again (another process may have imported it since),
-rebuilds it when corrupt, imports it when missing, and falls back to a
-throw-away folder when the cache cannot be written. Imported only then, so a
-warm run never loads the writers, the leftovers sweep, tempfile or the progress bar.
+Loaded only when the cache has no sound set of the file (cache.warm_vectors), so a warm run never loads the
+parsers, the sweep of stale temporaries, tempfile or the progress bar.
 """
 
 from __future__ import annotations
@@ -18,80 +15,78 @@ import zlib
 from pathlib import Path
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, cache_root, cached_sets, layout_folder,
-                                    load_cached, read_meta)
+from attn_cli.vectors import leftovers
+from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
+                                    cached_sets, layout_folder, load_cached, read_meta, serve, served)
 from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
-from attn_cli.vectors.leftovers import (IMPORT, SCRATCH, delete, import_prefix, scratch_folder, scratch_prefix,
-                                        sweep as sweep_leftovers)
+from attn_cli.vectors.leftovers import delete as discard
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
-from attn_cli.vectors.warm import LoadOptions, Wanted, serve, served
 
 __all__ = ["LoadOptions", "cached_vectors", "import_into"]  # LoadOptions: where callers have always found it
 
 
 def cached_vectors(wanted: Wanted) -> Vectors:
-    """The cached form of `wanted.path`, importing it first if needed."""
+    """The cached form of `wanted.path`, importing it first if needed (another process may have since); a corrupt
+    set is reported and rebuilt, and a cache that cannot be written is read around."""
     root = cache_root()
     try:
-        layout = layout_folder(root)
-        vectors = _warm(layout / wanted.key, wanted)
+        final = layout_folder(root) / wanted.key
+        try:
+            vectors = served(final, wanted)
+        except CorruptCache as exc:
+            wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
+            discard(final)  # a link itself, never what it leads to; what cannot be deleted stays
+            vectors = None
         if vectors is not None:
             return vectors
-        sweep_leftovers([(layout, IMPORT), (scratch_folder(), SCRATCH)])  # of imports killed long ago
-        layout.mkdir(parents=True, exist_ok=True)
-        # beside its final place (one file system: the rename is atomic), named as leftovers.py finds it if killed
-        temporary = Path(tempfile.mkdtemp(prefix=import_prefix(wanted.key), dir=layout))
+        leftovers.sweep([(final.parent, leftovers.IMPORT), leftovers.scratch_place()])  # of imports killed long ago
+        final.parent.mkdir(parents=True, exist_ok=True)
+        prefix = leftovers.prefix(f".tmp-{wanted.key}")
+        temporary = Path(tempfile.mkdtemp(prefix=prefix, dir=final.parent))  # one file system: an atomic rename
     except OSError as exc:
         return _uncached(wanted, f"cannot write the cache at {root} ({exc.strerror or exc})")
     try:
-        import_into(temporary, wanted.path, wanted.fingerprint, wanted.file_format, wanted.options)
-    except CacheFull as exc:
+        import_into(temporary, wanted)
+    except BaseException as exc:
         shutil.rmtree(temporary, ignore_errors=True)
-        return _uncached(wanted, exc.problem)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
+        if isinstance(exc, CacheFull):
+            return _uncached(wanted, exc.problem)
         raise
-    return _publish(temporary, layout / wanted.key, wanted)
+    return _publish(temporary, final, wanted)
 
 
 def _uncached(wanted: Wanted, problem: str) -> Vectors:
-    """The set read without a cache, with a warning saying why; an error instead when caching is the whole job
-    (`vectors import`)."""
+    """The set imported into a throw-away folder in $TMPDIR, with a warning saying why; an error instead when
+    caching is the whole job (`vectors import`)."""
     if wanted.options.require_cache:
         raise VectorsError(f"{problem}; set ATTN_CLI_CACHE (or XDG_CACHE_HOME) to a writable folder with room, "
                            f"then import {wanted.path} again")
     wanted.options.warn(f"{problem}; reading {wanted.path} without a cache (set ATTN_CLI_CACHE to a writable "
                         "folder to make the next run fast)")
-    return _without_cache(wanted)
-
-
-def _without_cache(wanted: Wanted) -> Vectors:
-    """Import into a throw-away folder in $TMPDIR, named as leftovers.py finds it should the run be killed."""
-    with tempfile.TemporaryDirectory(prefix=scratch_prefix()) as scratch:
+    with tempfile.TemporaryDirectory(prefix=leftovers.prefix("")) as scratch:
         folder = Path(scratch) / wanted.key
         folder.mkdir()
-        import_into(folder, wanted.path, wanted.fingerprint, wanted.file_format, wanted.options)
+        import_into(folder, wanted)
         return load_cached(folder, wanted.name)  # the maps stay valid after the files are deleted
 
 
-def _warm(final: Path, wanted: Wanted) -> Vectors | None:
-    """The set at `final` when there is one made from this very file; None when there is none, or when it was
-    corrupt, planted or not a folder (it is then reported and deleted, so the caller imports afresh)."""
-    try:
-        return served(final, wanted)
-    except CorruptCache as exc:
-        wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
-        discard(final)
-        return None
-
-
 def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
-    """Rename this import into place and map it. When another process's import got there first, use that one
-    if it checks out; when what is there cannot be replaced (not this user's to delete), map this import once."""
-    if publish(temporary, final):
+    """Rename this import into place and map it, deleting the imports of earlier versions of the file. When
+    another process's import got there first, use that one if it checks out; when what is there cannot be replaced
+    (not this user's to delete), map this import once."""
+    try:
+        os.rename(temporary, final)
+    except OSError:
+        if not os.path.lexists(final):
+            raise
+    else:
         vectors = load_cached(final, wanted.name)
-        remove_stale(final)
+        meta = read_meta(final)
+        same = (meta["source"]["path"], meta["format"], meta["limit"])
+        for folder, other in cached_sets(final.parent.parent):
+            if folder != final and other and (other["source"]["path"], other["format"], other["limit"]) == same:
+                shutil.rmtree(folder, ignore_errors=True)
         return vectors
     try:
         return serve(final, wanted)
@@ -103,60 +98,31 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
         shutil.rmtree(temporary, ignore_errors=True)
 
 
-def publish(temporary: Path, final: Path) -> bool:
-    """Rename the finished folder into place; False when something was there first (another process's import,
-    or a folder this user cannot delete), which the caller checks before using it."""
-    try:
-        os.rename(temporary, final)
-    except OSError:
-        if not os.path.lexists(final):
-            raise
-        return False
-    return True
-
-
-def discard(final: Path) -> None:
-    """Delete what stands at a set's own place (leftovers.delete: a link itself, never what it leads to). What
-    cannot be deleted stays (the importer then uses its own import once)."""
-    delete(final)
-
-
-def remove_stale(final: Path) -> None:
-    """Delete earlier imports of the same file (same format and --limit) made before it changed."""
-    meta = read_meta(final)
-    same = (meta["source"]["path"], meta["format"], meta["limit"])
-    for folder, other in cached_sets(final.parent.parent):
-        if folder != final and other and (other["source"]["path"], other["format"], other["limit"]) == same:
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def import_into(folder: Path, path: Path, fingerprint: Fingerprint, file_format: str, options: LoadOptions) -> dict:
+def import_into(folder: Path, wanted: Wanted) -> dict:
     """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
     from attn_cli.vectors.readers import ReadOptions  # the parser's tables are built only when importing
 
-    total = os.path.getsize(path)
+    path, options = wanted.path, wanted.options
     with open_maybe_compressed(path) as stream, \
-            progress_bar(f"importing {path.name}", total, options.show_progress) as update:
+            progress_bar(f"importing {path.name}", os.path.getsize(path), options.show_progress) as update:
         read = ReadOptions(limit=options.limit, skip_bad_lines=options.skip_bad_lines,
                            progress=lambda done, words: update(_position(stream, done), words))
         try:
-            writer, report = _read(stream, path, file_format, folder, read)
+            writer, report = _read(stream, path, wanted.file_format, folder, read)
         except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz/.bz2
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
         except OSError as exc:
             raise import_failure(exc, path, folder) from exc
-    if not writer.words:
+    if not writer.words or Fingerprint.of(path) != wanted.fingerprint:
         writer.abandon()
-        raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
-    if Fingerprint.of(path) != fingerprint:
-        writer.abandon()
-        raise VectorsError(f"{path} changed while it was being imported; run again once nothing is writing to it")
-    words_sample = [word.decode("utf-8") for word in writer.words[:50_000]]
+        raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file" if not writer.words
+                           else f"{path} changed while it was being imported; run again once nothing is writing to it")
     try:  # complete the cache folder's files and its meta.json
         meta = writer.finish({
-            "name": str(path), "format": file_format, "limit": options.limit,
-            "lowercase": is_lowercase_vocabulary(words_sample), "source": dataclasses.asdict(fingerprint),
-            "header_count": report.header_count, "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
+            "name": str(path), "format": wanted.file_format, "limit": options.limit,
+            "lowercase": is_lowercase_vocabulary([word.decode("utf-8") for word in writer.words[:50_000]]),
+            "source": dataclasses.asdict(wanted.fingerprint), "header_count": report.header_count,
+            "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
         })
     except OSError as exc:
         raise import_failure(exc, path, folder) from exc
@@ -185,16 +151,14 @@ def _read(stream, path: Path, file_format: str, folder: Path, read):
 
     if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
         stream.read(3)
-
+    header = read_header(stream) if file_format != "glove" else None
     if file_format == "word2vec-binary":
-        header = read_header(stream)
         if header is None:
-            raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary "
-                               "(try ", Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
+            raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
+                               Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
         writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
         return writer, read_binary(stream, path, header[0], header[1], writer, read)
-    header = read_header(stream) if file_format == "word2vec" else None
-    if file_format == "word2vec" and header is None:
+    if header is None and file_format == "word2vec":
         raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
                            " for GloVe text")
     sample = stream.read(1 << 20) if header is None else b""
@@ -237,13 +201,11 @@ def _warn_about(path: Path, meta: dict, options: LoadOptions) -> None:
         options.warn(f"{path}: {counted(meta['duplicates'], 'duplicate word')} kept the first vector "
                      f"(e.g. {', '.join(repr(w) for w in meta['first_duplicates'])})")
     if meta["bad_lines"]:
-        options.warn(f"{path}: skipped {counted(meta['bad_lines'], 'bad line')} "
-                     f"(first: {meta['first_bad_lines'][0]})")
+        options.warn(f"{path}: skipped {counted(meta['bad_lines'], 'bad line')} (first: {meta['first_bad_lines'][0]})")
     if meta["invalid_utf8_words"]:
         options.warn(f"{path}: {counted(meta['invalid_utf8_words'], 'word')} not valid UTF-8; "
                      "the bad bytes became U+FFFD")
-    header = meta["header_count"]
-    if (header is not None and meta["limit"] is None
-            and header != meta["count"] + meta["duplicates"] + meta["bad_lines"]):
-        options.warn(f"{path}: the header announces {header:,} words but the file holds "
-                     f"{meta['count'] + meta['duplicates'] + meta['bad_lines']:,}; using what the file holds")
+    held = meta["count"] + meta["duplicates"] + meta["bad_lines"]
+    if meta["header_count"] not in (None, held) and meta["limit"] is None:
+        options.warn(f"{path}: the header announces {meta['header_count']:,} words but the file holds {held:,}; "
+                     "using what the file holds")

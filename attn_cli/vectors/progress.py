@@ -1,7 +1,5 @@
-"""A transient Rich progress bar on stderr for long imports and downloads, or nothing at all.
-
-Shown only when stderr is a terminal and the output is not JSON: pipes, logs
-and `--json` runs stay silent. Rich is imported only when a bar is shown.
+"""A transient Rich progress bar on stderr for long imports and downloads, shown only when stderr is a terminal
+and the output is not JSON (pipes, logs and `--json` runs stay silent); Rich is imported only then.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Stream a GloVe / word2vec text or word2vec binary file into a sink, in big blocks.
+"""Stream a GloVe / word2vec text or word2vec binary file into a sink (the cache writer), BLOCK_BYTES at a time.
 
-The readers never hold the whole file: they read 8 MB at a time, cut at the
-last complete line (text) or record (binary), parse the block (text: two blocks
-at once, on threads) and hand words and float32 rows to the sink (the cache
-writer), in file order. Bad lines stop the import with
-the file, line number and a snippet, unless `skip_bad_lines` is set, in which
-case they are counted.
+A bad line stops the import naming the file, the line and a snippet, unless `skip_bad_lines` counts it instead.
 """
 
 from __future__ import annotations
@@ -46,7 +41,6 @@ class ReadReport:
     header_count: int | None = None
     bad_lines: int = 0
     first_bad: list[str] = field(default_factory=list)
-    reasons: Counter = field(default_factory=Counter)
 
 
 def read_header(stream: BinaryIO) -> tuple[int, int] | None:
@@ -59,11 +53,8 @@ def read_header(stream: BinaryIO) -> tuple[int, int] | None:
 
 
 def guess_dims(sample: bytes) -> int:
-    """The vector width of a GloVe file: the most common field count minus one on its first lines.
-
-    Most lines are `word x1 ... xD`; a few tokens hold spaces, so the mode is
-    safer than the first line alone.
-    """
+    """The vector width of a GloVe file: the most common field count minus one on its first lines (a few words
+    hold spaces, so the mode is safer than the first line alone)."""
     counts = Counter(len(line.split()) - 1 for line in sample.split(b"\n")[:-1][:1000] if line.strip())
     return counts.most_common(1)[0][0] if counts else 0
 
@@ -72,10 +63,8 @@ def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: Read
               first_line_number: int = 1, prefix: bytes = b"") -> ReadReport:
     """Text lines `word x1 ... xD` into the sink, in file order; line numbers start at `first_line_number`.
 
-    Blocks are parsed PARSERS at a time on a thread pool (numpy releases the GIL,
-    so both cores work: 1.66x measured on 2 cores) while the oldest parsed block
-    is stored, so bad lines, line numbers and --limit behave as in one pass.
-    """
+    Blocks are parsed PARSERS at a time on threads (numpy releases the GIL) while the oldest parsed block is
+    stored, so bad lines, line numbers and --limit behave as in one pass."""
     report = ReadReport()
     line_number = first_line_number
     blocks = line_blocks(stream, prefix)
@@ -112,11 +101,8 @@ def too_long(path: Path, number: int) -> VectorsError:
 
 
 def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, int]]:
-    """Blocks of whole lines (each ending in a newline, the last one completed) and the bytes read so far.
-
-    A line that spans reads is kept as a list of pieces and joined once, when its newline arrives, so a
-    long line costs time and memory in proportion to its length (re-joining it at every read did not).
-    """
+    """Blocks of whole lines (each ending in a newline, the last one completed) and the bytes read so far; a line
+    that spans reads is joined once, when its newline arrives, so it costs in proportion to its length."""
     cut = prefix.rfind(b"\n") + 1
     if cut:  # the whole lines of what was read ahead (a sample) come first
         yield prefix[:cut], 0
@@ -141,10 +127,8 @@ def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, 
 def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink, options: ReadOptions) -> ReadReport:
     """word2vec binary records `word<space><dims float32 little-endian>[\\n]` into the sink, to the end of the file.
 
-    As with text, the body wins over the header's count: records past it are read,
-    and a file that ends early at a record boundary is read as it is (the importer
-    warns about either). A file that ends inside a record is truncated: an error.
-    """
+    The body wins over the header's count, as with text (the importer warns); a file that ends inside a record
+    is truncated: an error."""
     report = ReadReport(header_count=count)
     pending, done, seen = b"", 0, 0
     while True:
@@ -198,7 +182,6 @@ def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadRep
         raise VectorsError(f"{where}; fix the line or pass ", Option("skip_bad_lines", True),
                            " to leave such lines out")
     report.bad_lines += 1
-    report.reasons[reason] += 1
     if len(report.first_bad) < 3:
         report.first_bad.append(where)
 

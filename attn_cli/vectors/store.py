@@ -1,9 +1,5 @@
-"""`Vectors`: a vocabulary and its matrix, whatever file they came from.
-
-Every source (the embedded default, a GloVe or word2vec file imported into the
-cache, a fastText .bin or a gensim model read through gensim) ends up as one of
-these, so the rest of the tool never knows about formats.
-"""
+"""`Vectors`: a vocabulary and its matrix, whatever file they came from, so the rest of the tool never knows
+about formats."""
 
 from __future__ import annotations
 
@@ -60,8 +56,7 @@ class Vectors:
         """Word -> row; the first occurrence wins when a file repeats a word."""
         if self.stored_index is not None:
             return self.stored_index
-        # built last row first, so an earlier row overwrites a later one: a dict at C speed (a loop of setdefault
-        # over the default set's 21,745 words took 7 ms of a warm run)
+        # built last row first, so an earlier row overwrites a later one: a dict at C speed
         return dict(zip(reversed(self.words), range(len(self.words) - 1, -1, -1)))
 
     def lookup(self, text: str) -> tuple[str, int] | None:
@@ -79,13 +74,9 @@ class Vectors:
         return list(dict.fromkeys(spellings + [without_accents(spelling) for spelling in spellings]))
 
     def rows(self, rows: list[int]) -> np.ndarray:
-        """The float64 vectors of the given rows: [len(rows), d].
-
-        Checked here, on the few rows a sentence uses, and not when the set is loaded: every source
-        is refused at import if it holds NaN, infinity or a value beyond float32's range, but a cache
-        damaged since (or a `Vectors` made by hand) would cost a read of the whole matrix (2.6 GB for
-        glove.840B's 2.2 M x 300) on every warm run to find out.
-        """
+        """The float64 vectors of the given rows: [len(rows), d]. Checked here, on the few rows a sentence uses: an
+        import refuses NaN, infinity and values beyond float32, but a cache damaged since (or a `Vectors` made by
+        hand) would otherwise cost a read of the whole matrix on every warm run."""
         values = np.asarray(self.matrix[rows], dtype=np.float64)
         bad = first_unfit_row(values)
         if bad is not None:
@@ -126,10 +117,8 @@ class Vectors:
 
     @classmethod
     def from_keyedvectors(cls, keyed: Any, name: str = "KeyedVectors") -> Vectors:
-        """A gensim `KeyedVectors` already in memory, words and values as they are (no copy).
-
-        A fastText `FastTextKeyedVectors` keeps its subword vectors for words outside the vocabulary.
-        """
+        """A gensim `KeyedVectors` already in memory, words and values as they are (no copy); a fastText one keeps
+        its subword vectors for words outside the vocabulary."""
         if not (hasattr(keyed, "index_to_key") and hasattr(keyed, "vectors")):
             raise SettingsTypeError("keyed", f"must be a gensim KeyedVectors, got {type(keyed).__name__}")
         matrix = np.asarray(keyed.vectors)
@@ -139,10 +128,9 @@ class Vectors:
                                "numbers; it cannot be attended")
         check_values(matrix, words, name)
         subword = (lambda word: np.asarray(keyed[word], dtype=np.float64)) if getattr(keyed, "bucket", 0) else None
-        norms = np.concatenate([row_norms(matrix[start:start + 65_536]) for start in range(0, len(matrix), 65_536)]
-                               or [np.zeros(0, np.float32)])  # as the cache stores them: the same neighbours
         return cls(name=name, words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
-                   details={"format": type(keyed).__name__}, subword=subword, norms=norms)
+                   details={"format": type(keyed).__name__}, subword=subword,
+                   norms=row_norms(matrix))  # as the cache stores them: the same neighbours
 
     def to_keyedvectors(self) -> Any:
         """These vectors as a gensim `KeyedVectors` (words in order; float32 values, widened exactly from float16)."""
@@ -161,12 +149,9 @@ class Vectors:
 
     @cached_property
     def fingerprint(self) -> str:
-        """A digest of the set's size, words and values, to tell the set a weights file was trained on.
-
-        It reads FINGERPRINT_ROWS evenly spaced rows (every row of a smaller set), so it costs the
-        same few milliseconds for 400,000 words as for 20,000: a different set, a different --limit,
-        or a re-exported file with other values changes it, while the name and the path do not count.
-        """
+        """A digest of the set's size, words and values, to tell the set a weights file was trained on: a different
+        set, --limit or re-exported values change it, the name and path do not. It reads FINGERPRINT_ROWS evenly
+        spaced rows (every row of a smaller set), so its cost does not grow with the set."""
         import hashlib
 
         rows = np.unique(np.linspace(0, self.count - 1, min(self.count, FINGERPRINT_ROWS)).astype(np.int64))
@@ -209,11 +194,8 @@ def check_values(matrix: np.ndarray, words: Sequence[str], name: str, block: int
 
 
 def is_lowercase_vocabulary(words: Sequence[str], sample: int = 50_000) -> bool:
-    """True when (almost) no word among the most frequent has an upper-case letter.
-
-    GloVe 6B and the default set are lower-cased; GoogleNews word2vec is cased.
-    A handful of stray capitals (under 0.5 %) still counts as lower-case.
-    """
+    """True when (almost) no word among the most frequent has an upper-case letter: GloVe 6B is lower-cased,
+    GoogleNews word2vec cased; a handful of stray capitals (under 0.5 %) still counts as lower-case."""
     head = words[:sample]
     cased = sum(1 for word in head if word != word.lower())
     return cased <= 0.005 * max(len(head), 1)
@@ -221,11 +203,7 @@ def is_lowercase_vocabulary(words: Sequence[str], sample: int = 50_000) -> bool:
 
 def row_norms(rows: np.ndarray, block: int = 2048) -> np.ndarray:
     """|row| of each row, summed in float64 and stored as float32 (inf for a row longer than float32 holds): [N, d]
-    -> [N].
-
-    What np.linalg.norm(axis=1) computes, sqrt of the sum of squares (the same bits), a block of
-    rows at a time squared in place: twice as fast on the default set, whose norms every run needs.
-    """
+    -> [N]. The bits np.linalg.norm(axis=1) gives, a block of rows at a time squared in place, which is faster."""
     norms = np.empty(len(rows), dtype=np.float32)  # [N]
     with np.errstate(over="ignore"):
         for start in range(0, len(rows), block):

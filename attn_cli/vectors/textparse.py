@@ -1,18 +1,11 @@
-"""Parse blocks of GloVe / word2vec text lines into words and float32 rows, fast.
+"""Parse blocks of GloVe / word2vec text lines into words and float32 rows with whole-block numpy operations.
 
-Python's float() and numpy's text parsers manage 2-3 million numbers a second
-here; a 400k x 300 GloVe file holds 120 million. So the common case is parsed
-with whole-block numpy operations instead: find the spaces and newlines, cut
-every number out as a fixed-width window, and evaluate all windows column by
-column (Horner's rule: acc = acc * 10 + digit). Each value is the exact decimal
-integer of its digits divided by a power of ten (both exact in float64), then
-rounded to float32, so it equals float32(float(text)) except in rare
-double-rounding ties.
-
-Lines the fast path cannot vouch for (a token containing ASCII spaces, a
-trailing space run, exponents, nan/inf, wrong field counts, a word longer
-than MAX_WORD_BYTES) fall back to
-`parse_line`, which is plain Python and names what is wrong.
+float() is too slow for the 120 million numbers of a 400k x 300 GloVe file (docs/benchmarks.md), so the spaces
+and newlines are found, every number is cut out as a fixed-width window, and all windows are evaluated column by
+column (Horner's rule). Each value is the exact integer of its digits over a power of ten (both exact in float64)
+rounded to float32: float32(float(text)) but for rare double-rounding ties. Lines the fast path cannot vouch for
+(spaces in a word, exponents, nan/inf, wrong field counts, long words) fall back to `parse_line`, which names
+what is wrong.
 """
 
 from __future__ import annotations
@@ -24,7 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from attn_cli.vectors.formats import is_number
-from attn_cli.vectors.store import MAX_WORD_BYTES
+from attn_cli.vectors.store import FLOAT32_MAX, MAX_WORD_BYTES  # a larger value is a bad line: the cache stores float32
 
 _MAX_WIDTH = 24  # widest number the fast path evaluates; longer ones take the slow path
 _MAX_DIGITS = 15  # every integer of up to 15 digits is exact in float64
@@ -32,7 +25,6 @@ _POWERS = 10.0 ** np.arange(_MAX_WIDTH + 1)
 _SPACE, _NEWLINE, _MINUS, _DOT = 32, 10, 45, 46
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a 4,096-dim line of 20-character numbers is 82 KB
 MAX_DIMS = MAX_LINE_BYTES // 2  # 524,288: each number takes a space and a digit at least, so no line holds more
-FLOAT32_MAX = float(np.finfo(np.float32).max)  # a larger value is a bad line: the cache stores float32
 
 
 class LineTooLong(Exception):
@@ -133,10 +125,8 @@ def parse_block(chunk: bytes, dims: int) -> Block:
 
 
 def _retry_refused_numbers(chunk: bytes, token_starts, token_ends, values, ok) -> None:
-    """float() for the few numbers the fast path refused (1e-05, 0): a line stays fast if they all parse.
-
-    Anything float() rejects, NaN/Inf, or beyond float32, leaves its line to the slow path, which reports it.
-    """
+    """float() for the few numbers the fast path refused (1e-05, 0): a line stays fast if they all parse; anything
+    else (float() rejects it, NaN/Inf, beyond float32) leaves its line to the slow path, which reports it."""
     for row, column in zip(*np.nonzero(~ok)):
         try:
             value = float(chunk[token_starts[row, column]:token_ends[row, column]])
@@ -167,11 +157,8 @@ def _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, slo
 
 
 def _evaluate(buffer: np.ndarray, token_starts: np.ndarray, token_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Decimal numbers `-?digits.digits` between the given offsets -> (float64 values, ok flags).
-
-    ok is False where the token is anything else (no dot, exponent, nan,
-    garbage, too many digits); those lines go to the slow path, which decides.
-    """
+    """Decimal numbers `-?digits.digits` between the given offsets -> (float64 values, ok flags); ok is False where
+    the token is anything else (no dot, exponent, nan, garbage, too many digits): the slow path decides those."""
     widths = token_ends - token_starts  # [T]
     if len(widths) == 0:
         return np.zeros(0), np.zeros(0, dtype=bool)

@@ -1,11 +1,6 @@
-"""The cached vocabulary on disk: words read lazily, found through a stored hash table.
-
-Three files: `vocab.txt` (UTF-8, one word per line, file order), `offsets.npy`
-(int64 [N + 1], where each line starts) and `index.npy` (int32 open-addressing
-table of rows, keyed by CRC-32 of the word's UTF-8 bytes, linear probing, at
-most half full). Looking up three words touches a few pages of each file,
-never the whole vocabulary: at 2.2 M words building a dict costs more than the
-rest of a warm run.
+"""The cached vocabulary: `vocab.txt` (one word per line), `offsets.npy` (int64 [N + 1], where each starts) and
+`index.npy` (int32 rows, open addressing by CRC-32, linear probing, at most half full). Looking up a sentence's
+words touches a few pages of each, never the whole vocabulary: a dict of 2.2 M words costs more than a warm run.
 """
 
 from __future__ import annotations
@@ -49,10 +44,8 @@ class WordList(Sequence):
     def __getitem__(self, item):
         if isinstance(item, slice):
             start, stop, step = item.indices(len(self))
-            if step != 1:
+            if step != 1 or stop <= start:
                 return [self[i] for i in range(start, stop, step)]
-            if stop <= start:
-                return []
             try:
                 text = self._blob[int(self.offsets[start]):int(self.offsets[stop])].decode("utf-8")
             except UnicodeDecodeError as exc:
