@@ -187,6 +187,24 @@ def tiny_imported(run, tiny_model, monkeypatch) -> Path:
     return model_folder("minilm")
 
 
+def test_vectors_remove_deletes_the_imported_model(run, tiny_imported):
+    assert run("explain", "money bank grows", "--model", "minilm").exit_code == 0  # keeps its mapped rows there
+    result = run("vectors", "remove", "minilm")
+    assert result.exit_code == 0 and result.stdout == f"removed {tiny_imported}\n"
+    assert not tiny_imported.exists() and json.loads(run("vectors", "list", "--json").stdout)["models"] == []
+    assert run("explain", "money bank grows", "--model", "minilm").exit_code == 4
+    again = run("vectors", "remove", "minilm")
+    assert again.exit_code == 4 and "nothing cached for minilm" in again.stderr
+
+
+def test_vectors_remove_leaves_a_linked_model_alone(run, tiny_imported, tmp_path):
+    moved = tiny_imported.rename(tmp_path / "elsewhere")
+    tiny_imported.symlink_to(moved, target_is_directory=True)
+    result = run("vectors", "remove", "minilm")
+    assert result.exit_code == 4 and "cannot be removed" in result.stderr
+    assert (moved / "meta.json").is_file()
+
+
 def test_a_layers_mapped_vocabulary_is_kept_in_the_models_folder(run, tiny_imported):
     import attn_cli
     from attn_cli.engine.analysis import mapped_unit_rows

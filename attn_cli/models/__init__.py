@@ -243,6 +243,23 @@ def describe_model(name: str) -> dict:
             "dims": weights.dims, "vocabulary": len(model.vocabulary)}
 
 
+def remove_model(name: str) -> Path | None:
+    """Delete the imported model `name` (its folder in the cache, whatever runs kept there); the folder, or None
+    when it was not imported."""
+    if name not in MODELS:
+        raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
+    folder = model_folder(name)
+    if not (folder / META_FILE).is_file():
+        return None
+    try:
+        shutil.rmtree(folder)
+    except OSError as error:
+        raise VectorsError(f"the model in {shown_path(folder)} cannot be removed ({error.strerror or error})") \
+            from None
+    _read_cached.cache_clear()
+    return folder
+
+
 def imported_models() -> list[dict]:
     """Every model imported into the cache, described."""
     return [describe_model(name) for name in MODELS if (model_folder(name) / META_FILE).is_file()]
