@@ -45,7 +45,7 @@ _EXPORTS = {
     "VectorsError": "attn_cli.errors", "WeightsError": "attn_cli.errors", "OutputError": "attn_cli.errors",
     "UnknownWordsWarning": "attn_cli.errors",
     "MODELS": "attn_cli.models", "Model": "attn_cli.models", "load_model": "attn_cli.models",
-    "import_model": "attn_cli.models", "imported_models": "attn_cli.models",
+    "import_model": "attn_cli.models", "imported_models": "attn_cli.models", "remove_model": "attn_cli.models",
 }
 __all__ = [
     "__version__", "load_vectors", "explain", "trace", "compare", "cross", "train", "explain_many", "trace_many",
@@ -59,7 +59,7 @@ __all__ = [
     "ExplainResult", "TraceResult", "CompareResult", "CrossResult",
     "senses", "occurrences", "group_senses", "Occurrences", "SensesResult", "SenseGroup", "example_corpus",
     "AttnError", "SettingsError", "InputError", "VectorsError", "WeightsError", "OutputError", "UnknownWordsWarning",
-    "MODELS", "Model", "load_model", "import_model", "imported_models",
+    "MODELS", "Model", "load_model", "import_model", "imported_models", "remove_model",
 ]
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from attn_cli.errors import (AttnError, InputError, OutputError, SettingsError, UnknownWordsWarning, VectorsError,
                                  WeightsError)
     from attn_cli.files import stream_descriptor, write_file
-    from attn_cli.models import MODELS, Model, import_model, imported_models, load_model
+    from attn_cli.models import MODELS, Model, import_model, imported_models, load_model, remove_model
     from attn_cli.parquet import ExplainParquet
     from attn_cli.results import CompareResult, CrossResult, ExplainResult, TraceResult
     from attn_cli.contexts import (Occurrences, SenseGroup, SensesResult, example_corpus, group_senses, occurrences,

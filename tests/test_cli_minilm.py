@@ -175,3 +175,64 @@ def test_the_real_layer_tells_the_senses_of_real_text_apart(minilm, gensim_sampl
     labels = ["place" if "west bank" in s.lower() else "finance" for s in sentences]
     probes = attn_cli.senses("bank", sentences, labels=labels, model="minilm").labels_report.probe
     assert probes["outputs"]["macro_f1"] > probes["bag_of_words"]["macro_f1"] > probes["static"]["macro_f1"]
+
+
+@pytest.fixture
+def tiny_imported(run, tiny_model, monkeypatch) -> Path:
+    """The tiny random model imported as minilm into this test's cache (its SHA-256 taken for upstream's)."""
+    from attn_cli.models import model_folder, source
+
+    monkeypatch.setattr(source, "UPSTREAM_SHA256", source.read_model_files(tiny_model).sha256)
+    assert run("vectors", "import", "minilm", "--from", str(tiny_model)).exit_code == 0
+    return model_folder("minilm")
+
+
+def test_vectors_remove_deletes_the_imported_model(run, tiny_imported):
+    assert run("explain", "money bank grows", "--model", "minilm").exit_code == 0  # keeps its mapped rows there
+    result = run("vectors", "remove", "minilm")
+    assert result.exit_code == 0 and result.stdout == f"removed {tiny_imported}\n"
+    assert not tiny_imported.exists() and json.loads(run("vectors", "list", "--json").stdout)["models"] == []
+    assert run("explain", "money bank grows", "--model", "minilm").exit_code == 4
+    again = run("vectors", "remove", "minilm")
+    assert again.exit_code == 4 and "nothing cached for minilm" in again.stderr
+
+
+def test_vectors_remove_leaves_a_linked_model_alone(run, tiny_imported, tmp_path):
+    moved = tiny_imported.rename(tmp_path / "elsewhere")
+    tiny_imported.symlink_to(moved, target_is_directory=True)
+    result = run("vectors", "remove", "minilm")
+    assert result.exit_code == 4 and "cannot be removed" in result.stderr
+    assert (moved / "meta.json").is_file()
+
+
+def test_a_layers_mapped_vocabulary_is_kept_in_the_models_folder(run, tiny_imported):
+    import attn_cli
+    from attn_cli.engine.analysis import mapped_unit_rows
+
+    assert run("explain", "money bank grows", "--model", "minilm", "--layer", "2").exit_code == 0
+    [kept] = tiny_imported.glob("mapped-*-layer-2-*.npy")
+    vectors = attn_cli.load_model("minilm").vectors
+    result = attn_cli.explain("money bank grows", model="minilm", layer=2).attention
+    np.testing.assert_array_equal(np.load(kept), mapped_unit_rows(np.asarray(vectors.matrix), result))
+
+
+@pytest.mark.parametrize("damage", [b"not an npy file", "another shape", "a folder"])
+def test_kept_rows_damaged_or_unwritable_are_computed_again(tmp_path, damage):
+    from attn_cli.models import kept_rows
+
+    rows, calls = np.arange(6, dtype=np.float32).reshape(3, 2), []
+
+    def compute() -> np.ndarray:
+        calls.append(1)
+        return rows
+
+    path = tmp_path / "rows.npy"
+    if damage == "a folder":
+        path.mkdir()
+    elif damage == "another shape":
+        np.save(path, rows.reshape(2, 3))
+    else:
+        path.write_bytes(damage)
+    np.testing.assert_array_equal(kept_rows(tmp_path, "rows", (3, 2), compute), rows)
+    np.testing.assert_array_equal(kept_rows(tmp_path, "rows", (3, 2), compute), rows)
+    assert len(calls) == (2 if damage == "a folder" else 1)  # a folder in the way: computed each time, never kept

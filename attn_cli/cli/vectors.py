@@ -145,8 +145,9 @@ def folded(line: str, width: int) -> list[str]:
 @vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt",
                                                      "attn-cli vectors remove --leftovers"))
 def remove(
-    source: Annotated[Optional[str], typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file "
-                                                                           "or gensim-data name.")] = None,
+    source: Annotated[Optional[str], typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file, "
+                                                                           "gensim-data name or minilm (the "
+                                                                           "imported model).")] = None,
     all_sets: Annotated[bool, typer.Option("--all", help="Remove every cached set and every leftover.")] = False,
     leftovers_only: Annotated[bool, typer.Option("--leftovers", help="Remove only what killed imports and "
                                                                      "downloads left behind.")] = False,
@@ -155,10 +156,14 @@ def remove(
     """Delete cached sets (only what attn-cli made; the source file is never touched) and leftovers."""
     if [bool(source), all_sets, leftovers_only].count(True) != 1:  # an empty name names nothing
         raise UsageError("name one cached set (attn-cli vectors list shows them), or pass --all or --leftovers")
-    found = find_cached(str(source), warn) if source else [] if leftovers_only else cached_vector_sets(warn)
-    if source and not found:
+    from attn_cli import MODELS, remove_model  # the models' library loads when a command uses it, not at start-up
+
+    model = remove_model(source) if source in MODELS else None
+    found = [] if model else find_cached(str(source), warn) if source else [] if leftovers_only else \
+        cached_vector_sets(warn)
+    if source and not found and not model:
         raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
-    folders = remove_cached(found, warn, named=bool(source))
+    folders = [model] if model else remove_cached(found, warn, named=bool(source))
     left = [] if source else remove_leftovers(warn)
     report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders],
               "leftovers": [{"path": str(item.path), "bytes": item.bytes} for item in left]}

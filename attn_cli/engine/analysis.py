@@ -138,7 +138,7 @@ class NeighborSearch:
             self.rows, self.inverse_norms = embeddings, np.divide(1.0, norms, out=np.zeros_like(norms),
                                                                   where=usable)  # [N]
         else:
-            self.rows, self.inverse_norms = mapped_unit_rows(embeddings, result), None
+            self.rows, self.inverse_norms = kept_unit_rows(vectors, embeddings, result), None
         self.letters = letter_columns(self.words)  # columns of one-letter words
         self.answers: dict[tuple[bytes, str | None, int], list[Neighbor]] = {}  # see nearest()
         # |float32 cosine - float64 cosine| <= (d + 3) unit roundoffs for a unit query and a row as long as its norm
@@ -269,6 +269,16 @@ def letter_columns(words: Sequence[str]) -> np.ndarray:
 
 
 _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
+
+
+def kept_unit_rows(vectors: Vectors, embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
+    """`mapped_unit_rows`, kept between runs where the vectors keep rows (an imported model's) and a digest names
+    the weights: the mapping of a 22,531-word vocabulary was most of a pretrained layer's run."""
+    digest = result.config.weights_digest
+    if vectors.keep_rows is None or digest is None:
+        return mapped_unit_rows(embeddings, result)
+    return vectors.keep_rows(f"mapped-{digest}-{len(embeddings)}", (len(embeddings), result.outputs.shape[-1]),
+                             lambda: mapped_unit_rows(embeddings, result))
 
 
 def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int = 4096) -> np.ndarray:

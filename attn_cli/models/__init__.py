@@ -8,6 +8,7 @@ a run that uses the model needs neither safetensors nor torch.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -27,6 +28,7 @@ from attn_cli.engine.bert import BertWeights, LayerSteps, LayerWeights, embed, e
 from attn_cli.engine.tokenize import Token, TokenizedSentence
 from attn_cli.engine.wordpiece import FIRST, LAST, UNKNOWN, Piece, wordpieces
 from attn_cli.errors import InputError, Option, SettingsError, VectorsError, WeightsError, shorten, shown_path
+from attn_cli.files import AtomicFile
 from attn_cli.models.source import (IMPORT_COMMAND, MINILM, MODEL_ID, ModelFiles, minilm_files,
                                     read_model_files)
 from attn_cli.vectors.cache import cache_root
@@ -50,6 +52,7 @@ class Model:
     digest: str  # SHA-256 of its model.safetensors: names the weights in a result's settings
     source: str = MODEL_ID
     neighbour_rows: tuple[list[str], np.ndarray] | None = None  # the import's copy of neighbour_rows(), if any
+    folder: Path | None = None  # its cache folder, where rows derived from it are kept (an imported model's)
     ids: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -85,7 +88,8 @@ class Model:
         stored = self.neighbour_rows
         words, rows = stored if stored is not None else neighbour_rows(self.weights, self.vocabulary)
         return Vectors(name=self.name, words=words, matrix=rows, lowercase=self.lowercase,
-                       details={"source": self.source, "model": self.name, "sha256": self.digest})
+                       details={"source": self.source, "model": self.name, "sha256": self.digest},
+                       keep_rows=None if self.folder is None else functools.partial(kept_rows, self.folder))
 
     def owns(self, vectors: object) -> bool:
         """Whether `vectors` is this model's vocabulary (its `vectors`, or those of another loading of the same
@@ -239,6 +243,23 @@ def describe_model(name: str) -> dict:
             "dims": weights.dims, "vocabulary": len(model.vocabulary)}
 
 
+def remove_model(name: str) -> Path | None:
+    """Delete the imported model `name` (its folder in the cache, whatever runs kept there); the folder, or None
+    when it was not imported."""
+    if name not in MODELS:
+        raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
+    folder = model_folder(name)
+    if not (folder / META_FILE).is_file():
+        return None
+    try:
+        shutil.rmtree(folder)
+    except OSError as error:
+        raise VectorsError(f"the model in {shown_path(folder)} cannot be removed ({error.strerror or error})") \
+            from None
+    _read_cached.cache_clear()
+    return folder
+
+
 def imported_models() -> list[dict]:
     """Every model imported into the cache, described."""
     return [describe_model(name) for name in MODELS if (model_folder(name) / META_FILE).is_file()]
@@ -292,7 +313,24 @@ def _read_cached(name: str, folder: Path) -> Model:
             raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
                                f"{IMPORT_COMMAND}") from None
     return Model(name, bert_weights(tensor, meta["config"], folder), vocabulary, meta["sha256"],
-                 neighbour_rows=stored)
+                 neighbour_rows=stored, folder=folder)
+
+
+def kept_rows(folder: Path, name: str, shape: tuple[int, int], compute: Callable[[], np.ndarray]) -> np.ndarray:
+    """float32 rows `shape` derived from the model (a layer's mapping of its vocabulary), kept as <name>.npy in its
+    cache folder (written whole or not at all): a file missing, unreadable or of another shape is computed again
+    and replaced; one that cannot be written is not kept, and the run goes on."""
+    path = folder / f"{name}.npy"
+    try:
+        rows = np.load(path, mmap_mode="r", allow_pickle=False)
+        if rows.shape == shape and rows.dtype == np.float32:
+            return rows
+    except (OSError, ValueError):
+        pass
+    rows = compute()
+    with contextlib.suppress(OSError), AtomicFile(path) as kept:
+        np.save(kept.stream, rows, allow_pickle=False)
+    return rows
 
 
 def bert_weights(tensor: Callable[[str], np.ndarray], config: dict, where: Path) -> BertWeights:

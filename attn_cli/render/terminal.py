@@ -8,6 +8,7 @@ largest weights are listed instead, and the note says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from rich import box
@@ -36,9 +37,9 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
     columns = labels if key_labels is None else key_labels
     for head in report["heads"]:
         suffix = f", head {head['index'] + 1} of {len(report['heads'])}" if len(report["heads"]) > 1 else ""
-        if fitting_columns(head["weights"], labels, columns, console, row_sums=True) < len(columns):
+        if not fits_whole(head["weights"], labels, columns, console, row_sums=True):
             section(console, f"Largest weights per query{suffix}: {weights_formula(settings)}",
-                    top_keys_table(head["weights"], labels, columns, TOP_KEYS),
+                    top_keys_table(head["weights"], labels, columns, TOP_KEYS, console),
                     f"the {TOP_KEYS} largest of each row: all {len(columns)} columns do not fit {console.width} "
                     "columns; widen the terminal or use --json for the full matrices")
             continue
@@ -259,6 +260,27 @@ def fitting_columns(rows, labels: list[str], columns: list[str], console: Consol
     formatted whole just to find that out.
     """
     high = min(len(columns), console.width // MIN_COLUMN_WIDTH)
+    fits = _fit_test(rows, labels, columns, console, row_sums, high)
+    if high == len(columns) and fits(high):
+        return high
+    low, high = 1, high - (high == len(columns))  # the whole matrix did not fit
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
+
+
+def fits_whole(rows, labels: list[str], columns: list[str], console: Console, row_sums: bool) -> bool:
+    """Whether every column fits the console: `fitting_columns`'s first test alone, no bisection for a matrix that
+    will be listed by its largest weights instead (nor any measuring past width / MIN_COLUMN_WIDTH columns)."""
+    high = min(len(columns), console.width // MIN_COLUMN_WIDTH)
+    return high == len(columns) and _fit_test(rows, labels, columns, console, row_sums, high)(high)
+
+
+def _fit_test(rows, labels: list[str], columns: list[str], console: Console, row_sums: bool,
+              high: int) -> Callable[[int], bool]:
+    """Whether the first `shown` (at most `high`) columns fit, measured on a skeleton row of each column's widest
+    cell."""
     widest = [max((format_number(row[j]) for row in rows), key=len) for j in range(high)]  # [high] strings
 
     def fits(shown: int) -> bool:
@@ -267,13 +289,7 @@ def fitting_columns(rows, labels: list[str], columns: list[str], console: Consol
                       *(["1.000"] if row_sums else []))
         return fits_width(table, console)
 
-    if high == len(columns) and fits(high):
-        return high
-    low, high = 1, high - (high == len(columns))  # the whole matrix did not fit
-    while low < high:
-        middle = (low + high + 1) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle - 1)
-    return low
+    return fits
 
 
 def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
@@ -310,14 +326,28 @@ MASKED = "·"
 MASK_LEGEND = "· masked: the query may not see that key (weight exactly 0)"
 
 
-def top_keys_table(weights, labels: list[str], columns: list[str], k: int) -> Table:
+def top_keys_table(weights, labels: list[str], columns: list[str], k: int, console: Console) -> Table:
     """Each query's k heaviest keys and their weights: the summary of a matrix too wide to print."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("query", style="bold", no_wrap=True)
-    table.add_column(f"largest weights (key=w), of {len(columns)} keys", overflow="fold")
-    for label, row in zip(labels, weights):
-        order = np.argsort(-np.asarray(row), kind="stable")[:k]
-        table.add_row(label, ", ".join(f"{columns[j]}={row[j]:.3f}" for j in order))  # a pair never wraps
+    def frame() -> Table:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        table.add_column("query", style="bold", no_wrap=True)
+        table.add_column(f"largest weights (key=w), of {len(columns)} keys", overflow="fold")
+        return table
+
+    orders = np.argsort(-np.asarray(weights, dtype=float), axis=1, kind="stable")[:, :k]  # [n_q, k]
+    return lined_table(frame, [[label, ", ".join(f"{columns[j]}={row[j]:.3f}" for j in order)]  # a pair never wraps
+                               for label, row, order in zip(labels, weights, orders.tolist())], console)
+
+
+def lined_table(frame: Callable[[], Table], rows: list[list[str | Text]], console: Console) -> Table:
+    """frame() with `rows`: stacked (`add_stacked_row`) when that fits the console, so that no cell wraps, else a
+    row at a time."""
+    table = frame()
+    add_stacked_row(table, rows)
+    if not fits_width(table, console):
+        table = frame()
+        for row in rows:
+            table.add_row(*row)
     return table
 
 
@@ -424,8 +454,9 @@ def _diagnostics_by_column(heads: list[dict], labels: list[str], key_labels: lis
         table.add_column(f"entropy{suffix}", justify="right", no_wrap=True)
         table.add_column(f"largest w{suffix}", justify="right", no_wrap=True)
         table.add_column("on", no_wrap=True)
-    for i, label in enumerate(labels):
-        table.add_row(label, *(cell for head in heads for cell in _diagnostic_cells(head["rows"][i], key_labels)))
+    add_stacked_row(table, [[label, *(cell for head in heads for cell in _diagnostic_cells(head["rows"][i],
+                                                                                           key_labels))]
+                            for i, label in enumerate(labels)])
     return table
 
 
@@ -436,10 +467,17 @@ def _diagnostics_by_row(heads: list[dict], labels: list[str], key_labels: list[s
         table.add_column(name, justify="left" if name in ("token", "on") else "right", no_wrap=True,
                          style="bold" if name == "token" else "")
     for i, label in enumerate(labels):
-        for head in heads:
-            table.add_row(label if head is heads[0] else "", str(head["index"] + 1),
-                          *_diagnostic_cells(head["rows"][i], key_labels), end_section=head is heads[-1])
+        add_stacked_row(table, [[label if head is heads[0] else "", str(head["index"] + 1),
+                                 *_diagnostic_cells(head["rows"][i], key_labels)] for head in heads], end_section=True)
     return table
+
+
+def add_stacked_row(table: Table, rows: list[list[str | Text]], end_section: bool = False) -> None:
+    """Rows of one-line cells added as one row of multi-line cells: while no cell wraps (every column no_wrap, or
+    the table fits the console) Rich draws them line for line as it would the rows, but measures and renders each
+    column once, not every cell (cells, not lines, are what a table of 12 heads' rows costs)."""
+    table.add_row(*(Text("\n").join(cell if isinstance(cell, Text) else Text(cell) for cell in column)
+                    for column in zip(*rows)), end_section=end_section)
 
 
 def _diagnostic_cells(row: dict, key_labels: list[str]) -> list[str | Text]:

@@ -38,6 +38,8 @@ class Vectors:
     stored_index: WordIndex | None = None  # a prebuilt word -> row index (the cache's); else built on demand
     norms: np.ndarray | None = None  # [N] float32 |row|, precomputed by the cache
     subword: Callable[[str], np.ndarray] | None = None  # fastText .bin: a vector for any word, from its n-grams
+    # rows derived from these (a layer's mapping of them) kept between runs: keep_rows(name, shape, compute)
+    keep_rows: Callable[[str, tuple[int, int], Callable[[], np.ndarray]], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         if self.matrix.ndim != 2 or self.matrix.shape[0] != len(self.words):
