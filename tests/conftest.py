@@ -194,17 +194,28 @@ from attn_cli.models import model_folder as _model_folder  # noqa: E402
 MINILM_FOLDER = _model_folder("minilm")
 
 
-@pytest.fixture
-def minilm(private_cache) -> Path:
-    """The imported model, linked into this test's private cache (`--model minilm` finds it there)."""
+@pytest.fixture(scope="session")
+def minilm_files(tmp_path_factory) -> Path:
+    """A folder of links to the imported model's own files, once per session: what a run keeps beside a model (a
+    layer's mapped vocabulary) is written here, never into the user's real cache."""
     if not (MINILM_FOLDER / "meta.json").is_file():
         reason = f"all-MiniLM-L6-v2 is not imported into {MINILM_FOLDER.parent}; run: attn-cli vectors import minilm"
         if os.environ.get("ATTN_CLI_MODEL_TESTS") == "required":
             pytest.fail(reason)
         pytest.skip(reason)
+    folder = tmp_path_factory.mktemp("minilm")
+    for item in MINILM_FOLDER.iterdir():
+        if not item.name.startswith(("mapped-", ".tmp")):  # the model's files, not what runs kept beside it
+            (folder / item.name).symlink_to(item)
+    return folder
+
+
+@pytest.fixture
+def minilm(private_cache, minilm_files) -> Path:
+    """The imported model, linked into this test's private cache (`--model minilm` finds it there)."""
     linked = _model_folder("minilm")
     linked.parent.mkdir(parents=True, exist_ok=True)
-    linked.symlink_to(MINILM_FOLDER, target_is_directory=True)
+    linked.symlink_to(minilm_files, target_is_directory=True)
     return MINILM_FOLDER
 
 

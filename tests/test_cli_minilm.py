@@ -216,7 +216,7 @@ def test_a_layers_mapped_vocabulary_is_kept_in_the_models_folder(run, tiny_impor
     np.testing.assert_array_equal(np.load(kept), mapped_unit_rows(np.asarray(vectors.matrix), result))
 
 
-@pytest.mark.parametrize("damage", [b"not an npy file", "another shape", "a folder"])
+@pytest.mark.parametrize("damage", [b"not an npy file", "another shape", "a folder", "not finite", "a huge header"])
 def test_kept_rows_damaged_or_unwritable_are_computed_again(tmp_path, damage):
     from attn_cli.models import kept_rows
 
@@ -231,6 +231,15 @@ def test_kept_rows_damaged_or_unwritable_are_computed_again(tmp_path, damage):
         path.mkdir()
     elif damage == "another shape":
         np.save(path, rows.reshape(2, 3))
+    elif damage == "not finite":
+        np.save(path, np.where(rows == 3, np.float32(np.nan), rows))
+    elif damage == "a huge header":  # a shape of 10^12 x 2 over six numbers: never allocated
+        np.save(path, rows)
+        data = path.read_bytes()
+        path.write_bytes(data.replace(b"(3, 2), }" + b" " * 12, b"(1000000000000, 2), }"))  # the header's length kept
+        with path.open("rb") as handle:
+            np.lib.format.read_magic(handle)
+            assert np.lib.format.read_array_header_1_0(handle)[0] == (10**12, 2)
     else:
         path.write_bytes(damage)
     np.testing.assert_array_equal(kept_rows(tmp_path, "rows", (3, 2), compute), rows)

@@ -318,12 +318,12 @@ def _read_cached(name: str, folder: Path) -> Model:
 
 def kept_rows(folder: Path, name: str, shape: tuple[int, int], compute: Callable[[], np.ndarray]) -> np.ndarray:
     """float32 rows `shape` derived from the model (a layer's mapping of its vocabulary), kept as <name>.npy in its
-    cache folder (written whole or not at all): a file missing, unreadable or of another shape is computed again
-    and replaced; one that cannot be written is not kept, and the run goes on."""
+    cache folder (written whole or not at all): a file missing, unreadable, of another shape or not finite is
+    computed again and replaced; one that cannot be written is not kept, and the run goes on."""
     path = folder / f"{name}.npy"
     try:
-        rows = np.load(path, mmap_mode="r", allow_pickle=False)
-        if rows.shape == shape and rows.dtype == np.float32:
+        rows = np.load(path, mmap_mode="r", allow_pickle=False)  # its header read, its numbers not yet
+        if rows.shape == shape and rows.dtype == np.float32 and np.isfinite(rows).all():
             return rows
     except (OSError, ValueError):
         pass
