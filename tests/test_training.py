@@ -267,7 +267,7 @@ def test_the_demo_needs_a_vector_set_with_enough_common_words(small_vectors):
 
 
 def test_adam_steps_by_the_learning_rate_against_the_gradient_and_changes_nothing_in_place():
-    from attn_cli.training.adam import AdamSettings, adam_start, adam_step
+    from attn_cli.training.learning import AdamSettings, adam_start, adam_step
 
     params = (np.array([1.0, -2.0, 0.5]),)
     grads = (np.array([3.0, -0.01, 0.0]),)

@@ -1,14 +1,9 @@
 """A training corpus: sentences as rows of the vector set, split into training, validation and held-out sentences.
 
-Words follow the product's own rule (tokenize.sentence_pieces, through the run's per-word lexicon),
-so a trained layer sees sentences as explain does. Unknown words are skipped without the spelling
-suggestions explain gives (a corpus may hold millions of them); sentences left with fewer than two different
-known words (nothing to predict from) or more than `max_words` are skipped and counted.
-
-The split is chosen by a hash of each sentence's words, not by its place in the file, so a sentence that
-occurs twice always falls on the same side: the evaluation never scores a sentence the layer was trained
-on. One tenth is held out for the final table; another tenth is the validation split the trainer picks its
-best epoch on, so the table scores weights that were not chosen for doing well on it.
+Words are split as explain splits them (tokenize.sentence_pieces); unknown words are skipped without suggestions,
+and sentences with fewer than two different known words or more than `max_words` are skipped and counted. The
+split is by a hash of each sentence's words, so a repeated sentence always falls on the same side: one tenth is
+held out for the final table, another is the validation split the trainer picks its best epoch on.
 """
 
 from __future__ import annotations
@@ -63,9 +58,8 @@ class Corpus:
 
 def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sentences: int = MAX_CORPUS_SENTENCES,
                 name: str = "the corpus") -> Corpus:
-    """Encode one sentence per line; raises InputError when too few sentences remain for a held-out split, or when
-    `lines` (called `name`) holds more than `max_sentences`: the corpus is held in memory, and a stream may never
-    end."""
+    """Encode one sentence per line; InputError when too few remain for the split, or when `lines` (called `name`)
+    holds more than `max_sentences` (the corpus is held in memory, and a stream may never end)."""
     digest = hashlib.blake2b(digest_size=16)
     sentences: list[np.ndarray] = []
     sides: list[int] = []
@@ -94,10 +88,8 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sent
 
 
 def known_words(sentence: str, vectors: Vectors) -> tuple[list[str], list[int], int]:
-    """The vocabulary keys and rows of the sentence's known words, and how many words were unknown.
-
-    Punctuation and clitics the vocabulary lacks are dropped quietly, as tokenize does.
-    """
+    """The vocabulary keys and rows of the sentence's known words, and how many words were unknown (punctuation
+    and clitics the vocabulary lacks are dropped quietly, as tokenize does)."""
     keys: list[str] = []
     rows: list[int] = []
     unknown = 0

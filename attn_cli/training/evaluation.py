@@ -22,8 +22,7 @@ from attn_cli.training.batches import Feed
 
 EVALUATION_BATCH = 64  # sentences per forward pass (the vocabulary is scored in blocks of learning.score_blocks)
 # Held-out predictions below which the table means little: an accuracy over m predictions is uncertain by up to
-# 0.98 / sqrt(m) either way (95%), 10 points at 100, and each prediction moves it by 1 point or more; below that
-# the three layers' rows can swap by chance.
+# 0.98 / sqrt(m) either way (95%), 10 points at 100: below that the three layers' rows can swap by chance.
 MIN_PREDICTIONS = 100
 
 

@@ -1,4 +1,4 @@
-"""One attention layer predicting words from their context: the forward pass, the loss and the backward pass.
+"""One attention layer predicting words from their context: the forward pass, the loss, the backward pass, Adam.
 
 Pure numpy, gradients by hand (checked in the tests), so training needs nothing the inspector does not install.
 Shapes, for B sentences of n words (one length: no padding), d input dims, H heads of d_head = d_k / H dims and
@@ -147,3 +147,40 @@ def layer_backward(forward: LayerPass, d_outputs: np.ndarray, layer: Layer) -> P
 def flat(x: np.ndarray) -> np.ndarray:
     """[B, n, m] -> [B*n, m]: every position of every sentence as one row."""
     return x.reshape(-1, x.shape[-1])
+
+
+@dataclass(frozen=True)
+class AdamSettings:
+    """Adam (Kingma & Ba, 2015): each step returns new weights and state rather than changing them in place, so a
+    caller interrupted between two steps (Ctrl-C) still holds one consistent set of weights."""
+
+    learning_rate: float = 1e-3
+    beta1: float = 0.9
+    beta2: float = 0.999
+    epsilon: float = 1e-8
+
+
+@dataclass(frozen=True)
+class AdamState:
+    """The running moments of every parameter, and how many steps made them."""
+
+    steps: int
+    first: tuple[np.ndarray, ...]  # m: running mean of the gradients, one array per parameter
+    second: tuple[np.ndarray, ...]  # v: running mean of their squares
+
+
+def adam_start(parameters: tuple[np.ndarray, ...]) -> AdamState:
+    """Zero moments for parameters of these shapes."""
+    return AdamState(0, tuple(np.zeros_like(p) for p in parameters), tuple(np.zeros_like(p) for p in parameters))
+
+
+def adam_step(parameters: tuple[np.ndarray, ...], gradients: tuple[np.ndarray, ...], state: AdamState,
+              settings: AdamSettings = AdamSettings()) -> tuple[tuple[np.ndarray, ...], AdamState]:
+    """One update: p - lr * m_hat / (sqrt(v_hat) + eps), with the moments' start-up bias corrected."""
+    steps = state.steps + 1
+    first = tuple(settings.beta1 * m + (1 - settings.beta1) * g for m, g in zip(state.first, gradients))
+    second = tuple(settings.beta2 * v + (1 - settings.beta2) * g * g for v, g in zip(state.second, gradients))
+    bias1, bias2 = 1 - settings.beta1 ** steps, 1 - settings.beta2 ** steps
+    updated = tuple(p - settings.learning_rate * (m / bias1) / (np.sqrt(v / bias2) + settings.epsilon)
+                    for p, m, v in zip(parameters, first, second))
+    return updated, AdamState(steps, first, second)

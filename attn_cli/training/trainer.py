@@ -1,10 +1,8 @@
 """The training loop: epochs of shuffled minibatches, Adam steps, a validation check after every epoch.
 
-No printing: progress goes to a callback, which the command line turns into a bar. The trainer keeps
-the best weights so far (lowest validation loss; the initial weights count as epoch 0) and the latest
-ones. Ctrl-C (a KeyboardInterrupt, raised in the callback or between steps) propagates to the caller
-with the trainer consistent: every step replaces whole weight sets rather than changing arrays in place,
-so `best` and `latest` are always complete weights of one step.
+Progress goes to a callback. The trainer keeps the best weights so far (lowest validation loss; the initial ones
+are epoch 0) and the latest; every step replaces whole weight sets, so after Ctrl-C (a KeyboardInterrupt, which
+propagates) `best` and `latest` are complete weights of one step.
 """
 
 from __future__ import annotations
@@ -15,9 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.training.adam import adam_start, adam_step
 from attn_cli.engine.attention import Projections, draw_projections
-from attn_cli.training.learning import batch_loss
+from attn_cli.training.learning import adam_start, adam_step, batch_loss
 from attn_cli.errors import InputError, Option
 from attn_cli.training.batches import Feed
 from attn_cli.training.corpus import Corpus
