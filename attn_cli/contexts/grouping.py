@@ -132,9 +132,7 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
 
 
 def kmeans(unit: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """scikit-learn's KMeans labels of the rows (a K of 1: every row in one group)."""
-    if k == 1:
-        return np.zeros(len(unit), dtype=np.int64)
+    """scikit-learn's KMeans labels of the rows."""
     import warnings
 
     from sklearn.cluster import KMeans

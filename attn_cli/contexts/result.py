@@ -12,7 +12,7 @@ from attn_cli.documents.senses import senses_document
 from attn_cli.engine.analysis import Neighbor
 from attn_cli.engine.attention import AttentionResult
 from attn_cli.errors import InputError, Option, SettingsError
-from attn_cli.results import changed_settings, tables_text
+from attn_cli.results import Report, changed_settings
 from attn_cli.contexts.table import Occurrences
 
 if TYPE_CHECKING:
@@ -72,8 +72,9 @@ class LabelsReport:
 
 
 @dataclass(frozen=True, eq=False)
-class SensesResult:
-    """A word across a corpus: its occurrences (the table), their groups and, given labels, the probe."""
+class SensesResult(Report):
+    """A word across a corpus: its occurrences (the table), their groups and, given labels, the probe; its document
+    as every result's (Report: to_dict, to_json, tables as str(), the Jupyter cell)."""
 
     word: str
     occurrences: Occurrences
@@ -87,21 +88,15 @@ class SensesResult:
     projection: np.ndarray  # [m, 2] each occurrence on the plane of the outputs' two main directions (PCA)
     layer: AttentionResult  # the layer over the word alone: its settings as the document states them
 
+    _draw = ("senses", "render_senses")
+
     @property
     def clusters(self) -> int:
         return len(self.groups)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document (schemas/senses.schema.json) as plain Python values."""
-        import json
-
-        return json.loads(self.to_json())
-
-    def to_json(self) -> str:
-        """The document as one line of JSON."""
-        from attn_cli.render.json_out import dumps
-
-        return dumps(senses_document(self))
+    def document(self, wanted: Any = None) -> dict:
+        """The document of schemas/senses.schema.json, whole."""
+        return senses_document(self)
 
     @property
     def occurrence_labels(self) -> tuple[str, ...] | None:
@@ -161,13 +156,10 @@ class SensesResult:
             raise SettingsError("color_by", "'label' needs labels: group with labels=... (one per corpus line)")
         return color_by
 
-    def _repr_html_(self) -> str:
-        """Jupyter: plain tables, then the page in a sandboxed iframe (render/notebook.py, as for explain)."""
-        from attn_cli.render.notebook import notebook_cell
+    def _page(self, document: dict) -> str:
         from attn_cli.render.senses_page import senses_page
 
-        document = senses_document(self)
-        return notebook_cell(document, senses_page(document, self.python_call()))
+        return senses_page(document, self.python_call())
 
     def python_call(self) -> str:
         """`attn_cli.senses('bank', sentences, clusters=2, labels=labels, mode='projected')` for the page's header:
@@ -176,10 +168,6 @@ class SensesResult:
         labels = ["labels=labels"] if self.labels_report is not None else []
         arguments = [repr(self.word), "sentences", *given, *labels, *changed_settings(self.occurrences.settings)]
         return f"attn_cli.senses({', '.join(arguments)})"
-
-    def __str__(self) -> str:
-        """The groups as plain tables."""
-        return tables_text(senses_document(self), ("senses", "render_senses"))
 
     def __repr__(self) -> str:
         silhouette = "" if self.silhouette is None else f" (silhouette {self.silhouette:.2f})"

@@ -79,7 +79,9 @@ class Occurrences:
             if (part.word, part.settings, part.vectors.fingerprint) != (first.word, first.settings,
                                                                            first.vectors.fingerprint):
                 raise InputError("Occurrences.concat joins tables of one word, settings and vector set only")
-        joined: dict[str, Any] = {name: _joined([getattr(part, name) for part in parts]) for name in ROW_COLUMNS}
+        columns = {name: [getattr(part, name) for part in parts] for name in ROW_COLUMNS}  # arrays stacked, lists too
+        joined: dict[str, Any] = {name: np.concatenate(column) if isinstance(column[0], np.ndarray)
+                                  else [value for part in column for value in part] for name, column in columns.items()}
         return cls(word=first.word, settings=first.settings, vectors=first.vectors, static=first.static,
                    first_line=first.first_line, lines_read=sum(part.lines_read for part in parts),
                    skipped_lines=sum(part.skipped_lines for part in parts),
@@ -110,10 +112,3 @@ class Occurrences:
     def __repr__(self) -> str:
         return (f"<Occurrences {self.word!r}: {len(self):,} in {self.lines_with_word:,} of {self.lines_read:,} "
                 f"lines>")
-
-
-def _joined(columns: list) -> np.ndarray | list:
-    """Columns of several tables as one: arrays stacked along their rows, lists chained."""
-    if isinstance(columns[0], np.ndarray):
-        return np.concatenate(columns, axis=0)
-    return [value for column in columns for value in column]

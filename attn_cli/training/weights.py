@@ -132,7 +132,7 @@ class TrainedLayer:
     def to_bytes(self) -> bytes:
         """The weights file's bytes (numpy's .npz, no pickle), for a caller that writes them itself."""
         metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "layer": self.layer, **self.provenance}
-        arrays = {name: np.asarray(getattr(self.projections, name), dtype=np.float64) for name in MATRICES}
+        arrays: dict[str, Any] = {name: np.asarray(getattr(self.projections, name), np.float64) for name in MATRICES}
         buffer = io.BytesIO()
         np.savez(buffer, **arrays, metadata=np.array(json.dumps(metadata, allow_nan=False)))
         return buffer.getvalue()
