@@ -63,8 +63,7 @@ def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, ve
     path = path_argument("path", path)
     with _opened(pa, parquet, path) as stored:
         about = _metadata(stored.schema_arrow, path)
-        settings, found = _settings(about, vectors, weights, path)
-        width = _width(settings, found.dims, path)
+        settings, found, width = _settings(about, vectors, weights, path)
         _check_footer(stored.metadata, max_occurrences, 5 + width + found.dims + 2 * settings.max_tokens, path)
         try:
             fields = _checked(pa, stored, about, found.dims, width, settings.attention.heads)
@@ -112,16 +111,6 @@ LARGEST_LINE = 2**62  # first_line and the counts of lines are at most this, so 
 ROW_COLUMNS = ("line", "position", "token", "sentence", "outputs", "bags", "context_words", "context_shares")
 WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vectors fix
 LEFT = ("group", "label")  # a grouping's columns: not read back, and `label` missing from a table of an older writer
-
-
-def _width(settings: Settings, dims: int, path: str) -> int:
-    """The width of the outputs the table's settings give for vectors of `dims`; settings the engine refuses (heads
-    that do not divide the width) are a damaged table, never an option the user did not give."""
-    try:
-        settings.attention.check_width(dims)
-    except SettingsError as exc:
-        raise damaged(path, f"its settings: {exc}") from None
-    return settings.attention.output_width(dims)
 
 
 TEXT_COLUMNS = ("token", "sentence", "context_words")  # a row's sentence, and its words again
@@ -305,8 +294,9 @@ def _check_types(fields: dict[str, Any], kinds: dict[str, type], where: str, pat
             raise damaged(path, f"its {where}: {name} is {type(value).__name__}, not {kind.__name__}")
 
 
-def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str) -> tuple[Settings, Vectors]:
-    """The table's settings and the vectors given, checked against what the table was written with."""
+def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str) -> tuple[Settings, Vectors, int]:
+    """The table's settings, the vectors given (checked against what the table was written with) and the outputs'
+    width; settings the engine refuses are a damaged table, never an option the user did not give."""
     from attn_cli.api import as_vectors, resolve_settings
 
     stored = dict(about["settings"])
@@ -336,5 +326,9 @@ def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str) -> t
         raise InputError(f"{shown_path(path)} was scanned with the vectors {shorten(wanted['name'])} "
                          f"({wanted['size']:,} words x {wanted['dims']} dims), not {shorten(found.name)} "
                          f"({found.count:,} x {found.dims}); pass the same vectors to read it")
-    return settings, found
+    try:
+        settings.attention.check_width(found.dims)  # heads that do not divide the width
+    except SettingsError as exc:
+        raise damaged(path, f"its settings: {exc}") from None
+    return settings, found, settings.attention.output_width(found.dims)
 

@@ -14,9 +14,8 @@ import numpy as np
 from attn_cli.engine.attention import unit_rows
 from attn_cli.errors import VectorsError
 from attn_cli.training.batches import Feed
-from attn_cli.training.evaluation import projected_layer
 from attn_cli.training.learning import Layer, identity_layer, layer_forward
-from attn_cli.training.trainer import Trainer
+from attn_cli.training.trainer import Trainer, projected_layer
 from attn_cli.vectors.store import Vectors
 
 TOPICS = ("money", "river", "music", "food", "school", "weather", "sport", "computer", "doctor", "car")

@@ -11,10 +11,9 @@ from dataclasses import asdict, dataclass
 from attn_cli.errors import InputError, SettingsError, memory_named
 from attn_cli.training.corpus import Corpus, read_corpus
 from attn_cli.training.demo import DemoCorpus, sense_leads
-from attn_cli.training.evaluation import Evaluation, evaluation_warnings
 from attn_cli.training.settings import TrainingSettings
-from attn_cli.training.trainer import Progress, Trainer
-from attn_cli.training.weights import TrainedLayer
+from attn_cli.training.trainer import Evaluation, Progress, Trainer, evaluation_warnings
+from attn_cli.training.weights import LAYER_KEYS, TrainedLayer
 from attn_cli.vectors.store import Vectors
 from attn_cli.vectors import DEFAULT_NAME
 from attn_cli.version import __version__
@@ -100,9 +99,7 @@ def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: E
     """The trainer's best weights as a TrainedLayer: settings as explain adopts them, and where they came from."""
     config, corpus, settings = trainer.feed.config, trainer.corpus, trainer.settings
     layer = {"objective": OBJECTIVE_NAMES[config.mask], "heads": config.heads, "d_k": config.width(vectors.dims),
-             "mask": config.mask, "positions": config.positions, "position_scale": config.position_scale,
-             "seed": config.seed, "scale": config.scale, "similarity": config.similarity,
-             "temperature": config.temperature}
+             **{name: getattr(config, name) for name in LAYER_KEYS[3:]}}  # mask, positions, ... temperature
     history = [{"epoch": report.epoch, "training_loss": report.training_loss,
                 "validation_loss": report.validation.loss} for report in trainer.history]
     provenance = {
