@@ -149,8 +149,8 @@ class Sink:
 
 
 class ExplainParquet(ParquetOut):
-    """explain's results as a Parquet table, one row per token (as `--parquet` writes it; columns in
-    docs/batch.md), `group_rows` at a time: complete after `close()`, absent if the run stops before.
+    """explain's results as a Parquet table, one row per token (`--parquet`'s; columns in docs/batch.md),
+    `group_rows` at a time: complete after `close()`, absent if the run stops before.
 
         with attn_cli.ExplainParquet("tokens.parquet") as table:
             for number, result in enumerate(attn_cli.explain_many(lines), 1):

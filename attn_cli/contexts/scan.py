@@ -34,13 +34,10 @@ THREADS = 1  # BLAS threads of the scan and the grouping: spinning threads slow 
 def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vectors: Any = None,
                 settings: Settings | None = None, progress: Callable[[int], None] | None = None,
                 max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> Occurrences:
-    """Every occurrence of `word` in `lines` (sentences, or lists of words), each with its contextual output.
-
-    An occurrence is a token whose vocabulary entry is the word's (case and accents as the vector set has them).
-    Lines are numbered from `first_line`. A line that cannot be attended is skipped and counted in
-    `skipped_lines`, the first in `first_skipped` with why. `progress` is called with the lines read after each
-    group of lines. More than `max_occurrences` is an InputError as soon as it is read: an endless stream stops.
-    """
+    """Every occurrence of `word` (a token whose vocabulary entry is the word's) in `lines` (sentences or word
+    lists, numbered from `first_line`), each with its contextual output. A line that cannot be attended is skipped
+    and counted, the first kept with why. `progress` hears the lines read after each group of lines. More than
+    `max_occurrences` is an InputError as soon as it is read: an endless stream stops."""
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
     lines = require_iterable("lines", lines, "sentences (str) or of word lists")

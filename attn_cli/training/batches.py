@@ -1,9 +1,6 @@
-"""Minibatches without padding: sentences of one length stacked into [B, n] words and [B, n, d] inputs.
-
-Bucketing by length keeps every batch exact (no padded key can take weight) and lets one matrix
-product serve the whole batch. A seeded generator shuffles the sentences within each length and the
-order of the batches, so the same corpus and seed give the same steps.
-"""
+"""Minibatches without padding: sentences of one length stacked into [B, n] words and [B, n, d] inputs, so no
+padded key takes weight and one product serves the batch. A seeded generator shuffles the sentences within each
+length and the batches' order: the same corpus and seed give the same steps."""
 
 from __future__ import annotations
 

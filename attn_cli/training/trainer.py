@@ -1,15 +1,10 @@
-"""The training loop: epochs of shuffled minibatches, Adam steps, a validation check after every epoch; and the
-held-out evaluation (loss, accuracy@1 and accuracy@10).
+"""The training loop: epochs of shuffled minibatches, Adam steps, a validation check after every epoch. The trainer
+keeps the best weights so far (lowest validation loss; the initial ones are epoch 0) and the latest; every step
+replaces whole weight sets, so after Ctrl-C (a KeyboardInterrupt, which propagates) both are complete.
 
-Progress goes to a callback. The trainer keeps the best weights so far (lowest validation loss; the initial ones
-are epoch 0) and the latest; every step replaces whole weight sets, so after Ctrl-C (a KeyboardInterrupt, which
-propagates) `best` and `latest` are complete weights of one step.
-
-The evaluation compares three layers on the same predictions, mask and inputs (position codes included):
-    raw      Q = K = V = X, scale "none" (explain's raw default): y_i = sum_j w_ij x_j, scored against E as it is
-    random   the initial projected weights (draw_projections with the run's seed): the untrained starting point
-    trained  the learned weights
-Accuracy@k counts a prediction as right when fewer than k vocabulary words score strictly above the target.
+The held-out evaluation scores three layers on the same predictions, mask and inputs: raw (Q = K = V = X, scale
+"none", explain's raw default), random (the seeded initial weights) and trained. Accuracy@k counts a prediction as
+right when fewer than k vocabulary words score strictly above the target.
 """
 
 from __future__ import annotations
