@@ -1,9 +1,5 @@
-"""How a token is named in tables and verdicts: one rule for every renderer and document.
-
-A token is named by its text, whole: a cut label such as `deposit…` would read as
-another word. A word that occurs more than once gets its position (`bank#8`,
-counting from 1), so each row, column and verdict names one token.
-"""
+"""How a token is named in tables and verdicts, by every renderer and document: by its text, whole (`deposit…`
+would read as another word), and a word that occurs more than once by its position too (`bank#8`, from 1)."""
 
 from __future__ import annotations
 

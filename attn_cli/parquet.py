@@ -1,10 +1,7 @@
 """Parquet tables, written with pyarrow (the optional extra `parquet`) a row group at a time, whole or not at all.
 
-`ParquetOut` is the one writer every table goes through: its rows go into an `AtomicFile` (files.py), so a run
-that stops leaves the path as it was, a link keeps naming the file it named, and a device or FIFO
-(`/dev/stdout`, a named pipe) is streamed into. `ExplainParquet` is explain's table: one row per token of each
-sentence, with the numbers `--json` writes for it. pyarrow is imported only when a table is written, so the
-package works without it until one is asked for.
+`ParquetOut` is the one writer every table goes through, into an `AtomicFile` (files.py). `ExplainParquet` is
+explain's table. pyarrow is imported only when a table is written, so the package works without it.
 """
 
 from __future__ import annotations
@@ -20,8 +17,6 @@ from attn_cli.declared import is_whole
 from attn_cli.errors import (InputTypeError, MissingExtra, Option, OutputError, SettingsError, SettingsTypeError,
                              UsageError, path_argument, shown_path)
 from attn_cli.files import AtomicFile, WholeOrNothing, encodable, write_all
-
-LARGEST_INT64 = 2**63 - 1
 
 if TYPE_CHECKING:
     import pyarrow
@@ -41,13 +36,9 @@ def arrow(feature: Option) -> tuple[ModuleType, ModuleType]:
 
 class ParquetOut(WholeOrNothing):
     """A Parquet file being written: `write(columns)` adds a row group now, `add_rows(columns)` holds rows until
-    there are `group_rows` of them; `close()` writes what is held and puts the file in place, `discard()` (or an
-    exception leaving a `with` block, or a failed write) leaves the path as it was, and so does a table never
-    closed, once it is collected or the interpreter exits.
-
-    `schema` fixes the columns' types (an all-null column stays typed); its metadata goes into the file's footer.
-    `feature` is what the user asked for, named when pyarrow is missing.
-    """
+    there are `group_rows` of them. As an AtomicFile: `close()` puts it in place; `discard()`, an exception in a
+    `with` block, a failed write or a table never closed leave the path as it was. `schema` (with its metadata)
+    fixes the columns' types; `feature` is what the user asked for, named when pyarrow is missing."""
 
     group_rows = 1 << 16  # rows per row group when added a few at a time: large enough for readers, flat memory
 
@@ -70,7 +61,7 @@ class ParquetOut(WholeOrNothing):
         self._discard = weakref.finalize(self, _discarded, self._sink, self._file, self._writer)
 
     def write(self, columns: Mapping[str, Any]) -> None:
-        """One row group: each column of the schema by name, as an array or a list (text as `text_array` has it)."""
+        """One row group: each column of the schema by name, as an array or a list."""
         with self._writing():
             self._write(columns)
 
@@ -83,8 +74,7 @@ class ParquetOut(WholeOrNothing):
                 self._write_pending()
 
     def close(self) -> None:
-        """Write the rows held and the footer, and put the file in place (nothing is left when that fails); a table
-        already closed or discarded stays as it is."""
+        """Write the rows held and the footer, and put the file in place; a table closed or discarded stays so."""
         if not self._discard.alive:
             return
         with self._writing():
@@ -126,13 +116,8 @@ class ParquetOut(WholeOrNothing):
 
 
 def text_array(pa: Any, texts: Iterable[str | None]) -> pyarrow.Array:
-    """Text as an Arrow string column, which holds UTF-8 only: a lone surrogate (from a line that was not UTF-8)
-    written as its escape, as `encodable` writes it in every other file."""
-    texts = list(texts)
-    try:
-        return pa.array(texts, pa.string())
-    except UnicodeEncodeError:
-        return pa.array(encodable(texts), pa.string())
+    """Text as an Arrow string column (UTF-8 only): a lone surrogate written as its escape, as `encodable` has it."""
+    return pa.array(encodable(texts), pa.string())
 
 
 def _discarded(sink: Sink, file: AtomicFile, writer: Any) -> None:
@@ -164,32 +149,27 @@ class Sink:
 
 
 class ExplainParquet(ParquetOut):
-    """explain's results as a Parquet table, one row per token (as `--parquet` writes it):
-
-    `line` (int64, null when not given), `index` (the token's place among those attended, as the JSON's
-    `shifts.index`), `position` (its place among all tokens of the sentence, dropped ones included, as
-    `tokens.position`), `token` (as typed), `cosine` (cos(s, y)), `delta_norm` (|y - s|, the shift's length),
-    `self_weight` (the weight the token kept on itself, mean over heads), `pulled_by` and `pulled_share` (the
-    first of the shift's pulled_by, the context word that moved it most, and its share of the shift; null
-    when no word pulls).
+    """explain's results as a Parquet table, one row per token (`--parquet`'s; columns in docs/batch.md),
+    `group_rows` at a time: complete after `close()`, absent if the run stops before.
 
         with attn_cli.ExplainParquet("tokens.parquet") as table:
             for number, result in enumerate(attn_cli.explain_many(lines), 1):
                 if not isinstance(result, attn_cli.LineError):
                     table.add(result, line=number)
-
-    Rows are written `group_rows` at a time, so memory stays flat over a corpus; the file is complete after
-    `close()` (or the `with` block) and absent if the run stops before.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         feature = Option("parquet", python_text="ExplainParquet")
-        super().__init__(path, token_schema(arrow(feature)[0]), feature=feature)
+        pa, number, text = arrow(feature)[0], "float64", "string"
+        schema = pa.schema([("line", "int64"), ("index", "int64"), ("position", "int64"), ("token", text),
+                            ("cosine", number), ("delta_norm", number), ("self_weight", number), ("pulled_by", text),
+                            ("pulled_share", number)])
+        super().__init__(path, schema, feature=feature)
 
     def add(self, result: ExplainResult, line: int | None = None) -> None:
-        """The rows of one sentence's tokens. The numbers are the result's own (its `shifts`, not recomputed), so
-        they equal its document's; they go into columns, no row is built as a record. `line` is None or a whole
-        number that int64 holds; anything else, as a `result` that is no ExplainResult, is refused naming it."""
+        """The rows of one sentence's tokens, the result's own numbers (its `shifts`), so they equal its document's.
+        `line` is None or a whole number int64 holds; anything else, or a `result` that is no ExplainResult, is
+        refused naming it."""
         _check_row(result, line)
         shifts = result.shifts
         pulls = [shift.pulled_by[0] if shift.pulled_by else None for shift in shifts]
@@ -203,9 +183,8 @@ class ExplainParquet(ParquetOut):
 
 
 def _check_row(result: object, line: object) -> None:
-    """ExplainParquet.add's arguments, refused before a row is held: a LineError (a line explain_many could not
-    attend) or another result as an InputTypeError, a line number that is no int64 as the SettingsError naming
-    `line`."""
+    """ExplainParquet.add's arguments, refused before a row is held: a LineError or another result as an
+    InputTypeError, a line number that is no int64 as the SettingsError naming `line`."""
     from attn_cli.batches import LineError
     from attn_cli.results import ExplainResult
 
@@ -216,13 +195,5 @@ def _check_row(result: object, line: object) -> None:
                              f"{type(result).__name__}{skip}")
     if not (line is None or is_whole(line)):
         raise SettingsTypeError("line", f"must be a whole number or None, not {type(line).__name__}")
-    if line is not None and not 0 <= line <= LARGEST_INT64:  # type: ignore[operator]
+    if line is not None and not 0 <= line <= 2**63 - 1:  # type: ignore[operator]
         raise SettingsError("line", f"must be from 0 to 2**63 - 1, the numbers int64 holds (got {line!r})")
-
-
-def token_schema(pyarrow: Any) -> pyarrow.Schema:
-    """The columns of ExplainParquet, in order."""
-    number, text = pyarrow.float64(), pyarrow.string()
-    return pyarrow.schema([("line", pyarrow.int64()), ("index", pyarrow.int64()), ("position", pyarrow.int64()),
-                           ("token", text), ("cosine", number), ("delta_norm", number), ("self_weight", number),
-                           ("pulled_by", text), ("pulled_share", number)])

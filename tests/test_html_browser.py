@@ -366,13 +366,12 @@ def test_the_content_security_policy_runs_only_the_pages_own_script(run, tmp_pat
 
 
 def test_a_trained_layer_switches_to_the_random_weights_it_started_from(run, tmp_path, browser):
-    from attn_cli.training.weights import save_layer
     from conftest import stand_in_layer
 
     import attn_cli
 
     layer = tmp_path / "layer.npz"
-    save_layer(layer, stand_in_layer(attn_cli.load_vectors(), heads=2, d_k=64))
+    stand_in_layer(attn_cli.load_vectors(), heads=2, d_k=64).save(layer)
     path, [report] = write_report(run, tmp_path, "money bank grows", "--weights", str(layer))
     view = OfflinePage(browser, path)
     page = view.page

@@ -88,5 +88,3 @@ def test_targets_follow_the_mask():
     words = np.array([[3, 20, 5, 7]])
     assert prediction_targets(words, "others", 10).tolist() == [[3, NO_TARGET, 5, 7]]
     assert prediction_targets(words, "causal", 10).tolist() == [[NO_TARGET, 5, 7, NO_TARGET]]
-    with pytest.raises(ValueError, match="no objective"):
-        prediction_targets(words, "none", 10)

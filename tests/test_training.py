@@ -21,9 +21,8 @@ from attn_cli.errors import InputError, SettingsError, VectorsError
 from attn_cli.training.batches import Feed, length_batches
 from attn_cli.training.corpus import HELD_OUT, TRAINING, VALIDATION, read_corpus, side_of
 from attn_cli.training.demo import demo_corpus
-from attn_cli.training.evaluation import projected_layer
 from attn_cli.training.settings import TrainingSettings
-from attn_cli.training.trainer import Progress, Trainer
+from attn_cli.training.trainer import Progress, Trainer, projected_layer
 from attn_cli.vectors.store import Vectors
 
 FAST = TrainingSettings(epochs=2, batch_size=4, d_k=8, heads=2)
@@ -105,7 +104,7 @@ def test_the_engine_shows_exactly_the_attention_that_was_trained(default_vectors
     trainer.run()
     trained = trainer.latest
     config = replace(settings_.attention, mode="trained", seed=0)
-    batch = next(trainer.feed.batches(trainer.corpus.sentences, 8))
+    batch = next(trainer.feed.batches(trainer.corpus.training, 8))
     forward = layer_forward(batch.inputs, projected_layer(trainer.feed.config, trained), batch.visible)
     for words, weights in zip(batch.words, forward.weights):
         shown = multi_head_attention(default_vectors.rows(words.tolist()), config=config, projections=trained)
@@ -123,9 +122,10 @@ def test_corpus_skips_unknown_words_and_short_sentences_and_counts_them(small_ve
     assert corpus.unknown == 2
     assert corpus.short == 3
     assert corpus.long == sum(1 for line in lines if len(line.split()) > 6)
-    assert len(corpus.sentences) == 44 - corpus.short - corpus.long
-    assert [3, 4] in [s.tolist() for s in corpus.sentences]
-    assert corpus.words == sum(len(s) for s in corpus.sentences)
+    sentences = corpus.training + corpus.validation + corpus.evaluation
+    assert len(sentences) == 44 - corpus.short - corpus.long
+    assert [3, 4] in [s.tolist() for s in sentences]
+    assert corpus.words == sum(len(s) for s in sentences)
     assert corpus.fingerprint == read_corpus(lines, small_vectors, 6).fingerprint
     assert corpus.fingerprint != read_corpus(lines[::-1], small_vectors, 6).fingerprint
 
@@ -134,11 +134,14 @@ def test_a_sentence_always_falls_on_the_same_side_of_the_split(default_vectors):
     lines = [f"The {word} bank, by the river." for word in default_vectors.words[300:500] if word.isalpha()]
     twice = lines + [line.lower().replace(",", "") for line in lines]
     corpus = read_corpus(twice, default_vectors, 200)
-    half = len(corpus.sentences) // 2
-    assert corpus.sides[:half].tolist() == corpus.sides[half:].tolist()
+    sides = {side: [s.tolist() for s in sentences] for side, sentences in
+             zip((TRAINING, VALIDATION, HELD_OUT), (corpus.training, corpus.validation, corpus.evaluation))}
+    for sentences in sides.values():  # the originals on a side, then their copies in the same order
+        assert sentences[:len(sentences) // 2] == sentences[len(sentences) // 2:]
+    usable = sum(map(len, sides.values()))
     for side in (HELD_OUT, VALIDATION):
-        assert 0.04 < (corpus.sides == side).mean() < 0.2
-    assert (corpus.sides == TRAINING).mean() > 0.7
+        assert 0.04 < len(sides[side]) / usable < 0.2
+    assert len(sides[TRAINING]) / usable > 0.7
     assert side_of(["the", "bank"]) == side_of(["the", "bank"])
 
 
@@ -267,7 +270,7 @@ def test_the_demo_needs_a_vector_set_with_enough_common_words(small_vectors):
 
 
 def test_adam_steps_by_the_learning_rate_against_the_gradient_and_changes_nothing_in_place():
-    from attn_cli.training.adam import AdamSettings, adam_start, adam_step
+    from attn_cli.training.learning import AdamSettings, adam_start, adam_step
 
     params = (np.array([1.0, -2.0, 0.5]),)
     grads = (np.array([3.0, -0.01, 0.0]),)

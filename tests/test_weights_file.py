@@ -18,7 +18,7 @@ import pytest
 
 import attn_cli
 from attn_cli.errors import SettingsError, WeightsError
-from attn_cli.training.weights import load_layer, save_layer
+from attn_cli.training.weights import load_layer
 from conftest import stand_in_layer
 
 SENTENCE = "money bank grows"
@@ -32,7 +32,7 @@ def vectors():
 @pytest.fixture
 def layer_file(tmp_path, vectors) -> Path:
     path = tmp_path / "layer.npz"
-    save_layer(path, stand_in_layer(vectors, heads=2, d_k=64))
+    stand_in_layer(vectors, heads=2, d_k=64).save(path)
     return path
 
 
@@ -50,7 +50,7 @@ def test_the_file_is_written_whole_over_an_old_one_and_keeps_its_mode(tmp_path, 
     path = tmp_path / "layer.npz"
     path.write_bytes(b"an old file")
     os.chmod(path, 0o640)
-    save_layer(path, stand_in_layer(vectors))
+    stand_in_layer(vectors).save(path)
     assert load_layer(path).layer["heads"] == 1
     assert (path.stat().st_mode & 0o777) == 0o640
     assert sorted(os.listdir(tmp_path)) == ["layer.npz"]  # no temporary file left behind
@@ -347,7 +347,7 @@ def test_settings_with_a_layer_can_be_replaced_and_resolved(layer_file, tmp_path
     settings = attn_cli.Settings(weights=attn_cli.load_layer(layer_file), neighbors=3)
     assert (settings.mode, settings.heads, settings.mask) == ("trained", 2, "others")
     other = tmp_path / "other.npz"
-    save_layer(other, stand_in_layer(vectors))  # one head, the full width
+    stand_in_layer(vectors).save(other)  # one head, the full width
     swapped = attn_cli.Settings.resolve(settings, weights=attn_cli.load_layer(other))
     assert (swapped.heads, swapped.d_k, swapped.neighbors) == (1, 128, 3)
     plain = replace(settings, weights=None)
@@ -396,8 +396,8 @@ def test_weights_at_the_bound_on_vectors_at_float32s_limit_give_finite_tables(tm
     layer = stand_in_layer(vectors, heads=2, d_k=4)
     signs = {name: rng.choice([-MAX_WEIGHT, MAX_WEIGHT], size=getattr(layer.projections, name).shape)
              for name in ("w_q", "w_k", "w_v", "w_o")}
-    save_layer(tmp_path / "layer.npz", type(layer)(projections=type(layer.projections)(**signs), layer=layer.layer,
-                                                   provenance=layer.provenance))
+    type(layer)(projections=type(layer.projections)(**signs), layer=layer.layer,
+                provenance=layer.provenance).save(tmp_path / "layer.npz")
     result = attn_cli.explain("money bank grows river", vectors=vectors, weights=str(tmp_path / "layer.npz"))
     document = json.loads(result.to_json())
     numbers = [result.scores, result.weights, result.outputs, result.queries, result.keys, result.values]

@@ -1,17 +1,9 @@
 """An `Occurrences` table as Arrow columns and Parquet files, and back (pyarrow, the optional extra `parquet`).
 
-One row per occurrence: `line`, `position`, `token`, `sentence`, `group` (null until a grouping writes it,
-then 1-based as the documents number groups), `label` (its line's label when a grouping with labels writes it,
-else null), `outputs` and `bags` (fixed-size lists of float64),
-`context_words` (list of strings) and `context_shares` (list of float64). The arrays go to Arrow as they are
-(a matrix is one flat buffer with its width), so a table of 100,000 occurrences costs no Python per number.
-
-What the rows need to be grouped again is in the file's metadata (key `attn_cli`, JSON): the word, the
-settings as keywords (a trained layer by its digest), the vector set's name, size, dims and fingerprint, the
-word's static vector, and the scan's line counts. Reading checks them: the vectors (and weights) given must be
-the ones the table was written with, since grouping measures neighbours in their space. float64 numbers
-survive both ways bit for bit (JSON writes a float as repr does), so a table read back groups exactly as the
-one written.
+One row per occurrence (the table's columns, and a grouping's `group`, from 1, and `label`, null until written);
+the matrices go to Arrow as flat buffers, with no Python per number. The file's metadata (key `attn_cli`, JSON)
+holds what grouping again needs: the word, the settings (a trained layer by its digest), the vector set, the
+static vector and the line counts; reading refuses other vectors or weights. float64 numbers survive bit for bit.
 """
 
 from __future__ import annotations
@@ -62,22 +54,16 @@ def write_parquet(path: str | os.PathLike[str], table: Table, groups: np.ndarray
 
 def read_parquet(path: str | os.PathLike[str], make: Callable[..., Table], *, vectors: Any = None,
                  weights: TrainedLayer | str | os.PathLike[str] | None = None, max_occurrences: int) -> Table:
-    """The occurrences a Parquet file holds, as `make` (the Occurrences class) builds them from their fields; its
-    `group` and `label` columns, if filled, are left to data tools (a table written before `label` was a column
-    has none).
-
-    `vectors` (as every function takes them; the embedded set by default) and `weights` (a trained layer's
-    file or TrainedLayer, when the table was scanned with one) must be those the table was written with:
-    InputError (WeightsError for the layer) naming what the file holds otherwise. The footer is checked before
-    any column is read (`_check_footer`: a few KB of Parquet can hold millions of rows of zeros), the table whole
-    before it is used (`_checked`): a damaged one is an InputError saying what is wrong, never a failure later."""
+    """The occurrences a Parquet file holds, as `make` (the Occurrences class) builds them; `group` and `label` are
+    left to data tools. `vectors` and `weights` must be those the table was written with (InputError, WeightsError
+    for the layer). The footer is checked before any column is read, the table whole before it is used: a damaged
+    one is an InputError saying what is wrong, never a failure later."""
     check_max_occurrences(max_occurrences)
     pa, parquet = arrow(Option("parquet", python_text="Occurrences.read_parquet"))
     path = path_argument("path", path)
     with _opened(pa, parquet, path) as stored:
         about = _metadata(stored.schema_arrow, path)
-        settings, found = _settings(about, vectors, weights, path)
-        width = _width(settings, found.dims, path)
+        settings, found, width = _settings(about, vectors, weights, path)
         _check_footer(stored.metadata, max_occurrences, 5 + width + found.dims + 2 * settings.max_tokens, path)
         try:
             fields = _checked(pa, stored, about, found.dims, width, settings.attention.heads)
@@ -96,9 +82,8 @@ def damaged(path: str, what: str) -> InputError:
 
 
 def _opened(pa: Any, parquet: Any, path: str) -> pyarrow.parquet.ParquetFile:
-    """The file, its footer read (its columns are read later, once checked); a path that holds none (missing, a
-    folder, empty, a pipe) is an InputError saying why. A pipe is refused before pyarrow reads it: a Parquet file
-    is read from its end."""
+    """The file, its footer read; a path that holds none (missing, a folder, empty, a pipe: read from its end) is
+    an InputError saying why."""
     shown = shown_path(path)
     if os.path.isdir(path):  # pyarrow would read every file in it as one table, under the first one's counts
         raise InputError(f"{shown} is a folder; read each table in it and join them in corpus order with "
@@ -128,26 +113,14 @@ WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vecto
 LEFT = ("group", "label")  # a grouping's columns: not read back, and `label` missing from a table of an older writer
 
 
-def _width(settings: Settings, dims: int, path: str) -> int:
-    """The width of the outputs the table's settings give for vectors of `dims`; settings the engine refuses (heads
-    that do not divide the width) are a damaged table, never an option the user did not give."""
-    try:
-        settings.attention.check_width(dims)
-    except SettingsError as exc:
-        raise damaged(path, f"its settings: {exc}") from None
-    return settings.attention.output_width(dims)
-
-
 TEXT_COLUMNS = ("token", "sentence", "context_words")  # a row's sentence, and its words again
 TEXT_BYTES_PER_ROW = 1 << 20  # 1 MiB, a corpus line's bound: real rows average far less (--max-tokens words)
 
 
 def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
-    """What the footer counts, before any column is read: at most `most` rows (as a scan keeps at most
-    max_occurrences), and in the columns read at most `per_row` values a row (the numbers of outputs and bags, a
-    context list of each sentence's tokens and five more): a file of zeros compresses to a few bytes a million.
-    The text columns of each row group, uncompressed, hold at most TEXT_BYTES_PER_ROW a row (and one row more):
-    a 5 MB file held a sentence of 100 MB, read whole before any check."""
+    """What the footer counts, before any column is read (zeros compress to a few bytes a million): at most `most`
+    rows, at most `per_row` values a row in the columns read, and in each row group's text columns, uncompressed,
+    at most TEXT_BYTES_PER_ROW a row (and one row more)."""
     rows = metadata.num_rows
     if rows > most:
         raise InputError(f"the occurrences table {shown_path(path)} holds {rows:,} occurrences, more than the "
@@ -170,12 +143,8 @@ def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
 
 def _checked(pa: Any, stored: pyarrow.parquet.ParquetFile, about: dict[str, Any], dims: int, width: int,
              heads: int) -> dict[str, Any]:
-    """The row fields of a table, once everything `make` and grouping rely on holds: the metadata's fields of
-    their types, `static` and the columns of write_parquet's types and widths (outputs and static as wide as the
-    settings make them for the vectors, bags as the vectors' dims), no nulls, every number finite and each share
-    within what a shift can give, lines within the lines read and in corpus order, positions from 0, each
-    occurrence's context words and shares of one length. ValueError (and the parse errors the caller catches)
-    otherwise."""
+    """The row fields of a table, once everything `make` and grouping rely on holds (write_parquet's types and
+    widths, no nulls, `_check_values`); ValueError (and the parse errors the caller catches) otherwise."""
     static = np.array(about["static"], dtype=np.float64)
     if len(static) != width:
         raise ValueError(f"its metadata's static has {len(static)} numbers, not the {width} its settings give for "
@@ -294,8 +263,8 @@ def _about(table: Table) -> dict[str, Any]:
 
 
 def _metadata(schema: Any, path: str) -> dict[str, Any]:
-    """The metadata's JSON object; a file without it is no occurrences table, one whose JSON does not parse (or
-    nests deeper than Python's stack) is a damaged one."""
+    """The metadata's JSON object; a file without it is no occurrences table, one whose JSON does not parse is a
+    damaged one."""
     raw = (schema.metadata or {}).get(METADATA_KEY.encode())
     try:
         about = json.loads(raw) if raw else {}
@@ -318,17 +287,16 @@ def _metadata(schema: Any, path: str) -> dict[str, Any]:
 
 
 def _check_types(fields: dict[str, Any], kinds: dict[str, type], where: str, path: str) -> None:
-    """Each of `kinds`' fields present in `fields` and of its JSON type (a bool is no number): the table is damaged
-    otherwise."""
+    """Each of `kinds`' fields present in `fields` and of its JSON type (a bool is no number), else damaged."""
     for name, kind in kinds.items():
         value = fields.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise damaged(path, f"its {where}: {name} is {type(value).__name__}, not {kind.__name__}")
 
 
-def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str
-              ) -> tuple[Settings, Vectors]:
-    """The table's settings and the vectors given, checked against what the table was written with."""
+def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str) -> tuple[Settings, Vectors, int]:
+    """The table's settings, the vectors given (checked against what the table was written with) and the outputs'
+    width; settings the engine refuses are a damaged table, never an option the user did not give."""
     from attn_cli.api import as_vectors, resolve_settings
 
     stored = dict(about["settings"])
@@ -358,5 +326,9 @@ def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str
         raise InputError(f"{shown_path(path)} was scanned with the vectors {shorten(wanted['name'])} "
                          f"({wanted['size']:,} words x {wanted['dims']} dims), not {shorten(found.name)} "
                          f"({found.count:,} x {found.dims}); pass the same vectors to read it")
-    return settings, found
+    try:
+        settings.attention.check_width(found.dims)  # heads that do not divide the width
+    except SettingsError as exc:
+        raise damaged(path, f"its settings: {exc}") from None
+    return settings, found, settings.attention.output_width(found.dims)
 

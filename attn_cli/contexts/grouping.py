@@ -1,10 +1,6 @@
-"""Grouping a word's occurrences: k-means groups of its outputs, what each group is near and pulled by, and,
-given labels, how well the groups and a nearest-neighbour probe recover them.
-
-scikit-learn does the clustering and its scores (imported inside the functions that use them, so
-`import attn_cli` stays light). Everything is computed on unit-length outputs: cosine geometry, as
-the neighbour searches use.
-"""
+"""Grouping a word's occurrences: k-means groups of its outputs (scikit-learn, imported where used), what each
+group is near and pulled by, and, given labels, how well the groups and a nearest-neighbour probe recover them.
+Everything is computed on unit-length outputs: cosine geometry, as the neighbour searches use."""
 
 from __future__ import annotations
 
@@ -32,12 +28,9 @@ TIE = 1e-12  # cosines this close to the best count as equally near in the probe
 
 def group_senses(occurrences: Occurrences, *, clusters: int | None = None, labels: Sequence[str] | None = None,
                  seed: int = 0) -> SensesResult:
-    """The occurrences' outputs in groups: K = `clusters`, or the K in 2..8 with the best silhouette.
-
-    Same seed, same groups: k-means starts from `seed`, and groups are numbered by size (largest first,
-    ties by their first occurrence). `labels` (one per corpus line read, any text) adds purity, the
-    adjusted Rand index and the sense probe (`LabelsReport`).
-    """
+    """The occurrences' outputs in groups: K = `clusters`, or the K in 2..8 with the best silhouette. Same seed,
+    same groups (numbered by size, ties by first occurrence). `labels` (one per corpus line read, any text) adds
+    purity, the adjusted Rand index and the sense probe (`LabelsReport`)."""
     if not isinstance(occurrences, Occurrences):
         raise InputTypeError(f"occurrences must be an attn_cli.Occurrences, not {type(occurrences).__name__}")
     check_seed(seed)
@@ -62,16 +55,18 @@ def _grouped(occurrences: Occurrences, clusters: int | None, line_labels: list[s
     """group_senses' work, its arguments checked: `line_labels` each occurrence's label, `order` the labels in the
     order first seen (both None without labels)."""
     unit = unit_rows(occurrences.outputs)  # [m, d_out]
-    chosen = grouping(unit, clusters, seed)
-    layer = _word_layer(occurrences)
-    groups = _groups(occurrences, unit, chosen.assignments, chosen.samples, layer)
+    assignments, silhouettes, samples = grouping(unit, clusters, seed)
+    row = word_entry(occurrences.word, occurrences.vectors)[1]
+    settings = occurrences.settings
+    layer = word_layer(occurrences.vectors.rows([row])[0], settings.attention, settings.projections)  # the word alone
     return SensesResult(
-        word=occurrences.word, occurrences=occurrences, groups=tuple(groups), assignments=chosen.assignments,
-        chosen_by="silhouette" if clusters is None else "given", silhouettes=chosen.silhouettes,
-        silhouette=chosen.silhouette, static_neighbors=tuple(_neighbors(occurrences, layer,
-                                                                         occurrences.static[None, :])[0]),
+        word=occurrences.word, occurrences=occurrences, groups=tuple(_groups(occurrences, unit, assignments, samples,
+                                                                             layer)),
+        assignments=assignments, chosen_by="silhouette" if clusters is None else "given", silhouettes=silhouettes,
+        silhouette=None if samples is None else float(np.nanmean(samples)),
+        static_neighbors=tuple(_neighbors(occurrences, layer, occurrences.static[None, :])[0]),
         labels_report=(None if line_labels is None or order is None
-                       else labels_report(occurrences, chosen.assignments, line_labels, order)),
+                       else labels_report(occurrences, assignments, line_labels, order)),
         projection=projection(unit), layer=layer)
 
 
@@ -108,20 +103,14 @@ def _skipped(occurrences: Occurrences, remedy: str) -> tuple[str | Option, ...]:
     return (f"{lines}, the first (line {first.line:,}): ", *first.error.parts)
 
 
-class Grouping:
-    """The chosen groups of the occurrences: assignments (0-based, numbered by size), silhouettes."""
-
-    def __init__(self, assignments: np.ndarray, silhouettes: dict[int, float], samples: np.ndarray | None) -> None:
-        self.assignments = assignments
-        self.silhouettes = silhouettes  # K tried -> its silhouette
-        self.samples = samples  # [m] each occurrence's silhouette (NaN when left out of the sample); None: one group
-        self.silhouette = None if samples is None else float(np.nanmean(samples))
+Grouping = tuple[np.ndarray, dict[int, float], "np.ndarray | None"]  # assignments, silhouettes by K, samples
 
 
 def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
     """K-means (n_init=10, random_state=seed) for each K tried; the given K, else the best silhouette's (the
     smallest K among equals) over 2..8, at most the number of different outputs; one group when all are the same.
-    Unit rows: Euclidean k-means on them follows cosine distance."""
+    Unit rows: Euclidean k-means on them follows cosine distance. Gives the assignments (0-based, numbered by
+    size), each K's silhouette, and each occurrence's [m] (NaN when left out of the sample; None for one group)."""
     count, distinct = len(unit), len(np.unique(unit, axis=0))  # k-means finds at most as many groups as points
     if clusters is not None and clusters > distinct:
         outputs = f"{distinct:,} different output{'s' * (distinct != 1)}"
@@ -129,28 +118,21 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
                                         f"{clusters!r}): copies of a context give the same output")
     tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, distinct, count - 1) + 1))
     if not tried:  # every output the same: one group, and no silhouette to score it
-        return Grouping(np.zeros(count, dtype=np.int64), {}, None)
-    best: tuple[float, np.ndarray, np.ndarray | None] | None = None
+        return np.zeros(count, dtype=np.int64), {}, None
     silhouettes: dict[int, float] = {}
-    scores = Silhouettes(unit, seed)
+    scores, candidates = Silhouettes(unit, seed), []
     for k in tried:
         assignments = numbered(kmeans(unit, k, seed))
         samples = scores.of(assignments)
-        if samples is None:
-            if best is None:
-                best = (-np.inf, assignments, None)
-            continue
-        silhouettes[k] = float(np.nanmean(samples))
-        if best is None or silhouettes[k] > best[0]:
-            best = (silhouettes[k], assignments, samples)
-    assert best is not None  # at least one K is tried
-    return Grouping(best[1], silhouettes, best[2])
+        if samples is not None:
+            silhouettes[k] = float(np.nanmean(samples))
+        candidates.append((silhouettes.get(k, -np.inf), assignments, samples))
+    _, assignments, samples = max(candidates, key=lambda candidate: candidate[0])  # the first of the best: smallest K
+    return assignments, silhouettes, samples
 
 
 def kmeans(unit: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """scikit-learn's KMeans labels of the rows (a K of 1: every row in one group)."""
-    if k == 1:
-        return np.zeros(len(unit), dtype=np.int64)
+    """scikit-learn's KMeans labels of the rows."""
     import warnings
 
     from sklearn.cluster import KMeans
@@ -194,13 +176,6 @@ class Silhouettes:
         samples = np.full(self.count, np.nan)
         samples[self.sample] = silhouette_samples(self.distances, assignments[self.sample], metric="precomputed")
         return samples
-
-
-def _word_layer(occurrences: Occurrences) -> AttentionResult:
-    """The layer over the word alone: maps the vocabulary into the outputs' space for the neighbour search."""
-    row = word_entry(occurrences.word, occurrences.vectors)[1]
-    settings = occurrences.settings
-    return word_layer(occurrences.vectors.rows([row])[0], settings.attention, settings.projections)
 
 
 def _neighbors(occurrences: Occurrences, layer: AttentionResult, queries: np.ndarray) -> list[list[Neighbor]]:
@@ -253,19 +228,14 @@ def examples(occurrences: Occurrences, unit: np.ndarray, rows: np.ndarray, centr
 
 def occurrence_labels(occurrences: Occurrences, labels: list[str]) -> list[str]:
     """Each occurrence's label: its line's, `labels` holding one per line read (line first_line.. in order), or
-    one per line through the last that holds an occurrence (later labels are never used, and a table may claim
-    more lines than any list holds)."""
+    one per line through the last that holds an occurrence (a table may claim more lines than any list holds)."""
     if not all(isinstance(label, str) for label in labels):
         raise InputTypeError("labels must be a sequence of str, one per corpus line")
-    if not labels_needed(occurrences) <= len(labels) <= occurrences.lines_read:
+    needed = int(occurrences.line[-1]) - occurrences.first_line + 1 if len(occurrences) else 0
+    if not needed <= len(labels) <= occurrences.lines_read:
         raise InputError(f"the labels give {len(labels):,} labels for a corpus of {occurrences.lines_read:,} lines; "
                          "give one label per line")
     return [labels[number - occurrences.first_line] for number in occurrences.line.tolist()]
-
-
-def labels_needed(occurrences: Occurrences) -> int:
-    """How many labels, from line first_line on, reach the last line that holds an occurrence."""
-    return int(occurrences.line[-1]) - occurrences.first_line + 1 if len(occurrences) else 0
 
 
 def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: list[str],
@@ -294,10 +264,9 @@ def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: lis
 
 
 def probe(vectors: np.ndarray, truth: np.ndarray, order: list[str]) -> dict[str, float]:
-    """Leave-one-out nearest neighbour by cosine: each occurrence takes the label of its nearest other one. Ties (the
-    others within TIE of the best cosine) give the commonest label among them, then the label first seen in the
-    corpus, so a vector shared by all (the static baseline) predicts the majority label of the others. Scored as
-    accuracy and macro-F1 over the labels present."""
+    """Leave-one-out nearest neighbour by cosine, scored as accuracy and macro-F1 over the labels present. Ties (the
+    others within TIE of the best cosine) give their commonest label, then the first seen, so a vector shared by
+    all (the static baseline) predicts the majority label of the others."""
     from sklearn.metrics import f1_score
 
     predicted = nearest_labels(unit_rows(vectors), truth, len(order))

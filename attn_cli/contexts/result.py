@@ -12,7 +12,7 @@ from attn_cli.documents.senses import senses_document
 from attn_cli.engine.analysis import Neighbor
 from attn_cli.engine.attention import AttentionResult
 from attn_cli.errors import InputError, Option, SettingsError
-from attn_cli.results import changed_settings, tables_text
+from attn_cli.results import Report, changed_settings
 from attn_cli.contexts.table import Occurrences
 
 if TYPE_CHECKING:
@@ -72,41 +72,31 @@ class LabelsReport:
 
 
 @dataclass(frozen=True, eq=False)
-class SensesResult:
-    """A word across a corpus: its occurrences (the table), their groups and, given labels, the probe.
-
-    `assignments` [m] holds each occurrence's group as an index into `groups` (0-based; group numbers shown
-    to people start at 1). `projection` [m, 2] places each occurrence on the plane of the outputs' two main
-    directions (PCA), for pictures.
-    """
+class SensesResult(Report):
+    """A word across a corpus: its occurrences (the table), their groups and, given labels, the probe; its document
+    as every result's (Report: to_dict, to_json, tables as str(), the Jupyter cell)."""
 
     word: str
     occurrences: Occurrences
     groups: tuple[SenseGroup, ...]
-    assignments: np.ndarray
+    assignments: np.ndarray  # [m] each occurrence's group as an index into `groups` (0-based; shown from 1)
     chosen_by: str  # "silhouette" or "given"
     silhouettes: dict[int, float]  # each K tried -> its silhouette
     silhouette: float | None  # the chosen grouping's (None with one group)
     static_neighbors: tuple[Neighbor, ...]  # the neighbours of the word's static vector, blind to context
     labels_report: LabelsReport | None
-    projection: np.ndarray
+    projection: np.ndarray  # [m, 2] each occurrence on the plane of the outputs' two main directions (PCA)
     layer: AttentionResult  # the layer over the word alone: its settings as the document states them
+
+    _draw = ("senses", "render_senses")
 
     @property
     def clusters(self) -> int:
         return len(self.groups)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document (schemas/senses.schema.json) as plain Python values."""
-        import json
-
-        return json.loads(self.to_json())
-
-    def to_json(self) -> str:
-        """The document as one line of JSON."""
-        from attn_cli.render.json_out import dumps
-
-        return dumps(senses_document(self))
+    def document(self, wanted: Any = None) -> dict:
+        """The document of schemas/senses.schema.json, whole."""
+        return senses_document(self)
 
     @property
     def occurrence_labels(self) -> tuple[str, ...] | None:
@@ -115,8 +105,7 @@ class SensesResult:
 
     def to_pandas(self) -> pandas.DataFrame:
         """One row per occurrence: line, position, token, group (from 1), label (None without labels), x, y,
-        sentence, and the output vector; a lone surrogate in the text spelt as its escape, as in every file
-        attn-cli writes."""
+        sentence, and the output vector; a lone surrogate spelt as its escape, as in every file attn-cli writes."""
         try:
             import pandas
         except ImportError:
@@ -131,8 +120,7 @@ class SensesResult:
             "output": list(table.outputs)})
 
     def to_arrow(self) -> pyarrow.Table:
-        """The occurrences' table (Occurrences.to_arrow) with each one's `group`, from 1 as documents number them,
-        and with labels its `label`."""
+        """The occurrences' table (Occurrences.to_arrow) with each one's `group` (from 1) and `label`."""
         from attn_cli.contexts.columns import to_arrow
 
         return to_arrow(self.occurrences, self.assignments + 1, self.occurrence_labels,
@@ -146,16 +134,14 @@ class SensesResult:
                       feature=Option("parquet", python_text="SensesResult.write_parquet"))
 
     def to_html(self, path: str | os.PathLike[str] | None = None, *, color_by: str = "group") -> str:
-        """The self-contained page (the same as `attn-cli senses --html`): the occurrences' scatter, coloured by
-        group (or, with labels, `color_by="label"`), each point's sentence on hover, and the tables; written
-        atomically to `path` if given."""
+        """The self-contained page of `attn-cli senses --html`, its scatter coloured by group (or, with labels,
+        `color_by="label"`); written atomically to `path` if given."""
         from attn_cli.render.senses_page import senses_page
 
         return _written(senses_page(senses_document(self), self.python_call(), self._colour(color_by)), path)
 
     def to_svg(self, path: str | os.PathLike[str] | None = None, *, color_by: str = "group") -> str:
-        """The scatter alone as an SVG file (the same as `--svg`), coloured as to_html's; written atomically to
-        `path` if given."""
+        """The scatter alone as an SVG file (as `--svg`), coloured as to_html's; written atomically to `path`."""
         from attn_cli.render.senses_page import scatter_svg
 
         return _written(scatter_svg(senses_document(self), standalone=True, color_by=self._colour(color_by)), path)
@@ -170,26 +156,18 @@ class SensesResult:
             raise SettingsError("color_by", "'label' needs labels: group with labels=... (one per corpus line)")
         return color_by
 
-    def _repr_html_(self) -> str:
-        """Jupyter: plain tables that survive viewers which strip scripts and iframes, then the page in a sandboxed
-        iframe (render/notebook.py, as for explain)."""
-        from attn_cli.render.notebook import notebook_cell
+    def _page(self, document: dict) -> str:
         from attn_cli.render.senses_page import senses_page
 
-        document = senses_document(self)
-        return notebook_cell(document, senses_page(document, self.python_call()))
+        return senses_page(document, self.python_call())
 
     def python_call(self) -> str:
-        """`attn_cli.senses('bank', sentences, clusters=2, labels=labels, mode='projected')`, for the page's header:
+        """`attn_cli.senses('bank', sentences, clusters=2, labels=labels, mode='projected')` for the page's header:
         the settings that differ from the defaults; the corpus and the labels by name only."""
         given = [f"clusters={self.clusters}"] if self.chosen_by == "given" else []
         labels = ["labels=labels"] if self.labels_report is not None else []
         arguments = [repr(self.word), "sentences", *given, *labels, *changed_settings(self.occurrences.settings)]
         return f"attn_cli.senses({', '.join(arguments)})"
-
-    def __str__(self) -> str:
-        """The groups as plain tables."""
-        return tables_text(senses_document(self), ("senses", "render_senses"))
 
     def __repr__(self) -> str:
         silhouette = "" if self.silhouette is None else f" (silhouette {self.silhouette:.2f})"

@@ -1,10 +1,8 @@
 """The scan: every occurrence of one word in a corpus, with its own row of attention and nothing more.
 
-Lines are read lazily, a group at a time. A line whose raw text cannot hold the word (`could_hold`)
-is never tokenized nor attended; the others are tokenized, every token whose vocabulary key is the
-word's is an occurrence, and only the occurrences' rows of attention are computed
-(engine/occurrences.py), the sentences of one length together. Only the occurrences are kept, so
-memory stays flat in the number of lines.
+Lines are read lazily, a group at a time; a line whose raw text cannot hold the word (`could_hold`) is never
+tokenized. Only the occurrences' rows of attention are computed (engine/occurrences.py) and kept, so memory stays
+flat in the number of lines.
 """
 
 from __future__ import annotations
@@ -23,31 +21,23 @@ from attn_cli.declared import is_whole
 from attn_cli.engine.attention import static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
 from attn_cli.engine.tokenize import TokenizedSentence
-from attn_cli.contexts.columns import LARGEST_LINE
+from attn_cli.contexts.columns import LARGEST_LINE, ROW_COLUMNS
 from attn_cli.errors import (InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable,
                              shorten)
 from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import MAX_OCCURRENCES, Settings, check_max_occurrences
 from attn_cli.vectors.store import Vectors, without_accents
 
-# BLAS threads of the scan's products and the grouping: on a busy 2-core machine threads spinning for a core made
-# a pretrained layer's many small products (a sentence each) 20 x slower, and the grouping 40 x (docs/benchmarks.md)
-THREADS = 1
+THREADS = 1  # BLAS threads of the scan and the grouping: spinning threads slow small products (docs/benchmarks.md)
 
 
 def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vectors: Any = None,
                 settings: Settings | None = None, progress: Callable[[int], None] | None = None,
                 max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> Occurrences:
-    """Every occurrence of `word` in `lines` (sentences, or lists of words), each with its contextual output.
-
-    An occurrence is a token whose vocabulary entry is the word's (as `tokenize` matches words: case and
-    accents follow the vector set, so "Bank" is "bank" in a lower-case set). Lines are numbered from
-    `first_line` (a later part of a corpus keeps its numbers). A line that cannot be attended (every
-    word unknown, too long) is skipped and counted in `skipped_lines`, the first in `first_skipped` with why.
-    `progress`, if given, is called with the number of lines read so far after each group of lines. The
-    occurrences are all kept (memory grows with them, not with the lines), so more than `max_occurrences` is
-    an InputError as the group that passes it is read: a stream that never ends stops.
-    """
+    """Every occurrence of `word` (a token whose vocabulary entry is the word's) in `lines` (sentences or word
+    lists, numbered from `first_line`), each with its contextual output. A line that cannot be attended is skipped
+    and counted, the first kept with why. `progress` hears the lines read after each group of lines. More than
+    `max_occurrences` is an InputError as soon as it is read: an endless stream stops."""
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
     lines = require_iterable("lines", lines, "sentences (str) or of word lists")
@@ -94,20 +84,16 @@ def word_entry(word: str, vectors: Vectors) -> tuple[str, int]:
 
 def folded(text: str) -> str:
     """The text as the pre-filter compares it: accents removed, upper-cased, case-folded, accents removed again.
-
-    The rule that makes the filter safe: for every character c, folded(c) equals folded(s) for each spelling
-    `Vectors.candidate_keys` may try for it (c.lower(), c.title(), without accents), and folded works
-    character by character. So when a token of the NFC text matches the key, folded(key) is a substring of
-    folded(line) (tests/test_senses_scan.py checks every code point). ASCII text folds to its lower case.
-    """
+    Safe because folded(c) equals folded(s) for each spelling s `Vectors.candidate_keys` may try for a character c,
+    character by character: a token matching the key has folded(key) in folded(line) (the tests check every
+    code point). ASCII text folds to its lower case."""
     if text.isascii():
         return text.lower()
     return without_accents(without_accents(without_accents(text).upper()).casefold())
 
 
 def could_hold(line: Line, folded_key: str) -> bool:
-    """False only for a line none of whose tokens can be the word: a str line without the folded key in its
-    folded NFC text. A word list (already split) is always tokenized."""
+    """False only for a str line without the folded key in its folded NFC text (a word list is always tokenized)."""
     if not isinstance(line, str):
         return True
     return folded_key in folded(line if line.isascii() else unicodedata.normalize("NFC", line))
@@ -134,8 +120,7 @@ class Scan:
         self.lines_read = self.skipped_lines = 0
         self.first_skipped: LineError | None = None  # the first line skipped, with why
         self.pending: list[Found] = []  # lines with the word, not attended yet
-        self.columns: dict[str, list] = {name: [] for name in ("line", "position", "token", "sentence", "outputs",
-                                                               "bags", "context_words", "context_shares")}
+        self.columns: dict[str, list] = {name: [] for name in ROW_COLUMNS}
 
     @property
     def found(self) -> int:
@@ -144,8 +129,7 @@ class Scan:
 
     def read(self, group: list[tuple[int, Line]]) -> None:
         """Find the occurrences of a group of numbered lines; attend them once GROUP_LINES lines with the word
-        wait (a corpus where the word is rare gives a few per group: stacks of one sentence each would cost a
-        few numpy calls per line)."""
+        wait (a rare word gives a few per group: stacks of one sentence would cost numpy calls per line)."""
         self.lines_read += len(group)
         self.pending += [item for item in map(self._found, group) if item is not None]
         if len(self.pending) >= GROUP_LINES:
@@ -175,8 +159,8 @@ class Scan:
         return Found(number, text, tokenized, indices) if indices else None
 
     def _skip(self, number: int, error: InputError) -> None:
-        """Count a line that cannot be attended, and keep why if it is the first in corpus order (lines a layer
-        refuses are met when their group is attended, after later lines have been tokenized)."""
+        """Count a line that cannot be attended, and keep why if it is the first in corpus order (a line the layer
+        refuses is met after later lines were tokenized)."""
         self.skipped_lines += 1
         if self.first_skipped is None or number < self.first_skipped.line:
             self.first_skipped = LineError(number, error)
@@ -186,8 +170,8 @@ class Scan:
         return len(item.indices) * item.tokenized.embeddings.size
 
     def _attended(self, run: list[Found]) -> Iterator[tuple[Found, Any]]:
-        """Each line of the run with its occurrences' rows, the lines of one length as one stack; a line the
-        layer refuses (the "others" mask over a sentence of one word) is skipped and counted."""
+        """Each line of the run with its occurrences' rows, lines of one length as one stack; a line the layer
+        refuses (the "others" mask over one word) is skipped and counted."""
         lengths: dict[int, list[Found]] = {}
         for item in run:
             lengths.setdefault(len(item.tokenized.tokens), []).append(item)

@@ -1,8 +1,5 @@
-"""`Occurrences`: one row per occurrence of a word in a corpus, as columns (numpy arrays and lists).
-
-The scan keeps this and nothing else of the corpus, so its memory grows with the occurrences, not
-the lines. Grouping reads it; so can any data tool (the columns are plain arrays).
-"""
+"""`Occurrences`: one row per occurrence of a word in a corpus, as columns (numpy arrays and lists): all the scan
+keeps of a corpus, read by the grouping or any data tool."""
 
 from __future__ import annotations
 
@@ -26,33 +23,23 @@ if TYPE_CHECKING:
     from attn_cli.training.weights import TrainedLayer
 
 
-
-
 @dataclass(frozen=True, eq=False)
 class Occurrences:
-    """Every occurrence of `word` found in a corpus, one row each, in corpus order.
-
-    Columns: `line` int64 [m] (1-based corpus line), `position` int64 [m] (the token's position in its
-    sentence, dropped tokens counted, as `Token.position`), `token` (as typed), `sentence` (the line's text,
-    without its line break), `outputs` float64 [m, d_out] (the word's contextual output), `bags` float64
-    [m, d] (the mean static vector of the sentence's tokens: the bag-of-words baseline), `context_words`
-    (the sentence's other tokens as typed) and `context_shares` (each one's share of the occurrence's
-    shift). Once: `static` float64 [d_out], the word's own vector through the layer's value space, blind to
-    context.
-    """
+    """Every occurrence of `word` found in a corpus, one row each, in corpus order; `static` [d_out] is the word's
+    own vector through the layer's value space, blind to context."""
 
     word: str
     settings: Settings
     vectors: Vectors
     static: np.ndarray
-    line: np.ndarray
-    position: np.ndarray
-    token: list[str]
-    sentence: list[str]
-    outputs: np.ndarray
-    bags: np.ndarray
-    context_words: list[list[str]]
-    context_shares: list[np.ndarray]
+    line: np.ndarray  # int64 [m]: 1-based corpus line
+    position: np.ndarray  # int64 [m]: the token's place in its sentence, dropped tokens counted (Token.position)
+    token: list[str]  # as typed
+    sentence: list[str]  # the line's text, without its line break
+    outputs: np.ndarray  # float64 [m, d_out]: the word's contextual output
+    bags: np.ndarray  # float64 [m, d]: the mean static vector of the sentence's tokens (bag-of-words baseline)
+    context_words: list[list[str]]  # the sentence's other tokens as typed
+    context_shares: list[np.ndarray]  # each one's share of the occurrence's shift
     first_line: int = 1  # the number of the first line read (a later part of a corpus keeps its numbers)
     lines_read: int = 0  # corpus lines read by the scan (with the word or not)
     skipped_lines: int = 0  # lines with a possible occurrence that could not be attended (too long, all unknown)
@@ -92,15 +79,16 @@ class Occurrences:
             if (part.word, part.settings, part.vectors.fingerprint) != (first.word, first.settings,
                                                                            first.vectors.fingerprint):
                 raise InputError("Occurrences.concat joins tables of one word, settings and vector set only")
-        joined: dict[str, Any] = {name: _joined([getattr(part, name) for part in parts]) for name in ROW_COLUMNS}
+        columns = {name: [getattr(part, name) for part in parts] for name in ROW_COLUMNS}  # arrays stacked, lists too
+        joined: dict[str, Any] = {name: np.concatenate(column) if isinstance(column[0], np.ndarray)
+                                  else [value for part in column for value in part] for name, column in columns.items()}
         return cls(word=first.word, settings=first.settings, vectors=first.vectors, static=first.static,
                    first_line=first.first_line, lines_read=sum(part.lines_read for part in parts),
                    skipped_lines=sum(part.skipped_lines for part in parts),
                    first_skipped=next((part.first_skipped for part in parts if part.first_skipped), None), **joined)
 
     def to_arrow(self) -> pyarrow.Table:
-        """One row per occurrence as an Arrow table, its `group` column null (needs pyarrow:
-        attn_cli/contexts/columns.py has the columns and the metadata)."""
+        """One row per occurrence as an Arrow table, its `group` column null (needs pyarrow; columns.py)."""
         from attn_cli.contexts.columns import to_arrow
 
         return to_arrow(self)
@@ -115,9 +103,8 @@ class Occurrences:
     def read_parquet(cls, path: str | os.PathLike[str], *, vectors: Any = None,
                      weights: TrainedLayer | str | os.PathLike[str] | None = None,
                      max_occurrences: int = MAX_OCCURRENCES) -> Occurrences:
-        """A table written by `write_parquet` (or `attn-cli senses --parquet`), read with the vectors (and the
-        trained layer) it was scanned with: others are refused, naming the ones it holds. Like a scan, it holds
-        at most `max_occurrences` rows (an InputError, found in the file's footer before any column is read)."""
+        """A table written by `write_parquet` (or `attn-cli senses --parquet`), read with the vectors (and trained
+        layer) it was scanned with; like a scan, it holds at most `max_occurrences` rows (an InputError)."""
         from attn_cli.contexts.columns import read_parquet
 
         return read_parquet(path, cls, vectors=vectors, weights=weights, max_occurrences=max_occurrences)
@@ -125,10 +112,3 @@ class Occurrences:
     def __repr__(self) -> str:
         return (f"<Occurrences {self.word!r}: {len(self):,} in {self.lines_with_word:,} of {self.lines_read:,} "
                 f"lines>")
-
-
-def _joined(columns: list) -> np.ndarray | list:
-    """Columns of several tables as one: arrays stacked along their rows, lists chained."""
-    if isinstance(columns[0], np.ndarray):
-        return np.concatenate(columns, axis=0)
-    return [value for column in columns for value in column]

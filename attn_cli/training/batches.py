@@ -1,9 +1,6 @@
-"""Minibatches without padding: sentences of one length stacked into [B, n] words and [B, n, d] inputs.
-
-Bucketing by length keeps every batch exact (no padded key can take weight) and lets one matrix
-product serve the whole batch. A seeded generator shuffles the sentences within each length and the
-order of the batches, so the same corpus and seed give the same steps.
-"""
+"""Minibatches without padding: sentences of one length stacked into [B, n] words and [B, n, d] inputs, so no
+padded key takes weight and one product serves the batch. A seeded generator shuffles the sentences within each
+length and the batches' order: the same corpus and seed give the same steps."""
 
 from __future__ import annotations
 
@@ -58,12 +55,11 @@ class Feed:
 
 def length_batches(lengths: Sequence[int], size: int, rng: np.random.Generator | None = None) -> list[np.ndarray]:
     """Indices of sentences of equal length, at most `size` per batch; in length order, or shuffled by rng."""
-    order = np.arange(len(lengths)) if rng is None else rng.permutation(len(lengths))
-    by_length = np.asarray(lengths)[order]
-    grouped = order[np.argsort(by_length, kind="stable")]  # one length after another, each in `order`'s order
+    sizes = np.asarray(lengths)
+    order = np.arange(len(sizes)) if rng is None else rng.permutation(len(sizes))
     batches: list[np.ndarray] = []
-    for length in np.unique(by_length):
-        members = grouped[np.asarray(lengths)[grouped] == length]
+    for length in np.unique(sizes):
+        members = order[sizes[order] == length]  # in `order`'s order
         batches += [members[start:start + size] for start in range(0, len(members), size)]
     if rng is not None:
         batches = [batches[i] for i in rng.permutation(len(batches))]

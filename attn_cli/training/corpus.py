@@ -1,14 +1,9 @@
 """A training corpus: sentences as rows of the vector set, split into training, validation and held-out sentences.
 
-Words follow the product's own rule (tokenize.sentence_pieces, through the run's per-word lexicon),
-so a trained layer sees sentences as explain does. Unknown words are skipped without the spelling
-suggestions explain gives (a corpus may hold millions of them); sentences left with fewer than two different
-known words (nothing to predict from) or more than `max_words` are skipped and counted.
-
-The split is chosen by a hash of each sentence's words, not by its place in the file, so a sentence that
-occurs twice always falls on the same side: the evaluation never scores a sentence the layer was trained
-on. One tenth is held out for the final table; another tenth is the validation split the trainer picks its
-best epoch on, so the table scores weights that were not chosen for doing well on it.
+Words are split as explain splits them (tokenize.sentence_pieces); unknown words are skipped without suggestions,
+and sentences with fewer than two different known words or more than `max_words` are skipped and counted. The
+split is by a hash of each sentence's words, so a repeated sentence always falls on the same side: one tenth is
+held out for the final table, another is the validation split the trainer picks its best epoch on.
 """
 
 from __future__ import annotations
@@ -16,7 +11,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
@@ -32,10 +26,11 @@ MIN_SENTENCES = 20  # fewer usable sentences leave no held-out or validation ten
 
 @dataclass(frozen=True)
 class Corpus:
-    """Usable sentences (each [n] int rows of the vector set, n >= 2), the side each falls on, and the counts."""
+    """Usable sentences (each [n] int rows of the vector set, n >= 2) on each side of the split, and the counts."""
 
-    sentences: list[np.ndarray]
-    sides: np.ndarray  # [S] TRAINING, VALIDATION or HELD_OUT
+    training: list[np.ndarray]
+    validation: list[np.ndarray]  # what the trainer picks its best epoch on
+    evaluation: list[np.ndarray]  # held out: what the final table scores, never trained on nor used to choose
     fingerprint: str  # blake2b of the text as read (its lines, each ended by "\n"): names the corpus in provenance
     lines: int  # sentences read
     short: int  # skipped: fewer than two different known words
@@ -43,32 +38,13 @@ class Corpus:
     unknown: int  # words skipped as unknown to the vector set
     words: int  # known words in the usable sentences
 
-    @cached_property
-    def training(self) -> list[np.ndarray]:
-        return self._side(TRAINING)
-
-    @cached_property
-    def validation(self) -> list[np.ndarray]:
-        """What the trainer picks its best epoch on."""
-        return self._side(VALIDATION)
-
-    @cached_property
-    def evaluation(self) -> list[np.ndarray]:
-        """The held-out sentences the final table scores: never trained on, never used to choose."""
-        return self._side(HELD_OUT)
-
-    def _side(self, side: int) -> list[np.ndarray]:
-        return [sentence for sentence, its in zip(self.sentences, self.sides) if its == side]
-
 
 def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sentences: int = MAX_CORPUS_SENTENCES,
                 name: str = "the corpus") -> Corpus:
-    """Encode one sentence per line; raises InputError when too few sentences remain for a held-out split, or when
-    `lines` (called `name`) holds more than `max_sentences`: the corpus is held in memory, and a stream may never
-    end."""
+    """Encode one sentence per line; InputError when too few remain for the split, or when `lines` (called `name`)
+    holds more than `max_sentences` (the corpus is held in memory, and a stream may never end)."""
     digest = hashlib.blake2b(digest_size=16)
-    sentences: list[np.ndarray] = []
-    sides: list[int] = []
+    sides: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])  # by side_of
     read = short = long = unknown = 0
     for line in lines:
         if not isinstance(line, str):  # the command line reads text; a Python caller may pass anything
@@ -85,19 +61,16 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sent
         elif len(rows) > max_words:
             long += 1
         else:
-            sentences.append(np.array(rows, dtype=np.int64))
-            sides.append(side_of(keys))
-    corpus = Corpus(sentences, np.array(sides, dtype=np.int8), digest.hexdigest(), read, short, long, unknown,
-                    sum(len(s) for s in sentences))
+            sides[side_of(keys)].append(np.array(rows, dtype=np.int64))
+    corpus = Corpus(*sides, digest.hexdigest(), read, short, long, unknown,
+                    sum(len(sentence) for side in sides for sentence in side))
     check_split(corpus)
     return corpus
 
 
 def known_words(sentence: str, vectors: Vectors) -> tuple[list[str], list[int], int]:
-    """The vocabulary keys and rows of the sentence's known words, and how many words were unknown.
-
-    Punctuation and clitics the vocabulary lacks are dropped quietly, as tokenize does.
-    """
+    """The vocabulary keys and rows of the sentence's known words, and how many words were unknown (punctuation
+    and clitics the vocabulary lacks are dropped quietly, as tokenize does)."""
     keys: list[str] = []
     rows: list[int] = []
     unknown = 0
@@ -119,9 +92,9 @@ def side_of(keys: list[str]) -> int:
 
 def check_split(corpus: Corpus) -> None:
     """Refuse a corpus too small to hold out a tenth and validate on another, or with a side left empty."""
-    usable = len(corpus.sentences)
-    counts = np.bincount(corpus.sides, minlength=3)
-    if usable < MIN_SENTENCES or not counts.all():
+    counts = [len(corpus.training), len(corpus.validation), len(corpus.evaluation)]  # TRAINING, VALIDATION, HELD_OUT
+    usable = sum(counts)
+    if usable < MIN_SENTENCES or not all(counts):
         skipped = f" ({corpus.short:,} had fewer than 2 different known words)" if corpus.short else ""
         raise InputError(f"the corpus has {usable:,} usable sentence(s) of {corpus.lines:,}{skipped}: "
                          f"{counts[HELD_OUT]:,} held out, {counts[VALIDATION]:,} to validate on; training holds "

@@ -1,13 +1,8 @@
 """A demonstration corpus that teaches one thing a reader can check: which sense "bank" has in context.
 
-Ten topics (money, river, music, food, ...) each get the words nearest their seed word among the
-set's common ones; every sentence is 5 to 8 words of one topic, and "bank" joins some of the money
-and the river sentences. The masked-word objective then asks a hidden word of its topic's context, so
-the layer learns to map a context to its topic. Raw attention, which only mixes the static vectors,
-cannot do that: in "money bank grows" and "river bank flows" bank's output stays nearest bank itself. The
-trained layer's output lies nearer money than bank in the first and nearer river than bank in the
-second; `sense_leads` measures exactly that for the raw, random and trained layers, so a test (or a
-curious user) sees what training bought.
+Each sentence is 5 to 8 words of one of ten topics (the words nearest a seed word), "bank" joining some money and
+river sentences; the masked-word objective then maps a context to its topic. Raw attention cannot: in "money bank
+grows" bank's output stays nearest bank itself, the trained layer's lies nearer money (`sense_leads` measures it).
 """
 
 from __future__ import annotations
@@ -19,9 +14,8 @@ import numpy as np
 from attn_cli.engine.attention import unit_rows
 from attn_cli.errors import VectorsError
 from attn_cli.training.batches import Feed
-from attn_cli.training.evaluation import projected_layer
 from attn_cli.training.learning import Layer, identity_layer, layer_forward
-from attn_cli.training.trainer import Trainer
+from attn_cli.training.trainer import Trainer, projected_layer
 from attn_cli.vectors.store import Vectors
 
 TOPICS = ("money", "river", "music", "food", "school", "weather", "sport", "computer", "doctor", "car")

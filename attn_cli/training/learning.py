@@ -1,9 +1,8 @@
-"""One attention layer predicting words from their context: the forward pass, the loss and the backward pass.
+"""One attention layer predicting words from their context: the forward pass, the loss, the backward pass, Adam.
 
-Pure numpy, gradients written by hand (and checked against finite differences in the tests), so that a
-learned layer needs nothing beyond what the inspector already installs. Shapes, for a batch of B
-sentences of n words each (sentences of one length: no padding), d input dims, H heads of
-d_head = d_k / H dims and a vocabulary of N words:
+Pure numpy, gradients by hand (checked in the tests), so training needs nothing the inspector does not install.
+Shapes, for B sentences of n words (one length: no padding), d input dims, H heads of d_head = d_k / H dims and
+N vocabulary words:
 
     X            [B, n, d]           word vectors (+ position codes), constants
     Q, K, V      [B, H, n, d_head]   X W_Q, X W_K, X W_V, heads split as split_heads does
@@ -14,9 +13,8 @@ d_head = d_k / H dims and a vocabulary of N words:
     Z            [P, N]              Y E^T at the P predicted positions, E the vocabulary's vectors
     loss                             mean over the P positions of logsumexp(Z_p) - Z_p[target_p]
 
-The vocabulary product and its softmax cost N x d per prediction, twice, and dominate: they run in the
-vocabulary's dtype (float32 when training, float64 for the gradient checks); the attention runs in float64
-through the engine's own `attend`, so the weights are those `multi_head_attention` shows for the same layer.
+The vocabulary product and its softmax dominate: they run in the vocabulary's dtype (float32 when training,
+float64 for the gradient checks); the attention runs in float64 through the engine's own `attend`.
 """
 
 from __future__ import annotations
@@ -69,19 +67,9 @@ def identity_layer(d_model: int) -> Layer:
 
 
 def prediction_targets(words: np.ndarray, mask: str, vocabulary_size: int) -> np.ndarray:
-    """The vocabulary row each position predicts: [B, n] int, NO_TARGET where it predicts nothing.
-
-    Under the mask "others" (no word sees itself) position i predicts its own word; under "causal"
-    (no word sees a later one) it predicts the next word, and the last position nothing. A word beyond
-    the vocabulary's first `vocabulary_size` rows is not predicted (it still serves as context).
-    """
-    if mask == "others":
-        targets = words.copy()
-    elif mask == "causal":
-        targets = np.full_like(words, NO_TARGET)
-        targets[:, :-1] = words[:, 1:]
-    else:
-        raise ValueError(f"no objective for the mask {mask!r}: use 'others' (masked word) or 'causal' (next word)")
+    """The vocabulary row each position predicts, [B, n]: its own word under the mask "others" (no word sees
+    itself), else ("causal") the next word; NO_TARGET for none and for a word beyond the first `vocabulary_size`."""
+    targets = words.copy() if mask == "others" else np.pad(words[:, 1:], ((0, 0), (0, 1)), constant_values=NO_TARGET)
     targets[targets >= vocabulary_size] = NO_TARGET
     return targets
 
@@ -110,10 +98,7 @@ def score_blocks(count: int, vocabulary: np.ndarray) -> list[slice]:
 
 def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per prediction -log softmax(Z_p)[target_p]: [P] float64, and the row sums [P, 1] of exp(Z_p - max Z_p).
-
-    Turns `logits` [P, N] into exp(Z - max Z) in place (softmax = that / sums), saving the memory and the
-    passes of a copy: the vocabulary's scores are the largest arrays of training.
-    """
+    Turns `logits` [P, N] into exp(Z - max Z) in place (softmax = that / sums): they are training's largest arrays."""
     logits -= logits.max(axis=1, keepdims=True)  # every entry <= 0: exp cannot overflow
     target_logits = logits[np.arange(len(targets)), targets].astype(np.float64)  # [P]
     np.exp(logits, out=logits)
@@ -145,8 +130,7 @@ def batch_loss(inputs: np.ndarray, targets: np.ndarray, layer: Layer, visible: n
 def layer_backward(forward: LayerPass, d_outputs: np.ndarray, layer: Layer) -> Projections:
     """d loss / d W from d loss / d Y [B, n, d], by the chain rule back through each step of layer_forward."""
     w = layer.projections
-    if w.w_o is None:
-        raise ValueError("training needs an output projection W_O")
+    assert w.w_o is not None  # a trained layer has W_O
     d_w_o = flat(forward.concatenated).T @ flat(d_outputs)  # [d_k, B*n] x [B*n, d] -> [d_k, d]
     d_heads = split_heads(d_outputs @ w.w_o.T, layer.heads)  # [B, n, d] x [d, d_k] -> [B, H, n, d_head]
     d_weights = d_heads @ np.swapaxes(forward.values, -1, -2)  # [B, H, n, d_head] x [.., d_head, n] -> [B, H, n, n]
@@ -163,3 +147,40 @@ def layer_backward(forward: LayerPass, d_outputs: np.ndarray, layer: Layer) -> P
 def flat(x: np.ndarray) -> np.ndarray:
     """[B, n, m] -> [B*n, m]: every position of every sentence as one row."""
     return x.reshape(-1, x.shape[-1])
+
+
+@dataclass(frozen=True)
+class AdamSettings:
+    """Adam (Kingma & Ba, 2015): each step returns new weights and state rather than changing them in place, so a
+    caller interrupted between two steps (Ctrl-C) still holds one consistent set of weights."""
+
+    learning_rate: float = 1e-3
+    beta1: float = 0.9
+    beta2: float = 0.999
+    epsilon: float = 1e-8
+
+
+@dataclass(frozen=True)
+class AdamState:
+    """The running moments of every parameter, and how many steps made them."""
+
+    steps: int
+    first: tuple[np.ndarray, ...]  # m: running mean of the gradients, one array per parameter
+    second: tuple[np.ndarray, ...]  # v: running mean of their squares
+
+
+def adam_start(parameters: tuple[np.ndarray, ...]) -> AdamState:
+    """Zero moments for parameters of these shapes."""
+    return AdamState(0, tuple(np.zeros_like(p) for p in parameters), tuple(np.zeros_like(p) for p in parameters))
+
+
+def adam_step(parameters: tuple[np.ndarray, ...], gradients: tuple[np.ndarray, ...], state: AdamState,
+              settings: AdamSettings = AdamSettings()) -> tuple[tuple[np.ndarray, ...], AdamState]:
+    """One update: p - lr * m_hat / (sqrt(v_hat) + eps), with the moments' start-up bias corrected."""
+    steps = state.steps + 1
+    first = tuple(settings.beta1 * m + (1 - settings.beta1) * g for m, g in zip(state.first, gradients))
+    second = tuple(settings.beta2 * v + (1 - settings.beta2) * g * g for v, g in zip(state.second, gradients))
+    bias1, bias2 = 1 - settings.beta1 ** steps, 1 - settings.beta2 ** steps
+    updated = tuple(p - settings.learning_rate * (m / bias1) / (np.sqrt(v / bias2) + settings.epsilon)
+                    for p, m, v in zip(parameters, first, second))
+    return updated, AdamState(steps, first, second)

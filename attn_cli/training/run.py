@@ -1,9 +1,6 @@
-"""One training run from text to a `TrainedLayer`: read the corpus, train, evaluate, record where it came from.
-
-The command line and the Python API (`attn_cli.train`, `prepare_training`) both come here, so a layer trained either way
-carries the same provenance: the vector set's fingerprint, the corpus's, the settings, the epochs and
-the held-out table. Timings are left out of the file, so the same inputs, seed and number of BLAS threads
-give the same file (another thread count changes the last digits: docs/train.md).
+"""One training run from text to a `TrainedLayer`: read the corpus, train, evaluate, record where it came from
+(for the command line and the Python API alike). No timings in the provenance: the same inputs, seed and number of
+BLAS threads give the same file (docs/train.md).
 """
 
 from __future__ import annotations
@@ -14,10 +11,9 @@ from dataclasses import asdict, dataclass
 from attn_cli.errors import InputError, SettingsError, memory_named
 from attn_cli.training.corpus import Corpus, read_corpus
 from attn_cli.training.demo import DemoCorpus, sense_leads
-from attn_cli.training.evaluation import Evaluation, evaluation_warnings
 from attn_cli.training.settings import TrainingSettings
-from attn_cli.training.trainer import Progress, Trainer
-from attn_cli.training.weights import TrainedLayer
+from attn_cli.training.trainer import Evaluation, Progress, Trainer, evaluation_warnings
+from attn_cli.training.weights import LAYER_KEYS, TrainedLayer
 from attn_cli.vectors.store import Vectors
 from attn_cli.vectors import DEFAULT_NAME
 from attn_cli.version import __version__
@@ -37,8 +33,7 @@ class TrainingRun:
 
     @property
     def warnings(self) -> list[dict]:
-        """What the held-out table needs said before it is read ({code, message, ...}; [] for none): too few
-        predictions to rank the layers."""
+        """What the held-out table needs said before it is read ({code, message, ...}; [] for none)."""
         return evaluation_warnings(self.evaluation)
 
     def __repr__(self) -> str:
@@ -48,11 +43,9 @@ class TrainingRun:
 
 
 class Training:
-    """A run made ready: the corpus read and split, the trainer's checks done before any step.
-
-    `attn_cli.train` is `prepare_training(...).run()`. Holding one lets a caller show progress and, on
-    Ctrl-C, keep the best weights so far (`best_epoch`, then `result()`), as `attn-cli train` does.
-    """
+    """A run made ready: the corpus read and split, the trainer's checks done before any step. `attn_cli.train` is
+    `prepare_training(...).run()`; holding one lets a caller show progress and, on Ctrl-C, keep the best weights
+    so far (`best_epoch`, then `result()`), as `attn-cli train` does."""
 
     def __init__(self, lines: Iterable[str], vectors: Vectors, settings: TrainingSettings, corpus_name: str,
                  demo: DemoCorpus | None = None) -> None:
@@ -95,24 +88,18 @@ class Training:
         if not trainer.history:
             raise InputError("training stopped before the initial weights were scored: nothing to evaluate or keep")
         evaluation = trainer.evaluate()
-        demo = None if self.demo is None else demo_block(trainer, self.demo)
+        demo = None if self.demo is None else {  # the demo's topics (a few words of each), the layers' sense leads
+            "topics": {topic: words[:4] for topic, words in self.demo.topics.items()},
+            "sense_lead": sense_leads(trainer)}
         return TrainingRun(layer_of(trainer, self.vectors, self.corpus_name, evaluation), evaluation, trainer.corpus,
                            trainer, demo)
-
-
-def demo_block(trainer: Trainer, demo: DemoCorpus) -> dict:
-    """What the demo adds to the report: its topics (a few words of each) and the sense leads of the layers."""
-    return {"topics": {topic: words[:4] for topic, words in demo.topics.items()},
-            "sense_lead": sense_leads(trainer)}
 
 
 def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: Evaluation) -> TrainedLayer:
     """The trainer's best weights as a TrainedLayer: settings as explain adopts them, and where they came from."""
     config, corpus, settings = trainer.feed.config, trainer.corpus, trainer.settings
     layer = {"objective": OBJECTIVE_NAMES[config.mask], "heads": config.heads, "d_k": config.width(vectors.dims),
-             "mask": config.mask, "positions": config.positions, "position_scale": config.position_scale,
-             "seed": config.seed, "scale": config.scale, "similarity": config.similarity,
-             "temperature": config.temperature}
+             **{name: getattr(config, name) for name in LAYER_KEYS[3:]}}  # mask, positions, ... temperature
     history = [{"epoch": report.epoch, "training_loss": report.training_loss,
                 "validation_loss": report.validation.loss} for report in trainer.history]
     provenance = {

@@ -1,15 +1,12 @@
-"""`TrainingSettings`: every choice of a training run, each declared once (attn_cli.declared).
-
-The layer's width, heads, positions and seed are declared as the engine's `LayerSettings` declares them; a bad
-value raises `SettingsError` naming the keyword, which the command line spells as its option.
-"""
+"""`TrainingSettings`: every choice of a training run, each declared once (attn_cli.declared; the layer's as the
+engine's `LayerSettings`), a bad value a `SettingsError` naming the keyword."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from attn_cli.declared import CHOICE, NUMBER, WHOLE, check_declared, setting, setting_like
-from attn_cli.training.adam import AdamSettings
+from attn_cli.training.learning import AdamSettings
 from attn_cli.engine.attention import AttentionConfig, LayerSettings
 
 LAYER_MASKS = {"none": "others", "causal": "causal"}  # --mask -> the layer's mask: masked word, next word
@@ -64,5 +61,5 @@ class TrainingSettings:
         return AdamSettings(learning_rate=float(self.learning_rate))
 
 
-# About 3 s on two cores; small batches (more steps) and the top 3,000 words (all the demo's) as the vocabulary.
+# Small batches (more steps) and the top 3,000 words (all the demo's) as the vocabulary.
 DEMO_SETTINGS = TrainingSettings(learning_rate=1e-2, batch_size=8, epochs=3, softmax_vocab=3_000)

@@ -1,13 +1,7 @@
-"""The weights file of a trained layer: `.npz` without pickle, written atomically, checked when read.
-
-A file holds W_Q, W_K, W_V and W_O as float64 arrays and one JSON text, `metadata`:
-the layer's settings, the vector set it was trained on (name and fingerprint), the
-corpus (fingerprint and size), the training (epochs, losses, held-out table) and the
-attn-cli version. It is safe to share: `numpy.load(allow_pickle=False)` reads it, every
-member's size is checked against the shapes the metadata declares before it is
-decompressed, and a file made for another vector set or other settings is refused
-with a message that names the fix.
-"""
+"""The weights file of a trained layer: `.npz` without pickle (W_Q, W_K, W_V, W_O as float64 and a JSON
+`metadata`: settings, vector set, corpus, training, version), written atomically. It is safe to share: every member
+is checked against the shapes the metadata declares before it is decompressed, and a file made for another vector
+set or other settings is refused with a message that names the fix."""
 
 from __future__ import annotations
 
@@ -133,31 +127,19 @@ class TrainedLayer:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the layer to a weights file (atomically): what `--weights FILE` and load_layer read."""
-        save_layer(path, self)
+        write_file(path, self.to_bytes())
 
     def to_bytes(self) -> bytes:
         """The weights file's bytes (numpy's .npz, no pickle), for a caller that writes them itself."""
-        return layer_bytes(self)
+        metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "layer": self.layer, **self.provenance}
+        arrays: dict[str, Any] = {name: np.asarray(getattr(self.projections, name), np.float64) for name in MATRICES}
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays, metadata=np.array(json.dumps(metadata, allow_nan=False)))
+        return buffer.getvalue()
 
     def describe(self) -> dict[str, Any]:
         """The JSON block naming the weights, so any output can be traced to the file and its training."""
         return {"file": self.source, "digest": self.digest, "layer": dict(self.layer), **self.provenance}
-
-
-def save_layer(path: str | os.PathLike[str], layer: TrainedLayer) -> None:
-    """Write the layer to `path` atomically: a reader sees the old file or the whole new one."""
-    write_file(path, layer_bytes(layer))
-
-
-def layer_bytes(layer: TrainedLayer) -> bytes:
-    """The weights file's bytes: the four matrices and the metadata, as numpy's .npz without pickle."""
-    metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "layer": layer.layer, **layer.provenance}
-    buffer = io.BytesIO()
-    arrays: dict[str, Any] = {name: np.asarray(getattr(layer.projections, name), dtype=np.float64)
-                              for name in MATRICES}
-    arrays["metadata"] = np.array(json.dumps(metadata, allow_nan=False))
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
 
 
 def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
@@ -173,8 +155,7 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
         with quiet_npy_headers(), zipfile.ZipFile(source) as archive:
             sizes = {info.filename: info.file_size for info in archive.infolist()}
             metadata = _metadata(source, archive, sizes)
-            _check_sizes(source, metadata, sizes)
-            _check_headers(source, metadata, archive)
+            _check_matrices(source, metadata, archive, sizes)
         with quiet_npy_headers(), np.load(source, allow_pickle=False) as stored:
             matrices = {name: np.asarray(stored[name]) for name in MATRICES}
     except WeightsError:
@@ -205,11 +186,9 @@ def _depth(value: Any) -> int:
 
 
 def _check_members(source: str) -> None:
-    """The member count, read from the archive's end record and counted in its central directory before zipfile
-    reads it (600,000 empty members took zipfile 13.5 s and 712 MB): a layer's file holds 5, so a count past
-    MAX_MEMBERS, or one only a ZIP64 record can hold, is not ours. A file that does not start as a zip (bytes
-    before it) is refused here too: numpy would read it as one .npy and answer in its own words ("load it
-    unsafely")."""
+    """The member count, from the archive's end record and its central directory, before zipfile reads them all
+    (docs/benchmarks.md: 600,000 empty members); a count past MAX_MEMBERS, or one only ZIP64 holds, is not ours.
+    A file that does not start as a zip is refused too: numpy would read it as one .npy ("load it unsafely")."""
     with open(source, "rb") as stream:
         start = stream.read(4)
         size = stream.seek(0, os.SEEK_END)
@@ -232,9 +211,8 @@ def _check_members(source: str) -> None:
 
 
 def _directory_entries(stream: Any, start: int, size: int) -> int:
-    """How many entries the central directory's `size` bytes from `start` hold, walked header by header as zipfile
-    walks them (it reads entries until their bytes fill the size, whatever count the end record gives), and no
-    further than one past MAX_MEMBERS: at most that many 46-byte headers are read."""
+    """How many entries the central directory's `size` bytes from `start` hold, walked as zipfile walks them
+    (until their bytes fill the size, whatever the end record says), and no further than one past MAX_MEMBERS."""
     count = offset = 0
     while 0 <= start and offset < size and count <= MAX_MEMBERS:
         stream.seek(start + offset)
@@ -280,28 +258,24 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
 
 def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
     """Whether metadata["a"]["b"] (path "a.b") is a dict ("dict"), text ("text"), a count >= 1 ("count"), a count
-    >= 0 ("size") or a finite number ("number"). A whole number is at most what an int64 holds: no file's is more,
-    and one of thousands of digits would make every message that names it as long (and overflow a float)."""
+    >= 0 ("size") or a finite number ("number"); a whole number at most int64's (thousands of digits would
+    lengthen every message that names it, and overflow a float)."""
     value: Any = metadata
     for key in path.split("."):
         value = value.get(key) if isinstance(value, dict) else None
     whole = isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_COUNT
     return {"dict": isinstance(value, dict), "text": isinstance(value, str), "count": whole and value >= 1,
-            "size": whole and value >= 0, "number": whole or isinstance(value, float) and math.isfinite(value),
-            }[kind]
+            "size": whole and value >= 0, "number": whole or isinstance(value, float) and math.isfinite(value)}[kind]
 
 
-def _check_sizes(source: str, metadata: dict[str, Any], sizes: dict[str, int]) -> None:
-    """Every matrix member is no larger than its declared shape needs, so no file can make us decompress more."""
-    for name, (rows, columns) in _shapes(metadata).items():
+def _check_matrices(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile, sizes: dict[str, int]) -> None:
+    """Every matrix member no larger than its declared shape needs (no file makes us decompress more), then its .npy
+    header naming that float64 shape, read before np.load allocates what a header asks (a size can lie)."""
+    shapes = _shapes(metadata)
+    for name, (rows, columns) in shapes.items():
         if sizes.get(f"{name}.npy", math.inf) > 8 * rows * columns + ARRAY_HEADER_BYTES:
             raise _not_ours(source, f"{name} is missing or larger than its {rows} x {columns} shape")
-
-
-def _check_headers(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile) -> None:
-    """Every matrix member's .npy header names the float64 shape the layer needs, read before np.load allocates
-    what a header asks: a member's declared size can lie, and a header could ask for terabytes."""
-    for name, shape in _shapes(metadata).items():
+    for name, shape in shapes.items():
         with archive.open(f"{name}.npy") as member:
             found, dtype = _header(member)
         if found != shape or dtype != np.float64:
