@@ -19,8 +19,8 @@ except ImportError:  # another Python
     from hashlib import blake2b
 
 from attn_cli.engine.attention import (AttentionConfig, AttentionResult, as_stack, output_shares, row_blocks, row_norms,
-                                       scaled, shift_shares, similarity_scores, softmax, static_outputs, unit_rows,
-                                       value_space)
+                                       scaled_logits, shift_shares, similarity_scores, softmax, static_outputs,
+                                       unit_rows, value_space)
 from attn_cli.engine.attention import rerun as attention_rerun
 from attn_cli.vectors.store import Vectors
 
@@ -603,11 +603,6 @@ class StackDiagnosis:
                          self.advice[b])
 
 
-def is_flat(row: RowDiagnostic) -> bool:
-    """Whether a row's entropy is at least FLATNESS_LEVEL of the most its visible keys allow."""
-    return row.entropy_bits >= FLATNESS_LEVEL * math.log2(row.visible_keys)
-
-
 def heads_text(heads: list[int]) -> str:
     """'head 2', 'heads 1 and 3', 'heads 1, 2 and 4', or 'heads 1-4' for three or more in a row (numbered from 1)."""
     numbers = [str(head + 1) for head in heads]
@@ -710,10 +705,8 @@ def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,
     return solved + ([{"scale": "none"}] if scale_factor < 1 else [])
 
 
-TEMPERATURE_STEPS = 10  # bisection steps per bound: a bracket of a few octaves to within 1 % of T (the answer is
-# the geometric mean of two bounds each on its own safe side, so their precision only narrows its margin)
-NORMAL_OCTAVES = (-1022, 1023)  # temperatures searched stay within float64's normal numbers, 2^-1022 to 2^1023
-SATURATION_ODDS = 1 / SATURATION_LEVEL - 1  # a row saturates when its other weights sum to at most this x the top's
+HINTED_OCTAVES = (-19, 19)  # hints lie within 2^-19 and 2^19: temperatures the settings take (MIN_TEMPERATURE up)
+TEMPERATURE_STEPS = 12  # bisection steps on log2 T: the 38 octaves to within 1 % of T
 
 
 def fixing_temperature(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> float | None:
@@ -729,117 +722,45 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
     scores [S, G, r, n_k] are each sentence's rows to clear: every head's rows with a choice (the temperature
     is the whole layer's, so a hint for one head must not spoil another), or the one row a trace note is
     about; visible [S, G, r, n_k] their keys. A row's largest weight falls and its entropy rises as T grows,
-    so "some row saturates" holds below one temperature and "every row of a group is flat" above another,
-    and a saturated row is never flat (its entropy is at most h(0.95) + 0.05 log2(k - 1), below 0.98 log2 k),
-    so for one group the first bound lies below the second. Both are bisected on log T, every sentence's at
-    once; the answer is their geometric mean, written with the fewest significant digits that keep it between
-    them. None when no temperature clears them all: groups whose spans do not meet (one head saturates
-    wherever another is flat), or a group whose visible scores tie in every row (uniform at any temperature,
-    as with a scale of 0).
+    so "some row saturates" holds below one temperature and "some group is all flat" above another: both are
+    bisected on log T, every sentence's at once, and the hint is their geometric mean with the fewest
+    significant digits that keep it between them, checked at last with the engine's own weights. NaN when
+    it fails: one head saturates wherever another is flat, or a group's scores tie (uniform at any T).
     """
-    found = np.full(len(scores), np.nan)
-    if scale_factor == 0:  # every logit is 0 at any temperature
-        return found
     visible = np.broadcast_to(visible, scores.shape)
-    seen = None if visible.all() else visible  # no copies for a mask that hides nothing
-    with np.errstate(over="ignore", invalid="ignore"):
-        shown = scores if seen is None else np.where(seen, scores, -np.inf)
-        base = (shown - shown.max(axis=-1, keepdims=True)) * scale_factor  # [S, G, r, n_k]: <= 0, 0 at each top
-    keys = np.count_nonzero(visible, axis=-1)  # [S, G, r]
-    spreads = -(base if seen is None else np.where(seen, base, 0.0)).min(axis=-1)  # [S, G, r]: each row's range
-    # overflowed, or a group flat at any T: no answer
-    solvable = np.flatnonzero(np.isfinite(spreads).all(axis=(1, 2)) & spreads.max(axis=-1).all(axis=-1))
-    if not len(solvable):
-        return found
-    base, keys, spreads = base[solvable], keys[solvable], spreads[solvable]
-    lowest = _saturation_bounds(base.reshape(len(base), -1, base.shape[-1]), keys.reshape(len(base), -1))  # [S]
-    highest = _flatness_bounds(base, keys, spreads, lowest)  # [S]
-    for place, low, high in zip(solvable.tolist(), lowest.tolist(), highest.tolist()):
-        if low <= high:
-            found[place] = _shortest_between(math.exp((math.log(low) + math.log(high)) / 2), low, high)
-    return found
+    flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(visible, axis=-1))  # [S, G, r]
+
+    def fine(temperatures: np.ndarray) -> np.ndarray:  # [S] -> [S]: no row saturates
+        return (_weights_at(scores, visible, scale_factor, temperatures).max(axis=-1) < SATURATION_LEVEL).all(
+            axis=(1, 2))
+
+    def flat(temperatures: np.ndarray) -> np.ndarray:  # [S] -> [S]: every row of some group is flat
+        weights = _weights_at(scores, visible, scale_factor, temperatures)
+        return (entropy_bits(weights) >= flat_entropy).all(axis=-1).any(axis=-1)
+
+    lowest, highest = _root(fine, len(scores))[1], _root(flat, len(scores))[0]  # [S] each
+    found = np.array([_shortest_between(math.sqrt(low * high), low, high) if low <= high else math.nan
+                      for low, high in zip(lowest.tolist(), highest.tolist())])
+    tried = np.where(np.isnan(found), 1.0, found)
+    return np.where(fine(tried) & ~flat(tried), found, math.nan)
 
 
-def _saturation_bounds(base: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Per sentence, the lowest temperature (to within the bisection) at which none of its rows base [S, m, n_k]
-    (scaled scores less each row's top, -inf where hidden; `keys` [S, m] visible each) saturates.
-
-    A row saturates while its other weights, each exp(-gap_j / T) of the top's, sum to at most SATURATION_ODDS;
-    that sum lies between exp(-g / T) and (k - 1) exp(-g / T) for the gap g to the runner-up, so the row's bound
-    lies between g / ln((k - 1) / odds) and g / ln(1 / odds), a factor of at most 3.4 for k <= 1000 apart: the
-    search starts there, among the rows whose bracket reaches the highest lower end.
-    """
-    gaps = -np.partition(base, -2, axis=-1)[..., -2]  # [S, m]: to the runner-up, 0 where the top ties (never saturated)
-    gaps[~np.isfinite(gaps)] = 0.0  # a runner-up beyond float64 (an overflowed gap): left to the other remedies
-    below = gaps / np.log(np.maximum(keys - 1, 1) / SATURATION_ODDS)  # [S, m]
-    above = gaps / math.log(1 / SATURATION_ODDS)  # [S, m]
-    start = below.max(axis=-1)  # [S]
-    bound = _last_roots(lambda temperatures: _weights_at(base, temperatures).max(axis=-1) < SATURATION_LEVEL,
-                        above >= start[:, None], start, above.max(axis=-1))[1]
-    return np.where(gaps.any(axis=-1), bound, 2.0 ** NORMAL_OCTAVES[0])  # no row can saturate: the lowest
-
-
-def _flatness_bounds(base: np.ndarray, keys: np.ndarray, spreads: np.ndarray, lowest: np.ndarray) -> np.ndarray:
-    """Per sentence, the highest temperature (to within the bisection) at which not every row of any of its groups
-    base [S, G, r, n_k] is flat, each group searched from the sentence's `lowest` up (the temperature no row
-    saturates from): 0 when a group is flat there already (no temperature then clears both).
-
-    A row is flat when its entropy lacks at most 2 % of log2 k, 0.02 ln k nats; the lack (the divergence
-    from uniform) is at most range^2 / 8 for logits spanning `range` (Hoeffding's lemma), so every row is flat
-    from T = spread / sqrt(0.16 ln k) on: the search's top.
-    """
-    count, groups = base.shape[:2]
-    units, unit_keys = base.reshape(count * groups, *base.shape[2:]), keys.reshape(count * groups, -1)  # [U, r, ..]
-
-    def flat(temperatures: np.ndarray) -> np.ndarray:  # [U] -> [U, r]
-        return entropy_bits(_weights_at(units, temperatures)) >= FLATNESS_LEVEL * np.log2(unit_keys)
-
-    with np.errstate(over="ignore"):  # a spread near float64's largest overflows to inf: _last_roots clips it
-        ceiling = (spreads / np.sqrt(0.16 * np.log(np.maximum(keys, 2)))).max(axis=-1).ravel()  # [U]
-    low = np.repeat(lowest, groups)  # [U]
-    highest = _last_roots(flat, np.ones(unit_keys.shape, dtype=bool), low, np.maximum(ceiling, low))[0]
-    highest[(highest == low) & flat(low).all(axis=-1)] = 0.0
-    return highest.reshape(count, groups).min(axis=-1)
-
-
-def _weights_at(base: np.ndarray, temperatures: np.ndarray) -> np.ndarray:
-    """The row softmax of base [U, m, n_k] (scaled scores less each row's top, -inf where hidden) at each unit's
-    temperature [U].
-
-    base / T <= 0 with a 0 in every row, so exp stays in [0, 1] and each row sums to at least 1: no
-    shift, no overflow (a quotient too large is -inf, a weight of 0), unlike a general softmax.
-    """
-    with np.errstate(over="ignore"):
-        weights = np.exp(base / temperatures[:, None, None])
-    return weights / weights.sum(axis=-1, keepdims=True)
-
-
-def _last_roots(test: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, low: np.ndarray,
-                high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per unit, temperatures (below, above) bracketing the last of its `rows` [U, m] (bool: the rows taking part)
-    to pass `test` (temperatures [U] -> [U, m] bool, each row False below its own root and True above it), by
-    bisection on log2 T from [low, high] [U] (low <= high), every unit at once, each kept within float64's
-    normal numbers (a temperature of 0 would divide 0 by 0).
-
-    A row that passes while another of its unit still fails has its root below the last one: it takes no
-    further part, as the bisection goes on above it.
-    """
-    low_octave, high_octave = (np.array([min(max(math.log2(bound) if bound > 0 else -math.inf, NORMAL_OCTAVES[0]),
-                                                 NORMAL_OCTAVES[1]) for bound in bounds.tolist()])
-                               for bounds in (low, high))  # both within the normal numbers, as scalars take them
-    rows = rows.copy()
+def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per sentence, temperatures (below, above) [count] around where `test` (temperatures [count] -> bool
+    [count]) turns from False to True as T grows, by bisection on log2 T over HINTED_OCTAVES."""
+    low, high = np.full(count, float(HINTED_OCTAVES[0])), np.full(count, float(HINTED_OCTAVES[1]))
     for _ in range(TEMPERATURE_STEPS):
-        middle = (low_octave + high_octave) / 2
-        passed = test(_powers_of_two(middle)) | ~rows  # [U, m]
-        done = passed.all(axis=-1)  # [U]
-        high_octave, low_octave = np.where(done, middle, high_octave), np.where(done, low_octave, middle)
-        rows &= done[:, None] | ~passed
-    return _powers_of_two(low_octave), _powers_of_two(high_octave)
+        middle = (low + high) / 2
+        passed = test(np.exp2(middle))
+        low, high = np.where(passed, low, middle), np.where(passed, middle, high)
+    return np.exp2(low), np.exp2(high)
 
 
-def _powers_of_two(octaves: np.ndarray) -> np.ndarray:
-    """2 ** each octave, as Python's float power rounds it (a temperature reads the same alone as in a batch)."""
-    return np.array([2.0 ** octave for octave in octaves.tolist()])
+def _weights_at(scores: np.ndarray, visible: np.ndarray, scale_factor: float,
+                temperatures: np.ndarray) -> np.ndarray:
+    """The engine's weights of scores [S, ..., n_k] (visible alike) at each sentence's temperature [S]."""
+    factors = (scale_factor / temperatures).reshape((-1,) + (1,) * (scores.ndim - 1))
+    return softmax(scaled_logits(scores, factors, visible))
 
 
 def _shortest_between(value: float, low: float, high: float) -> float:
@@ -907,41 +828,22 @@ class StackRemedies:
             seen = np.broadcast_to(visible[members][:, None, rows], scores.shape)
             temperatures = fixing_temperatures(scores, seen, stack.scale_factor)  # [W]
             solved = np.isfinite(temperatures)
-            maxima = _weights_under(scores[solved], seen[solved], stack.scale_factor, temperatures[solved]).max(
+            maxima = _weights_at(scores[solved], seen[solved], stack.scale_factor, temperatures[solved]).max(
                 axis=-1)  # [W', H, r]
             self.solved.update(zip(members[solved].tolist(), zip(temperatures[solved].tolist(),
                                                                  maxima.min(axis=-1).tolist(),
                                                                  maxima.max(axis=-1).tolist())))
 
 
-def _weights_under(scores: np.ndarray, visible: np.ndarray, scale_factor: float,
-                   temperatures: np.ndarray) -> np.ndarray:
-    """The weights of scores [W, ..., n_k] (visible alike) at each sentence's temperature [W], as the engine's
-    `scaled` gives them one sentence at a time."""
-    with np.errstate(over="ignore", divide="ignore"):
-        factors = np.float64(scale_factor) / temperatures  # [W]
-    if not np.isfinite(factors).all():  # the T -> 0 limit: the engine's own hard max, a sentence at a time
-        return np.stack([scaled(rows, scale_factor, temperature, seen)[1]
-                         for rows, seen, temperature in zip(scores, visible, temperatures.tolist())])
-    top = np.max(np.where(visible, scores, -np.inf), axis=-1, keepdims=True)
-    shifted = (scores - top) * factors.reshape((-1,) + (1,) * (scores.ndim - 1))
-    return softmax(np.where(visible, shifted, -np.inf))
-
-
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
-    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale or a similarity).
-
-    Recomputed from the heads' own queries and keys, scaled as the engine scales (an overflowing
-    factor / temperature is the hard-max limit), so the advice is never NaN.
-    """
+    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale or a similarity),
+    recomputed from the heads' own queries and keys as the engine computes them."""
     config = stack.config
     similarity = settings.get("similarity", config.similarity)
     scores = stack.scores if similarity == config.similarity else similarity_scores(
         stack.queries, stack.keys, similarity)  # [B, H, n_q, n_k]
-    factor = stack.scale_factor
-    if "scale" in settings:
-        factor = replace(config, scale=settings["scale"]).scale_factor(stack.d_head)
+    factor = replace(config, scale=settings.get("scale", config.scale)).scale_factor(stack.d_head) / config.temperature
     visible = np.expand_dims(stack.visible, -3)
-    return np.concatenate([scaled(scores[..., rows, :], factor, config.temperature, visible[..., rows, :])[1]
-                           .max(axis=-1) for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
+    return np.concatenate([softmax(scaled_logits(scores[..., rows, :], factor, visible[..., rows, :])).max(axis=-1)
+                           for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
                           axis=-1)  # [B, H, n_q], without [n, n] logits and weights of every head at once

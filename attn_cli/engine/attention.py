@@ -30,6 +30,9 @@ MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabu
 # Position codes' entries are at most this, so inputs stay within what vectors may hold (float32's 3.4e38) and
 # no square or sum the engine takes of them overflows float64 into infinity or NaN.
 MAX_POSITION_SCALE = 1e6
+# Scores stay below 3.3e100 (attn_cli/training/weights.py), so with these bounds every logit is finite: the
+# softmax below needs no limit for an overflowing scale / temperature.
+MAX_SCALE, MIN_TEMPERATURE = 1e6, 1e-6
 
 
 @dataclass(frozen=True)
@@ -39,10 +42,11 @@ class LayerSettings:
 
     mode: str = setting("raw", "raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V. trained: a layer's "
                                "learned ones.", CHOICE, choices=MODES, also=("trained",))
-    scale: str | float = setting("none", "Multiply scores by 1 (none), by 1/sqrt(d_head) (sqrt) or by X >= 0.",
-                                 NAMED_NUMBER, choices=SCALE_NAMES, metavar="none|sqrt|X")
-    temperature: float = setting(1.0, "Divide the scaled scores by T (above 0).", NUMBER, low=0, low_open=True,
-                                 example="0.5 (sharper) or 10 (flatter)", metavar="T")
+    scale: str | float = setting("none", "Multiply scores by 1 (none), by 1/sqrt(d_head) (sqrt) or by X "
+                                         f"(0 to {MAX_SCALE:,.0f}).", NAMED_NUMBER, choices=SCALE_NAMES,
+                                 high=MAX_SCALE, metavar="none|sqrt|X")
+    temperature: float = setting(1.0, f"Divide the scaled scores by T (at least {MIN_TEMPERATURE:g}).", NUMBER,
+                                 low=MIN_TEMPERATURE, example="0.5 (sharper) or 10 (flatter)", metavar="T")
     similarity: str = setting("dot", "Score q.k (dot) or cos(q, k) (cosine).", CHOICE, choices=SIMILARITIES)
     heads: int = setting(1, "Number of heads; each gets width / H dimensions.", WHOLE, low=1, metavar="H")
     d_k: int | None = setting(None, "Projected mode: total width of Q, K, V (default: d).", WHOLE, low=1,
@@ -175,22 +179,12 @@ class AttentionResult:
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row softmax over the last axis, stable for huge logits, -inf (masked) and +inf entries.
-
-    Subtracting the row maximum keeps exp() <= 1, so scores of 1e4 or 1e300 cannot
-    overflow. A row holding +inf takes the limit: equal weight on its +inf entries.
-    A row must have at least one entry above -inf.
-    """
+    """Row softmax over the last axis; -inf (masked) entries get 0. Each row needs one finite entry."""
     logits = np.asarray(logits, dtype=np.float64)
-    peak = np.max(logits, axis=-1, keepdims=True)  # [..., 1]
-    infinite_row = np.isposinf(peak)
-    if infinite_row.any():
-        finite_peak = np.where(infinite_row, 0.0, peak)
-        shifted = np.where(infinite_row, np.where(np.isposinf(logits), 0.0, -np.inf), logits - finite_peak)
-    else:  # the same numbers, without the two passes that only a row holding +inf needs
-        shifted = logits - peak
-    exps = np.exp(shifted)  # [..., n], every entry in [0, 1], the row's top entries exactly 1
-    return exps / np.sum(exps, axis=-1, keepdims=True)
+    weights = logits - np.max(logits, axis=-1, keepdims=True)  # [.., n], <= 0 with a 0 in each row
+    np.exp(weights, out=weights)  # in place: no second [n, n] temporary
+    weights /= np.sum(weights, axis=-1, keepdims=True)
+    return weights
 
 
 def similarity_scores(q: np.ndarray, k: np.ndarray, similarity: str) -> np.ndarray:
@@ -315,53 +309,17 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, tempera
     Returns (outputs [.., n_q, d_v], weights, logits, scores), each [.., n_q, n_k] but outputs.
     """
     scores = similarity_scores(q, k, similarity)  # [.., n_q, n_k]
-    logits, weights = scaled(scores, scale, temperature, mask)  # [.., n_q, n_k] each
+    logits = scaled_logits(scores, scale / temperature, mask)  # [.., n_q, n_k]
+    weights = softmax(logits)
     return weights @ v, weights, logits, scores  # [.., n_q, n_k] x [.., n_k, d_v] -> [.., n_q, d_v]
 
 
-def scaled(scores: np.ndarray, scale: float, temperature: float,
-           mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The logits, scores x scale / temperature, and the weights, their row softmax; -inf where masked.
-
-    The weights never come from the logits: each row is shifted by its top visible score
-    before it is scaled, so a gap can only grow towards -inf, and scores of 1e60 at a
-    temperature of 1e-300 give the hard max on the top score, not a tie of infinities
-    (nor inf - inf = NaN). The logits are finite where visible: a product beyond float64's
-    range is written as its largest value (+-1.8e308). A temperature so small that
-    scale / temperature itself overflows is the T -> 0 limit, a hard max in both.
-
-    Computed BLOCK_CELLS at a time (every step is per row, so the numbers are the same): the
-    temporaries of a 5,000-token sentence stay a few MB in cache instead of six [n, n] arrays.
-    """
-    logits, weights = np.empty(scores.shape), np.empty(scores.shape)  # [.., n_q, n_k] each
-    n_q = scores.shape[-2]
-    for rows in row_blocks(n_q, scores.size // max(1, n_q)):  # a block of rows of every head at once
-        logits[..., rows, :], weights[..., rows, :] = _scaled_rows(scores[..., rows, :], scale, temperature,
-                                                                   None if mask is None else mask[..., rows, :])
-    return logits, weights
+def scaled_logits(scores: np.ndarray, factor: float | np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """scores x factor (scale / temperature), -inf where the mask hides a key: [.., n_q, n_k]."""
+    logits = scores * factor
+    return logits if mask is None else np.where(mask, logits, -np.inf)
 
 
-def _scaled_rows(scores: np.ndarray, scale: float, temperature: float,
-                 mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """`scaled` of a block of rows: [.., b, n_k] -> logits, weights; mask [.., b, n_k] (broadcast) or None."""
-    visible = None if mask is None else np.broadcast_to(mask, scores.shape)
-    top = np.max(_hidden(scores, visible), axis=-1, keepdims=True)  # [.., n_q, 1]
-    with np.errstate(over="ignore", invalid="ignore"):
-        factor = np.float64(scale) / np.float64(temperature)
-        if np.isfinite(factor):
-            logits, shifted = scores * factor, (scores - top) * factor  # shifted <= 0, 0 at the top
-        else:
-            logits = np.where(scores == top, np.inf, -np.inf)
-            shifted = np.where(scores == top, 0.0, -np.inf)
-    return _hidden(np.clip(logits, -LARGEST, LARGEST), visible), softmax(_hidden(shifted, visible))
-
-
-def _hidden(values: np.ndarray, visible: np.ndarray | None) -> np.ndarray:
-    """The values with -inf where a key is not visible; without a mask, the values themselves (no copy)."""
-    return values if visible is None else np.where(visible, values, -np.inf)
-
-
-LARGEST = np.finfo(np.float64).max
 BLOCK_CELLS = 1 << 18  # cells of an [.., n_q, n_k] matrix worked on at a time: 2 MB of float64 per temporary
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from attn_cli.engine.analysis import (FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits,
                                      fixing_temperature, remedy_settings)
-from attn_cli.engine.attention import LARGEST, AttentionConfig, AttentionResult, rerun, static_outputs
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, rerun, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
 
@@ -81,7 +81,7 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
             "dot": float(query @ result.keys[head, j]),
             "score": float(result.scores[head, index, j]),
             "masked": not visible[j],
-            "logit": float(logits[j]) if np.isfinite(logits[j]) else None,  # None: masked or the T -> 0 limit
+            "logit": float(logits[j]) if np.isfinite(logits[j]) else None,  # None: masked
             "exp": float(exps[j]),
             "weight": float(weights[j]),
             "term": vector_summary(term, dims),
@@ -99,14 +99,8 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
     return block, total
 
 
-def displayed_exps(logits: np.ndarray) -> tuple[np.ndarray, float | None]:
-    """exp of each logit (0 where masked) and the amount subtracted first (0 unless exp would overflow).
-
-    A logit at float64's largest value (scores x scale / T overflowed: the T -> 0 limit) counts as exp = 1
-    against 0 for the rest (shift None), as the weights take it.
-    """
-    if np.max(logits) >= LARGEST:
-        return np.where(logits >= LARGEST, 1.0, 0.0), None
+def displayed_exps(logits: np.ndarray) -> tuple[np.ndarray, float]:
+    """exp of each logit (0 where masked) and the amount subtracted first (0 unless exp would overflow)."""
     peak = float(np.max(logits))
     shift = peak if peak > EXP_LIMIT else 0.0
     return np.exp(logits - shift), shift  # exp(-inf) = 0 for masked keys
@@ -207,12 +201,13 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
     label = f"head {head + 1}: " if result.n_heads > 1 else ""
     if weights[top] >= SATURATION_LEVEL:
         ranked = sorted(visible, key=lambda j: -logits[j])
-        gap = float(logits[ranked[0]]) - float(logits[ranked[1]]) if logits[ranked[0]] < LARGEST else math.inf
+        gap = float(logits[ranked[0]]) - float(logits[ranked[1]])
         return [{
             "code": "saturated", "head": head, "max_weight": float(weights[top]), "argmax": top,
-            "runner_up": int(ranked[1]), "logit_gap": gap if math.isfinite(gap) else None,
+            "runner_up": int(ranked[1]), "logit_gap": gap,
             "message": (f"{label}the softmax saturates: “{texts[top]}” takes {weights[top]:.3f} of the weight, "
-                        f"because its scaled score beats the next (“{texts[ranked[1]]}”) {_by(gap)}: the other "
+                        f"because its scaled score beats the next (“{texts[ranked[1]]}”) by {gap:.3g}, and "
+                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other "
                         f"words {'it sees ' if len(visible) < len(weights) else ''}barely count"),
             "alternatives": alternatives(result, embeddings, "saturated", head, index),
         }]
@@ -229,14 +224,6 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
             "alternatives": alternatives(result, embeddings, "flat", head, index),
         }]
     return []
-
-
-def _by(gap: float) -> str:
-    """How far the top scaled score leads, and what exp makes of it; a lead beyond float64 (the scores overflowed,
-    and the softmax took its limit) is said so, never as inf."""
-    if not math.isfinite(gap):
-        return "by more than float64 holds (the scaled scores overflow), so the softmax takes its limit"
-    return f"by {gap:.3g}, and exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}"
 
 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
