@@ -114,12 +114,8 @@ class Diagnosis:
 
 
 class NeighborSearch:
-    """Cosine nearest neighbours among the most frequent words, in the outputs' space.
-
-    The vocabulary is held as float32 unit rows [N, d_out]; queries are answered
-    by matrix products of QUERY_BLOCK queries at a time, so the [N, m] cosines
-    stay small however long the sentence.
-    """
+    """Cosine nearest neighbours among the most frequent words, in the outputs' space: float32 rows [N, d_out],
+    searched QUERY_BLOCK queries at a time so the [N, m] cosines stay small however long the sentence."""
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
@@ -147,11 +143,8 @@ class NeighborSearch:
 
     @classmethod
     def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
-        """The search for this vector set, vocabulary size and configuration, built once per run.
-
-        Its rows depend only on those three (projections are drawn from the config and d), so
-        every sentence of a batch reuses them instead of converting N x d numbers again.
-        """
+        """The search for this vector set, vocabulary size and configuration (all its rows depend on), built once
+        per run: every sentence of a batch reuses its rows."""
         key = (id(vectors), vocabulary_size, result.config)
         found = _SEARCHES.get(key)
         if found is None or found[0] is not vectors:
@@ -162,11 +155,8 @@ class NeighborSearch:
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself).
 
-        A query asked before (the same vector, word left out and k) is answered from memory: a word's own
-        value does not depend on its sentence (without positions), so across a batch most static queries
-        repeat and only the contextual outputs need the matrix product. Answers never depend on which
-        other queries share a block, so a remembered one is exactly what a new search would give.
-        """
+        A query asked before (the same vector, word left out and k) is answered from memory: across a batch
+        most static queries repeat. An answer never depends on the other queries of its block."""
         unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
         keys = [(blake2b(row.tobytes(), digest_size=16).digest(), word, k)
                 for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
@@ -184,18 +174,14 @@ class NeighborSearch:
         return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """One float32 matrix product for the block ranks every word; the few best (and every word within float32's
-        rounding of them) are then scored in float64, so the answer is a full float64 sort's.
-
-        The float64 cosines do not depend on which other queries shared the product (BLAS rounds a
-        float32 product differently by its shape), so a sentence reads the same alone or in a batch.
-        """
+        """One float32 matrix product ranks every word for the block; the few best (and every word within float32's
+        rounding of them) are scored again in float64, so the answer is a full float64 sort's, alone or in a batch
+        (BLAS rounds a float32 product by its shape)."""
         cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
-        # a row holding NaN or infinity (a cache damaged since its import, which refused such values) is never
-        # a neighbour: one read-only pass (a sum per query) finds any such cosine, and only the queries that
-        # meet one are rewritten, not the N x d rows on every run nor every cosine of every block
+        # a row holding NaN or infinity (a cache damaged since its import) is never a neighbour: a sum per query
+        # finds any such cosine, and only those queries are rewritten
         broken = ~np.isfinite(cosines.sum(axis=1))  # [b]
         if broken.any():
             damaged = cosines[broken]
@@ -216,15 +202,10 @@ class NeighborSearch:
         return found
 
     def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column:
-        exactly a full float64 sort's first `wanted` (-inf where fewer words qualify).
-
-        The float32 cosines [b, N] rank the words, but words whose cosines differ by less than their
-        rounding (`self.rounding`, a few parts in 10^5 at 300 dims) can come out in the wrong order.
-        So every word within twice that of the wanted-th best is scored again in float64: any word of
-        the true top lies there. Usually the RESCORED_SLACK words ranked next reach past that
-        margin; a query with more near-ties than that takes every word within it.
-        """
+        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column
+        (-inf where fewer words qualify). Every word within twice float32's rounding of the wanted-th best is
+        scored again in float64: usually the RESCORED_SLACK words ranked next reach past that margin; a query
+        with more near-ties takes every word within it."""
         b, n = cosines.shape
         ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
         approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
@@ -246,8 +227,7 @@ class NeighborSearch:
         return picked
 
     def _cosines(self, unit_queries: np.ndarray, columns: np.ndarray, approximate: np.ndarray) -> np.ndarray:
-        """The float64 cosines of queries [b, d_out] with their listed columns [b, c]: -inf where the float32 ones
-        were (words left out: single letters, unusable rows)."""
+        """The float64 cosines of queries [b, d_out] with their columns [b, c]: -inf where the float32 ones were."""
         exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[columns].astype(np.float64))  # [b, c]
         if self.inverse_norms is not None:
             exact *= self.inverse_norms[columns]
@@ -261,8 +241,7 @@ def is_letter(word: str | None) -> bool:
 
 
 def letter_columns(words: Sequence[str]) -> np.ndarray:
-    """The positions of the one-letter words (`is_letter`), found by length at C speed: a call per word over the
-    50,000 searched took 15 ms of a warm run."""
+    """The positions of the one-letter words (`is_letter`), found by length first."""
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))  # [N]
     return np.array([column for column in np.flatnonzero(lengths == 1).tolist() if is_letter(words[column])],
                     dtype=np.int64)
@@ -272,11 +251,8 @@ _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
 
 
 def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int = 4096) -> np.ndarray:
-    """The vocabulary mapped into the outputs' space, as float32 unit rows: [N, d] -> [N, d_out].
-
-    Mapped a block of rows at a time, so memory peaks at the float32 result, not at a float64
-    copy of it (at d_k = 4096 over 50,000 words: 0.8 GB instead of about 4 GB).
-    """
+    """The vocabulary mapped into the outputs' space, as float32 unit rows: [N, d] -> [N, d_out], a block at a
+    time so memory peaks at the float32 result, not at a float64 copy of it."""
     width = value_space(embeddings[:1], result).shape[1]
     rows = np.empty((len(embeddings), width), dtype=np.float32)  # [N, d_out]
     mapped = _fused(result)
@@ -286,9 +262,8 @@ def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int
 
 
 def _fused(result: AttentionResult) -> AttentionResult:
-    """The result with W_V and W_O (and their biases) made one map, W_V W_O (+ b_V W_O + b_O), when it has a
-    pretrained layer's biases: one product over the vocabulary instead of two (a 22,531 x 384 vocabulary through
-    two 384 x 384 products was most of a run), in float32 as the rows it fills are."""
+    """The result with W_V and W_O (and their biases) made one float32 map, W_V W_O (+ b_V W_O + b_O), when it has
+    a pretrained layer's biases: one product over the vocabulary instead of two."""
     p = result.projections
     if p is None or p.w_o is None or p.b_v is None:
         return result
@@ -318,14 +293,10 @@ def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = 
 
 
 class StackShifts:
-    """How each token of a stack of sentences moved, as arrays: the measures [B, n_q], each key's share of the
-    output and of the shift [B, n_q, n_k], and the keys that pulled most [B, n_q, MAX_PULLS].
-
-    `nearest` holds the neighbours of `shift_queries(stack)` in its order, if searched; `texts` each sentence's
-    (query tokens, key tokens). Each measure is computed for all sentences and tokens at once, when first read;
-    the `Shift` records a sentence's Python readers see are built only when they are read (`records`), and its
-    document reads the arrays (`document`).
-    """
+    """How each token of a stack of sentences moved, as arrays computed when first read: the measures [B, n_q],
+    each key's share of the output and of the shift [B, n_q, n_k], the keys that pulled most [B, n_q, MAX_PULLS].
+    `nearest`: the neighbours of `shift_queries(stack)` in its order, if searched; `texts`: each sentence's
+    (query tokens, key tokens)."""
 
     def __init__(self, stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
                  texts: list[tuple[list[str], list[str]]] | None = None) -> None:
@@ -334,6 +305,8 @@ class StackShifts:
         self.searched = any(nearest or ())  # any neighbours to write
         self.nearest = nearest or [[] for _ in range(2 * n * count)]  # per sentence: its n before, then its n after
         self.texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
+        self.columns: dict[str, list] = {}  # see column()
+
 
     @cached_property
     def static(self) -> np.ndarray:
@@ -376,10 +349,20 @@ class StackShifts:
         return top_indices(self.shift_shares, MAX_PULLS)  # [B, n_q, MAX_PULLS]
 
     @cached_property
-    def columns(self) -> dict[str, list]:
-        """Each measure of every sentence as Python lists [B][n] (pulls [B][n][MAX_PULLS]), each made once, when a
-        document first reads it."""
-        return _Columns(self)
+    def pull_weights(self) -> np.ndarray:
+        return np.take_along_axis(self.mean_weights, self.pulls, axis=-1)  # [B, n_q, MAX_PULLS]
+
+    @cached_property
+    def pull_shares(self) -> np.ndarray:
+        return np.take_along_axis(self.shift_shares, self.pulls, axis=-1)  # [B, n_q, MAX_PULLS]
+
+    def column(self, name: str) -> list:
+        """A measure as Python lists [B][n] (pulls [B][n][MAX_PULLS]), made once, when a document first reads it."""
+        if name not in self.columns:
+            array, (count, n) = getattr(self, name), self.stack.outputs.shape[:2]
+            self.columns[name] = [[None] * n] * count if array is None else array.tolist()
+
+        return self.columns[name]
 
     def document(self, b: int, fields: Collection[str] | None = None) -> list[dict]:
         """Sentence b's `shifts` as the JSON document writes them: per query token its measures, the keys that
@@ -388,11 +371,11 @@ class StackShifts:
         texts, key_texts = self.texts[b]
         if fields is not None:
             wanted = [name for name in MEASURES if name in fields]
-            columns = [self.columns[name][b] for name in wanted]
+            columns = [self.column(name)[b] for name in wanted]
             return [{"token": text, "index": i, **{name: column[i] for name, column in zip(wanted, columns)}}
                     for i, text in enumerate(texts)]
         cosine, delta, static, contextual, self_weight, pulls, weights, shares = (
-            self.columns[name][b] for name in (*MEASURES, "pulls", "pull_weights", "pull_shares"))
+            self.column(name)[b] for name in (*MEASURES, "pulls", "pull_weights", "pull_shares"))
         n = len(texts)
         nearest = [[{"word": near.word, "cosine": near.cosine} for near in found]
                    for found in self.nearest[2 * n * b:2 * n * (b + 1)]] if self.searched else [[]] * (2 * n)
@@ -405,7 +388,7 @@ class StackShifts:
 
     def records(self, b: int) -> list[Shift]:
         """Sentence b's `Shift` records, with their contributions: the MAX_CONTRIBUTIONS heaviest keys."""
-        cosine, delta, static, contextual, self_weight = (self.columns[name][b] for name in MEASURES)
+        cosine, delta, static, contextual, self_weight = (self.column(name)[b] for name in MEASURES)
         texts, key_texts = self.texts[b]
         n = len(texts)
         heaviest = top_indices(self.mean_weights[b], MAX_CONTRIBUTIONS)  # [n_q, k]
@@ -424,26 +407,6 @@ class StackShifts:
 MEASURES = ("cosine", "delta_norm", "static_norm", "contextual_norm", "self_weight")  # a shift's numbers
 
 
-class _Columns(dict):
-    """A stack's measures as lists [B][n], each made from its array when first asked for."""
-
-    def __init__(self, shifts: StackShifts) -> None:
-        super().__init__()
-        self.shifts = shifts
-
-    def __missing__(self, name: str) -> list:
-        shifts = self.shifts
-        if name == "self_weight" and shifts.self_weight is None:
-            value: list = [[None] * shifts.stack.outputs.shape[1]] * len(shifts.stack.outputs)
-        elif name in ("pull_weights", "pull_shares"):
-            matrix = shifts.mean_weights if name == "pull_weights" else shifts.shift_shares
-            value = np.take_along_axis(matrix, shifts.pulls, axis=-1).tolist()
-        else:
-            value = getattr(shifts, name).tolist()
-        self[name] = value
-        return value
-
-
 def head_mean(weights: np.ndarray) -> np.ndarray:
     """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k]; one head's are their own mean (x / 1 is
     x), so the default single head needs no [n, n] copy."""
@@ -451,19 +414,14 @@ def head_mean(weights: np.ndarray) -> np.ndarray:
 
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k].
-
-    O(n) per row (a partition, then a sort of the k survivors), not a full sort; rows far wider
-    than k (a neighbour search's) partition only the few groups of columns that can hold the top
-    (_top_of_wide_rows). A partition keeps an arbitrary few of the entries tied at the k-th
-    value; the rows where that happened take their earliest ties instead. No NaN.
-    """
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]. A
+    partition and a sort of the k survivors, not a full sort; rows far wider than k (a neighbour search's) only
+    partition the groups of columns that can hold the top (_top_of_wide_rows). No NaN."""
     n = rows.shape[-1]
     flat = rows.reshape(-1, n)  # [m, n]
     wide = n >= WIDE_GROUPS * k * GROUP_COLUMNS
     top = np.empty((len(flat), min(k, n)), dtype=np.intp)  # [m, k]
-    # a 5,000-token sentence's rows a few at a time: no [n, n] temporaries; wide rows WIDE_ROWS at a time, which
-    # the cache holds while their chosen groups are read again
+    # long rows a block at a time: no [n, n] temporaries; wide rows WIDE_ROWS at a time, which the cache holds
     blocks = [slice(start, start + WIDE_ROWS) for start in range(0, len(flat), WIDE_ROWS)] if wide else row_blocks(
         len(flat), n)
     for block in blocks:
@@ -493,12 +451,10 @@ def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
 def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
     """top_indices of rows far wider than k (a search's cosines over the vocabulary): [m, n] -> [m, k].
 
-    A partition of a whole row costs several passes over it; one pass finds the largest entry of
-    each group of columns (group c: columns c, c + g, c + 2g, ... for g groups), and the k-th
-    largest of those maxima is at most the row's k-th largest entry, since k groups hold an
-    entry at least that large. So every entry of the top k, ties at the k-th included, lies in a
-    group whose maximum reaches it: only those k groups (and the columns past the last whole
-    group) are partitioned. Rows where more than k group maxima tie take the general way.
+    One pass finds the largest entry of each group of columns (group c: columns c, c + g, ... for g
+    groups); the k-th largest of those maxima is at most the row's k-th largest entry, so the top k
+    (ties included) lies in the k groups whose maxima reach it: only those (and the columns past the
+    last whole group) are partitioned. Rows where more than k group maxima tie take the general way.
     """
     m, n = flat.shape
     width = n // GROUP_COLUMNS  # g groups of GROUP_COLUMNS columns; the n - g * GROUP_COLUMNS last are always kept
@@ -559,13 +515,9 @@ class StackDiagnosis:
 
     @classmethod
     def of(cls, stack: AttentionResult) -> StackDiagnosis:
-        """A warning for each head with saturated rows (even one), and one warning naming every head whose every
-        row is flat (random projections flatten them all alike: said once, not once per head), with computed
-        remedies: the flags of every sentence at once, the temperatures of all warned ones in one bisection.
-
-        Only rows that see at least two keys count: a row with one visible key (the first under the
-        causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
-        """
+        """A warning for each head with saturated rows (even one), and one naming every head whose every row is
+        flat (said once, not once per head), with computed remedies. Only rows that see at least two keys
+        count: a row with one visible key has no choice, so its weight of 1 says nothing."""
         count, heads, n_q, n_k = stack.weights.shape
         flat = stack.weights.reshape(-1, n_k)  # [m, n_k]
         entropy = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).reshape(
@@ -691,12 +643,9 @@ def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, 
 
 def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,
                     temperature: float | None) -> list[dict[str, Any]]:
-    """The settings that undo a "saturated" or "flat" softmax, as AttentionConfig keywords.
-
-    The one list both the warnings and the trace notes offer. Saturated: the 1/sqrt(d_head) scale,
-    cosine similarity and `temperature`, the one `fixing_temperature` solved for the rows (None: no
-    temperature changes them). Flat: that temperature and no scale (when the scale shrinks the scores).
-    """
+    """The settings that undo a "saturated" or "flat" softmax, as AttentionConfig keywords, for the warnings and
+    the trace notes alike. Saturated: the 1/sqrt(d_head) scale, cosine similarity and `temperature` (solved
+    for the rows; None: none helps). Flat: that temperature and no scale (when the scale shrinks the scores)."""
     solved = [] if temperature is None else [{"temperature": temperature}]
     if code == "saturated":
         named = [{"scale": "sqrt"}] if config.scale != "sqrt" else []
@@ -774,17 +723,14 @@ def _shortest_between(value: float, low: float, high: float) -> float:
 
 class StackRemedies:
     """The remedies for the heads each warning of a stack names, with the largest weights each would give over
-    the rows with a choice (`eligible` [B, n_q]) of those heads.
-
-    A named setting's weights are computed once for the whole stack, when a warning first needs them; the
-    temperature of every `warned` sentence [B] in one bisection, each solved for all its heads. None for a
-    trained layer, whose settings are fixed by its weights file.
-    """
+    the rows with a choice (`eligible` [B, n_q]) of those heads: a named setting's computed once for the stack,
+    the temperatures of every `warned` sentence [B] in one bisection. None for a trained layer (its file fixes
+    its settings)."""
 
     def __init__(self, stack: AttentionResult, eligible: np.ndarray, warned: np.ndarray) -> None:
         self.stack, self.eligible = stack, eligible
-        self.ranges: dict[tuple, tuple[list, list]] = {}  # remedy -> per sentence, per head: (lowest, highest)
-        self.solved: dict[int, tuple[float, list, list]] = {}  # sentence -> its temperature and that ranges
+        self.ranges: dict[object, tuple[list, list]] = {}  # remedy -> per sentence, per head: (lowest, highest)
+        self.temperatures = np.full(len(eligible), np.nan)  # [B]: each warned sentence's solved one
         if stack.config.mode != "trained" and warned.any():
             self._solve(np.flatnonzero(warned))
 
@@ -793,16 +739,14 @@ class StackRemedies:
         if self.stack.config.mode == "trained":
             return []
         found = []
-        solved = self.solved.get(b)
-        for settings in remedy_settings(code, self.stack.config, self.stack.scale_factor,
-                                        None if solved is None else solved[0]):
-            if "temperature" in settings:
-                lowest, highest = solved[1], solved[2]  # type: ignore[index]
-            else:
-                key = tuple(settings.items())
-                if key not in self.ranges:
-                    self.ranges[key] = self._ranges(_row_maxima(self.stack, settings))
-                lowest, highest = self.ranges[key][0][b], self.ranges[key][1][b]
+        solved = None if math.isnan(self.temperatures[b]) else float(self.temperatures[b])
+        for settings in remedy_settings(code, self.stack.config, self.stack.scale_factor, solved):
+            key = "temperature" if "temperature" in settings else tuple(settings.items())
+            if key not in self.ranges:
+                temperatures = np.where(np.isnan(self.temperatures), 1.0, self.temperatures)  # [B]
+                self.ranges[key] = self._ranges(_row_maxima(
+                    self.stack, {"temperature": temperatures} if key == "temperature" else settings))
+            lowest, highest = self.ranges[key][0][b], self.ranges[key][1][b]
             found.append(Remedy(settings, (min(lowest[h] for h in heads), max(highest[h] for h in heads))))
         return found
 
@@ -814,9 +758,8 @@ class StackRemedies:
                 np.where(eligible, maxima, -np.inf).max(axis=-1).tolist())
 
     def _solve(self, warned: np.ndarray) -> None:
-        """The `fixing_temperatures` of the warned sentences, each solved for every head on its rows with a choice
-        (sentences whose rows with a choice differ, under the "others" mask, are solved apart), with the ranges of
-        largest weights each gives per head."""
+        """The `fixing_temperatures` of the warned sentences for every head's rows with a choice (sentences whose
+        rows with a choice differ are solved apart)."""
         stack = self.stack
         count, heads, n_q, n_k = stack.scores.shape
         visible = np.broadcast_to(stack.visible, (count, n_q, n_k))
@@ -826,24 +769,20 @@ class StackRemedies:
             rows = np.flatnonzero(pattern)
             scores = stack.scores[members][:, :, rows]  # [W, H, r, n_k]
             seen = np.broadcast_to(visible[members][:, None, rows], scores.shape)
-            temperatures = fixing_temperatures(scores, seen, stack.scale_factor)  # [W]
-            solved = np.isfinite(temperatures)
-            maxima = _weights_at(scores[solved], seen[solved], stack.scale_factor, temperatures[solved]).max(
-                axis=-1)  # [W', H, r]
-            self.solved.update(zip(members[solved].tolist(), zip(temperatures[solved].tolist(),
-                                                                 maxima.min(axis=-1).tolist(),
-                                                                 maxima.max(axis=-1).tolist())))
+            self.temperatures[members] = fixing_temperatures(scores, seen, stack.scale_factor)  # [W]
 
 
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
-    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale or a similarity),
-    recomputed from the heads' own queries and keys as the engine computes them."""
+    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale, a similarity, or each
+    sentence's temperature [B]), recomputed from the heads' own queries and keys as the engine computes them."""
     config = stack.config
     similarity = settings.get("similarity", config.similarity)
     scores = stack.scores if similarity == config.similarity else similarity_scores(
         stack.queries, stack.keys, similarity)  # [B, H, n_q, n_k]
-    factor = replace(config, scale=settings.get("scale", config.scale)).scale_factor(stack.d_head) / config.temperature
+    scale = replace(config, scale=settings.get("scale", config.scale)).scale_factor(stack.d_head)
+    factor = np.reshape(scale / np.asarray(settings.get("temperature", config.temperature)), (-1, 1, 1, 1))
     visible = np.expand_dims(stack.visible, -3)
+
     return np.concatenate([softmax(scaled_logits(scores[..., rows, :], factor, visible[..., rows, :])).max(axis=-1)
                            for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
                           axis=-1)  # [B, H, n_q], without [n, n] logits and weights of every head at once

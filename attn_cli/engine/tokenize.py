@@ -1,10 +1,8 @@
 """Split a sentence into words and match them to the vocabulary's conventions.
 
-Words keep inner hyphens and apostrophes ("well-known", "don't"); every other
-punctuation mark is a token of its own, because GloVe has vectors for "," and
-"." while the default set has none. Punctuation the vocabulary lacks is dropped
-quietly; a missing word follows the `oov` policy: error, skip (the default,
-with a warning and suggestions) or zero (kept, with a zero vector).
+Words keep inner hyphens and apostrophes ("well-known", "don't"); every other punctuation mark is a token of its
+own (GloVe has vectors for "," and "."), dropped quietly when the vocabulary lacks it; a missing word follows the
+`oov` policy: error, skip (the default, with a warning and suggestions) or zero (kept, with a zero vector).
 """
 
 from __future__ import annotations
@@ -86,16 +84,13 @@ def with_vectors(sentences: list[Rows], vectors: Vectors) -> list[TokenizedSente
     read = vectors.rows(stored) if stored else np.zeros((0, vectors.dims))  # [m, d]
     found, start = [], 0
     for tokens, dropped, rows in sentences:
-        own = [row for row in rows if not isinstance(row, int)]
-        if not own:
-            found.append(TokenizedSentence(tokens, dropped, read[start:start + len(rows)]))
-            start += len(rows)
-            continue
-        taken = iter(read[start:])
-        found.append(TokenizedSentence(tokens, dropped, np.vstack([next(taken) if isinstance(row, int) else row
-                                                                    for row in rows])))
-        start += len(rows) - len(own)
+        stop = start + sum(isinstance(row, int) for row in rows)
+        taken = iter(read[start:stop])
+        found.append(TokenizedSentence(tokens, dropped, read[start:stop] if stop - start == len(rows) else np.vstack(
+            [next(taken) if isinstance(row, int) else row for row in rows])))
+        start = stop
     return found
+
 
 
 def unread(sentence: Rows) -> TokenizedSentence:
@@ -153,8 +148,7 @@ Piece = tuple[str, bool, "str | None", "int | None"]  # text, is a clitic, vocab
 
 
 def sentence_pieces(sentence: str | Sequence[str], vectors: Vectors) -> list[Piece]:
-    """The sentence's pieces (words, their stems and clitics, punctuation) with their vocabulary entries, each
-    word looked up once per run: what tokenize and a training corpus both read."""
+    """The sentence's pieces (words, their stems and clitics, punctuation) with their vocabulary entries."""
     lexicon = _lexicon(vectors)
     return [piece for word in split_words(sentence) for piece in lexicon.pieces(word)]
 
@@ -165,12 +159,8 @@ def has_letters(text: str) -> bool:
 
 
 class Lexicon:
-    """Each word's pieces and their vocabulary entries, looked up once per run: a batch repeats its words.
-
-    A lookup goes through the vocabulary's hash table (a memmap in the cache), about 10 us a word;
-    a corpus of a million lines has a few tens of thousands of distinct words. Only rows' numbers are
-    kept, not their vectors (read per sentence, in one call), so memory stays small and bounded.
-    """
+    """Each word's pieces and their vocabulary entries (rows' numbers, not vectors), looked up once per run: a
+    batch repeats its words."""
 
     def __init__(self, vectors: Vectors) -> None:
         self.vectors = vectors
@@ -187,8 +177,8 @@ class Lexicon:
         return found
 
     def unknown(self, word: str, position: int) -> DroppedToken:
-        """The unknown word left out, with its spelling suggestions: remembered, so a batch that repeats a word
-        searches once; past spelling.MAX_SEARCHED distinct words no more searches are made (`searched` False)."""
+        """The unknown word left out, with its spelling suggestions, remembered; past spelling.MAX_SEARCHED
+        distinct words no more searches are made (`searched` False)."""
         from attn_cli.engine.spelling import MAX_SEARCHED
 
         found = self.suggestions.get(word)
@@ -200,7 +190,7 @@ class Lexicon:
 
     @cached_property
     def spelling_index(self) -> SpellingIndex:
-        """The index of the most frequent words, built on the run's first unknown word (about 20 ms for 50,000)."""
+        """The index of the most frequent words, built on the run's first unknown word."""
         from attn_cli.engine.spelling import SpellingIndex
 
         return SpellingIndex(self.vectors.words)
@@ -229,13 +219,9 @@ def is_symbol(text: str) -> bool:
 
 
 def vocabulary_parts(word: str, vectors: Vectors) -> list[tuple[str, bool]]:
-    """(text, is a clitic) of the word, or (when the vocabulary lacks it) of its stem and English clitic.
+    """(text, is a clitic) of the word, or (when the vocabulary lacks it) of its stem and English clitic: bank's
+    -> bank 's, don't -> do n't, as GloVe and word2vec were trained on text split."""
 
-    bank's -> bank 's, don't -> do n't.
-
-    GloVe and word2vec were trained on text split this way, so the stem has a vector where the
-    whole word has none; the clitic is a token when the vocabulary knows it, else quietly left out.
-    """
     match = _CLITIC.fullmatch(word) if ("'" in word or "’" in word) else None
     if match is None or vectors.lookup(word) is not None:
         return [(word, False)]

@@ -1,14 +1,7 @@
-"""One word followed through attention, step by step, as plain data.
-
-A learner understands attention by following one query the way an explainer does
-on paper: its vectors, each dot product, the scaling, exp and the softmax sum, the
-weighted sum term by term, and where the result landed. `trace_token` writes those
-steps as dicts, lists and floats taken from an `AttentionResult`; the weighted sum
-is added up here term by term, on its own, so comparing it with the engine's
-matrix product shows that the two notations are one computation.
-
-Teaching notes are computed, never canned: each appears only when its condition
-holds for this row, and any remedy it suggests is recomputed by the engine.
+"""One word followed through attention, step by step, as plain data: its vectors, each dot product, the scaling,
+exp and the softmax sum, and the weighted sum added up here term by term, so comparing it with the engine's matrix
+product shows that the two notations are one computation. Teaching notes appear only when their condition holds
+for this row, and any remedy they suggest is recomputed by the engine.
 """
 
 from __future__ import annotations
@@ -58,11 +51,8 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
 
 def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
                dims: int) -> tuple[dict, np.ndarray]:
-    """Scores, scaling, softmax and weighted sum of one query in one head, and that sum [d_head].
-
-    Scores, logits and weights are the engine's; exp and its sum are computed here
-    so the reader can redo the softmax, and the output is summed term by term.
-    """
+    """Scores, scaling, softmax and weighted sum of one query in one head, and that sum [d_head]: exp and its sum
+    are computed here so the reader can redo the softmax, and the output is summed term by term."""
     query = result.queries[head, index]  # [d_head]
     logits = result.logits[head, index]  # [n_k], -inf where masked
     weights = result.weights[head, index]  # [n_k]
@@ -137,11 +127,8 @@ def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, 
 
 
 def convexity_note(result: AttentionResult, index: int) -> dict:
-    """Check that each head's output lies inside the per-coordinate range of the values it weighs.
-
-    After W_O, several heads' differently weighted sums are mixed: the final vector is then
-    usually no weighted mix of the mapped values v_j W_O at all, which `affine_miss` measures.
-    """
+    """Check that each head's output lies inside the per-coordinate range of the values it weighs; after W_O,
+    several heads' sums are mixed, and `affine_miss` measures how far the output is from any mix of v_j W_O."""
     visible = result.visible[index]
     inside = sum(int(np.sum(inside_range(result.head_outputs[head, index], result.values[head][visible])))
                  for head in range(result.n_heads))
@@ -175,11 +162,8 @@ def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) 
 
 
 def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
-    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]).
-
-    Written as rows[-1] + sum_{j<n-1} a_j (rows[j] - rows[-1]), a least-squares problem;
-    a point outside this affine hull is outside the convex hull too.
-    """
+    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]), a least-squares
+    problem: a point outside this affine hull is outside the convex hull too."""
     anchor = rows[-1]
     directions = (rows[:-1] - anchor).T  # [d, n - 1]
     if directions.shape[1] == 0:
@@ -251,11 +235,9 @@ def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:
 
 
 def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: list[str], check: bool) -> dict:
-    """Without positions and masks attention cannot see word order; with `check`, prove it by shuffling.
+    """Without positions and masks attention cannot see word order; with `check`, prove it: rotate the words by
+    one place, rerun the engine and compare the outputs and weights put back in order."""
 
-    The check rotates the words by one place (every word moves), reruns the engine,
-    puts the outputs and weights back in the original order and measures the difference.
-    """
     note: dict = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
     if order_blind(result.config):
         note["message"] = (f"no positional encodings and {'no' if result.config.mask == 'none' else 'the others'} "
