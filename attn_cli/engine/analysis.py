@@ -183,10 +183,7 @@ class NeighborSearch:
         # a row holding NaN or infinity (a cache damaged since its import) is never a neighbour: a sum per query
         # finds any such cosine, and only those queries are rewritten
         broken = ~np.isfinite(cosines.sum(axis=1))  # [b]
-        if broken.any():
-            damaged = cosines[broken]
-            np.putmask(damaged, ~np.isfinite(damaged), -np.inf)
-            cosines[broken] = damaged
+        cosines[broken] = np.nan_to_num(cosines[broken], nan=-np.inf, posinf=-np.inf)
         asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf
@@ -285,13 +282,6 @@ def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None =
     return StackShifts(as_stack(result), nearest, None if texts is None else [texts]).records(0)
 
 
-def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
-                 texts: list[tuple[list[str], list[str]]] | None = None) -> list[list[Shift]]:
-    """The `Shift`s of each sentence of a stack (arrays led by B), as `StackShifts` takes them."""
-    shifts = StackShifts(stack, nearest, texts)
-    return [shifts.records(b) for b in range(len(stack.outputs))]
-
-
 class StackShifts:
     """How each token of a stack of sentences moved, as arrays computed when first read: the measures [B, n_q],
     each key's share of the output and of the shift [B, n_q, n_k], the keys that pulled most [B, n_q, MAX_PULLS].
@@ -306,7 +296,6 @@ class StackShifts:
         self.nearest = nearest or [[] for _ in range(2 * n * count)]  # per sentence: its n before, then its n after
         self.texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
         self.columns: dict[str, list] = {}  # see column()
-
 
     @cached_property
     def static(self) -> np.ndarray:
@@ -493,13 +482,7 @@ def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
 
 def diagnose(result: AttentionResult) -> Diagnosis:
     """One sentence's `Diagnosis`."""
-    return diagnose_stack(as_stack(result))[0]
-
-
-def diagnose_stack(stack: AttentionResult) -> list[Diagnosis]:
-    """Each sentence's `Diagnosis` of a stack (`StackDiagnosis`)."""
-    found = StackDiagnosis.of(stack)
-    return [found.sentence(b) for b in range(len(found.advice))]
+    return StackDiagnosis.of(as_stack(result)).sentence(0)
 
 
 @dataclass(frozen=True)
@@ -597,11 +580,9 @@ def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
                                                   norms[1][dominated].tolist(), maxima.min(axis=(1, 2)).tolist(),
                                                   maxima.max(axis=(1, 2)).tolist()):
         ratio = f"{code_norm / word_norm:.3g} times" if word_norm > 0 else "infinitely"
-        found[b].append(Advice(
-            code="positions", head=None,
-            message=(f"the position codes (mean norm {code_norm:.3g}) are {ratio} as long as the word vectors (mean "
-                     f"norm {word_norm:.3g}): word order swamps the words' meaning"),
-            remedies=[Remedy({"position_scale": "auto"}, (low, high))], larger_scale=False, rows=[], eligible_rows=0))
+        found[b].append(Advice("positions", None, f"the position codes (mean norm {code_norm:.3g}) are {ratio} as "
+                               f"long as the word vectors (mean norm {word_norm:.3g}): word order swamps the words' "
+                               "meaning", [Remedy({"position_scale": "auto"}, (low, high))], False))
     return found
 
 
@@ -616,29 +597,19 @@ def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], 
     else:
         what, whose, where = f"{len(saturated)} of {eligible} rows put", "their", " in those rows"
         target = "themselves" if on_self else "one token"
-    return Advice(
-        code="saturated", head=head,
-        message=(f"{heads_text([head])}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on {target} "
-                 f"(lowest such weight {lowest:.3f}): the scores{where} are so far apart that the softmax is "
-                 "one-hot"),
-        remedies=remedies, larger_scale=False,
-        rows=saturated, eligible_rows=eligible, heads=[head],
-    )
+    return Advice("saturated", head, f"{heads_text([head])}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on "
+                  f"{target} (lowest such weight {lowest:.3f}): the scores{where} are so far apart that the softmax "
+                  "is one-hot", remedies, False, saturated, eligible, [head])
 
 
 def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, n_q: int,
                      remedies: list[Remedy]) -> Advice:
     """The flat `heads` in one warning (`highest`: their largest weight). At a scale factor >= 1 no named scale is
     larger, so the advice can only say "a larger scale"."""
-    projected = result.config.mode == "projected"
-    return Advice(
-        code="flat", head=heads[0],
-        message=(f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}): "
-                 "the scaled scores are too close together to prefer any word" + UNTRAINED_NOTE * projected),
-        remedies=remedies,
-        larger_scale=result.scale_factor >= 1 and result.config.mode != "trained",
-        rows=list(range(n_q)), eligible_rows=n_q, heads=heads,
-    )
+    return Advice("flat", heads[0], f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}):"
+                  " the scaled scores are too close together to prefer any word"
+                  + UNTRAINED_NOTE * (result.config.mode == "projected"), remedies,
+                  result.scale_factor >= 1 and result.config.mode != "trained", list(range(n_q)), n_q, heads)
 
 
 def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,

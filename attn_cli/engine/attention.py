@@ -396,11 +396,6 @@ def as_stack(result: AttentionResult) -> AttentionResult:
     return replace(result, **{name: getattr(result, name)[None] for name in STACKED})
 
 
-def unstack(result: AttentionResult) -> list[AttentionResult]:
-    """A stacked result (arrays leading with B) as B results of one sentence each, their arrays views of its."""
-    return [sentence_of(result, i) for i in range(len(result.outputs))]
-
-
 def sentence_of(result: AttentionResult, i: int) -> AttentionResult:
     """Sentence i of a stacked result, its arrays views of the stack's (a shared mask or codes stay shared)."""
     def part(array: np.ndarray | None) -> np.ndarray | None:
@@ -433,7 +428,6 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
     else:
         q_all = affine(x_q, projections.w_q, projections.b_q)  # [n, d] x [d, d_k] (+ [d_k]) -> [n, d_k]
         k_all, v_all = affine(x_k, projections.w_k, projections.b_k), affine(x_k, projections.w_v, projections.b_v)
-
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
@@ -442,21 +436,14 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
         raise InputError(f"the mask {config.mask!r} hides from each word its own copies, so a word with no other "
                          "word to see has nothing to attend to; give a sentence of at least two different words",
                          *fix)
-    head_outputs, weights, logits, scores = attend(
-        queries, keys, values, scale=scale, temperature=config.temperature,
-        similarity=config.similarity, mask=visible[..., None, :, :],  # [.., 1, n_q, n_k]: every head alike
-    )
+    head_outputs, weights, logits, scores = attend(queries, keys, values, scale=scale, temperature=config.temperature,
+                                                   similarity=config.similarity,
+                                                   mask=visible[..., None, :, :])  # [.., 1, n_q, n_k]: heads alike
     outputs = merge_heads(head_outputs)  # [.., n_q, d_k]
     if projections is not None:
         outputs = projections.output(outputs)  # [n_q, d_k] x [d_k, d] -> [n_q, d] with W_O, else as it is
-
-    return AttentionResult(
-        config=config, query_inputs=x_q, context_inputs=x_k,
-        queries=queries, keys=keys, values=values,
-        scores=scores, logits=logits, weights=weights,
-        head_outputs=head_outputs, outputs=outputs,
-        scale_factor=scale, projections=projections, self_attention=self_attention, visible=visible,
-    )
+    return AttentionResult(config, x_q, x_k, queries, keys, values, scores, logits, weights, head_outputs, outputs,
+                           scale, projections, self_attention, visible)
 
 
 def rerun(result: AttentionResult, query_embeddings: np.ndarray, context_embeddings: np.ndarray | None = None,
@@ -564,7 +551,6 @@ def own_values(result: AttentionResult) -> np.ndarray:
 
 def value_space(embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
     """Vocabulary embeddings [N, d] in the outputs' space [N, d_out]: through W_V (and W_O), unchanged in raw mode."""
-
     projections = result.projections
     if projections is None:
         return embeddings

@@ -3,7 +3,6 @@
 pulled it in each sentence.
 """
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass

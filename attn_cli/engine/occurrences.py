@@ -28,7 +28,6 @@ def occurrence_rows(embeddings: np.ndarray, sentences: np.ndarray, positions: np
     """The rows of the occurrences at `positions` (token indices) of `sentences` (indices into the stack
     `embeddings` [B, n, d] of sentences of one length), under `config`: each query row with the position code of
     its own position, over the whole sentence's keys and values, seeing the keys its mask's row allows."""
-
     x = np.asarray(embeddings, dtype=np.float64)  # [B, n, d]
     codes = position_codes(config, x)
     inputs = x if codes is None else x + codes

@@ -75,7 +75,6 @@ def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSe
     """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
     sentences, `sources` their key sentences in cross-attention), with nearest vocabulary words if asked (one
     search for all); each record carries its token's text beside its index."""
-
     texts = [[([token.text for token in query.tokens], [token.text for token in source.tokens])
               for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:

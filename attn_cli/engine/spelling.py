@@ -58,7 +58,6 @@ class SpellingIndex:
     def close_rows(self, key: str) -> np.ndarray:
         """The candidates close to `key` by the characters around the edits: past their common prefix and suffix,
         one character of the longer word is left, or two that are swapped, or (five letters or more) any two."""
-
         rows = self.candidates(key)
         width = min(len(key) + 1, MAX_LENGTH)
         query = code_points([key, key[::-1]])[:, :width]  # [2, width]

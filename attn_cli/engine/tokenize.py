@@ -92,7 +92,6 @@ def with_vectors(sentences: list[Rows], vectors: Vectors) -> list[TokenizedSente
     return found
 
 
-
 def unread(sentence: Rows) -> TokenizedSentence:
     """A sentence's tokens with no vectors ([0, 0]), for a check that reads the tokens alone."""
     return TokenizedSentence(sentence[0], sentence[1], np.zeros((0, 0)))
@@ -121,15 +120,11 @@ def tokenized_rows(sentence: str | Sequence[str], vectors: Vectors, oov: str = "
             dropped.append(DroppedToken(word, position, "symbol" if is_symbol(word) else "punctuation"))
         elif clitic:
             dropped.append(DroppedToken(word, position, "clitic"))  # the 's of bank's, when the set has no 's
-        elif vectors.subword is not None:  # fastText .bin: a vector built from the word's character n-grams
+        elif vectors.subword is not None or oov == "zero":  # fastText .bin builds a vector from character n-grams
             tokens.append(Token(word, None, position))
-            rows.append(vectors.subword(word))
-        elif oov == "zero":
-            tokens.append(Token(word, None, position))
-            rows.append(np.zeros(vectors.dims))
+            rows.append(np.zeros(vectors.dims) if vectors.subword is None else vectors.subword(word))
         else:
             dropped.append(lexicon.unknown(word, position))
-
     unknown = [item for item in dropped if item.reason == "out of vocabulary"]
     if unknown and oov == "error":
         raise InputError(f"not in the vocabulary of {vectors.name}: {describe_unknown(unknown)}; "
@@ -221,7 +216,6 @@ def is_symbol(text: str) -> bool:
 def vocabulary_parts(word: str, vectors: Vectors) -> list[tuple[str, bool]]:
     """(text, is a clitic) of the word, or (when the vocabulary lacks it) of its stem and English clitic: bank's
     -> bank 's, don't -> do n't, as GloVe and word2vec were trained on text split."""
-
     match = _CLITIC.fullmatch(word) if ("'" in word or "’" in word) else None
     if match is None or vectors.lookup(word) is not None:
         return [(word, False)]

@@ -35,15 +35,17 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
     engine_heads = np.concatenate(result.head_outputs[:, index, :])  # [width]
     difference = max(float(np.max(np.abs(per_query - result.outputs[index]))),
                      float(np.max(np.abs(concatenated - engine_heads))))
+    n_q, n_k = result.weights.shape[1:]
     return {
-        "token": texts[index],
-        "index": index,
-        "heads": heads,
+        "token": texts[index], "index": index, "heads": heads,
         "concatenation": vector_summary(concatenated, dims) if result.n_heads > 1 else None,
         "output_projection": None if result.projections is None or result.projections.w_o is None else {
             "shape": list(result.projections.w_o.shape), "output": vector_summary(per_query, dims)},
         "output": vector_summary(result.outputs[index], dims),
-        "matrix_form": matrix_form(result, index, dims),
+        "matrix_form": {  # the shapes of softmax(Q K^T x scale / T) V, and the engine's row for this query
+            "queries_shape": [n_q, result.d_head], "keys_shape": [n_k, result.d_head],
+            "values_shape": [n_k, result.d_head], "weights_shape": [n_q, n_k], "heads": result.n_heads,
+            "output": vector_summary(result.outputs[index], dims)},
         "matrix_form_max_abs_diff": difference,
         "notes": teaching_notes(result, embeddings, index, texts, shuffle_check),
     }
@@ -56,57 +58,25 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
     query = result.queries[head, index]  # [d_head]
     logits = result.logits[head, index]  # [n_k], -inf where masked
     weights = result.weights[head, index]  # [n_k]
-    exps, shift = displayed_exps(logits)
+    peak = float(np.max(logits))
+    shift = peak if peak > EXP_LIMIT else 0.0  # 0 unless exp would overflow
+
+    exps = np.exp(logits - shift)  # [n_k], 0 where masked
     total = np.zeros(result.d_head)
-    visible = result.visible[index]
     keys = []
     for j, text in enumerate(texts[: logits.shape[0]]):
         term = weights[j] * result.values[head, j]  # [d_head]
         total = total + term  # the per-query sum, one term at a time
         keys.append({
-            "token": text,
-            "index": j,
-            "key": vector_summary(result.keys[head, j], dims),
-            "value": vector_summary(result.values[head, j], dims),
-            "dot": float(query @ result.keys[head, j]),
-            "score": float(result.scores[head, index, j]),
-            "masked": not visible[j],
+            "token": text, "index": j, "key": vector_summary(result.keys[head, j], dims),
+            "value": vector_summary(result.values[head, j], dims), "dot": float(query @ result.keys[head, j]),
+            "score": float(result.scores[head, index, j]), "masked": not result.visible[index, j],
             "logit": float(logits[j]) if np.isfinite(logits[j]) else None,  # None: masked
-            "exp": float(exps[j]),
-            "weight": float(weights[j]),
-            "term": vector_summary(term, dims),
-        })
-    block = {
-        "index": head,
-        "columns": [head * result.d_head, (head + 1) * result.d_head],
-        "query": vector_summary(query, dims),
-        "keys": keys,
-        "exp_shift": shift,
-        "exp_sum": float(np.sum(exps)),
-        "weight_sum": float(np.sum(weights)),
-        "output": vector_summary(total, dims),
-    }
+            "exp": float(exps[j]), "weight": float(weights[j]), "term": vector_summary(term, dims)})
+    block = {"index": head, "columns": [head * result.d_head, (head + 1) * result.d_head],
+             "query": vector_summary(query, dims), "keys": keys, "exp_shift": shift, "exp_sum": float(np.sum(exps)),
+             "weight_sum": float(np.sum(weights)), "output": vector_summary(total, dims)}
     return block, total
-
-
-def displayed_exps(logits: np.ndarray) -> tuple[np.ndarray, float]:
-    """exp of each logit (0 where masked) and the amount subtracted first (0 unless exp would overflow)."""
-    peak = float(np.max(logits))
-    shift = peak if peak > EXP_LIMIT else 0.0
-    return np.exp(logits - shift), shift  # exp(-inf) = 0 for masked keys
-
-
-def matrix_form(result: AttentionResult, index: int, dims: int) -> dict:
-    """The shapes of softmax(Q K^T x scale / T) V and the engine's row for this query."""
-    n_q, n_k = result.weights.shape[1:]
-    return {
-        "queries_shape": [n_q, result.d_head],
-        "keys_shape": [n_k, result.d_head],
-        "values_shape": [n_k, result.d_head],
-        "weights_shape": [n_q, n_k],
-        "heads": result.n_heads,
-        "output": vector_summary(result.outputs[index], dims),
-    }
 
 
 # --- teaching notes ---------------------------------------------------------------------------
@@ -191,10 +161,9 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
             "runner_up": int(ranked[1]), "logit_gap": gap,
             "message": (f"{label}the softmax saturates: “{texts[top]}” takes {weights[top]:.3f} of the weight, "
                         f"because its scaled score beats the next (“{texts[ranked[1]]}”) by {gap:.3g}, and "
-                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other "
-                        f"words {'it sees ' if len(visible) < len(weights) else ''}barely count"),
-            "alternatives": alternatives(result, embeddings, "saturated", head, index),
-        }]
+                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words "
+                        f"{'it sees ' if len(visible) < len(weights) else ''}barely count"),
+            "alternatives": alternatives(result, embeddings, "saturated", head, index)}]
     entropy = entropy_bits(weights)
     if entropy >= FLATNESS_LEVEL * math.log2(len(visible)):
         spread = float(logits[visible].max() - logits[visible].min())
@@ -205,8 +174,8 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
                         f"1/{len(visible)} = {1 / len(visible):.3f} for uniform, because the scaled scores lie "
                         f"within {spread:.3g} of each other"
                         + UNTRAINED_NOTE * (result.config.mode == "projected" and not untrained_said)),
-            "alternatives": alternatives(result, embeddings, "flat", head, index),
-        }]
+            "alternatives": alternatives(result, embeddings, "flat", head, index)}]
+
     return []
 
 
@@ -216,9 +185,7 @@ def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, hea
     row = (head, slice(index, index + 1))  # [1, n_k] of the head: the row as a group of one
     temperature = fixing_temperature(result.scores[row][None], result.visible[None, index:index + 1],
                                      result.scale_factor)
-    return [{"settings": settings,
-             "weights": rerun(result, embeddings, **settings)
-             .weights[head, index].tolist()}
+    return [{"settings": settings, "weights": rerun(result, embeddings, **settings).weights[head, index].tolist()}
             for settings in remedy_settings(code, result.config, result.scale_factor, temperature)]
 
 
@@ -227,17 +194,14 @@ def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:
     future = list(range(index + 1, len(texts)))
     weights = [float(result.weights[head, index, j]) for head in range(result.n_heads) for j in future]
     names = ", ".join(f"“{texts[j]}”" for j in future)
-    return {
-        "code": "causal", "future": future, "largest_future_weight": max(weights),
-        "message": (f"causal mask: “{texts[index]}” may not look ahead, so {names} get score −∞ and weight "
-                    f"{max(weights):g} in every head"),
-    }
+    return {"code": "causal", "future": future, "largest_future_weight": max(weights),
+            "message": (f"causal mask: “{texts[index]}” may not look ahead, so {names} get score −∞ and weight "
+                        f"{max(weights):g} in every head")}
 
 
 def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: list[str], check: bool) -> dict:
     """Without positions and masks attention cannot see word order; with `check`, prove it: rotate the words by
     one place, rerun the engine and compare the outputs and weights put back in order."""
-
     note: dict = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
     if order_blind(result.config):
         note["message"] = (f"no positional encodings and {'no' if result.config.mask == 'none' else 'the others'} "
