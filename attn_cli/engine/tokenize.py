@@ -167,7 +167,7 @@ class Lexicon:
         if found is None:
             if len(self.known) >= MAX_REMEMBERED:
                 self.known.clear()
-            found = self.known[word] = tuple((text, clitic, *self.entry(text))
+            found = self.known[word] = tuple((text, clitic, *(self.vectors.lookup(text) or (None, None)))
                                              for text, clitic in vocabulary_parts(word, self.vectors))
         return found
 
@@ -189,10 +189,6 @@ class Lexicon:
         from attn_cli.engine.spelling import SpellingIndex
 
         return SpellingIndex(self.vectors.words)
-
-    def entry(self, text: str) -> tuple[str | None, int | None]:
-        found = self.vectors.lookup(text)
-        return (None, None) if found is None else found
 
 
 MAX_REMEMBERED = 200_000  # distinct words a run remembers (~40 MB at most), then it starts again
