@@ -291,10 +291,10 @@ def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None =
 
 
 class StackShifts:
-    """How each token of a stack of sentences moved, as arrays computed when first read: the measures [B, n_q],
-    each key's share of the output and of the shift [B, n_q, n_k], the keys that pulled most [B, n_q, MAX_PULLS].
-    `nearest`: the neighbours of `shift_queries(stack)` in its order, if searched; `texts`: each sentence's
-    (query tokens, key tokens)."""
+    """How each token of a stack of sentences moved, as arrays: the measures [B, n_q], and (computed when first
+    read) each key's share of the output and of the shift [B, n_q, n_k], the keys that pulled most [B, n_q,
+    MAX_PULLS]. `nearest`: the neighbours of `shift_queries(stack)` in its order, if searched; `texts`: each
+    sentence's (query tokens, key tokens)."""
 
     def __init__(self, stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
                  texts: list[tuple[list[str], list[str]]] | None = None) -> None:
@@ -304,30 +304,15 @@ class StackShifts:
         self.nearest = nearest or [[] for _ in range(2 * n * count)]  # per sentence: its n before, then its n after
         self.texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
         self.columns: dict[str, list] = {}  # see column()
-
-    @cached_property
-    def static(self) -> np.ndarray:
-        return static_outputs(self.stack)  # [B, n, d_out]
+        self.static = static_outputs(stack)  # [B, n, d_out]
+        self.cosine = row_cosines(self.static, stack.outputs)  # [B, n]
+        self.delta_norm = np.linalg.norm(stack.outputs - self.static, axis=-1)  # [B, n]
+        self.static_norm = np.linalg.norm(self.static, axis=-1)  # [B, n]
+        self.contextual_norm = np.linalg.norm(stack.outputs, axis=-1)  # [B, n]
 
     @cached_property
     def mean_weights(self) -> np.ndarray:
         return head_mean(self.stack.weights)  # [B, n_q, n_k]
-
-    @cached_property
-    def cosine(self) -> np.ndarray:
-        return row_cosines(self.static, self.stack.outputs)  # [B, n]
-
-    @cached_property
-    def delta_norm(self) -> np.ndarray:
-        return np.linalg.norm(self.stack.outputs - self.static, axis=-1)  # [B, n]
-
-    @cached_property
-    def static_norm(self) -> np.ndarray:
-        return np.linalg.norm(self.static, axis=-1)  # [B, n]
-
-    @cached_property
-    def contextual_norm(self) -> np.ndarray:
-        return np.linalg.norm(self.stack.outputs, axis=-1)  # [B, n]
 
     @cached_property
     def self_weight(self) -> np.ndarray | None:
