@@ -95,8 +95,8 @@ def test_the_default_set_goes_through_keyed_vectors_unchanged():
 
 @pytest.mark.parametrize("settings, message", [
     ({"heads": 0}, "heads must be at least 1"),
-    ({"scale": "square"}, "scale must be 'none', 'sqrt' or a finite number >= 0 (got 'square')"),
-    ({"temperature": 0}, "temperature must be a finite number > 0"),
+    ({"scale": "square"}, "scale must be 'none', 'sqrt' or a finite number from 0 to 1,000,000 (got 'square')"),
+    ({"temperature": 0}, "temperature must be a finite number >= 1e-06"),
     ({"d_k": 8}, "d_k applies only to projected mode; add mode='projected'"),
     ({"heads": 5}, "heads 5 does not divide the width 128"),
     ({"mode": "learned"}, "mode must be one of 'raw', 'projected' (got 'learned')"),

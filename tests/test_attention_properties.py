@@ -16,6 +16,8 @@ from attn_cli.errors import SettingsError
 
 from attn_cli.engine.analysis import MAX_PULLS, PULL_SHARE, token_shifts
 from attn_cli.engine.attention import (
+    MAX_SCALE,
+    MIN_TEMPERATURE,
     AttentionConfig,
     Projections,
     attend,
@@ -252,14 +254,18 @@ def test_cosine_of_tiny_and_huge_vectors():
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
-@pytest.mark.parametrize("x, temperature", [
-    ([[1.0, 0.0], [0.0, 1.0]], 1e-310),  # scale / temperature itself overflows
-    ([[1e5, 0.0], [0.0, 2e5]], 1e-300),  # scores * (scale / temperature) overflows
+@pytest.mark.parametrize("x, scale", [
+    ([[1.0, 0.0], [0.0, 1.0]], 1.0),
+    ([[3e38, -3e38], [-3e38, 3e38]], MAX_SCALE),  # float32's largest values at the largest scale / temperature
 ])
-def test_tiny_temperature_is_a_hard_max(x, temperature):
-    """A valid config (temperature finite and > 0): the limit T -> 0 is one-hot on the largest score."""
-    result = multi_head_attention(np.array(x), None, AttentionConfig(scale="none", temperature=temperature))
+def test_the_smallest_temperature_is_a_hard_max_with_finite_logits(x, scale):
+    """The bounds on scale and temperature keep every logit finite: the smallest temperature is one-hot on the
+    largest score."""
+    result = multi_head_attention(np.array(x), None, AttentionConfig(scale=scale, temperature=MIN_TEMPERATURE))
+    assert np.isfinite(result.logits).all()
     np.testing.assert_allclose(result.weights[0], np.eye(2), rtol=0, atol=1e-12)
+    with pytest.raises(SettingsError, match=r"scale must be .* from 0 to 1,000,000"):
+        AttentionConfig(scale=2 * MAX_SCALE)
 
 
 # --- softmax stability ---------------------------------------------------------------------

@@ -514,11 +514,10 @@ def test_a_signal_during_an_import_leaves_nothing_behind(tmp_path, private_cache
 
 
 @pytest.mark.parametrize("mode", ["raw", "projected"])
-@pytest.mark.parametrize("temperature", ["1", "1e-300"])
-def test_huge_values_at_a_vanishing_temperature_give_the_hard_max(run, tmp_path, mode, temperature):
-    """Values near 1e30 make scores near 1e60; at T = 1e-300 every logit overflows. The weights take the
-    limit (all weight on each row's top visible score, never a tie of infinities or NaN) and the logits are
-    finite numbers, clipped to float64's largest, so no JSON null reads as masked."""
+@pytest.mark.parametrize("temperature", ["1", "1e-06"])
+def test_huge_values_at_the_smallest_temperature_give_the_hard_max(run, tmp_path, mode, temperature):
+    """Values near 1e30 make scores near 1e60; at the smallest temperature the weights are the hard max (all
+    weight on each row's top visible score, never NaN) and the logits finite, so no JSON null reads as masked."""
     rng = np.random.default_rng(1)
     path = tmp_path / "huge.txt"
     path.write_text("".join(f"{word} {' '.join(f'{x:.3e}' for x in rng.normal(size=8) * 1e30)}\n"
@@ -539,19 +538,26 @@ def test_huge_values_at_a_vanishing_temperature_give_the_hard_max(run, tmp_path,
         assert run(*args, env=env).exit_code == 0
 
 
-@pytest.mark.parametrize("args", [["--scale", "1e308"], ["--scale", "1e308", "--similarity", "cosine"],
-                                  ["--scale", "1e308", "--temperature", "1e-308"], ["--temperature", "1e308"],
-                                  ["--temperature", "5e-324"], ["--positions", "sinusoidal", "--position-scale", "1e6"],
-                                  ["--mode", "projected", "--scale", "1e308"]])
+@pytest.mark.parametrize("args", [["--scale", "1e6"], ["--scale", "1e6", "--similarity", "cosine"],
+                                  ["--scale", "1e6", "--temperature", "1e-6"], ["--temperature", "1e308"],
+                                  ["--temperature", "1e-6"], ["--positions", "sinusoidal", "--position-scale", "1e6"],
+                                  ["--mode", "projected", "--scale", "1e6"]])
 def test_extreme_scales_and_temperatures_leak_no_numpy_warning(run, args):
-    """A scale of 1e308 overflowed the flatness search's ceiling (meant: the search clips it) and numpy's
-    RuntimeWarning reached stderr. Every extreme the settings allow gives a result and no raw warning."""
+    """A scale of 1e308 overflowed the flatness search's ceiling and numpy's RuntimeWarning reached stderr. Every
+    extreme the settings allow gives a result and no raw warning."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for output in ([], ["--json"]):
             result = run("explain", "money bank grows", *args, *output)
             assert result.exit_code == 0, result.stderr
             assert "Warning" not in result.stderr and not re.search(r"\b(nan|inf)\b", result.stdout.lower())
+
+
+@pytest.mark.parametrize("args, culprit", [(["--scale", "1e308"], "--scale"), (["--temperature", "5e-324"],
+                                                                                "--temperature")])
+def test_scales_and_temperatures_that_could_overflow_a_logit_are_refused(run, args, culprit):
+    result = run("explain", "money bank grows", *args)
+    assert result.exit_code == 2 and f"{culprit} must be" in result.stderr
 
 
 def test_the_api_refuses_a_position_scale_whose_squares_overflow():
@@ -561,11 +567,11 @@ def test_the_api_refuses_a_position_scale_whose_squares_overflow():
 
 @pytest.mark.parametrize("command", [["explain", "money bank grows river"], ["trace", "money bank grows river"],
                                      ["compare", "money bank", "river bank"]])
-@pytest.mark.parametrize("args", [["--scale", "1e300"], ["--temperature", "1e-300"],
-                                  ["--mode", "projected", "--scale", "1e300"]])
-def test_overflowing_logits_never_show_inf_or_nan_in_a_table(run, tmp_path, command, args):
-    """Values near 1e30 at a scale of 1e300 overflow the logits, which take the limit; trace's note said the top
-    score "beats the next by inf, and exp(inf) ≈ 1.01e+304". No table shows an infinity the engine made."""
+@pytest.mark.parametrize("args", [["--scale", "1e6"], ["--temperature", "1e-6"],
+                                  ["--mode", "projected", "--scale", "1e6"]])
+def test_huge_logits_never_show_inf_or_nan_in_a_table(run, tmp_path, command, args):
+    """Values near 1e30 at the largest scale or smallest temperature make logits near 1e66; trace's note once said
+    the top score "beats the next by inf, and exp(inf) ≈ 1.01e+304". No table shows an infinity or NaN."""
     rng = np.random.default_rng(1)
     path = tmp_path / "huge.txt"
     path.write_text("".join(f"{word} {' '.join(f'{x:.3e}' for x in rng.normal(size=8) * 1e30)}\n"

@@ -1,7 +1,7 @@
 """A stack of sentences gives, bit for bit, what each sentence gives alone.
 
 `explain` computes the sentences of one length as one [B, n, d] stack (`attention_stacks`),
-then their shifts (`stack_shifts`) and diagnostics (`diagnose_stack`) from the stacked
+then their shifts (`StackShifts`) and diagnostics (`StackDiagnosis`) from the stacked
 arrays. Every step works per row or per matrix, so the numbers must be exactly those of
 one call per sentence (`multi_head_attention`, `token_shifts`, `diagnose`, which are the
 same functions on a stack of one): checked here on hypothesis-generated sentences and
@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_cli.engine.analysis import diagnose, diagnose_stack, stack_shifts, token_shifts
+from attn_cli.engine.analysis import StackDiagnosis, StackShifts, diagnose, token_shifts
 from attn_cli.engine.attention import (STACK_CELLS, AttentionConfig, AttentionResult, attention_stacks,
-                                       multi_head_attention, same_length, unstack)
+                                       multi_head_attention, same_length, sentence_of)
 from attn_cli.errors import InputError
 from test_attention_properties import ELEMENTS, configs
 
@@ -69,13 +69,14 @@ def test_a_stack_gives_every_sentence_what_it_gives_alone(data):
     assert sorted(i for members, _ in stacks for i in members) == list(range(len(sentences)))
     for members, stack in stacks:
         assert {len(sentences[i]) for i in members} == {stack.outputs.shape[1]}  # one length per stack
-        for i, part, shifts, diagnosis in zip(members, unstack(stack), stack_shifts(stack), diagnose_stack(stack)):
-            single = expected[i]
+        shifts, diagnosis = StackShifts(stack), StackDiagnosis.of(stack)
+        for b, i in enumerate(members):
+            part, single = sentence_of(stack, b), expected[i]
             assert single is not None
             for name in ARRAYS:
                 assert same(getattr(part, name), getattr(single, name)), name
-            assert shifts == token_shifts(single)
-            assert diagnosis == diagnose(single)
+            assert shifts.records(b) == token_shifts(single)
+            assert diagnosis.sentence(b) == diagnose(single)
 
 
 def test_stacks_keep_the_sentences_order_and_group_them_by_length():

@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attn_cli.engine.attention import AttentionConfig, multi_head_attention, softmax
+from attn_cli.engine.attention import MIN_TEMPERATURE, AttentionConfig, multi_head_attention, softmax
 from attn_cli.engine.analysis import entropy_bits
-from attn_cli.errors import InputError
+from attn_cli.errors import InputError, SettingsError
 from attn_cli.api import trace_tokenized
 from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import tokenize
@@ -230,6 +230,9 @@ def test_projection_block_and_a_temperature_limit(default_vectors):
     report, result, _ = traced(default_vectors, "money bank", config)
     assert report["projections"]["w_q"] == [128, 16] and report["projections"]["seed"] == 3
     assert report["projections"]["w_o"] is None and math.isclose(report["projections"]["std"][0], 1 / math.sqrt(128))
-    hard, _, _ = traced(default_vectors, "money bank grows", replace(AttentionConfig(), temperature=1e-320))
+    hard, _, _ = traced(default_vectors, "money bank grows", replace(AttentionConfig(), temperature=MIN_TEMPERATURE))
     block = hard["traces"][1]["heads"][0]
-    assert block["exp_shift"] is None and [k["exp"] for k in block["keys"]] == [0.0, 1.0, 0.0]
+    assert block["exp_shift"] == max(key["logit"] for key in block["keys"]) > 1e6
+    assert [key["exp"] for key in block["keys"]] == [0.0, 1.0, 0.0]
+    with pytest.raises(SettingsError, match="temperature must be a finite number >= 1e-06"):
+        AttentionConfig(temperature=1e-320)

@@ -19,8 +19,8 @@ except ImportError:  # another Python
     from hashlib import blake2b
 
 from attn_cli.engine.attention import (AttentionConfig, AttentionResult, as_stack, output_shares, row_blocks, row_norms,
-                                       scaled, shift_shares, similarity_scores, softmax, static_outputs, unit_rows,
-                                       value_space)
+                                       scaled_logits, shift_shares, similarity_scores, softmax, static_outputs,
+                                       unit_rows, value_space)
 from attn_cli.engine.attention import rerun as attention_rerun
 from attn_cli.vectors.store import Vectors
 
@@ -147,11 +147,8 @@ class NeighborSearch:
 
     @classmethod
     def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
-        """The search for this vector set, vocabulary size and configuration, built once per run.
-
-        Its rows depend only on those three (projections are drawn from the config and d), so
-        every sentence of a batch reuses them instead of converting N x d numbers again.
-        """
+        """The search for this vector set, vocabulary size and configuration (all its rows depend on), built once
+        per run: every sentence of a batch reuses its rows."""
         key = (id(vectors), vocabulary_size, result.config)
         found = _SEARCHES.get(key)
         if found is None or found[0] is not vectors:
@@ -162,11 +159,8 @@ class NeighborSearch:
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
         """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself).
 
-        A query asked before (the same vector, word left out and k) is answered from memory: a word's own
-        value does not depend on its sentence (without positions), so across a batch most static queries
-        repeat and only the contextual outputs need the matrix product. Answers never depend on which
-        other queries share a block, so a remembered one is exactly what a new search would give.
-        """
+        A query asked before (the same vector, word left out and k) is answered from memory: across a batch
+        most static queries repeat. An answer never depends on the other queries of its block."""
         unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
         keys = [(blake2b(row.tobytes(), digest_size=16).digest(), word, k)
                 for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
@@ -184,23 +178,16 @@ class NeighborSearch:
         return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """One float32 matrix product for the block ranks every word; the few best (and every word within float32's
-        rounding of them) are then scored in float64, so the answer is a full float64 sort's.
-
-        The float64 cosines do not depend on which other queries shared the product (BLAS rounds a
-        float32 product differently by its shape), so a sentence reads the same alone or in a batch.
-        """
+        """One float32 matrix product ranks every word for the block; the few best (and every word within float32's
+        rounding of them) are scored again in float64, so the answer is a full float64 sort's, alone or in a batch
+        (BLAS rounds a float32 product by its shape)."""
         cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
-        # a row holding NaN or infinity (a cache damaged since its import, which refused such values) is never
-        # a neighbour: one read-only pass (a sum per query) finds any such cosine, and only the queries that
-        # meet one are rewritten, not the N x d rows on every run nor every cosine of every block
+        # a row holding NaN or infinity (a cache damaged since its import) is never a neighbour: a sum per query
+        # finds any such cosine, and only those queries are rewritten
         broken = ~np.isfinite(cosines.sum(axis=1))  # [b]
-        if broken.any():
-            damaged = cosines[broken]
-            np.putmask(damaged, ~np.isfinite(damaged), -np.inf)
-            cosines[broken] = damaged
+        cosines[broken] = np.nan_to_num(cosines[broken], nan=-np.inf, posinf=-np.inf)
         asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf
@@ -216,15 +203,10 @@ class NeighborSearch:
         return found
 
     def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column:
-        exactly a full float64 sort's first `wanted` (-inf where fewer words qualify).
-
-        The float32 cosines [b, N] rank the words, but words whose cosines differ by less than their
-        rounding (`self.rounding`, a few parts in 10^5 at 300 dims) can come out in the wrong order.
-        So every word within twice that of the wanted-th best is scored again in float64: any word of
-        the true top lies there. Usually the RESCORED_SLACK words ranked next reach past that
-        margin; a query with more near-ties than that takes every word within it.
-        """
+        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column
+        (-inf where fewer words qualify). Every word within twice float32's rounding of the wanted-th best is
+        scored again in float64: usually the RESCORED_SLACK words ranked next reach past that margin; a query
+        with more near-ties takes every word within it."""
         b, n = cosines.shape
         ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
         approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
@@ -246,8 +228,7 @@ class NeighborSearch:
         return picked
 
     def _cosines(self, unit_queries: np.ndarray, columns: np.ndarray, approximate: np.ndarray) -> np.ndarray:
-        """The float64 cosines of queries [b, d_out] with their listed columns [b, c]: -inf where the float32 ones
-        were (words left out: single letters, unusable rows)."""
+        """The float64 cosines of queries [b, d_out] with their columns [b, c]: -inf where the float32 ones were."""
         exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[columns].astype(np.float64))  # [b, c]
         if self.inverse_norms is not None:
             exact *= self.inverse_norms[columns]
@@ -261,8 +242,7 @@ def is_letter(word: str | None) -> bool:
 
 
 def letter_columns(words: Sequence[str]) -> np.ndarray:
-    """The positions of the one-letter words (`is_letter`), found by length at C speed: a call per word over the
-    50,000 searched took 15 ms of a warm run."""
+    """The positions of the one-letter words (`is_letter`), found by length first."""
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))  # [N]
     return np.array([column for column in np.flatnonzero(lengths == 1).tolist() if is_letter(words[column])],
                     dtype=np.int64)
@@ -320,22 +300,11 @@ def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None =
     return StackShifts(as_stack(result), nearest, None if texts is None else [texts]).records(0)
 
 
-def stack_shifts(stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
-                 texts: list[tuple[list[str], list[str]]] | None = None) -> list[list[Shift]]:
-    """The `Shift`s of each sentence of a stack (arrays led by B), as `StackShifts` takes them."""
-    shifts = StackShifts(stack, nearest, texts)
-    return [shifts.records(b) for b in range(len(stack.outputs))]
-
-
 class StackShifts:
-    """How each token of a stack of sentences moved, as arrays: the measures [B, n_q], each key's share of the
-    output and of the shift [B, n_q, n_k], and the keys that pulled most [B, n_q, MAX_PULLS].
-
-    `nearest` holds the neighbours of `shift_queries(stack)` in its order, if searched; `texts` each sentence's
-    (query tokens, key tokens). Each measure is computed for all sentences and tokens at once, when first read;
-    the `Shift` records a sentence's Python readers see are built only when they are read (`records`), and its
-    document reads the arrays (`document`).
-    """
+    """How each token of a stack of sentences moved, as arrays: the measures [B, n_q], and (computed when first
+    read) each key's share of the output and of the shift [B, n_q, n_k], the keys that pulled most [B, n_q,
+    MAX_PULLS]. `nearest`: the neighbours of `shift_queries(stack)` in its order, if searched; `texts`: each
+    sentence's (query tokens, key tokens)."""
 
     def __init__(self, stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
                  texts: list[tuple[list[str], list[str]]] | None = None) -> None:
@@ -344,30 +313,16 @@ class StackShifts:
         self.searched = any(nearest or ())  # any neighbours to write
         self.nearest = nearest or [[] for _ in range(2 * n * count)]  # per sentence: its n before, then its n after
         self.texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
-
-    @cached_property
-    def static(self) -> np.ndarray:
-        return static_outputs(self.stack)  # [B, n, d_out]
+        self.columns: dict[str, list] = {}  # see column()
+        self.static = static_outputs(stack)  # [B, n, d_out]
+        self.cosine = row_cosines(self.static, stack.outputs)  # [B, n]
+        self.delta_norm = np.linalg.norm(stack.outputs - self.static, axis=-1)  # [B, n]
+        self.static_norm = np.linalg.norm(self.static, axis=-1)  # [B, n]
+        self.contextual_norm = np.linalg.norm(stack.outputs, axis=-1)  # [B, n]
 
     @cached_property
     def mean_weights(self) -> np.ndarray:
         return head_mean(self.stack.weights)  # [B, n_q, n_k]
-
-    @cached_property
-    def cosine(self) -> np.ndarray:
-        return row_cosines(self.static, self.stack.outputs)  # [B, n]
-
-    @cached_property
-    def delta_norm(self) -> np.ndarray:
-        return np.linalg.norm(self.stack.outputs - self.static, axis=-1)  # [B, n]
-
-    @cached_property
-    def static_norm(self) -> np.ndarray:
-        return np.linalg.norm(self.static, axis=-1)  # [B, n]
-
-    @cached_property
-    def contextual_norm(self) -> np.ndarray:
-        return np.linalg.norm(self.stack.outputs, axis=-1)  # [B, n]
 
     @cached_property
     def self_weight(self) -> np.ndarray | None:
@@ -386,10 +341,20 @@ class StackShifts:
         return top_indices(self.shift_shares, MAX_PULLS)  # [B, n_q, MAX_PULLS]
 
     @cached_property
-    def columns(self) -> dict[str, list]:
-        """Each measure of every sentence as Python lists [B][n] (pulls [B][n][MAX_PULLS]), each made once, when a
-        document first reads it."""
-        return _Columns(self)
+    def pull_weights(self) -> np.ndarray:
+        return np.take_along_axis(self.mean_weights, self.pulls, axis=-1)  # [B, n_q, MAX_PULLS]
+
+    @cached_property
+    def pull_shares(self) -> np.ndarray:
+        return np.take_along_axis(self.shift_shares, self.pulls, axis=-1)  # [B, n_q, MAX_PULLS]
+
+    def column(self, name: str) -> list:
+        """A measure as Python lists [B][n] (pulls [B][n][MAX_PULLS]), made once, when a document first reads it."""
+        if name not in self.columns:
+            array, (count, n) = getattr(self, name), self.stack.outputs.shape[:2]
+            self.columns[name] = [[None] * n] * count if array is None else array.tolist()
+
+        return self.columns[name]
 
     def document(self, b: int, fields: Collection[str] | None = None) -> list[dict]:
         """Sentence b's `shifts` as the JSON document writes them: per query token its measures, the keys that
@@ -398,11 +363,11 @@ class StackShifts:
         texts, key_texts = self.texts[b]
         if fields is not None:
             wanted = [name for name in MEASURES if name in fields]
-            columns = [self.columns[name][b] for name in wanted]
+            columns = [self.column(name)[b] for name in wanted]
             return [{"token": text, "index": i, **{name: column[i] for name, column in zip(wanted, columns)}}
                     for i, text in enumerate(texts)]
         cosine, delta, static, contextual, self_weight, pulls, weights, shares = (
-            self.columns[name][b] for name in (*MEASURES, "pulls", "pull_weights", "pull_shares"))
+            self.column(name)[b] for name in (*MEASURES, "pulls", "pull_weights", "pull_shares"))
         n = len(texts)
         nearest = [[{"word": near.word, "cosine": near.cosine} for near in found]
                    for found in self.nearest[2 * n * b:2 * n * (b + 1)]] if self.searched else [[]] * (2 * n)
@@ -415,7 +380,7 @@ class StackShifts:
 
     def records(self, b: int) -> list[Shift]:
         """Sentence b's `Shift` records, with their contributions: the MAX_CONTRIBUTIONS heaviest keys."""
-        cosine, delta, static, contextual, self_weight = (self.columns[name][b] for name in MEASURES)
+        cosine, delta, static, contextual, self_weight = (self.column(name)[b] for name in MEASURES)
         texts, key_texts = self.texts[b]
         n = len(texts)
         heaviest = top_indices(self.mean_weights[b], MAX_CONTRIBUTIONS)  # [n_q, k]
@@ -434,26 +399,6 @@ class StackShifts:
 MEASURES = ("cosine", "delta_norm", "static_norm", "contextual_norm", "self_weight")  # a shift's numbers
 
 
-class _Columns(dict):
-    """A stack's measures as lists [B][n], each made from its array when first asked for."""
-
-    def __init__(self, shifts: StackShifts) -> None:
-        super().__init__()
-        self.shifts = shifts
-
-    def __missing__(self, name: str) -> list:
-        shifts = self.shifts
-        if name == "self_weight" and shifts.self_weight is None:
-            value: list = [[None] * shifts.stack.outputs.shape[1]] * len(shifts.stack.outputs)
-        elif name in ("pull_weights", "pull_shares"):
-            matrix = shifts.mean_weights if name == "pull_weights" else shifts.shift_shares
-            value = np.take_along_axis(matrix, shifts.pulls, axis=-1).tolist()
-        else:
-            value = getattr(shifts, name).tolist()
-        self[name] = value
-        return value
-
-
 def head_mean(weights: np.ndarray) -> np.ndarray:
     """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k]; one head's are their own mean (x / 1 is
     x), so the default single head needs no [n, n] copy."""
@@ -461,19 +406,14 @@ def head_mean(weights: np.ndarray) -> np.ndarray:
 
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k].
-
-    O(n) per row (a partition, then a sort of the k survivors), not a full sort; rows far wider
-    than k (a neighbour search's) partition only the few groups of columns that can hold the top
-    (_top_of_wide_rows). A partition keeps an arbitrary few of the entries tied at the k-th
-    value; the rows where that happened take their earliest ties instead. No NaN.
-    """
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]. A
+    partition and a sort of the k survivors, not a full sort; rows far wider than k (a neighbour search's) only
+    partition the groups of columns that can hold the top (_top_of_wide_rows). No NaN."""
     n = rows.shape[-1]
     flat = rows.reshape(-1, n)  # [m, n]
     wide = n >= WIDE_GROUPS * k * GROUP_COLUMNS
     top = np.empty((len(flat), min(k, n)), dtype=np.intp)  # [m, k]
-    # a 5,000-token sentence's rows a few at a time: no [n, n] temporaries; wide rows WIDE_ROWS at a time, which
-    # the cache holds while their chosen groups are read again
+    # long rows a block at a time: no [n, n] temporaries; wide rows WIDE_ROWS at a time, which the cache holds
     blocks = [slice(start, start + WIDE_ROWS) for start in range(0, len(flat), WIDE_ROWS)] if wide else row_blocks(
         len(flat), n)
     for block in blocks:
@@ -503,12 +443,10 @@ def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
 def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
     """top_indices of rows far wider than k (a search's cosines over the vocabulary): [m, n] -> [m, k].
 
-    A partition of a whole row costs several passes over it; one pass finds the largest entry of
-    each group of columns (group c: columns c, c + g, c + 2g, ... for g groups), and the k-th
-    largest of those maxima is at most the row's k-th largest entry, since k groups hold an
-    entry at least that large. So every entry of the top k, ties at the k-th included, lies in a
-    group whose maximum reaches it: only those k groups (and the columns past the last whole
-    group) are partitioned. Rows where more than k group maxima tie take the general way.
+    One pass finds the largest entry of each group of columns (group c: columns c, c + g, ... for g
+    groups); the k-th largest of those maxima is at most the row's k-th largest entry, so the top k
+    (ties included) lies in the k groups whose maxima reach it: only those (and the columns past the
+    last whole group) are partitioned. Rows where more than k group maxima tie take the general way.
     """
     m, n = flat.shape
     width = n // GROUP_COLUMNS  # g groups of GROUP_COLUMNS columns; the n - g * GROUP_COLUMNS last are always kept
@@ -547,13 +485,7 @@ def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
 
 def diagnose(result: AttentionResult) -> Diagnosis:
     """One sentence's `Diagnosis`."""
-    return diagnose_stack(as_stack(result))[0]
-
-
-def diagnose_stack(stack: AttentionResult) -> list[Diagnosis]:
-    """Each sentence's `Diagnosis` of a stack (`StackDiagnosis`)."""
-    found = StackDiagnosis.of(stack)
-    return [found.sentence(b) for b in range(len(found.advice))]
+    return StackDiagnosis.of(as_stack(result)).sentence(0)
 
 
 @dataclass(frozen=True)
@@ -569,13 +501,9 @@ class StackDiagnosis:
 
     @classmethod
     def of(cls, stack: AttentionResult) -> StackDiagnosis:
-        """A warning for each head with saturated rows (even one), and one warning naming every head whose every
-        row is flat (random projections flatten them all alike: said once, not once per head), with computed
-        remedies: the flags of every sentence at once, the temperatures of all warned ones in one bisection.
-
-        Only rows that see at least two keys count: a row with one visible key (the first under the
-        causal mask, or a one-word sentence) has no choice, so its weight of 1 says nothing.
-        """
+        """A warning for each head with saturated rows (even one), and one naming every head whose every row is
+        flat (said once, not once per head), with computed remedies. Only rows that see at least two keys
+        count: a row with one visible key has no choice, so its weight of 1 says nothing."""
         count, heads, n_q, n_k = stack.weights.shape
         flat = stack.weights.reshape(-1, n_k)  # [m, n_k]
         entropy = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).reshape(
@@ -611,11 +539,6 @@ class StackDiagnosis:
         return Diagnosis([list(map(RowDiagnostic, entropy, largest, argmax, seen)) for entropy, largest, argmax
                           in zip(self.entropy_bits[b].tolist(), self.max_weight[b].tolist(), self.argmax[b].tolist())],
                          self.advice[b])
-
-
-def is_flat(row: RowDiagnostic) -> bool:
-    """Whether a row's entropy is at least FLATNESS_LEVEL of the most its visible keys allow."""
-    return row.entropy_bits >= FLATNESS_LEVEL * math.log2(row.visible_keys)
 
 
 def heads_text(heads: list[int]) -> str:
@@ -660,11 +583,9 @@ def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
                                                   norms[1][dominated].tolist(), maxima.min(axis=(1, 2)).tolist(),
                                                   maxima.max(axis=(1, 2)).tolist()):
         ratio = f"{code_norm / word_norm:.3g} times" if word_norm > 0 else "infinitely"
-        found[b].append(Advice(
-            code="positions", head=None,
-            message=(f"the position codes (mean norm {code_norm:.3g}) are {ratio} as long as the word vectors (mean "
-                     f"norm {word_norm:.3g}): word order swamps the words' meaning"),
-            remedies=[Remedy({"position_scale": "auto"}, (low, high))], larger_scale=False, rows=[], eligible_rows=0))
+        found[b].append(Advice("positions", None, f"the position codes (mean norm {code_norm:.3g}) are {ratio} as "
+                               f"long as the word vectors (mean norm {word_norm:.3g}): word order swamps the words' "
+                               "meaning", [Remedy({"position_scale": "auto"}, (low, high))], False))
     return found
 
 
@@ -679,39 +600,26 @@ def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], 
     else:
         what, whose, where = f"{len(saturated)} of {eligible} rows put", "their", " in those rows"
         target = "themselves" if on_self else "one token"
-    return Advice(
-        code="saturated", head=head,
-        message=(f"{heads_text([head])}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on {target} "
-                 f"(lowest such weight {lowest:.3f}): the scores{where} are so far apart that the softmax is "
-                 "one-hot"),
-        remedies=remedies, larger_scale=False,
-        rows=saturated, eligible_rows=eligible, heads=[head],
-    )
+    return Advice("saturated", head, f"{heads_text([head])}: {what} >= {SATURATION_LEVEL:.2f} of {whose} weight on "
+                  f"{target} (lowest such weight {lowest:.3f}): the scores{where} are so far apart that the softmax "
+                  "is one-hot", remedies, False, saturated, eligible, [head])
 
 
 def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, n_q: int,
                      remedies: list[Remedy]) -> Advice:
     """The flat `heads` in one warning (`highest`: their largest weight). At a scale factor >= 1 no named scale is
     larger, so the advice can only say "a larger scale"."""
-    projected = result.config.mode == "projected"
-    return Advice(
-        code="flat", head=heads[0],
-        message=(f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}): "
-                 "the scaled scores are too close together to prefer any word" + UNTRAINED_NOTE * projected),
-        remedies=remedies,
-        larger_scale=result.scale_factor >= 1 and result.config.mode != "trained",
-        rows=list(range(n_q)), eligible_rows=n_q, heads=heads,
-    )
+    return Advice("flat", heads[0], f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}):"
+                  " the scaled scores are too close together to prefer any word"
+                  + UNTRAINED_NOTE * (result.config.mode == "projected"), remedies,
+                  result.scale_factor >= 1 and result.config.mode != "trained", list(range(n_q)), n_q, heads)
 
 
 def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,
                     temperature: float | None) -> list[dict[str, Any]]:
-    """The settings that undo a "saturated" or "flat" softmax, as AttentionConfig keywords.
-
-    The one list both the warnings and the trace notes offer. Saturated: the 1/sqrt(d_head) scale,
-    cosine similarity and `temperature`, the one `fixing_temperature` solved for the rows (None: no
-    temperature changes them). Flat: that temperature and no scale (when the scale shrinks the scores).
-    """
+    """The settings that undo a "saturated" or "flat" softmax, as AttentionConfig keywords, for the warnings and
+    the trace notes alike. Saturated: the 1/sqrt(d_head) scale, cosine similarity and `temperature` (solved
+    for the rows; None: none helps). Flat: that temperature and no scale (when the scale shrinks the scores)."""
     solved = [] if temperature is None else [{"temperature": temperature}]
     if code == "saturated":
         named = [{"scale": "sqrt"}] if config.scale != "sqrt" else []
@@ -720,10 +628,8 @@ def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,
     return solved + ([{"scale": "none"}] if scale_factor < 1 else [])
 
 
-TEMPERATURE_STEPS = 10  # bisection steps per bound: a bracket of a few octaves to within 1 % of T (the answer is
-# the geometric mean of two bounds each on its own safe side, so their precision only narrows its margin)
-NORMAL_OCTAVES = (-1022, 1023)  # temperatures searched stay within float64's normal numbers, 2^-1022 to 2^1023
-SATURATION_ODDS = 1 / SATURATION_LEVEL - 1  # a row saturates when its other weights sum to at most this x the top's
+HINTED_OCTAVES = (-19, 19)  # hints lie within 2^-19 and 2^19: temperatures the settings take (MIN_TEMPERATURE up)
+TEMPERATURE_STEPS = 12  # bisection steps on log2 T: the 38 octaves to within 1 % of T
 
 
 def fixing_temperature(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> float | None:
@@ -739,117 +645,45 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
     scores [S, G, r, n_k] are each sentence's rows to clear: every head's rows with a choice (the temperature
     is the whole layer's, so a hint for one head must not spoil another), or the one row a trace note is
     about; visible [S, G, r, n_k] their keys. A row's largest weight falls and its entropy rises as T grows,
-    so "some row saturates" holds below one temperature and "every row of a group is flat" above another,
-    and a saturated row is never flat (its entropy is at most h(0.95) + 0.05 log2(k - 1), below 0.98 log2 k),
-    so for one group the first bound lies below the second. Both are bisected on log T, every sentence's at
-    once; the answer is their geometric mean, written with the fewest significant digits that keep it between
-    them. None when no temperature clears them all: groups whose spans do not meet (one head saturates
-    wherever another is flat), or a group whose visible scores tie in every row (uniform at any temperature,
-    as with a scale of 0).
+    so "some row saturates" holds below one temperature and "some group is all flat" above another: both are
+    bisected on log T, every sentence's at once, and the hint is their geometric mean with the fewest
+    significant digits that keep it between them, checked at last with the engine's own weights. NaN when
+    it fails: one head saturates wherever another is flat, or a group's scores tie (uniform at any T).
     """
-    found = np.full(len(scores), np.nan)
-    if scale_factor == 0:  # every logit is 0 at any temperature
-        return found
     visible = np.broadcast_to(visible, scores.shape)
-    seen = None if visible.all() else visible  # no copies for a mask that hides nothing
-    with np.errstate(over="ignore", invalid="ignore"):
-        shown = scores if seen is None else np.where(seen, scores, -np.inf)
-        base = (shown - shown.max(axis=-1, keepdims=True)) * scale_factor  # [S, G, r, n_k]: <= 0, 0 at each top
-    keys = np.count_nonzero(visible, axis=-1)  # [S, G, r]
-    spreads = -(base if seen is None else np.where(seen, base, 0.0)).min(axis=-1)  # [S, G, r]: each row's range
-    # overflowed, or a group flat at any T: no answer
-    solvable = np.flatnonzero(np.isfinite(spreads).all(axis=(1, 2)) & spreads.max(axis=-1).all(axis=-1))
-    if not len(solvable):
-        return found
-    base, keys, spreads = base[solvable], keys[solvable], spreads[solvable]
-    lowest = _saturation_bounds(base.reshape(len(base), -1, base.shape[-1]), keys.reshape(len(base), -1))  # [S]
-    highest = _flatness_bounds(base, keys, spreads, lowest)  # [S]
-    for place, low, high in zip(solvable.tolist(), lowest.tolist(), highest.tolist()):
-        if low <= high:
-            found[place] = _shortest_between(math.exp((math.log(low) + math.log(high)) / 2), low, high)
-    return found
+    flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(visible, axis=-1))  # [S, G, r]
+
+    def fine(temperatures: np.ndarray) -> np.ndarray:  # [S] -> [S]: no row saturates
+        return (_weights_at(scores, visible, scale_factor, temperatures).max(axis=-1) < SATURATION_LEVEL).all(
+            axis=(1, 2))
+
+    def flat(temperatures: np.ndarray) -> np.ndarray:  # [S] -> [S]: every row of some group is flat
+        weights = _weights_at(scores, visible, scale_factor, temperatures)
+        return (entropy_bits(weights) >= flat_entropy).all(axis=-1).any(axis=-1)
+
+    lowest, highest = _root(fine, len(scores))[1], _root(flat, len(scores))[0]  # [S] each
+    found = np.array([_shortest_between(math.sqrt(low * high), low, high) if low <= high else math.nan
+                      for low, high in zip(lowest.tolist(), highest.tolist())])
+    tried = np.where(np.isnan(found), 1.0, found)
+    return np.where(fine(tried) & ~flat(tried), found, math.nan)
 
 
-def _saturation_bounds(base: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Per sentence, the lowest temperature (to within the bisection) at which none of its rows base [S, m, n_k]
-    (scaled scores less each row's top, -inf where hidden; `keys` [S, m] visible each) saturates.
-
-    A row saturates while its other weights, each exp(-gap_j / T) of the top's, sum to at most SATURATION_ODDS;
-    that sum lies between exp(-g / T) and (k - 1) exp(-g / T) for the gap g to the runner-up, so the row's bound
-    lies between g / ln((k - 1) / odds) and g / ln(1 / odds), a factor of at most 3.4 for k <= 1000 apart: the
-    search starts there, among the rows whose bracket reaches the highest lower end.
-    """
-    gaps = -np.partition(base, -2, axis=-1)[..., -2]  # [S, m]: to the runner-up, 0 where the top ties (never saturated)
-    gaps[~np.isfinite(gaps)] = 0.0  # a runner-up beyond float64 (an overflowed gap): left to the other remedies
-    below = gaps / np.log(np.maximum(keys - 1, 1) / SATURATION_ODDS)  # [S, m]
-    above = gaps / math.log(1 / SATURATION_ODDS)  # [S, m]
-    start = below.max(axis=-1)  # [S]
-    bound = _last_roots(lambda temperatures: _weights_at(base, temperatures).max(axis=-1) < SATURATION_LEVEL,
-                        above >= start[:, None], start, above.max(axis=-1))[1]
-    return np.where(gaps.any(axis=-1), bound, 2.0 ** NORMAL_OCTAVES[0])  # no row can saturate: the lowest
-
-
-def _flatness_bounds(base: np.ndarray, keys: np.ndarray, spreads: np.ndarray, lowest: np.ndarray) -> np.ndarray:
-    """Per sentence, the highest temperature (to within the bisection) at which not every row of any of its groups
-    base [S, G, r, n_k] is flat, each group searched from the sentence's `lowest` up (the temperature no row
-    saturates from): 0 when a group is flat there already (no temperature then clears both).
-
-    A row is flat when its entropy lacks at most 2 % of log2 k, 0.02 ln k nats; the lack (the divergence
-    from uniform) is at most range^2 / 8 for logits spanning `range` (Hoeffding's lemma), so every row is flat
-    from T = spread / sqrt(0.16 ln k) on: the search's top.
-    """
-    count, groups = base.shape[:2]
-    units, unit_keys = base.reshape(count * groups, *base.shape[2:]), keys.reshape(count * groups, -1)  # [U, r, ..]
-
-    def flat(temperatures: np.ndarray) -> np.ndarray:  # [U] -> [U, r]
-        return entropy_bits(_weights_at(units, temperatures)) >= FLATNESS_LEVEL * np.log2(unit_keys)
-
-    with np.errstate(over="ignore"):  # a spread near float64's largest overflows to inf: _last_roots clips it
-        ceiling = (spreads / np.sqrt(0.16 * np.log(np.maximum(keys, 2)))).max(axis=-1).ravel()  # [U]
-    low = np.repeat(lowest, groups)  # [U]
-    highest = _last_roots(flat, np.ones(unit_keys.shape, dtype=bool), low, np.maximum(ceiling, low))[0]
-    highest[(highest == low) & flat(low).all(axis=-1)] = 0.0
-    return highest.reshape(count, groups).min(axis=-1)
-
-
-def _weights_at(base: np.ndarray, temperatures: np.ndarray) -> np.ndarray:
-    """The row softmax of base [U, m, n_k] (scaled scores less each row's top, -inf where hidden) at each unit's
-    temperature [U].
-
-    base / T <= 0 with a 0 in every row, so exp stays in [0, 1] and each row sums to at least 1: no
-    shift, no overflow (a quotient too large is -inf, a weight of 0), unlike a general softmax.
-    """
-    with np.errstate(over="ignore"):
-        weights = np.exp(base / temperatures[:, None, None])
-    return weights / weights.sum(axis=-1, keepdims=True)
-
-
-def _last_roots(test: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, low: np.ndarray,
-                high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per unit, temperatures (below, above) bracketing the last of its `rows` [U, m] (bool: the rows taking part)
-    to pass `test` (temperatures [U] -> [U, m] bool, each row False below its own root and True above it), by
-    bisection on log2 T from [low, high] [U] (low <= high), every unit at once, each kept within float64's
-    normal numbers (a temperature of 0 would divide 0 by 0).
-
-    A row that passes while another of its unit still fails has its root below the last one: it takes no
-    further part, as the bisection goes on above it.
-    """
-    low_octave, high_octave = (np.array([min(max(math.log2(bound) if bound > 0 else -math.inf, NORMAL_OCTAVES[0]),
-                                                 NORMAL_OCTAVES[1]) for bound in bounds.tolist()])
-                               for bounds in (low, high))  # both within the normal numbers, as scalars take them
-    rows = rows.copy()
+def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per sentence, temperatures (below, above) [count] around where `test` (temperatures [count] -> bool
+    [count]) turns from False to True as T grows, by bisection on log2 T over HINTED_OCTAVES."""
+    low, high = np.full(count, float(HINTED_OCTAVES[0])), np.full(count, float(HINTED_OCTAVES[1]))
     for _ in range(TEMPERATURE_STEPS):
-        middle = (low_octave + high_octave) / 2
-        passed = test(_powers_of_two(middle)) | ~rows  # [U, m]
-        done = passed.all(axis=-1)  # [U]
-        high_octave, low_octave = np.where(done, middle, high_octave), np.where(done, low_octave, middle)
-        rows &= done[:, None] | ~passed
-    return _powers_of_two(low_octave), _powers_of_two(high_octave)
+        middle = (low + high) / 2
+        passed = test(np.exp2(middle))
+        low, high = np.where(passed, low, middle), np.where(passed, middle, high)
+    return np.exp2(low), np.exp2(high)
 
 
-def _powers_of_two(octaves: np.ndarray) -> np.ndarray:
-    """2 ** each octave, as Python's float power rounds it (a temperature reads the same alone as in a batch)."""
-    return np.array([2.0 ** octave for octave in octaves.tolist()])
+def _weights_at(scores: np.ndarray, visible: np.ndarray, scale_factor: float,
+                temperatures: np.ndarray) -> np.ndarray:
+    """The engine's weights of scores [S, ..., n_k] (visible alike) at each sentence's temperature [S]."""
+    factors = (scale_factor / temperatures).reshape((-1,) + (1,) * (scores.ndim - 1))
+    return softmax(scaled_logits(scores, factors, visible))
 
 
 def _shortest_between(value: float, low: float, high: float) -> float:
@@ -863,17 +697,14 @@ def _shortest_between(value: float, low: float, high: float) -> float:
 
 class StackRemedies:
     """The remedies for the heads each warning of a stack names, with the largest weights each would give over
-    the rows with a choice (`eligible` [B, n_q]) of those heads.
-
-    A named setting's weights are computed once for the whole stack, when a warning first needs them; the
-    temperature of every `warned` sentence [B] in one bisection, each solved for all its heads. None for a
-    trained layer, whose settings are fixed by its weights file.
-    """
+    the rows with a choice (`eligible` [B, n_q]) of those heads: a named setting's computed once for the stack,
+    the temperatures of every `warned` sentence [B] in one bisection. None for a trained layer (its file fixes
+    its settings)."""
 
     def __init__(self, stack: AttentionResult, eligible: np.ndarray, warned: np.ndarray) -> None:
         self.stack, self.eligible = stack, eligible
-        self.ranges: dict[tuple, tuple[list, list]] = {}  # remedy -> per sentence, per head: (lowest, highest)
-        self.solved: dict[int, tuple[float, list, list]] = {}  # sentence -> its temperature and that ranges
+        self.ranges: dict[object, tuple[list, list]] = {}  # remedy -> per sentence, per head: (lowest, highest)
+        self.temperatures = np.full(len(eligible), np.nan)  # [B]: each warned sentence's solved one
         if stack.config.mode != "trained" and warned.any():
             self._solve(np.flatnonzero(warned))
 
@@ -882,16 +713,14 @@ class StackRemedies:
         if self.stack.config.mode == "trained":
             return []
         found = []
-        solved = self.solved.get(b)
-        for settings in remedy_settings(code, self.stack.config, self.stack.scale_factor,
-                                        None if solved is None else solved[0]):
-            if "temperature" in settings:
-                lowest, highest = solved[1], solved[2]  # type: ignore[index]
-            else:
-                key = tuple(settings.items())
-                if key not in self.ranges:
-                    self.ranges[key] = self._ranges(_row_maxima(self.stack, settings))
-                lowest, highest = self.ranges[key][0][b], self.ranges[key][1][b]
+        solved = None if math.isnan(self.temperatures[b]) else float(self.temperatures[b])
+        for settings in remedy_settings(code, self.stack.config, self.stack.scale_factor, solved):
+            key = "temperature" if "temperature" in settings else tuple(settings.items())
+            if key not in self.ranges:
+                temperatures = np.where(np.isnan(self.temperatures), 1.0, self.temperatures)  # [B]
+                self.ranges[key] = self._ranges(_row_maxima(
+                    self.stack, {"temperature": temperatures} if key == "temperature" else settings))
+            lowest, highest = self.ranges[key][0][b], self.ranges[key][1][b]
             found.append(Remedy(settings, (min(lowest[h] for h in heads), max(highest[h] for h in heads))))
         return found
 
@@ -903,9 +732,8 @@ class StackRemedies:
                 np.where(eligible, maxima, -np.inf).max(axis=-1).tolist())
 
     def _solve(self, warned: np.ndarray) -> None:
-        """The `fixing_temperatures` of the warned sentences, each solved for every head on its rows with a choice
-        (sentences whose rows with a choice differ, under the "others" mask, are solved apart), with the ranges of
-        largest weights each gives per head."""
+        """The `fixing_temperatures` of the warned sentences for every head's rows with a choice (sentences whose
+        rows with a choice differ are solved apart)."""
         stack = self.stack
         count, heads, n_q, n_k = stack.scores.shape
         visible = np.broadcast_to(stack.visible, (count, n_q, n_k))
@@ -915,43 +743,20 @@ class StackRemedies:
             rows = np.flatnonzero(pattern)
             scores = stack.scores[members][:, :, rows]  # [W, H, r, n_k]
             seen = np.broadcast_to(visible[members][:, None, rows], scores.shape)
-            temperatures = fixing_temperatures(scores, seen, stack.scale_factor)  # [W]
-            solved = np.isfinite(temperatures)
-            maxima = _weights_under(scores[solved], seen[solved], stack.scale_factor, temperatures[solved]).max(
-                axis=-1)  # [W', H, r]
-            self.solved.update(zip(members[solved].tolist(), zip(temperatures[solved].tolist(),
-                                                                 maxima.min(axis=-1).tolist(),
-                                                                 maxima.max(axis=-1).tolist())))
-
-
-def _weights_under(scores: np.ndarray, visible: np.ndarray, scale_factor: float,
-                   temperatures: np.ndarray) -> np.ndarray:
-    """The weights of scores [W, ..., n_k] (visible alike) at each sentence's temperature [W], as the engine's
-    `scaled` gives them one sentence at a time."""
-    with np.errstate(over="ignore", divide="ignore"):
-        factors = np.float64(scale_factor) / temperatures  # [W]
-    if not np.isfinite(factors).all():  # the T -> 0 limit: the engine's own hard max, a sentence at a time
-        return np.stack([scaled(rows, scale_factor, temperature, seen)[1]
-                         for rows, seen, temperature in zip(scores, visible, temperatures.tolist())])
-    top = np.max(np.where(visible, scores, -np.inf), axis=-1, keepdims=True)
-    shifted = (scores - top) * factors.reshape((-1,) + (1,) * (scores.ndim - 1))
-    return softmax(np.where(visible, shifted, -np.inf))
+            self.temperatures[members] = fixing_temperatures(scores, seen, stack.scale_factor)  # [W]
 
 
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
-    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale or a similarity).
-
-    Recomputed from the heads' own queries and keys, scaled as the engine scales (an overflowing
-    factor / temperature is the hard-max limit), so the advice is never NaN.
-    """
+    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale, a similarity, or each
+    sentence's temperature [B]), recomputed from the heads' own queries and keys as the engine computes them."""
     config = stack.config
     similarity = settings.get("similarity", config.similarity)
     scores = stack.scores if similarity == config.similarity else similarity_scores(
         stack.queries, stack.keys, similarity)  # [B, H, n_q, n_k]
-    factor = stack.scale_factor
-    if "scale" in settings:
-        factor = replace(config, scale=settings["scale"]).scale_factor(stack.d_head)
+    scale = replace(config, scale=settings.get("scale", config.scale)).scale_factor(stack.d_head)
+    factor = np.reshape(scale / np.asarray(settings.get("temperature", config.temperature)), (-1, 1, 1, 1))
     visible = np.expand_dims(stack.visible, -3)
-    return np.concatenate([scaled(scores[..., rows, :], factor, config.temperature, visible[..., rows, :])[1]
-                           .max(axis=-1) for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
+
+    return np.concatenate([softmax(scaled_logits(scores[..., rows, :], factor, visible[..., rows, :])).max(axis=-1)
+                           for rows in row_blocks(scores.shape[-2], scores[..., 0, :].size)],
                           axis=-1)  # [B, H, n_q], without [n, n] logits and weights of every head at once

@@ -30,6 +30,9 @@ MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabu
 # Position codes' entries are at most this, so inputs stay within what vectors may hold (float32's 3.4e38) and
 # no square or sum the engine takes of them overflows float64 into infinity or NaN.
 MAX_POSITION_SCALE = 1e6
+# Scores stay below 3.3e100 (attn_cli/training/weights.py), so with these bounds every logit is finite: the
+# softmax below needs no limit for an overflowing scale / temperature.
+MAX_SCALE, MIN_TEMPERATURE = 1e6, 1e-6
 
 
 @dataclass(frozen=True)
@@ -39,10 +42,11 @@ class LayerSettings:
 
     mode: str = setting("raw", "raw: Q = K = V = X. projected: seeded random W_Q, W_K, W_V. trained: a layer's "
                                "learned ones.", CHOICE, choices=MODES, also=("trained",))
-    scale: str | float = setting("none", "Multiply scores by 1 (none), by 1/sqrt(d_head) (sqrt) or by X >= 0.",
-                                 NAMED_NUMBER, choices=SCALE_NAMES, metavar="none|sqrt|X")
-    temperature: float = setting(1.0, "Divide the scaled scores by T (above 0).", NUMBER, low=0, low_open=True,
-                                 example="0.5 (sharper) or 10 (flatter)", metavar="T")
+    scale: str | float = setting("none", "Multiply scores by 1 (none), by 1/sqrt(d_head) (sqrt) or by X "
+                                         f"(0 to {MAX_SCALE:,.0f}).", NAMED_NUMBER, choices=SCALE_NAMES,
+                                 high=MAX_SCALE, metavar="none|sqrt|X")
+    temperature: float = setting(1.0, f"Divide the scaled scores by T (at least {MIN_TEMPERATURE:g}).", NUMBER,
+                                 low=MIN_TEMPERATURE, example="0.5 (sharper) or 10 (flatter)", metavar="T")
     similarity: str = setting("dot", "Score q.k (dot) or cos(q, k) (cosine).", CHOICE, choices=SIMILARITIES)
     heads: int = setting(1, "Number of heads; each gets width / H dimensions.", WHOLE, low=1, metavar="H")
     d_k: int | None = setting(None, "Projected mode: total width of Q, K, V (default: d).", WHOLE, low=1,
@@ -175,22 +179,12 @@ class AttentionResult:
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row softmax over the last axis, stable for huge logits, -inf (masked) and +inf entries.
-
-    Subtracting the row maximum keeps exp() <= 1, so scores of 1e4 or 1e300 cannot
-    overflow. A row holding +inf takes the limit: equal weight on its +inf entries.
-    A row must have at least one entry above -inf.
-    """
+    """Row softmax over the last axis; -inf (masked) entries get 0. Each row needs one finite entry."""
     logits = np.asarray(logits, dtype=np.float64)
-    peak = np.max(logits, axis=-1, keepdims=True)  # [..., 1]
-    infinite_row = np.isposinf(peak)
-    if infinite_row.any():
-        finite_peak = np.where(infinite_row, 0.0, peak)
-        shifted = np.where(infinite_row, np.where(np.isposinf(logits), 0.0, -np.inf), logits - finite_peak)
-    else:  # the same numbers, without the two passes that only a row holding +inf needs
-        shifted = logits - peak
-    exps = np.exp(shifted)  # [..., n], every entry in [0, 1], the row's top entries exactly 1
-    return exps / np.sum(exps, axis=-1, keepdims=True)
+    weights = logits - np.max(logits, axis=-1, keepdims=True)  # [.., n], <= 0 with a 0 in each row
+    np.exp(weights, out=weights)  # in place: no second [n, n] temporary
+    weights /= np.sum(weights, axis=-1, keepdims=True)
+    return weights
 
 
 def similarity_scores(q: np.ndarray, k: np.ndarray, similarity: str) -> np.ndarray:
@@ -201,11 +195,8 @@ def similarity_scores(q: np.ndarray, k: np.ndarray, similarity: str) -> np.ndarr
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1; a zero row stays zero (cosine 0, never a division by zero).
-
-    Each row is first divided by its largest magnitude, so squaring inside the norm
-    can neither underflow (1e-200) nor overflow (1e200). float32 stays float32.
-    """
+    """Rows scaled to length 1, a zero row kept zero; float32 stays float32, whose squares would overflow from
+    1.8e19, so each row is divided by its largest magnitude first."""
     x = np.asarray(x)
     dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
     peak = np.max(np.abs(x), axis=-1, keepdims=True) if x.shape[-1] else np.zeros(x.shape[:-1] + (1,))
@@ -217,11 +208,9 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
 def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) -> np.ndarray:
     """The keys each query may see under a mask name (one of MASKS): [.., n_q, n_k] bool, True = visible.
 
-    query_words [.., n_q] and key_words [.., n_k] identify each position's word (equal ids, the same word).
-    none: all; causal: j <= i (no look ahead); others: every key that holds another word, so a word's
-    output is built from its context alone, never from itself or a copy of itself elsewhere in the
-    sentence (what a masked-word objective needs: a query that could find its own copy would know the
-    answer). The one rule the engine, the diagnostics and training follow.
+    query_words [.., n_q] and key_words [.., n_k] are each position's word id. none: all; causal: j <= i;
+    others: every key that holds another word, never the word itself or a copy of it (a masked-word
+    objective's query that could find its own copy would know the answer).
     """
     n_q, n_k = query_words.shape[-1], key_words.shape[-1]
     if mask == "causal":
@@ -251,14 +240,11 @@ def sinusoidal_positions(n: int, d: int) -> np.ndarray:
 
 def scaled_positions(config: AttentionConfig, x: np.ndarray) -> np.ndarray:
     """The position codes added to the rows of x [n, d]: the sinusoids times position_scale, or for "auto"
-    each code scaled to the length of its own word, |code_p| = |x_p|.
+    each code scaled to the length of its own word, |code_p| = |x_p| (none for a zero vector).
 
-    "auto" keeps word order from swamping the words: the raw codes have norm sqrt(d/2) (8.9 at d = 160)
-    while the embedded set's words have norm ~1. Matching each word (so the codes' mean norm equals the
-    words' mean norm) needs no other word: a causal row still ignores the future, and a word's code does
-    not change with the sentence around it. The Transformer multiplies the embeddings by sqrt(d_model)
-    instead, to the same end, but that multiplies every dot score by d_model and saturates the softmax.
-    A zero vector (an unknown word kept as zeros) gets no code under "auto".
+    "auto" keeps word order from swamping the words (raw codes have norm sqrt(d/2), the embedded set's
+    words ~1) without looking at other words, so a causal row still ignores the future. The Transformer
+    multiplies the embeddings by sqrt(d_model) instead, which saturates the softmax of dot scores.
     """
     codes = sinusoidal_positions(*x.shape[-2:])  # [n, d]
     if not isinstance(config.position_scale, str):
@@ -275,19 +261,13 @@ def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
 
 
 def row_norms(x: np.ndarray) -> np.ndarray:
-    """|x_i| of each row [.., n, d] -> [.., n], without overflow or underflow (each row divided by its peak first)."""
-    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [.., n]
-    scaled = np.divide(x, peak[..., None], out=np.zeros(x.shape), where=peak[..., None] > 0)
-    with np.errstate(over="ignore"):
-        return peak * np.linalg.norm(scaled, axis=-1)
+    """|x_i| of each row [.., n, d] -> [.., n]: inputs within float32's range square well inside float64's."""
+    return np.linalg.norm(x, axis=-1)
 
 
 def draw_projections(d_model: int, config: AttentionConfig) -> Projections:
-    """Draw W_Q, W_K, W_V (then W_O) in that order from default_rng(seed), entries ~ N(0, 1/fan_in).
-
-    The 1/fan_in variance (LeCun initialisation) keeps projected vectors at about
-    the length of the inputs, so the scale of the scores stays comparable to raw mode.
-    """
+    """Draw W_Q, W_K, W_V (then W_O) in that order from default_rng(seed), entries ~ N(0, 1/fan_in): LeCun's
+    variance keeps projected vectors about as long as the inputs, so scores stay comparable to raw mode."""
     width = config.width(d_model)
     rng = np.random.default_rng(config.seed)
     w_q, w_k, w_v = (rng.normal(0.0, 1.0 / math.sqrt(d_model), size=(d_model, width)) for _ in range(3))
@@ -315,53 +295,17 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, tempera
     Returns (outputs [.., n_q, d_v], weights, logits, scores), each [.., n_q, n_k] but outputs.
     """
     scores = similarity_scores(q, k, similarity)  # [.., n_q, n_k]
-    logits, weights = scaled(scores, scale, temperature, mask)  # [.., n_q, n_k] each
+    logits = scaled_logits(scores, scale / temperature, mask)  # [.., n_q, n_k]
+    weights = softmax(logits)
     return weights @ v, weights, logits, scores  # [.., n_q, n_k] x [.., n_k, d_v] -> [.., n_q, d_v]
 
 
-def scaled(scores: np.ndarray, scale: float, temperature: float,
-           mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The logits, scores x scale / temperature, and the weights, their row softmax; -inf where masked.
-
-    The weights never come from the logits: each row is shifted by its top visible score
-    before it is scaled, so a gap can only grow towards -inf, and scores of 1e60 at a
-    temperature of 1e-300 give the hard max on the top score, not a tie of infinities
-    (nor inf - inf = NaN). The logits are finite where visible: a product beyond float64's
-    range is written as its largest value (+-1.8e308). A temperature so small that
-    scale / temperature itself overflows is the T -> 0 limit, a hard max in both.
-
-    Computed BLOCK_CELLS at a time (every step is per row, so the numbers are the same): the
-    temporaries of a 5,000-token sentence stay a few MB in cache instead of six [n, n] arrays.
-    """
-    logits, weights = np.empty(scores.shape), np.empty(scores.shape)  # [.., n_q, n_k] each
-    n_q = scores.shape[-2]
-    for rows in row_blocks(n_q, scores.size // max(1, n_q)):  # a block of rows of every head at once
-        logits[..., rows, :], weights[..., rows, :] = _scaled_rows(scores[..., rows, :], scale, temperature,
-                                                                   None if mask is None else mask[..., rows, :])
-    return logits, weights
+def scaled_logits(scores: np.ndarray, factor: float | np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """scores x factor (scale / temperature), -inf where the mask hides a key: [.., n_q, n_k]."""
+    logits = scores * factor
+    return logits if mask is None else np.where(mask, logits, -np.inf)
 
 
-def _scaled_rows(scores: np.ndarray, scale: float, temperature: float,
-                 mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """`scaled` of a block of rows: [.., b, n_k] -> logits, weights; mask [.., b, n_k] (broadcast) or None."""
-    visible = None if mask is None else np.broadcast_to(mask, scores.shape)
-    top = np.max(_hidden(scores, visible), axis=-1, keepdims=True)  # [.., n_q, 1]
-    with np.errstate(over="ignore", invalid="ignore"):
-        factor = np.float64(scale) / np.float64(temperature)
-        if np.isfinite(factor):
-            logits, shifted = scores * factor, (scores - top) * factor  # shifted <= 0, 0 at the top
-        else:
-            logits = np.where(scores == top, np.inf, -np.inf)
-            shifted = np.where(scores == top, 0.0, -np.inf)
-    return _hidden(np.clip(logits, -LARGEST, LARGEST), visible), softmax(_hidden(shifted, visible))
-
-
-def _hidden(values: np.ndarray, visible: np.ndarray | None) -> np.ndarray:
-    """The values with -inf where a key is not visible; without a mask, the values themselves (no copy)."""
-    return values if visible is None else np.where(visible, values, -np.inf)
-
-
-LARGEST = np.finfo(np.float64).max
 BLOCK_CELLS = 1 << 18  # cells of an [.., n_q, n_k] matrix worked on at a time: 2 MB of float64 per temporary
 
 
@@ -377,17 +321,12 @@ def multi_head_attention(
     config: AttentionConfig = AttentionConfig(),
     projections: Projections | None = None,
 ) -> AttentionResult:
-    """Self-attention (context omitted) or cross-attention of the queries over a context.
+    """Self-attention (context omitted) or cross-attention of queries [n_q, d] over a context [n_k, d].
 
-    query_embeddings: [n_q, d]; context_embeddings: [n_k, d] (default: the queries).
-    Raw mode uses the (position-encoded) embeddings as Q, K and V; projected mode
-    multiplies them by seeded random W_Q, W_K, W_V; trained mode by the given
-    `projections` (required then, refused otherwise). With H heads the width is split
-    into H equal slices, each attended on its own, then concatenated.
-
-    A stack of B sentences of one length, [B, n_q, d] (and [B, n_k, d]), gives one result whose
-    arrays lead with B: the same numbers as B separate calls (every step works per row or per
-    matrix), in a few numpy calls instead of a few per sentence. `unstack` splits it.
+    Raw mode uses the (position-encoded) embeddings as Q, K and V; projected mode multiplies them by
+    seeded random W_Q, W_K, W_V; trained mode by the given `projections`. With H heads the width is split
+    into H equal slices, each attended on its own, then concatenated. A stack of B sentences of one
+    length, [B, n_q, d], gives one result whose arrays lead with B: the same numbers as B calls.
     """
     x_q = np.asarray(query_embeddings, dtype=np.float64)  # [.., n_q, d]
     x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [.., n_k, d]
@@ -417,17 +356,15 @@ def sentence_words(mask: str, x_q: np.ndarray, x_k: np.ndarray | None) -> tuple[
 def attention_stacks(embeddings: list[np.ndarray], config: AttentionConfig,
                      projections: Projections | None = None) -> list[tuple[list[int], AttentionResult]]:
     """Self-attention over each sentence [n_i, d]: the sentences of one length as one stack, each stack with the
-    indices of its sentences (`unstack` gives their own results, the same numbers as one call each). A sentence
-    the layer refuses raises its InputError, as a call of its own would; the batch finds which one.
-    """
+    indices of its sentences. A sentence the layer refuses raises its InputError, as a call of its own would."""
     return [(members, multi_head_attention(np.stack([embeddings[i] for i in members]), config=config,
                                            projections=projections))
             for members in same_length(embeddings, config.heads)]
 
 
 def same_length(embeddings: list[np.ndarray], heads: int = 1) -> list[list[int]]:
-    """The indices of the sentences grouped by length (first appearance first), each group in order and cut to
-    at most STACK_CELLS cells of a stack's largest arrays: long sentences go one at a time, as they did alone."""
+    """The indices of the sentences grouped by length (first appearance first), each group cut to at most
+    STACK_CELLS cells of a stack's largest arrays: long sentences go one at a time."""
     groups: dict[int, list[int]] = {}
     for i, sentence in enumerate(embeddings):
         groups.setdefault(len(sentence), []).append(i)
@@ -454,11 +391,6 @@ STACKED = ("query_inputs", "context_inputs", "queries", "keys", "values", "score
 def as_stack(result: AttentionResult) -> AttentionResult:
     """One sentence's result as a stack of one: each array led by 1 (its mask and codes stay as shared)."""
     return replace(result, **{name: getattr(result, name)[None] for name in STACKED})
-
-
-def unstack(result: AttentionResult) -> list[AttentionResult]:
-    """A stacked result (arrays leading with B) as B results of one sentence each, their arrays views of its."""
-    return [sentence_of(result, i) for i in range(len(result.outputs))]
 
 
 def sentence_of(result: AttentionResult, i: int) -> AttentionResult:
@@ -493,7 +425,6 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
     else:
         q_all = affine(x_q, projections.w_q, projections.b_q)  # [n, d] x [d, d_k] (+ [d_k]) -> [n, d_k]
         k_all, v_all = affine(x_k, projections.w_k, projections.b_k), affine(x_k, projections.w_v, projections.b_v)
-
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
@@ -502,21 +433,14 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
         raise InputError(f"the mask {config.mask!r} hides from each word its own copies, so a word with no other "
                          "word to see has nothing to attend to; give a sentence of at least two different words",
                          *fix)
-    head_outputs, weights, logits, scores = attend(
-        queries, keys, values, scale=scale, temperature=config.temperature,
-        similarity=config.similarity, mask=visible[..., None, :, :],  # [.., 1, n_q, n_k]: every head alike
-    )
+    head_outputs, weights, logits, scores = attend(queries, keys, values, scale=scale, temperature=config.temperature,
+                                                   similarity=config.similarity,
+                                                   mask=visible[..., None, :, :])  # [.., 1, n_q, n_k]: heads alike
     outputs = merge_heads(head_outputs)  # [.., n_q, d_k]
     if projections is not None:
         outputs = projections.output(outputs)  # [n_q, d_k] x [d_k, d] -> [n_q, d] with W_O, else as it is
-
-    return AttentionResult(
-        config=config, query_inputs=x_q, context_inputs=x_k,
-        queries=queries, keys=keys, values=values,
-        scores=scores, logits=logits, weights=weights,
-        head_outputs=head_outputs, outputs=outputs,
-        scale_factor=scale, projections=projections, self_attention=self_attention, visible=visible,
-    )
+    return AttentionResult(config, x_q, x_k, queries, keys, values, scores, logits, weights, head_outputs, outputs,
+                           scale, projections, self_attention, visible)
 
 
 def rerun(result: AttentionResult, query_embeddings: np.ndarray, context_embeddings: np.ndarray | None = None,
@@ -547,26 +471,16 @@ def layer_projections(d_model: int, config: AttentionConfig, given: Projections 
 
 
 def static_outputs(result: AttentionResult) -> np.ndarray:
-    """What each query token's output would be if it attended only to itself: [n, d_out].
-
-    This is the "before" of the shift: the token's own value vector, carried
-    through the same concatenation and output projection as the real output.
-    In raw mode it is the (position-encoded) static embedding itself. It is
-    computed from the query inputs, not from `values`, so that under
-    cross-attention each query token is compared with its own value, not with
-    a context token's.
-    """
+    """What each query token's output would be if it attended only to itself, [n, d_out]: the "before" of the
+    shift, its own value through the output projection (from the query inputs, not `values`: under
+    cross-attention those are the context's)."""
     return value_space(result.query_inputs, result)  # [n_q, d] -> [n_q, d_out]
 
 
 def output_shares(result: AttentionResult) -> np.ndarray:
-    """share[i, j] = term_ij . y_i / |y_i|^2, [.., n_q, n_k]: the part of output y_i that key j supplies.
-
-    term_ij is key j's weighted value (all heads, through W_O) and the terms sum to y_i, so a row's
-    shares sum to 1 (0 for a zero output). Computed as sum over heads of w_ij (v_j . z_i) with z_i = y_i
-    mapped back through W_O^T, which needs O(H n^2) memory instead of the O(n^2 d) of the terms themselves.
-    Works on a stack as on one sentence.
-    """
+    """share[i, j] = term_ij . y_i / |y_i|^2, [.., n_q, n_k]: the part of output y_i that key j supplies (a row
+    sums to 1, 0 for a zero output). Computed as sum over heads of w_ij (v_j . z_i), z_i = y_i W_O^T: O(H n^2)
+    memory, not the O(n^2 d) of the terms term_ij (key j's weighted value through W_O) themselves."""
     back = result.outputs
     if result.projections is not None and result.projections.w_o is not None:
         back = back @ result.projections.w_o.T  # [.., n_q, d] x [d, width] -> [.., n_q, width]
@@ -584,14 +498,11 @@ def shift_shares(result: AttentionResult) -> np.ndarray:
     key j supplies, [.., n_q, n_k].
 
     Each head's weights sum to 1, so d_i = sum_h sum_j w^h_ij (v^h_j - u^h_i) W_O^h (u_i: the token's own
-    value before W_O, s_i = u_i W_O): the terms sum to the shift, so a row's shares sum to 1. A key whose
-    value lies far from the token's own moves it more than a heavier key close to it, which its weight (or
-    its share of y) cannot show. In self-attention the token's own term is zero (v_i = u_i) and its share
-    exactly 0. Computed per head as w_ij (v_j . z_i - u_i . z_i) / |d_i| with z_i = (d_i / |d_i|) W_O^T (a shift
-    of 1e-155 would square to 0 in |d_i|^2), a block of rows at a time: the n^2 d terms are never built, and
-    a 5,000-token sentence holds no [H, n, n] temporaries. A row
-    whose shift is within SHIFT_FLOOR of the vectors that make it (`shift_sizes`: y_i equal to s_i but for
-    rounding) has shares of 0, not shares of its rounding errors.
+    value before W_O): a row's shares sum to 1, and a key far from the token moves it more than a heavier
+    key close to it. In self-attention the token's own share is exactly 0. Computed per head as
+    w_ij (v_j . z_i - u_i . z_i) / |d_i| with z_i = (d_i / |d_i|) W_O^T, a block of rows at a time (a long
+    sentence holds no [H, n, n] temporaries). A row whose shift is within SHIFT_FLOOR of the vectors that
+    make it (`shift_sizes`) is rounding: its shares are 0.
     """
     shift = result.outputs - static_outputs(result)  # [.., n_q, d_out]
     direction = unit_rows(shift)  # [.., n_q, d_out]: d_i / |d_i|, 0 for no shift
@@ -620,8 +531,7 @@ def shift_shares(result: AttentionResult) -> np.ndarray:
 
 def shift_sizes(result: AttentionResult, own: np.ndarray) -> np.ndarray:
     """How long the vectors that make each shift are, [.., n_q]: |u_i| + sum_h sum_j w^h_ij |v^h_j|, times |W_O|
-    (its Frobenius norm, at least as much as it lengthens any vector). Rounding errs by a few parts in 10^16 of
-    this, whatever the shift's own length."""
+    (Frobenius): rounding errs by a few parts in 10^16 of this."""
     reached = result.weights @ np.linalg.norm(result.values, axis=-1)[..., None]  # [.., H, n_q, 1]
     sizes = np.linalg.norm(own, axis=-1) + np.sum(reached, axis=(-3, -1))  # [.., n_q]
     w_o = None if result.projections is None else result.projections.w_o
@@ -637,11 +547,7 @@ def own_values(result: AttentionResult) -> np.ndarray:
 
 
 def value_space(embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
-    """Map vocabulary embeddings [N, d] into the space the outputs live in [N, d_out].
-
-    Raw mode: unchanged. Projected mode: through W_V (and W_O), so that nearest
-    neighbours of an output are searched among words seen the same way.
-    """
+    """Vocabulary embeddings [N, d] in the outputs' space [N, d_out]: through W_V (and W_O), unchanged in raw mode."""
     projections = result.projections
     if projections is None:
         return embeddings

@@ -1,10 +1,6 @@
-"""The same word in several sentences: how far apart attention moves its vectors.
-
-A static vector is the same in every sentence; the contextual output is not.
-For each word shared by the sentences this measures, pair by pair, the cosine
-of its own value vectors (static: exactly 1 in raw mode without positions) and
-of its outputs (contextual), and keeps the context words that pulled it in each
-sentence. Pure numpy on the engine's results; nothing here knows about the CLI.
+"""The same word in several sentences: for each shared word, pair by pair, the cosine of its own value vectors
+(static: exactly 1 in raw mode without positions) and of its outputs (contextual), and the context words that
+pulled it in each sentence.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""One word's own rows of attention across many sentences: what `senses` needs, and nothing more.
-
-A word's contextual output is one query row of the attention matrix: its query against every key
-of its sentence. Computing only those rows costs O(n d) per occurrence instead of the O(n^2 d) of
-the whole matrix, and a sentence without the word costs nothing. Each row is computed by the same
-`attend_inputs` as `multi_head_attention` (the same positions, masks and projections), so it holds
-the numbers the full matrix holds in that row.
+"""One word's own rows of attention across many sentences, what `senses` needs: O(n d) per occurrence instead of
+the whole matrix's O(n^2 d), by the same `attend_inputs` as `multi_head_attention`, so each row holds the numbers
+the full matrix holds in that row.
 """
 
 from __future__ import annotations
@@ -30,13 +26,8 @@ class OccurrenceRows:
 def occurrence_rows(embeddings: np.ndarray, sentences: np.ndarray, positions: np.ndarray, config: AttentionConfig,
                     projections: Projections | None = None) -> OccurrenceRows:
     """The rows of the occurrences at `positions` (token indices) of `sentences` (indices into the stack
-    `embeddings` [B, n, d] of sentences of one length), under `config`.
-
-    Each query row gets the position code of its own position; the keys and values are the whole
-    sentence's (codes included). The mask becomes each row's visible keys: causal, the keys up to its
-    position; "others", every key holding another word than the row's (by equal vectors, as the
-    engine's `visible_matrix` decides). A row with no key to see raises the engine's InputError.
-    """
+    `embeddings` [B, n, d] of sentences of one length), under `config`: each query row with the position code of
+    its own position, over the whole sentence's keys and values, seeing the keys its mask's row allows."""
     x = np.asarray(embeddings, dtype=np.float64)  # [B, n, d]
     codes = position_codes(config, x)
     inputs = x if codes is None else x + codes

@@ -1,9 +1,5 @@
-"""Many tokenized sentences through the engine at once: attention, shifts with neighbours, diagnoses.
-
-The sentences of one length are computed as one stack ([B, n, d]), and the neighbour queries
-of all of them go to one search, so a batch makes a few numpy calls per stack instead of a
-few hundred per sentence, with the same numbers as one sentence at a time.
-"""
+"""Many tokenized sentences through the engine at once: the sentences of one length as one stack ([B, n, d]), the
+neighbour queries of all of them in one search, with the same numbers as one sentence at a time."""
 
 from __future__ import annotations
 
@@ -17,10 +13,8 @@ from attn_cli.vectors.store import Vectors
 
 
 class Stack:
-    """Sentences of one length attended together, as arrays: the attention (arrays led by B), the shifts'
-    measures and shares (`StackShifts`), and the diagnosis (`StackDiagnosis`), computed for all of them when a
-    sentence first needs it. A sentence of it is (stack, b); its own `AttentionResult` is a view made when read.
-    """
+    """Sentences of one length attended together: the attention (arrays led by B), the shifts (`StackShifts`) and
+    the diagnosis (`StackDiagnosis`), computed for all when a sentence first needs it. A sentence is (stack, b)."""
 
     def __init__(self, attention: AttentionResult, shifts: StackShifts) -> None:
         self.attention, self.shifts = attention, shifts
@@ -39,7 +33,7 @@ class Stack:
 
     def finite(self, *names: str) -> bool:
         """Whether the named arrays of the attention or the shifts are all finite (masked logits are -inf, written
-        as null): one check per array for all the stack's sentences, so no document needs a walk of its own."""
+        as null), checked once per array for all the stack's sentences."""
         for name in names:
             if name not in self._finite:
                 array = getattr(self.attention if name in ("scores", "logits", "weights") else self.shifts, name)
@@ -55,11 +49,7 @@ def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: At
                 projections: Projections | None = None, *, neighbors: int = 5,
                 neighbor_vocab: int | None = 50_000) -> list[Row]:
     """Self-attention over each sentence and the shifts of all of them (one neighbour search), in the sentences'
-    order, each as its place in a `Stack`.
-
-    The sentences of one length are computed as one stack ([B, n, d]): a batch of short sentences
-    makes a few numpy calls per stack instead of a few hundred per sentence, with the same numbers.
-    """
+    order, each as its place in a `Stack`."""
     with memory_named(lambda: too_long_for_memory(tokenized, config.heads)):
         stacks = attention_stacks([tokens.embeddings for tokens in tokenized], config, projections)
     shifts = analyse_shifts([stack for _, stack in stacks], [[tokenized[i] for i in members] for members, _ in stacks],
@@ -83,12 +73,8 @@ def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSe
                    neighbors: int = 5, neighbor_vocab: int | None = 50_000,
                    sources: list[list[TokenizedSentence]] | None = None) -> list[StackShifts]:
     """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
-    sentences, `sources` their key sentences in cross-attention), with nearest vocabulary words if asked; each
-    record carries its token's text beside its index.
-
-    Their neighbour queries go to one search, which answers QUERY_BLOCK of them per matrix
-    product: the [N, d] vocabulary is read from memory once per block instead of once per sentence.
-    """
+    sentences, `sources` their key sentences in cross-attention), with nearest vocabulary words if asked (one
+    search for all); each record carries its token's text beside its index."""
     texts = [[([token.text for token in query.tokens], [token.text for token in source.tokens])
               for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:

@@ -1,15 +1,10 @@
 """Spelling suggestions for an unknown word, at a bounded cost whatever the vocabulary's size.
 
-A usual typo is one edit (a letter changed, added, dropped, or two swapped), and one
-edit never changes both ends of a word of two letters or more: the word it was meant
-to be has a length within one of the typo's and the same first letter or the same
-last letter. So the index groups the most frequent words by (length, first letter)
-and by (length, last letter), and a search reads at most MAX_PER_GROUP words of each
-of its ten groups (lengths within two, for two edits side by side), the most frequent
-first. Those are compared at once as arrays of code points (their common prefix and
-suffix with the word), and only the few that pass have their edit distance computed.
-A scan of the 50,000 words through difflib took about 60 ms a word on a 400,000-word
-set; this takes well under a millisecond (benchmarks/bench_spelling.py).
+A usual typo is one edit (a letter changed, added, dropped, or two swapped), which never changes both ends of a
+word of two letters or more. So the index groups the most frequent words by (length, first letter) and by (length,
+last letter), and a search reads at most MAX_PER_GROUP words of each of its ten groups (lengths within two), the
+most frequent first, compared at once as arrays of code points; only the few that pass get an edit distance
+(benchmarks/bench_spelling.py).
 """
 
 from __future__ import annotations
@@ -61,10 +56,8 @@ class SpellingIndex:
         return np.concatenate(found)
 
     def close_rows(self, key: str) -> np.ndarray:
-        """The candidates that the characters around the edits tell to be close to `key`: past their common
-        prefix and suffix, one character of the longer word is left (one edit), or two that are swapped, or,
-        when the longer has five letters or more, any two (two adjacent edits). Only these few get an
-        edit distance computed."""
+        """The candidates close to `key` by the characters around the edits: past their common prefix and suffix,
+        one character of the longer word is left, or two that are swapped, or (five letters or more) any two."""
         rows = self.candidates(key)
         width = min(len(key) + 1, MAX_LENGTH)
         query = code_points([key, key[::-1]])[:, :width]  # [2, width]

@@ -1,10 +1,8 @@
 """Split a sentence into words and match them to the vocabulary's conventions.
 
-Words keep inner hyphens and apostrophes ("well-known", "don't"); every other
-punctuation mark is a token of its own, because GloVe has vectors for "," and
-"." while the default set has none. Punctuation the vocabulary lacks is dropped
-quietly; a missing word follows the `oov` policy: error, skip (the default,
-with a warning and suggestions) or zero (kept, with a zero vector).
+Words keep inner hyphens and apostrophes ("well-known", "don't"); every other punctuation mark is a token of its
+own (GloVe has vectors for "," and "."), dropped quietly when the vocabulary lacks it; a missing word follows the
+`oov` policy: error, skip (the default, with a warning and suggestions) or zero (kept, with a zero vector).
 """
 
 from __future__ import annotations
@@ -86,15 +84,11 @@ def with_vectors(sentences: list[Rows], vectors: Vectors) -> list[TokenizedSente
     read = vectors.rows(stored) if stored else np.zeros((0, vectors.dims))  # [m, d]
     found, start = [], 0
     for tokens, dropped, rows in sentences:
-        own = [row for row in rows if not isinstance(row, int)]
-        if not own:
-            found.append(TokenizedSentence(tokens, dropped, read[start:start + len(rows)]))
-            start += len(rows)
-            continue
-        taken = iter(read[start:])
-        found.append(TokenizedSentence(tokens, dropped, np.vstack([next(taken) if isinstance(row, int) else row
-                                                                    for row in rows])))
-        start += len(rows) - len(own)
+        stop = start + sum(isinstance(row, int) for row in rows)
+        taken = iter(read[start:stop])
+        found.append(TokenizedSentence(tokens, dropped, read[start:stop] if stop - start == len(rows) else np.vstack(
+            [next(taken) if isinstance(row, int) else row for row in rows])))
+        start = stop
     return found
 
 
@@ -126,15 +120,11 @@ def tokenized_rows(sentence: str | Sequence[str], vectors: Vectors, oov: str = "
             dropped.append(DroppedToken(word, position, "symbol" if is_symbol(word) else "punctuation"))
         elif clitic:
             dropped.append(DroppedToken(word, position, "clitic"))  # the 's of bank's, when the set has no 's
-        elif vectors.subword is not None:  # fastText .bin: a vector built from the word's character n-grams
+        elif vectors.subword is not None or oov == "zero":  # fastText .bin builds a vector from character n-grams
             tokens.append(Token(word, None, position))
-            rows.append(vectors.subword(word))
-        elif oov == "zero":
-            tokens.append(Token(word, None, position))
-            rows.append(np.zeros(vectors.dims))
+            rows.append(np.zeros(vectors.dims) if vectors.subword is None else vectors.subword(word))
         else:
             dropped.append(lexicon.unknown(word, position))
-
     unknown = [item for item in dropped if item.reason == "out of vocabulary"]
     if unknown and oov == "error":
         raise InputError(f"not in the vocabulary of {vectors.name}: {describe_unknown(unknown)}; "
@@ -153,8 +143,7 @@ Piece = tuple[str, bool, "str | None", "int | None"]  # text, is a clitic, vocab
 
 
 def sentence_pieces(sentence: str | Sequence[str], vectors: Vectors) -> list[Piece]:
-    """The sentence's pieces (words, their stems and clitics, punctuation) with their vocabulary entries, each
-    word looked up once per run: what tokenize and a training corpus both read."""
+    """The sentence's pieces (words, their stems and clitics, punctuation) with their vocabulary entries."""
     lexicon = _lexicon(vectors)
     return [piece for word in split_words(sentence) for piece in lexicon.pieces(word)]
 
@@ -165,12 +154,8 @@ def has_letters(text: str) -> bool:
 
 
 class Lexicon:
-    """Each word's pieces and their vocabulary entries, looked up once per run: a batch repeats its words.
-
-    A lookup goes through the vocabulary's hash table (a memmap in the cache), about 10 us a word;
-    a corpus of a million lines has a few tens of thousands of distinct words. Only rows' numbers are
-    kept, not their vectors (read per sentence, in one call), so memory stays small and bounded.
-    """
+    """Each word's pieces and their vocabulary entries (rows' numbers, not vectors), looked up once per run: a
+    batch repeats its words."""
 
     def __init__(self, vectors: Vectors) -> None:
         self.vectors = vectors
@@ -182,13 +167,13 @@ class Lexicon:
         if found is None:
             if len(self.known) >= MAX_REMEMBERED:
                 self.known.clear()
-            found = self.known[word] = tuple((text, clitic, *self.entry(text))
+            found = self.known[word] = tuple((text, clitic, *(self.vectors.lookup(text) or (None, None)))
                                              for text, clitic in vocabulary_parts(word, self.vectors))
         return found
 
     def unknown(self, word: str, position: int) -> DroppedToken:
-        """The unknown word left out, with its spelling suggestions: remembered, so a batch that repeats a word
-        searches once; past spelling.MAX_SEARCHED distinct words no more searches are made (`searched` False)."""
+        """The unknown word left out, with its spelling suggestions, remembered; past spelling.MAX_SEARCHED
+        distinct words no more searches are made (`searched` False)."""
         from attn_cli.engine.spelling import MAX_SEARCHED
 
         found = self.suggestions.get(word)
@@ -200,14 +185,10 @@ class Lexicon:
 
     @cached_property
     def spelling_index(self) -> SpellingIndex:
-        """The index of the most frequent words, built on the run's first unknown word (about 20 ms for 50,000)."""
+        """The index of the most frequent words, built on the run's first unknown word."""
         from attn_cli.engine.spelling import SpellingIndex
 
         return SpellingIndex(self.vectors.words)
-
-    def entry(self, text: str) -> tuple[str | None, int | None]:
-        found = self.vectors.lookup(text)
-        return (None, None) if found is None else found
 
 
 MAX_REMEMBERED = 200_000  # distinct words a run remembers (~40 MB at most), then it starts again
@@ -229,13 +210,8 @@ def is_symbol(text: str) -> bool:
 
 
 def vocabulary_parts(word: str, vectors: Vectors) -> list[tuple[str, bool]]:
-    """(text, is a clitic) of the word, or (when the vocabulary lacks it) of its stem and English clitic.
-
-    bank's -> bank 's, don't -> do n't.
-
-    GloVe and word2vec were trained on text split this way, so the stem has a vector where the
-    whole word has none; the clitic is a token when the vocabulary knows it, else quietly left out.
-    """
+    """(text, is a clitic) of the word, or (when the vocabulary lacks it) of its stem and English clitic: bank's
+    -> bank 's, don't -> do n't, as GloVe and word2vec were trained on text split."""
     match = _CLITIC.fullmatch(word) if ("'" in word or "’" in word) else None
     if match is None or vectors.lookup(word) is not None:
         return [(word, False)]

@@ -1,14 +1,7 @@
-"""One word followed through attention, step by step, as plain data.
-
-A learner understands attention by following one query the way an explainer does
-on paper: its vectors, each dot product, the scaling, exp and the softmax sum, the
-weighted sum term by term, and where the result landed. `trace_token` writes those
-steps as dicts, lists and floats taken from an `AttentionResult`; the weighted sum
-is added up here term by term, on its own, so comparing it with the engine's
-matrix product shows that the two notations are one computation.
-
-Teaching notes are computed, never canned: each appears only when its condition
-holds for this row, and any remedy it suggests is recomputed by the engine.
+"""One word followed through attention, step by step, as plain data: its vectors, each dot product, the scaling,
+exp and the softmax sum, and the weighted sum added up here term by term, so comparing it with the engine's matrix
+product shows that the two notations are one computation. Teaching notes appear only when their condition holds
+for this row, and any remedy they suggest is recomputed by the engine.
 """
 
 from __future__ import annotations
@@ -19,7 +12,7 @@ import numpy as np
 
 from attn_cli.engine.analysis import (FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits,
                                      fixing_temperature, remedy_settings)
-from attn_cli.engine.attention import LARGEST, AttentionConfig, AttentionResult, rerun, static_outputs
+from attn_cli.engine.attention import AttentionConfig, AttentionResult, rerun, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
 
@@ -42,15 +35,17 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
     engine_heads = np.concatenate(result.head_outputs[:, index, :])  # [width]
     difference = max(float(np.max(np.abs(per_query - result.outputs[index]))),
                      float(np.max(np.abs(concatenated - engine_heads))))
+    n_q, n_k = result.weights.shape[1:]
     return {
-        "token": texts[index],
-        "index": index,
-        "heads": heads,
+        "token": texts[index], "index": index, "heads": heads,
         "concatenation": vector_summary(concatenated, dims) if result.n_heads > 1 else None,
         "output_projection": None if result.projections is None or result.projections.w_o is None else {
             "shape": list(result.projections.w_o.shape), "output": vector_summary(per_query, dims)},
         "output": vector_summary(result.outputs[index], dims),
-        "matrix_form": matrix_form(result, index, dims),
+        "matrix_form": {  # the shapes of softmax(Q K^T x scale / T) V, and the engine's row for this query
+            "queries_shape": [n_q, result.d_head], "keys_shape": [n_k, result.d_head],
+            "values_shape": [n_k, result.d_head], "weights_shape": [n_q, n_k], "heads": result.n_heads,
+            "output": vector_summary(result.outputs[index], dims)},
         "matrix_form_max_abs_diff": difference,
         "notes": teaching_notes(result, embeddings, index, texts, shuffle_check),
     }
@@ -58,71 +53,30 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
 
 def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
                dims: int) -> tuple[dict, np.ndarray]:
-    """Scores, scaling, softmax and weighted sum of one query in one head, and that sum [d_head].
-
-    Scores, logits and weights are the engine's; exp and its sum are computed here
-    so the reader can redo the softmax, and the output is summed term by term.
-    """
+    """Scores, scaling, softmax and weighted sum of one query in one head, and that sum [d_head]: exp and its sum
+    are computed here so the reader can redo the softmax, and the output is summed term by term."""
     query = result.queries[head, index]  # [d_head]
     logits = result.logits[head, index]  # [n_k], -inf where masked
     weights = result.weights[head, index]  # [n_k]
-    exps, shift = displayed_exps(logits)
+    peak = float(np.max(logits))
+    shift = peak if peak > EXP_LIMIT else 0.0  # 0 unless exp would overflow
+
+    exps = np.exp(logits - shift)  # [n_k], 0 where masked
     total = np.zeros(result.d_head)
-    visible = result.visible[index]
     keys = []
     for j, text in enumerate(texts[: logits.shape[0]]):
         term = weights[j] * result.values[head, j]  # [d_head]
         total = total + term  # the per-query sum, one term at a time
         keys.append({
-            "token": text,
-            "index": j,
-            "key": vector_summary(result.keys[head, j], dims),
-            "value": vector_summary(result.values[head, j], dims),
-            "dot": float(query @ result.keys[head, j]),
-            "score": float(result.scores[head, index, j]),
-            "masked": not visible[j],
-            "logit": float(logits[j]) if np.isfinite(logits[j]) else None,  # None: masked or the T -> 0 limit
-            "exp": float(exps[j]),
-            "weight": float(weights[j]),
-            "term": vector_summary(term, dims),
-        })
-    block = {
-        "index": head,
-        "columns": [head * result.d_head, (head + 1) * result.d_head],
-        "query": vector_summary(query, dims),
-        "keys": keys,
-        "exp_shift": shift,
-        "exp_sum": float(np.sum(exps)),
-        "weight_sum": float(np.sum(weights)),
-        "output": vector_summary(total, dims),
-    }
+            "token": text, "index": j, "key": vector_summary(result.keys[head, j], dims),
+            "value": vector_summary(result.values[head, j], dims), "dot": float(query @ result.keys[head, j]),
+            "score": float(result.scores[head, index, j]), "masked": not result.visible[index, j],
+            "logit": float(logits[j]) if np.isfinite(logits[j]) else None,  # None: masked
+            "exp": float(exps[j]), "weight": float(weights[j]), "term": vector_summary(term, dims)})
+    block = {"index": head, "columns": [head * result.d_head, (head + 1) * result.d_head],
+             "query": vector_summary(query, dims), "keys": keys, "exp_shift": shift, "exp_sum": float(np.sum(exps)),
+             "weight_sum": float(np.sum(weights)), "output": vector_summary(total, dims)}
     return block, total
-
-
-def displayed_exps(logits: np.ndarray) -> tuple[np.ndarray, float | None]:
-    """exp of each logit (0 where masked) and the amount subtracted first (0 unless exp would overflow).
-
-    A logit at float64's largest value (scores x scale / T overflowed: the T -> 0 limit) counts as exp = 1
-    against 0 for the rest (shift None), as the weights take it.
-    """
-    if np.max(logits) >= LARGEST:
-        return np.where(logits >= LARGEST, 1.0, 0.0), None
-    peak = float(np.max(logits))
-    shift = peak if peak > EXP_LIMIT else 0.0
-    return np.exp(logits - shift), shift  # exp(-inf) = 0 for masked keys
-
-
-def matrix_form(result: AttentionResult, index: int, dims: int) -> dict:
-    """The shapes of softmax(Q K^T x scale / T) V and the engine's row for this query."""
-    n_q, n_k = result.weights.shape[1:]
-    return {
-        "queries_shape": [n_q, result.d_head],
-        "keys_shape": [n_k, result.d_head],
-        "values_shape": [n_k, result.d_head],
-        "weights_shape": [n_q, n_k],
-        "heads": result.n_heads,
-        "output": vector_summary(result.outputs[index], dims),
-    }
 
 
 # --- teaching notes ---------------------------------------------------------------------------
@@ -143,11 +97,8 @@ def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, 
 
 
 def convexity_note(result: AttentionResult, index: int) -> dict:
-    """Check that each head's output lies inside the per-coordinate range of the values it weighs.
-
-    After W_O, several heads' differently weighted sums are mixed: the final vector is then
-    usually no weighted mix of the mapped values v_j W_O at all, which `affine_miss` measures.
-    """
+    """Check that each head's output lies inside the per-coordinate range of the values it weighs; after W_O,
+    several heads' sums are mixed, and `affine_miss` measures how far the output is from any mix of v_j W_O."""
     visible = result.visible[index]
     inside = sum(int(np.sum(inside_range(result.head_outputs[head, index], result.values[head][visible])))
                  for head in range(result.n_heads))
@@ -181,11 +132,8 @@ def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) 
 
 
 def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
-    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]).
-
-    Written as rows[-1] + sum_{j<n-1} a_j (rows[j] - rows[-1]), a least-squares problem;
-    a point outside this affine hull is outside the convex hull too.
-    """
+    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]), a least-squares
+    problem: a point outside this affine hull is outside the convex hull too."""
     anchor = rows[-1]
     directions = (rows[:-1] - anchor).T  # [d, n - 1]
     if directions.shape[1] == 0:
@@ -207,15 +155,15 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
     label = f"head {head + 1}: " if result.n_heads > 1 else ""
     if weights[top] >= SATURATION_LEVEL:
         ranked = sorted(visible, key=lambda j: -logits[j])
-        gap = float(logits[ranked[0]]) - float(logits[ranked[1]]) if logits[ranked[0]] < LARGEST else math.inf
+        gap = float(logits[ranked[0]]) - float(logits[ranked[1]])
         return [{
             "code": "saturated", "head": head, "max_weight": float(weights[top]), "argmax": top,
-            "runner_up": int(ranked[1]), "logit_gap": gap if math.isfinite(gap) else None,
+            "runner_up": int(ranked[1]), "logit_gap": gap,
             "message": (f"{label}the softmax saturates: “{texts[top]}” takes {weights[top]:.3f} of the weight, "
-                        f"because its scaled score beats the next (“{texts[ranked[1]]}”) {_by(gap)}: the other "
-                        f"words {'it sees ' if len(visible) < len(weights) else ''}barely count"),
-            "alternatives": alternatives(result, embeddings, "saturated", head, index),
-        }]
+                        f"because its scaled score beats the next (“{texts[ranked[1]]}”) by {gap:.3g}, and "
+                        f"exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}: the other words "
+                        f"{'it sees ' if len(visible) < len(weights) else ''}barely count"),
+            "alternatives": alternatives(result, embeddings, "saturated", head, index)}]
     entropy = entropy_bits(weights)
     if entropy >= FLATNESS_LEVEL * math.log2(len(visible)):
         spread = float(logits[visible].max() - logits[visible].min())
@@ -226,17 +174,9 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
                         f"1/{len(visible)} = {1 / len(visible):.3f} for uniform, because the scaled scores lie "
                         f"within {spread:.3g} of each other"
                         + UNTRAINED_NOTE * (result.config.mode == "projected" and not untrained_said)),
-            "alternatives": alternatives(result, embeddings, "flat", head, index),
-        }]
+            "alternatives": alternatives(result, embeddings, "flat", head, index)}]
+
     return []
-
-
-def _by(gap: float) -> str:
-    """How far the top scaled score leads, and what exp makes of it; a lead beyond float64 (the scores overflowed,
-    and the softmax took its limit) is said so, never as inf."""
-    if not math.isfinite(gap):
-        return "by more than float64 holds (the scaled scores overflow), so the softmax takes its limit"
-    return f"by {gap:.3g}, and exp({gap:.3g}) ≈ {math.exp(min(gap, EXP_LIMIT)):.3g}"
 
 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
@@ -245,9 +185,7 @@ def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, hea
     row = (head, slice(index, index + 1))  # [1, n_k] of the head: the row as a group of one
     temperature = fixing_temperature(result.scores[row][None], result.visible[None, index:index + 1],
                                      result.scale_factor)
-    return [{"settings": settings,
-             "weights": rerun(result, embeddings, **settings)
-             .weights[head, index].tolist()}
+    return [{"settings": settings, "weights": rerun(result, embeddings, **settings).weights[head, index].tolist()}
             for settings in remedy_settings(code, result.config, result.scale_factor, temperature)]
 
 
@@ -256,19 +194,14 @@ def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:
     future = list(range(index + 1, len(texts)))
     weights = [float(result.weights[head, index, j]) for head in range(result.n_heads) for j in future]
     names = ", ".join(f"“{texts[j]}”" for j in future)
-    return {
-        "code": "causal", "future": future, "largest_future_weight": max(weights),
-        "message": (f"causal mask: “{texts[index]}” may not look ahead, so {names} get score −∞ and weight "
-                    f"{max(weights):g} in every head"),
-    }
+    return {"code": "causal", "future": future, "largest_future_weight": max(weights),
+            "message": (f"causal mask: “{texts[index]}” may not look ahead, so {names} get score −∞ and weight "
+                        f"{max(weights):g} in every head")}
 
 
 def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: list[str], check: bool) -> dict:
-    """Without positions and masks attention cannot see word order; with `check`, prove it by shuffling.
-
-    The check rotates the words by one place (every word moves), reruns the engine,
-    puts the outputs and weights back in the original order and measures the difference.
-    """
+    """Without positions and masks attention cannot see word order; with `check`, prove it: rotate the words by
+    one place, rerun the engine and compare the outputs and weights put back in order."""
     note: dict = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
     if order_blind(result.config):
         note["message"] = (f"no positional encodings and {'no' if result.config.mask == 'none' else 'the others'} "

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import groupby
 
 UNKNOWN, FIRST, LAST = "[UNK]", "[CLS]", "[SEP]"
 CONTINUATION = "##"
@@ -86,18 +87,9 @@ def split_word(word: str, vocabulary: Mapping[str, int]) -> list[str]:
 
 
 def _punctuation_split(word: str) -> list[str]:
-    parts: list[str] = []
-    fresh = True
-    for char in word:
-        if _is_punctuation(char):
-            parts.append(char)
-            fresh = True
-        else:
-            if fresh:
-                parts.append("")
-            parts[-1] += char
-            fresh = False
-    return parts
+    """The word cut around each punctuation character, which stands alone: "don't" -> don ' t."""
+    return [part for punctuation, run in groupby(word, _is_punctuation)
+            for part in (list(run) if punctuation else ["".join(run)])]
 
 
 def _is_dropped(char: str) -> bool:
