@@ -156,11 +156,11 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
     softmax.add_column(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", justify="right",
                        no_wrap=True)
     shift = head["exp_shift"]
-    exp_name = "exp(l_j)" if shift == 0 else ("hard max" if shift is None else f"exp(l_j−{format_number(shift)})")
+    exp_name = "exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})"
     softmax.add_column(exp_name, format_number(head["exp_sum"]), justify="right", no_wrap=True)
     softmax.add_column("w_j = exp/Σ", format_number(head["weight_sum"]), justify="right", no_wrap=True)
     for key in head["keys"]:
-        logit = "masked" if key["masked"] else ("±∞" if key["logit"] is None else format_number(key["logit"]))
+        logit = "masked" if key["masked"] else format_number(key["logit"])
         softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
                         format_number(key["weight"]))
     section(console, "Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,

@@ -628,7 +628,7 @@
       const sum = head.query.first.map((q, m) => `${fmt(q)}×${fmt(key.key.first[m])}`).join(" + ") + (elided ? " + …" : "");
       return cosine ? `(${sum} = ${fmt(key.dot)}) / (|q| ${fmt(head.query.norm)} × |k| ${fmt(key.key.norm)})` : sum;
     });
-    const exps = head.exp_shift === 0 ? "exp(l_j)" : head.exp_shift === null ? "hard max" : `exp(l_j − ${fmt(head.exp_shift)})`;
+    const exps = head.exp_shift === 0 ? "exp(l_j)" : `exp(l_j − ${fmt(head.exp_shift)})`;
     const layers = [["s_j score", "score"], ["l_j scaled", "logit"], [exps, "exp"], ["w_j weight", "weight"]];
     const values = layers.map(([, name]) => keys.map((key) => key[name]));
     const row = heatmap({
