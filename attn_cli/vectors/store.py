@@ -216,4 +216,6 @@ def row_norms(rows: np.ndarray, block: int = 2048) -> np.ndarray:
 
 def without_accents(text: str) -> str:
     """The text with combining marks removed after canonical decomposition: café -> cafe, Übung -> Ubung."""
+    if text.isascii():  # nothing to decompose: most words of a batch, each looked up once
+        return text
     return "".join(char for char in unicodedata.normalize("NFD", text) if not unicodedata.combining(char))
