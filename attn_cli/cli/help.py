@@ -11,6 +11,7 @@ loads Rich); tests/test_cli_help.py fails if Typer renames them.
 from __future__ import annotations
 
 import copy
+import functools
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -84,9 +85,11 @@ def _hook_typer() -> None:
     if getattr(draw, "hooked", False):
         return
 
+    @functools.wraps(draw)  # the signature stays Typer's, as the test of these hooks reads it
     def options_panel(**panel: Any) -> None:
         _options_panel(draw, **panel)
 
+    @functools.wraps(make)
     def console(stderr: bool = False) -> Console:
         made = make(stderr=stderr)
         made.on_broken_pipe = stdout_closed  # type: ignore[method-assign]
