@@ -308,7 +308,7 @@ def each_group(sentence: str | None, command: str, engine: EngineOptions, batch:
         """Each line's document (made when it is shown), or why the line failed, in order."""
         results = many([line.text for line in group if line.text is not None], vectors, settings, outputs.wanted)
         for line in group:
-            outcome = line.unreadable() or next(results)
+            outcome = next(results) if line.error is None else InputError(line.error)
             if isinstance(outcome, LineError):
                 yield InputError(as_options(outcome.error))
             elif isinstance(outcome, InputError):

@@ -289,57 +289,45 @@ def one_stdin_reader(sources: dict[str, Path]) -> None:
                          "but one of them a file")
 
 
+STREAMED = ("--html", "--svg")  # text outputs a path to stdout's own file adds to stdout, written through it
+
+
 def output_target(option: str, path: Path, example: str, inputs: dict[str, Path]) -> None:
-    """An output path, checked before any work (`output_path`, `writable_target`), that is none of the `inputs`
-    (by option: a file the run reads, however it is reached), which writing it would replace."""
-    output_path(option, path, example)
-    for source, input_path in inputs.items():
-        if same_regular_file(path, input_path):
-            raise UsageError(f"{option} {path} is the {source} input; writing it would replace it, so give "
-                             f"{option} another file name")
-    writable_target(option, path)
-
-
-def output_path(option: str, path: Path, example: str) -> None:
-    """A file name an output option (`option`, e.g. --html) can be given, checked before any work: not `-` or `--`
-    (which would make files of those names), not a folder (`""` is `.`), in a folder that exists, and short
-    enough for the file system (ENAMETOOLONG, said with the name shortened)."""
+    """The file an output option (`option`, e.g. --html) names, checked before any work: not `-` or `--` (which
+    would make files of those names), not a folder (`""` is `.`), in a folder that exists, a name the file system
+    takes, none of the `inputs` (by option: a file the run reads, however it is reached), and writable without
+    replacing another output (`_no_stream_clash`)."""
     if str(path).strip("-") == "":
         raise UsageError(f"{option} {path} would write a file named {path}; give a file name (./{path} if you mean "
                          f"one){to_stdout(option, ', or')}")
     try:
-        _in_a_folder(option, path, example)
-    except OSError as exc:
+        if path.is_dir():
+            raise UsageError(f"{option} needs a file name, not '' or . (a folder); give one, e.g. {option} {example}"
+                             if str(path) == "." else
+                             f"{option} {path} is a directory; give a file name, e.g. {option} {example}")
+        if path.parent.exists() and not path.parent.is_dir():
+            raise UsageError(f"{option} {path}: {path.parent} is a file, not a folder; give a file name in an "
+                             "existing folder")
+        if not path.parent.is_dir():
+            raise UsageError(f"{option} {path}: folder {path.parent} does not exist; create it or give a file name "
+                             "in an existing folder")
+    except OSError as exc:  # the name cannot be looked up at all (ENAMETOOLONG, said with the name shortened)
         fix = "give a shorter file name" if exc.errno == errno.ENAMETOOLONG else "give a file name you can write"
         raise UsageError(f"{option} {shown_path(path)}: {exc.strerror}; {fix}") from None
+    for source, input_path in inputs.items():
+        if same_regular_file(path, input_path):
+            raise UsageError(f"{option} {path} is the {source} input; writing it would replace it, so give "
+                             f"{option} another file name")
+    _no_stream_clash(option, path)
 
 
-def _in_a_folder(option: str, path: Path, example: str) -> None:
-    """That `path` names a file, not a folder, in a folder that exists (an OSError when the name cannot be looked
-    up at all)."""
-    if path.is_dir():
-        raise UsageError(f"{option} needs a file name, not '' or . (a folder); give one, e.g. {option} {example}"
-                         if str(path) == "." else
-                         f"{option} {path} is a directory; give a file name, e.g. {option} {example}")
-    if path.parent.exists() and not path.parent.is_dir():
-        raise UsageError(f"{option} {path}: {path.parent} is a file, not a folder; give a file name in an existing "
-                         "folder")
-    if not path.parent.is_dir():
-        raise UsageError(f"{option} {path}: folder {path.parent} does not exist; create it or give a file name in "
-                         "an existing folder")
-
-
-STREAMED = ("--html", "--svg")  # text outputs a path to stdout's own file adds to stdout, written through it
-
-
-def writable_target(option: str, path: Path) -> None:
-    """An output path checked before any work. One that names a descriptor (`/dev/stdin`, `/dev/fd/3`) reopens
-    what it holds, so it must be open for writing: `--html /dev/stdin < mine.txt` would append to a file given
-    only for reading. Any other path must not be the regular file stdout or stderr writes into, which a rename
-    would replace (`--json > o.json --html o.json` lost the JSON). A descriptor's path to stdout's own file
-    (`--html /dev/stdout > page.html`) is written through stdout, in order (see outputs.write_target), which a
-    binary or data file (--parquet, train's --out, vectors export's FILE) cannot share with the report, whatever
-    stdout is (a file, a pipe, a terminal): it is refused."""
+def _no_stream_clash(option: str, path: Path) -> None:
+    """A path that names a descriptor (`/dev/stdin`, `/dev/fd/3`) reopens what it holds, so it must be open for
+    writing (`--html /dev/stdin < mine.txt` would append to a file given only for reading). Any other path must
+    not be the regular file stdout or stderr writes into, which a rename would replace. A descriptor's path to
+    stdout's own file (`--html /dev/stdout > page.html`) is written through stdout, in order (see
+    outputs.write_target), which a binary or data file (--parquet, train's --out, vectors export's FILE) cannot
+    share with the report, whatever stdout is: it is refused."""
     descriptor = attn_cli.stream_descriptor(path)
     if descriptor is None:
         for stream, number in (("stdout", 1), ("stderr", 2)):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional, TextI
 
 import typer
 
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back, readable
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
 from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import (DK, S, EngineOptions, File, Format, Heads, Help, Include, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection,
@@ -230,7 +230,7 @@ def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
     too-long line is."""
     labels: list[str] = []
     for line in lines:
-        labels.append(readable(line).sentence().strip())
+        labels.append(line.sentence().strip())
         if len(labels) > corpus_lines:
             break
     return labels

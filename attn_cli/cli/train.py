@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
 import typer
 
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
-from attn_cli.cli.inputs import STDIN, input_lines, readable
+from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import QUIET, say, warn
 from attn_cli.cli.options import (OUTPUT_PANEL, TRAIN_PANEL, Format, Help, Limit, Quiet, SkipBadLines, TrustPickle,
                                   VectorOptions, VectorsOption, _option, output_target, picked, setting)
@@ -34,15 +34,11 @@ EXAMPLE = 'attn-cli explain "money bank grows"'
 PLAIN = TrainingSettings()
 
 
-def demo_note(name: str) -> str:
-    """A setting the demo sets otherwise defaults to None (then the plain run's or the demo's value): its help
-    names both."""
-    return f"Default {getattr(PLAIN, name):,}; the demo's: {getattr(DEMO_SETTINGS, name):,}."
-
-
 def training(name: str) -> Any:
-    return setting(name, TrainingSettings, demo_note(name) if getattr(PLAIN, name) != getattr(DEMO_SETTINGS, name)
-                   else "")
+    """TrainingSettings' option `name`; a setting the demo sets otherwise defaults to None (then the plain run's
+    or the demo's value), and its help names both."""
+    plain, demo = getattr(PLAIN, name), getattr(DEMO_SETTINGS, name)
+    return setting(name, TrainingSettings, "" if plain == demo else f"Default {plain:,}; the demo's: {demo:,}.")
 
 
 def train(
@@ -141,7 +137,7 @@ def corpus_lines(corpus: str | None) -> Iterator[str]:
     stdin = corpus == STDIN
     for line in input_lines(STDIN if stdin else None, None if stdin else Path(str(corpus)),
                             example="attn-cli train corpus.txt --out layer.npz", flag="CORPUS"):
-        yield readable(line).sentence()
+        yield line.sentence()
 
 
 def interrupted(training: Training, target: Path, keep: bool) -> int:
