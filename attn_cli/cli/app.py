@@ -22,14 +22,17 @@ from typer.core import TyperGroup
 
 from attn_cli.version import __version__
 from attn_cli.cli.batch import Document, run_lines, with_input
-from attn_cli.errors import PIPE_CLOSED, AttnError, InputError, UsageError
-from attn_cli.cli.help import NarrowHelp
+from attn_cli.errors import INTERRUPTED, PIPE_CLOSED, AttnError, InputError, UsageError
+from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
-from attn_cli.cli.options import (FILE_OPTION, INPUT_FORMAT_OPTION, LIST_FIELDS, BatchOptions, EngineOptions,
-                                  HelpInOrder, InputFormat, examples, parquet_option, with_batch_options,
-                                  with_engine_options)
+from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOptions, Fields, File, Format, Heads,
+                                  Help, Html, Include, InputFormat, InputFormatOption, Json, Layer, Limit, Mask,
+                                  MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection, Plain,
+                                  PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Strict,
+                                  Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, parquet_option,
+                                  picked)
 from attn_cli.render.consoles import unencodable
 from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, command_line, is_output_failure, renderer,
                                   silence_stdout, stdout_failure)
@@ -44,28 +47,9 @@ from attn_cli.errors import shorten
 _ParserError: type[Exception] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
 
 
-class OutputClosed(Exception):
-    """Whoever read stdout went away (`attn-cli ... | head`): stop quietly, as Unix tools do on SIGPIPE."""
-
-
 class OneLineErrors(NarrowHelp, TyperGroup):
-    """Runs the commands and turns every expected failure into one stderr line and an exit code."""
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except OSError as exc:  # raised past the parser's own handler, which would call EPIPE exit 1
-            if exc.errno == errno.EPIPE:  # a BrokenPipeError, or an OutputError of a file on a closed pipe
-                raise OutputClosed() from None
-            raise
-
-    def make_context(self, *args, **extra):
-        """Parse the command line; the help or version it prints into a closed pipe (`--help | head`) ends as a
-        command's output does (141), not through the parser's handler (exit 1)."""
-        try:
-            return super().make_context(*args, **extra)
-        except BrokenPipeError:
-            raise OutputClosed() from None
+    """The program: it parses and runs a command itself (click's own main would exit 1 on a closed pipe), and
+    turns every expected failure into one stderr line and its exit code."""
 
     # complete_var and windows_expand_args reach click's main through **extra, by keyword as click passes them
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):  # type: ignore[override]
@@ -80,28 +64,16 @@ class OneLineErrors(NarrowHelp, TyperGroup):
                 raise UsageError("stdout is closed (>&-), so no result can be written; redirect it to a file, or "
                                  "to /dev/null to discard it")
             arguments = bare_fields_means_list(arguments)
-            outcome = super().main(args=arguments, prog_name=prog_name or "attn-cli", standalone_mode=False,
-                                   obj={"arguments": arguments}, **extra)
+            with self.make_context(prog_name or "attn-cli", arguments, obj={"arguments": arguments}) as ctx:
+                outcome = self.invoke(ctx)
             sys.stdout.flush()  # a full disk says so here, not in the interpreter's last flush
             code = outcome if isinstance(outcome, int) else 0
-        except AttnError as exc:
-            code = refused(exc)
-        except _ParserError as exc:
-            code = self._parser_failure(exc)
-        except OutputClosed:
-            silence_stdout()
-            code = PIPE_CLOSED
-        except OSError as exc:
-            code = output_failure(exc) if is_output_failure(exc) else bug(exc)
-        except UnicodeEncodeError as exc:  # a line of `vectors list` (say) that stdout's encoding cannot hold
-            code = refused(unencodable(exc)) if sys.stdout.encoding != "utf-8" else bug(exc)
-        except MemoryError:  # where no one setting drives it: those that bound a run's memory
-            fail("out of memory; free some, or ask for less: --max-tokens (sentence length), --neighbor-vocab, "
-                 "--batch-size and --max-sentences (train), --limit (the vectors) bound what a run holds "
-                 "(docs/limits.md)")
-            code = UsageError.exit_code
+        except typer.Exit as exc:  # --help, --version
+            code = exc.exit_code
+        except KeyboardInterrupt:
+            code = INTERRUPTED
         except Exception as exc:
-            code = bug(exc)
+            code = failed(exc)
         finally:
             for number, handler in previous.items():  # a caller running main() in-process gets its own back
                 signal.signal(number, handler)
@@ -111,18 +83,42 @@ class OneLineErrors(NarrowHelp, TyperGroup):
             sys.exit(code)
         return code
 
-    @staticmethod
-    def _parser_failure(exc) -> int:
-        context = getattr(exc, "ctx", None)
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            # building the exception rendered the help: Rich has printed it already (its text is then
-            # empty); plain click only returned it. Print it once either way.
-            if exc.format_message().strip():
-                sys.stdout.write(exc.format_message() + "\n")
-            return exc.exit_code
-        where = f" (see '{context.command_path} --help')" if context is not None else ""
-        fail(f"{exc.format_message()}{where}")
+
+def failed(exc: Exception) -> int:
+    """What an exception that ends the run says on stderr (one line), and its exit code."""
+    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:  # a reader gone (`| head`): stop quietly, as Unix
+        silence_stdout()  # tools do on SIGPIPE; a BrokenPipeError, or an OutputError of a file on a closed pipe
+        return PIPE_CLOSED
+    if isinstance(exc, AttnError):
+        return refused(exc)
+    if isinstance(exc, _ParserError):
+        return parser_failure(exc)
+    if isinstance(exc, OSError) and is_output_failure(exc):
+        silence_stdout()
+        fail(stdout_failure(exc))
+        return UsageError.exit_code
+    if isinstance(exc, UnicodeEncodeError) and sys.stdout.encoding != "utf-8":  # a line of `vectors list` (say)
+        return refused(unencodable(exc))  # that stdout's encoding cannot hold
+    if isinstance(exc, MemoryError):  # where no one setting drives it: those that bound a run's memory
+        fail("out of memory; free some, or ask for less: --max-tokens (sentence length), --neighbor-vocab, "
+             "--batch-size and --max-sentences (train), --limit (the vectors) bound what a run holds "
+             "(docs/limits.md)")
+        return UsageError.exit_code
+    return bug(exc)
+
+
+def parser_failure(exc) -> int:
+    """The parser's refusal on one line, pointing at the command's help; a bare group prints its help."""
+    context = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        # building the exception rendered the help: Rich has printed it already (its text is then
+        # empty); plain click only returned it. Print it once either way.
+        if exc.format_message().strip():
+            sys.stdout.write(exc.format_message() + "\n")
         return exc.exit_code
+    where = f" (see '{context.command_path} --help')" if context is not None else ""
+    fail(f"{exc.format_message()}{where}")
+    return exc.exit_code
 
 
 def end_like_ctrl_c(ended: list[int]) -> dict[int, Any]:
@@ -156,12 +152,6 @@ def reopen_closed(name: str, descriptor: int) -> bool:
     setattr(sys, name, open(descriptor, "r" if descriptor == 0 else "w", encoding="utf-8",
                             errors="backslashreplace", closefd=False))
     return True
-
-
-def output_failure(exc: OSError) -> int:
-    silence_stdout()
-    fail(stdout_failure(exc))
-    return UsageError.exit_code
 
 
 def refused(exc: AttnError) -> int:
@@ -215,23 +205,28 @@ SENTENCE_ARGUMENT = Annotated[Optional[list[str]], typer.Argument(metavar="SENTE
                                                                   show_default=False)]
 
 
-@app.command(cls=HelpInOrder, epilog=examples(
+@app.command(cls=Command, add_help_option=False, epilog=examples(
     "attn-cli explain money bank grows",
     "attn-cli explain river bank flows --scale sqrt --heads 2",
     "attn-cli explain money bank --json --fields shifts.cosine"))
-@with_engine_options
-@with_batch_options
 def explain(
     ctx: typer.Context,
     sentence: SENTENCE_ARGUMENT = None,
-    *,
-    engine: EngineOptions,
-    batch: BatchOptions,
+    mode: Mode = S.mode, scale: Scale = S.scale, temperature: Temperature = S.temperature,
+    similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
+    mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
+    output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
     parquet: Annotated[Optional[Path], parquet_option("token of each sentence")] = None,
+    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
+    trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
+    neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
+    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
+    file: File = None, input_format: InputFormatOption = InputFormat("text"), fields: Fields = None,
+    plain: Plain = False, strict: Strict = False, help_: Help = False,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
-    each_report(ctx, "explain", sentence, engine, batch, renderer("terminal", "render_explain"),
-                lambda sentences, vectors, settings, wanted: explain_many(
+    each_report(ctx, "explain", sentence, EngineOptions.of(ctx, locals()), picked(BatchOptions, locals()),
+                renderer("terminal", "render_explain"), lambda sentences, vectors, settings, wanted: explain_many(
                     sentences, vectors=vectors, settings=settings),
                 parquet=parquet)
 
@@ -239,18 +234,17 @@ def explain(
 TRACE_PANEL = "Trace"
 
 
-@app.command(cls=HelpInOrder, epilog=examples(
+@app.command(cls=Command, add_help_option=False, epilog=examples(
     "attn-cli trace money bank grows --word bank",
     "attn-cli trace money bank --word bank --mode projected",
     "attn-cli trace money bank --json --fields traces.token"))
-@with_engine_options
-@with_batch_options
 def trace(
     ctx: typer.Context,
     sentence: SENTENCE_ARGUMENT = None,
-    *,
-    engine: EngineOptions,
-    batch: BatchOptions,
+    mode: Mode = S.mode, scale: Scale = S.scale, temperature: Temperature = S.temperature,
+    similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
+    mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
+    output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
     word: Annotated[Optional[str], typer.Option("--word", metavar="W", rich_help_panel=TRACE_PANEL,
                                                 help="Trace this word only (default: each word in turn).")] = None,
     dims: Annotated[int, typer.Option("--dims", min=1, metavar="N", rich_help_panel=TRACE_PANEL,
@@ -258,10 +252,16 @@ def trace(
     shuffle_check: Annotated[bool, typer.Option("--shuffle-check", rich_help_panel=TRACE_PANEL,
                                                 help="Shuffle the words, rerun, show how much the outputs "
                                                      "change.")] = False,
+    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
+    trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
+    neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
+    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
+    file: File = None, input_format: InputFormatOption = InputFormat("text"), fields: Fields = None,
+    plain: Plain = False, strict: Strict = False, help_: Help = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
-    each_report(ctx, "trace", sentence, engine, batch, renderer("trace", "render_trace"),
-                lambda sentences, vectors, settings, wanted: trace_many(
+    each_report(ctx, "trace", sentence, EngineOptions.of(ctx, locals()), picked(BatchOptions, locals()),
+                renderer("trace", "render_trace"), lambda sentences, vectors, settings, wanted: trace_many(
                     sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors, settings=settings))
 
 
@@ -308,7 +308,7 @@ def each_group(sentence: str | None, command: str, engine: EngineOptions, batch:
         """Each line's document (made when it is shown), or why the line failed, in order."""
         results = many([line.text for line in group if line.text is not None], vectors, settings, outputs.wanted)
         for line in group:
-            outcome = line.unreadable() or next(results)
+            outcome = next(results) if line.error is None else InputError(line.error)
             if isinstance(outcome, LineError):
                 yield InputError(as_options(outcome.error))
             elif isinstance(outcome, InputError):
@@ -365,17 +365,19 @@ COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 COMPARE_PANEL = "Compare"
 
 
-@app.command(cls=HelpInOrder, epilog=examples(
+@app.command(cls=Command, add_help_option=False, epilog=examples(
     COMPARE_EXAMPLE, 'attn-cli compare "river bank" "money bank" --json',
     'attn-cli compare "river bank" "money bank" --cross'))
-@with_engine_options
 def compare(
     ctx: typer.Context,
     texts: Annotated[Optional[list[str]], typer.Argument(
         metavar="SENTENCE...", show_default=False,
         help="Two or more quoted sentences (with --cross: SOURCE TARGET); - reads one per line from "
              "stdin.")] = None,
-    file: FILE_OPTION = None,
+    mode: Mode = S.mode, scale: Scale = S.scale, temperature: Temperature = S.temperature,
+    similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
+    mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
+    output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
     word: Annotated[Optional[list[str]], typer.Option("--word", metavar="W", show_default=False,
                                                       rich_help_panel=COMPARE_PANEL,
                                                       help="Compare only this word (repeatable; default: every "
@@ -383,11 +385,14 @@ def compare(
     cross: Annotated[bool, typer.Option("--cross", rich_help_panel=COMPARE_PANEL,
                                         help="Cross-attention: TARGET's tokens (queries) attend over SOURCE's "
                                              "(keys and values).")] = False,
-    input_format: INPUT_FORMAT_OPTION = InputFormat("text"),
-    *,
-    engine: EngineOptions,
+    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
+    trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
+    neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
+    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
+    file: File = None, input_format: InputFormatOption = InputFormat("text"), help_: Help = False,
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
+    engine = EngineOptions.of(ctx, locals())
     QUIET.set(engine.quiet)
     settings = engine.settings()
     if cross and word:
@@ -406,9 +411,9 @@ def compare(
                             style="json" if engine.json else "tables",
                             files=engine.picture_files(file, stdin=STDIN in (texts or [])),
                             command_line=command_line(ctx), one_document=True)
-    vectors = engine.load(warn, progress=not engine.json)
+    loaded = engine.load(warn, progress=not engine.json)
     results = []
-    for number, (text, line, result) in enumerate(zip(found, lines, explain_many(found, vectors=vectors,
+    for number, (text, line, result) in enumerate(zip(found, lines, explain_many(found, vectors=loaded,
                                                                                   settings=settings)), 1):
         where = line.where or f"sentence {number}"
         if isinstance(result, LineError):
@@ -439,11 +444,11 @@ def warn_unknown(result: ExplainResult, where: str = "") -> None:
         warn(f"skipped {result.unknown_words}{place}: not in the vocabulary")
 
 
-app.command(cls=HelpInOrder, epilog=examples(
+app.command(cls=Command, add_help_option=False, epilog=examples(
     "attn-cli train --demo --out demo.npz",
     "attn-cli train corpus.txt --out layer.npz --heads 2",
     'attn-cli explain "money bank grows" --weights demo.npz'))(train)
-app.command(cls=HelpInOrder, epilog=examples(
+app.command(cls=Command, add_help_option=False, epilog=examples(
     "attn-cli senses bank --example",
     "attn-cli senses bank --example --clusters 2 --json",
     "attn-cli senses bank --example --html senses.html"))(senses)

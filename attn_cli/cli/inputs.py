@@ -14,7 +14,6 @@ from __future__ import annotations
 import codecs
 import io
 import json
-import math
 import os
 import queue
 import stat
@@ -60,15 +59,10 @@ class InputLine:
         """The message with where it happened, for stderr: 'line 17 of stdin: ...'."""
         return f"{self.where}: {message}" if self.where else message
 
-    def unreadable(self) -> InputError | None:
-        """Why the line cannot be read (callers say where), None when it can."""
-        return None if self.error is None else InputError(self.error)
-
     def sentence(self) -> str:
-        """The line's text, or an InputError with why it cannot be read (callers say where)."""
-        error = self.unreadable()
-        if error is not None:
-            raise error
+        """The line's text, or an InputError naming the line when it cannot be read."""
+        if self.error is not None:
+            raise InputError(self.located(self.error))
         assert self.text is not None  # a line without an error always has its text
         return self.text
 
@@ -97,19 +91,18 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         raise InputError(f"no {kind} {where}; give one {kind} per line, e.g. {example}")
 
 
-def readable(line: InputLine) -> InputLine:
-    """The line itself, or an InputError naming the line when it cannot be read."""
-    if line.error is not None:
-        raise InputError(line.located(line.error))
-    return line
-
-
 def line_list(arguments: list[str], file: Path | None, example: str, input_format: str = "text") -> list[InputLine]:
     """Every argument in order ('-' expands to the lines of stdin), then the lines of `file`; all readable."""
     found = [readable(line) for argument in arguments for line in input_lines(argument, None, input_format, example)]
     if file is not None:
         found += [readable(line) for line in _stream_lines(file, input_format)]
     return found
+
+
+def readable(line: InputLine) -> InputLine:
+    """The line itself, or an InputError naming the line when it cannot be read."""
+    line.sentence()
+    return line
 
 
 def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
@@ -272,7 +265,7 @@ def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES,
     When reading may wait (a pipe, a terminal), a thread reads ahead (at most 4 x size lines);
     a group takes the next line, waiting for it, then whatever else has arrived: a fast pipe
     gives full groups, a person typing groups of one. A file never waits, so it is simply cut
-    into groups, without the thread's cost (about a sixth of a batch's time). An error while
+    into groups, without the thread's cost (docs/benchmarks.md). An error while
     reading (a missing --file, a line too long) is raised after a group of the lines before it.
     """
     if not may_wait:
@@ -370,19 +363,6 @@ def decoded(raw: bytes) -> tuple[str, str]:
         return "", "not valid UTF-8; convert it to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)"
 
 
-def _no_constant(name: str) -> float:
-    """NaN, Infinity and -Infinity are Python's extensions, not JSON: refused, as the output refuses them."""
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    """A JSON number; one too large for a float (1e400) is refused rather than read as infinity."""
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is beyond the range of a float")
-    return value
-
-
 def _bounded_int(text: str) -> int:
     """A JSON integer of at most MAX_INT_DIGITS digits, Python's own bound, said in our words (Python's advises
     sys.set_int_max_str_digits, which a command-line user cannot call)."""
@@ -413,9 +393,10 @@ def json_line(text: str, number: int, source: str) -> InputLine:
     """A JSON Lines record: {"text": "...", "id": ..., anything else}; "id" and the rest are passed through. A byte
     order mark starting the line (a file joined on with cat) is no part of it, as text mode reads it."""
     try:
-        record = json.loads(text.removeprefix("\ufeff"), parse_constant=_no_constant, parse_float=_finite_float,
-                            parse_int=_bounded_int)
-        json.dumps(record, ensure_ascii=False).encode("utf-8")  # a lone surrogate (\\ud800) fails here
+        record = json.loads(text.removeprefix("\ufeff"), parse_int=_bounded_int)
+        # NaN, Infinity and 1e400 (read as infinity) are no JSON numbers, as the output refuses them, and a lone
+        # surrogate (\\ud800) is no text: each fails here
+        json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (ValueError, RecursionError) as exc:
         why = ("nested too deeply" if isinstance(exc, RecursionError) else
                f"a lone surrogate {exc.object[exc.start]!r} is not text" if isinstance(exc, UnicodeEncodeError)

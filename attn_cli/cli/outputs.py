@@ -23,7 +23,7 @@ import shlex
 import sys
 from pathlib import Path
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError, shown_path
 from attn_cli.cli.fields import Selection, select
@@ -39,18 +39,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 Draw = Callable[[dict, "Console"], None]
-
-
-class Table(Protocol):
-    """A table written beside the documents (ParquetTable): whole when closed."""
-
-    def close(self) -> None: ...
 # Rich's SVG asks a CDN for its Fira Code font; keep only the local() sources so opening it fetches nothing.
 _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 
 
 def renderer(module: str, function: str) -> Draw:
-    """A table renderer of attn_cli.render.<module>, imported only when tables are drawn (Rich costs ~50 ms)."""
+    """A table renderer of attn_cli.render.<module>, imported only when tables are drawn (Rich loads slowly)."""
     def draw(report: dict, console) -> None:
         getattr(importlib.import_module(f"attn_cli.render.{module}"), function)(report, console)
 
@@ -97,7 +91,8 @@ class ReportOutputs:
     """
 
     def __init__(self, draw: Draw, *, style: str, files: dict[str, Path], command_line: str,
-                 selection: Selection | None = None, table: Table | None = None, one_document: bool = False) -> None:
+                 selection: Selection | None = None, table: ParquetTable | None = None,
+                 one_document: bool = False) -> None:
         self.draw, self.style, self.command_line = draw, style, command_line
         self.files = {option: path for option, path in files.items() if option in ("--html", "--svg")}
         self.selection, self.table = selection, table
@@ -108,7 +103,7 @@ class ReportOutputs:
         self.held: list[tuple[dict, bool]] | None = [] if held else None  # stdout's documents, after the files
         self.terminal = self.recorder = None
         if style != "tables" and "--svg" not in files:
-            return  # JSON or plain only: Rich is never imported (~50 ms of start-up saved)
+            return  # JSON or plain only: Rich is never imported
         # NO_COLOR: Rich alone would drop colours but keep bold and dim; a reader who asks for no colour
         # wants no escape codes at all, even on a terminal
         plain_terminal = os.environ.get("NO_COLOR", "") != ""
@@ -196,7 +191,7 @@ def write_target(path: Path, flag: str, data: str | bytes) -> None:
     """Write a picture or a weights file atomically (never half a file); a failure is a usage error naming the
     option. A path to stdout's own file (`--html /dev/stdout > page.html`) is written through stdout, after what
     stdout holds: a second descriptor on the file would write at its own offset, over stdout's output or under
-    it. Only --html and --svg get here so (options.writable_target)."""
+    it. Only --html and --svg get here so (options.output_target)."""
     with writing(path, flag):
         if not stdout_file(path):
             write_file(path, data)

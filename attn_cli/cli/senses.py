@@ -18,9 +18,13 @@ from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional, TextI
 
 import typer
 
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back, readable
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
 from attn_cli.cli.messages import QUIET, warn
-from attn_cli.cli.options import FILE_OPTION, EngineOptions, _option, engine_options, parquet_option
+from attn_cli.cli.options import (DK, S, EngineOptions, File, Format, Heads, Help, Include, Json, Layer, Limit, Mask,
+                                  MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection,
+                                  PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Temperature,
+                                  TrustPickle, VectorsOption, Weights, _option, html_option, parquet_option,
+                                  svg_option)
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
 from attn_cli.errors import UsageError, flag, shorten, shown_path
 from attn_cli import MAX_OCCURRENCES, LayerSettings, Settings, Vectors, declarations
@@ -62,29 +66,36 @@ COLOR_BY_OPTION = Annotated[str, _option(
     help="Colour the scatter of --html and --svg by group, or by label (with --labels or --example).")]
 SOURCE_ARGUMENT = Annotated[Optional[str], typer.Argument(
     metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")]
-PICTURE_HELP = {"html": "Also write the page: the occurrences' scatter (hover: the sentence) and the tables.",
-                "svg": "Also write the occurrences' scatter, coloured by group, as an SVG picture."}
+PICTURED = {"html": "Also write the page: the occurrences' scatter (hover: the sentence) and the tables.",
+            "svg": "Also write the occurrences' scatter, coloured by group, as an SVG picture."}
 
 
-@engine_options(**PICTURE_HELP)
 def senses(
     ctx: typer.Context,
     word: Annotated[str, typer.Argument(metavar="WORD", show_default=False,
                                         help="The word to follow through every sentence that holds it.")],
     source: SOURCE_ARGUMENT = None,
-    file: FILE_OPTION = None,
+    mode: Mode = S.mode, scale: Scale = S.scale, temperature: Temperature = S.temperature,
+    similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
+    mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
+    output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
     clusters: CLUSTERS_OPTION = None,
     labels: LABELS_OPTION = None,
     cluster_seed: CLUSTER_SEED_OPTION = 0,
     max_occurrences: MAX_OCCURRENCES_OPTION = MAX_OCCURRENCES,
-    parquet: Annotated[Optional[Path], parquet_option("occurrence")] = None,
     occurrences_file: OCCURRENCES_OPTION = None,
     example: EXAMPLE_OPTION = False,
     color_by: COLOR_BY_OPTION = "group",
-    *,
-    engine: EngineOptions,
+    parquet: Annotated[Optional[Path], parquet_option("occurrence")] = None,
+    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
+    trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
+    neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
+    include: Include = "", html: Annotated[Optional[Path], html_option(PICTURED["html"])] = None,
+    svg: Annotated[Optional[Path], svg_option(PICTURED["svg"])] = None, quiet: Quiet = False,
+    file: File = None, help_: Help = False,
 ) -> None:
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
+    engine = EngineOptions.of(ctx, locals())
     QUIET.set(engine.quiet)
     settings = engine.settings()
     check_corpus(source, file, occurrences_file, example, labels)
@@ -94,15 +105,15 @@ def senses(
     label_lines = None if labels is None else opened_labels(labels)
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
                             files={}, command_line=command_line(ctx))
-    vectors = engine.load(warn, progress=not engine.json)
+    loaded = engine.load(warn, progress=not engine.json)
     from attn_cli import example_corpus, group_senses  # the senses library (and scikit-learn) load when it runs
 
     bundled = example_corpus() if example else None
     unreadable: list[InputLine] = []
     with DelayedBar(enabled=not engine.json) as bar:
         lines = bundled[0] if bundled else corpus_lines(source, file, unreadable)
-        table = (scanned(word, lines, vectors, settings, bar, max_occurrences) if occurrences_file is None else
-                 tabled(word, occurrences_file, vectors, settings, engine.given, max_occurrences))
+        table = (scanned(word, lines, loaded, settings, bar, max_occurrences) if occurrences_file is None else
+                 tabled(word, occurrences_file, loaded, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
         label_list = bundled[1] if bundled else None if label_lines is None else read_labels(
             label_lines, int(table.line[-1]) if len(table) else table.first_line)[table.first_line - 1:]
@@ -219,7 +230,7 @@ def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
     too-long line is."""
     labels: list[str] = []
     for line in lines:
-        labels.append(readable(line).sentence().strip())
+        labels.append(line.sentence().strip())
         if len(labels) > corpus_lines:
             break
     return labels

@@ -7,7 +7,6 @@ terminal, and decides what Ctrl-C keeps.
 
 from __future__ import annotations
 
-import inspect
 import os
 import shlex
 import sys
@@ -19,11 +18,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
 import typer
 
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
-from attn_cli.cli.inputs import STDIN, input_lines, readable
+from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import QUIET, say, warn
-from attn_cli.cli.options import (OUTPUT_PANEL, QUIET_OPTION, TRAIN_PANEL, VectorOptions, _option, chosen,
-                                  declared_option, option_group, output_path, same_regular_file,
-                                  with_vector_options, writable_target)
+from attn_cli.cli.options import (OUTPUT_PANEL, TRAIN_PANEL, Format, Help, Limit, Quiet, SkipBadLines, TrustPickle,
+                                  VectorOptions, VectorsOption, _option, output_target, picked, setting)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
 from attn_cli.errors import INTERRUPTED, UsageError, literal
 
@@ -33,23 +31,16 @@ if TYPE_CHECKING:  # the training run's modules load when a run starts, not with
 EXAMPLE = 'attn-cli explain "money bank grows"'
 
 
-def _training_parameters() -> list[inspect.Parameter]:
-    """TrainingSettings' options, from its declarations; a setting the demo sets otherwise defaults to None (then
-    the plain run's or the demo's value, as --demo says) and its help names both."""
-    plain = TrainingSettings()
-    parameters = []
-    for name, declared in declarations(TrainingSettings).items():
-        default, demo = getattr(plain, name), getattr(DEMO_SETTINGS, name)
-        parameters.append(declared_option(name, declared, default) if demo == default else declared_option(
-            name, declared, None, note=f"Default {default:,}; the demo's: {demo:,}."))
-    return parameters
+PLAIN = TrainingSettings()
 
 
-with_training_options = option_group(_training_parameters(), dict, "typed")
+def training(name: str) -> Any:
+    """TrainingSettings' option `name`; a setting the demo sets otherwise defaults to None (then the plain run's
+    or the demo's value), and its help names both."""
+    plain, demo = getattr(PLAIN, name), getattr(DEMO_SETTINGS, name)
+    return setting(name, TrainingSettings, "" if plain == demo else f"Default {plain:,}; the demo's: {demo:,}.")
 
 
-@with_vector_options
-@with_training_options
 def train(
     corpus: Annotated[Optional[str], typer.Argument(
         metavar="CORPUS", show_default=False,
@@ -62,16 +53,28 @@ def train(
              "senses.")] = False,
     keep_on_interrupt: Annotated[bool, _option("--keep-on-interrupt", panel=TRAIN_PANEL,
                                                help="On Ctrl-C, write the best weights so far.")] = False,
-    *,
-    typed: dict[str, Any],
-    source: VectorOptions,
+    mask: Annotated[str, training("mask")] = PLAIN.mask,
+    heads: Annotated[int, training("heads")] = PLAIN.heads,
+    d_k: Annotated[Optional[int], training("d_k")] = PLAIN.d_k,
+    positions: Annotated[str, training("positions")] = PLAIN.positions,
+    seed: Annotated[int, training("seed")] = PLAIN.seed,
+    softmax_vocab: Annotated[Optional[int], training("softmax_vocab")] = None,
+    learning_rate: Annotated[Optional[float], training("learning_rate")] = None,
+    batch_size: Annotated[Optional[int], training("batch_size")] = None,
+    epochs: Annotated[int, training("epochs")] = PLAIN.epochs,
+    max_words: Annotated[int, training("max_words")] = PLAIN.max_words,
+    max_sentences: Annotated[int, training("max_sentences")] = PLAIN.max_sentences,
     json: Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write the result as JSON to stdout.")] = False,
-    quiet: QUIET_OPTION = False,
+    quiet: Quiet = False,
+    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
+    trust_pickle: TrustPickle = False, help_: Help = False,
 ) -> int:
     """Learn W_Q, W_K, W_V and W_O of one attention layer from CORPUS; the vectors stay frozen."""
+    values = locals()
+    source: VectorOptions = picked(VectorOptions, values)
+    changes = {name: values[name] for name in declarations(TrainingSettings) if values[name] is not None}
     QUIET.set(quiet)
     target = output_file(out, corpus, demo, source.vectors)
-    changes = {name: value for name, value in chosen(TrainingSettings, typed).items() if value is not None}
     if demo and changes.get("mask", "none") != "none":
         raise UsageError("--demo hides a word and asks the layer to predict it from its topic (the masked-word "
                          "objective); leave out --mask causal")
@@ -120,15 +123,11 @@ def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str |
                          "generated task; e.g. attn-cli train --demo --out demo.npz")
     if out is None:
         raise UsageError("give --out FILE, where the trained layer goes; e.g. attn-cli train --demo --out demo.npz")
-    output_path("--out", out, "layer.npz")
+    read = {"CORPUS": "/dev/stdin" if corpus == STDIN else corpus, "--vectors": vectors}
+    output_target("--out", out, "layer.npz", {flag: Path(path) for flag, path in read.items() if path})
     if out.exists() and not out.is_file():
         raise UsageError(f"--out {out} is not a regular file (a device or a pipe); give a file name, e.g. "
                          "--out layer.npz")
-    for flag, path in (("CORPUS", "/dev/stdin" if corpus == STDIN else corpus), ("--vectors", vectors)):
-        if path and same_regular_file(out, Path(path)):
-            raise UsageError(f"--out {out} is the {flag} input; writing it would replace it, so give --out "
-                             "another file name")
-    writable_target("--out", out)
     return out
 
 
@@ -138,7 +137,7 @@ def corpus_lines(corpus: str | None) -> Iterator[str]:
     stdin = corpus == STDIN
     for line in input_lines(STDIN if stdin else None, None if stdin else Path(str(corpus)),
                             example="attn-cli train corpus.txt --out layer.npz", flag="CORPUS"):
-        yield readable(line).sentence()
+        yield line.sentence()
 
 
 def interrupted(training: Training, target: Path, keep: bool) -> int:

@@ -17,9 +17,8 @@ from attn_cli.errors import UsageError, VectorsError
 from attn_cli.errors import literal, shown_path
 from attn_cli.cli.inputs import read_back
 from attn_cli.cli.messages import warn
-from attn_cli.cli.help import NarrowHelpGroup
-from attn_cli.cli.options import (HelpInOrder, VectorFormat, examples, output_path, same_regular_file,
-                                  writable_target)
+from attn_cli.cli.help import Command, NarrowHelpGroup
+from attn_cli.cli.options import VectorFormat, examples, output_target
 from attn_cli.render.json_out import write_json
 from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, export_vectors,
                       find_cached, load_vectors, remove_cached, remove_leftovers, vector_leftovers)
@@ -35,7 +34,7 @@ vectors_app = typer.Typer(cls=NarrowHelpGroup,
 Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to stdout.")]
 
 
-@vectors_app.command("import", cls=HelpInOrder, epilog=examples("attn-cli vectors import vectors.txt",
+@vectors_app.command("import", cls=Command, epilog=examples("attn-cli vectors import vectors.txt",
                                                                 "attn-cli vectors import vectors.txt --limit 2"))
 def import_(
     source: Annotated[str, typer.Argument(metavar="SOURCE", help="A vector file, a gensim-data name, or minilm "
@@ -69,7 +68,7 @@ def import_(
     _show(info_report(vectors), json)
 
 
-@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors info vectors.txt"))
+@vectors_app.command(cls=Command, epilog=examples("attn-cli vectors info vectors.txt"))
 def info(
     source: Annotated[str, typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file or "
                                                               "gensim-data name.")],
@@ -87,7 +86,7 @@ def info(
     _show(info_report(found[0].load()), json)  # the newest, as list shows them
 
 
-@vectors_app.command("list", cls=HelpInOrder, epilog=examples("attn-cli vectors list --json"))
+@vectors_app.command("list", cls=Command, epilog=examples("attn-cli vectors list --json"))
 def list_(json: Json = False) -> None:
     """List the cached vector sets, newest first, and what killed imports and downloads left behind."""
     entries = [cached.describe() for cached in cached_vector_sets(warn)]
@@ -142,7 +141,7 @@ def folded(line: str, width: int) -> list[str]:
     return [*pieces, line]
 
 
-@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors remove vectors.txt",
+@vectors_app.command(cls=Command, epilog=examples("attn-cli vectors remove vectors.txt",
                                                      "attn-cli vectors remove --leftovers"))
 def remove(
     source: Annotated[Optional[str], typer.Argument(metavar="SOURCE", help="A cache id (see list), vector file, "
@@ -177,7 +176,7 @@ def remove(
         print("no leftovers" if leftovers_only else "nothing removed" if found else "the cache is empty")
 
 
-@vectors_app.command(cls=HelpInOrder, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
+@vectors_app.command(cls=Command, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
 def download(
     name: Annotated[str, typer.Argument(metavar="NAME", help="A gensim-data model, e.g. glove-wiki-gigaword-100.")],
     json: Json = False,
@@ -192,7 +191,7 @@ def download(
         print(literal(f"{name}: {path} ({report['bytes'] / 1e6:,.1f} MB); use it with --vectors {name}"))
 
 
-@vectors_app.command(cls=HelpInOrder, epilog=examples(
+@vectors_app.command(cls=Command, epilog=examples(
     "attn-cli vectors export default vectors.txt",
     "attn-cli vectors export default vectors.bin"))
 def export(
@@ -209,11 +208,7 @@ def export(
         raise UsageError("vectors export needs a NAME: default, a cache id (attn-cli vectors list shows them), a "
                          "vector file or a gensim-data name")
     not_stdout("NAME", source)
-    output_path("FILE", file, "vectors.txt")
-    writable_target("FILE", file)
-    if same_regular_file(file, Path(source)):
-        raise UsageError(f"FILE {file} is the vector file NAME names; writing it would replace it, so give another "
-                         "file name")
+    output_target("FILE", file, "vectors.txt", {"NAME": Path(source)})
     found = find_cached(source, warn)
     try:
         vectors = found[0].load() if found else load_vectors(source, progress=not json, warn=warn)
