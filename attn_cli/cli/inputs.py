@@ -400,7 +400,8 @@ def json_line(text: str, number: int, source: str) -> InputLine:
     except (ValueError, RecursionError) as exc:
         why = ("nested too deeply" if isinstance(exc, RecursionError) else
                f"a lone surrogate {exc.object[exc.start]!r} is not text" if isinstance(exc, UnicodeEncodeError)
-               else exc)
+               else exc if isinstance(exc, json.JSONDecodeError) else "NaN, Infinity or a number beyond float64 is "
+               "no JSON number")
         return InputLine(None, number, source, error=not_an_object(why))
     if not isinstance(record, dict):  # a list nested 1,000 deep parses on Python 3.12 and later, not before
         return InputLine(None, number, source, error=not_an_object(f"a JSON {JSON_KINDS.get(type(record), 'value')}"))
