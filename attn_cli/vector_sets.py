@@ -160,7 +160,7 @@ def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = F
 
 def vector_leftovers() -> list[Leftover]:
     """What killed imports and downloads of this user left behind (in the cache, gensim-data's folders, $TMPDIR)."""
-    from attn_cli.vectors import leftovers
+    import attn_cli.vectors.leftovers as leftovers
     from attn_cli.vectors.gensim_data import data_dir
 
     try:

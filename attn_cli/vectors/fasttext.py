@@ -25,7 +25,7 @@ import numpy as np
 from attn_cli.files import write_all
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.formats import finite, from_keyed, open_maybe_compressed
-from attn_cli.vectors import leftovers
+import attn_cli.vectors.leftovers as leftovers
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
 MAGIC = 793712314  # fastText's file format signature (an int32); older files start with their dims instead

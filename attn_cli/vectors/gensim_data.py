@@ -27,7 +27,7 @@ from typing import BinaryIO, Iterator
 
 from attn_cli.files import write_all
 from attn_cli.errors import UsageError, VectorsError
-from attn_cli.vectors import leftovers
+import attn_cli.vectors.leftovers as leftovers
 from attn_cli.vectors.progress import progress_bar
 
 LIST_URL = "https://raw.githubusercontent.com/RaRe-Technologies/gensim-data/master/list.json"

@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors import leftovers
+import attn_cli.vectors.leftovers as leftovers
 from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
                                     cached_sets, layout_folder, load_cached, read_meta, serve, served)
 from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
