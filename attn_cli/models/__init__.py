@@ -136,6 +136,10 @@ class PretrainedLayer:
                 "output_projection": True}
 
     def config(self) -> AttentionConfig:
+        return self._config
+
+    @functools.cached_property
+    def _config(self) -> AttentionConfig:  # checked once: `tokenized` runs the layers below with it per sentence
         return self.model.weights.config(self.digest)
 
     def initial(self) -> None:
@@ -168,9 +172,8 @@ class PretrainedLayer:
                              f"{limit:,} that {self.model.name} takes; shorten it",
                              *(() if limit < max_tokens else (" or pass ", Option("max_tokens", len(pieces)))))
         x = embed(self.model.weights, np.array([piece.id for piece in pieces])).inputs  # [n, d]
-        config = self.model.weights.config(self.digest)
         for below in self.model.weights.layers[:self.number - 1]:
-            x = encoder_layer(below, x, config, self.model.weights.eps).outputs
+            x = encoder_layer(below, x, self.config(), self.model.weights.eps).outputs
         tokens = [Token(piece.text, piece.text, position) for position, piece in enumerate(pieces)]
         return TokenizedSentence(tokens, [], x)
 
