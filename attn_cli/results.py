@@ -284,7 +284,8 @@ class TraceResult(ExplainResult):
 
         texts, row = self.tokens, self.row()
         attention = row[0].sentence(row[1])
-        traces = {i: trace_token(attention, self.embeddings, i, texts, self.dims, self.shuffle_check)
+        traces = {i: trace_token(attention, self.embeddings, i, texts, self.dims, self.shuffle_check,
+                                 learned_positions=self.settings.model is not None)
                   for i in self.traced}
         return trace_document(self.sentence, self.tokenized, self.vectors, row, self.settings.report,
                               analysed(row, self.settings, None), traces, dims=self.dims)

@@ -100,7 +100,9 @@ class Settings(LayerSettings):
             if given != defaults[name] and given != value:
                 raise SettingsError(name, f"cannot be {given!r} with {layer.name}: its learnt weights replace the "
                                           "random ones; leave it out" if name == "mode" else
-                                    (f"is fixed by {layer.name} ({value!r}); leave it out" if self.model is not None
+                                    (f"is fixed by {layer.name} ("
+                                     f"{'its own learned positions' if name == 'positions' else repr(value)}); "
+                                     "leave it out" if self.model is not None
                                      else f"is fixed by {layer.name}, which was trained with {value!r}; leave it out "
                                      "(or train another layer)"))
             object.__setattr__(self, name, value)

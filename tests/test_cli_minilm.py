@@ -103,7 +103,8 @@ def test_the_api_takes_model_and_layer(tiny_model):
         attn_cli.explain("money bank grows", model=str(tiny_model), vectors=attn_cli.load_vectors())
 
 
-@pytest.mark.parametrize("args", [["--layer", "3"], ["--heads", "4"], ["--vectors", "default"]])
+@pytest.mark.parametrize("args", [["--layer", "3"], ["--heads", "4"], ["--vectors", "default"], ["--temperature", "8"],
+                                  ["--similarity", "cosine"], ["--mask", "causal"], ["--positions", "sinusoidal"]])
 def test_settings_the_model_fixes_are_refused(run, tiny_model, args):
     result = run("explain", "money bank grows", "--model", str(tiny_model), *args)
     assert result.exit_code == 2 and args[0] in result.stderr and "Traceback" not in result.stderr
@@ -116,6 +117,17 @@ def test_trace_walks_the_layer_past_attention(run, tiny_model, schema_validator)
     assert document["traces"][0]["matrix_form_max_abs_diff"] < 1e-12  # b_O included in the term-by-term sum
     text = run("trace", "river bank flows", "--word", "bank", "--model", str(tiny_model)).stdout
     assert "h = LayerNorm(x + y)" in text and "Feed-forward" in text and "b_O" in text
+
+
+def test_trace_notes_offer_no_setting_the_model_fixes_and_know_its_positions(run, tiny_model):
+    """The model fixes temperature and similarity, and its inputs carry learned positions: a note that offered
+    `--temperature 8` or said word order is invisible would be wrong for it."""
+    document = json.loads(run("trace", "river bank flows bank", "--model", str(tiny_model), "--temperature", "1",
+                              "--json").stdout)
+    notes = [note for trace in document["traces"] for note in trace["notes"]]
+    assert all(not note.get("alternatives") for note in notes)
+    [order] = {note["message"] for note in notes if note["code"] == "permutation"}
+    assert "learned positions" in order and "invisible" not in order
 
 
 def test_compare_and_html_work_with_a_model(run, tiny_model, schema_validator, tmp_path):
@@ -245,3 +257,10 @@ def test_kept_rows_damaged_or_unwritable_are_computed_again(tmp_path, damage):
     np.testing.assert_array_equal(kept_rows(tmp_path, "rows", (3, 2), compute), rows)
     np.testing.assert_array_equal(kept_rows(tmp_path, "rows", (3, 2), compute), rows)
     assert len(calls) == (2 if damage == "a folder" else 1)  # a folder in the way: computed each time, never kept
+
+
+def test_a_saturated_head_of_the_real_layer_gets_no_remedy_in_trace(run, minilm):
+    """Head 3 of layer 1 puts 0.999 of "bank"'s weight on "money": reported, with no setting offered to fix it."""
+    document = json.loads(run("trace", "money bank", "--word", "bank", "--model", "minilm", "--json").stdout)
+    saturated = [note for note in document["traces"][0]["notes"] if note["code"] == "saturated"]
+    assert saturated and all(note["alternatives"] == [] for note in saturated)

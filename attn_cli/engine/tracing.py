@@ -24,8 +24,9 @@ def vector_summary(vector: np.ndarray, dims: int) -> dict:
 
 
 def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, texts: list[str], dims: int,
-                shuffle_check: bool = False) -> dict:
-    """Every step of query `index` through every head, the result, and the notes that apply."""
+                shuffle_check: bool = False, learned_positions: bool = False) -> dict:
+    """Every step of query `index` through every head, the result, and the notes that apply (`learned_positions`:
+    a pretrained model's inputs, which carry its own positions)."""
     steps = [head_steps(result, head, index, texts, dims) for head in range(result.n_heads)]
     heads = [block for block, _ in steps]
     per_query = np.concatenate([total for _, total in steps])  # [width]: the heads' own sums side by side
@@ -47,7 +48,7 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
             "values_shape": [n_k, result.d_head], "weights_shape": [n_q, n_k], "heads": result.n_heads,
             "output": vector_summary(result.outputs[index], dims)},
         "matrix_form_max_abs_diff": difference,
-        "notes": teaching_notes(result, embeddings, index, texts, shuffle_check),
+        "notes": teaching_notes(result, embeddings, index, texts, shuffle_check, learned_positions),
     }
 
 
@@ -83,7 +84,7 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
 
 
 def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, texts: list[str],
-                   shuffle_check: bool) -> list[dict]:
+                   shuffle_check: bool, learned_positions: bool = False) -> list[dict]:
     """The notes whose condition holds for this query, each with the numbers that show it."""
     notes = [convexity_note(result, index)]
     for head in range(result.n_heads):
@@ -92,7 +93,7 @@ def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, 
     if result.config.mask == "causal" and index < len(texts) - 1:
         notes.append(causal_note(result, index, texts))
     if len(texts) > 1 and (shuffle_check or order_blind(result.config)):
-        notes.append(permutation_note(result, embeddings, texts, shuffle_check))
+        notes.append(permutation_note(result, embeddings, texts, shuffle_check, learned_positions))
     return notes
 
 
@@ -181,7 +182,9 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
     """Rerun the engine under each remedy for `code` (analysis.remedy_settings, its temperature solved for this
-    row) and keep this row's weights."""
+    row) and keep this row's weights; none for a trained or pretrained layer, whose weights fix its settings."""
+    if result.config.mode == "trained":
+        return []
     row = (head, slice(index, index + 1))  # [1, n_k] of the head: the row as a group of one
     temperature = fixing_temperature(result.scores[row][None], result.visible[None, index:index + 1],
                                      result.scale_factor)
@@ -199,11 +202,16 @@ def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:
                         f"{max(weights):g} in every head")}
 
 
-def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: list[str], check: bool) -> dict:
+def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: list[str], check: bool,
+                     learned_positions: bool = False) -> dict:
     """Without positions and masks attention cannot see word order; with `check`, prove it: rotate the words by
     one place, rerun the engine and compare the outputs and weights put back in order."""
     note: dict = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
-    if order_blind(result.config):
+    if learned_positions:
+        note["message"] = ("the layer sees word order only through its inputs x, which carry the model's learned "
+                           "positions: reordering the words changes x, while reordering x's rows only reorders "
+                           "the outputs")
+    elif order_blind(result.config):
         note["message"] = (f"no positional encodings and {'no' if result.config.mask == 'none' else 'the others'} "
                            "mask: word order is invisible, so shuffling the words only shuffles the outputs")
     else:

@@ -130,9 +130,11 @@ class PretrainedLayer:
         return self.weights.attention
 
     def settings(self) -> dict:
-        """The attention settings the layer fixes: H heads over the full width, logits scaled by 1/sqrt(d_head),
-        W_O."""
-        return {"mode": "trained", "scale": "sqrt", "heads": self.model.weights.heads, "d_k": self.model.weights.dims,
+        """The attention settings the layer fixes: H heads over the full width, dot products scaled by
+        1/sqrt(d_head) at temperature 1, W_O, every token seeing every token, and its own learned positions (no
+        codes of this tool's added)."""
+        return {"mode": "trained", "scale": "sqrt", "temperature": 1.0, "similarity": "dot", "mask": "none",
+                "positions": "none", "heads": self.model.weights.heads, "d_k": self.model.weights.dims,
                 "output_projection": True}
 
     def config(self) -> AttentionConfig:
