@@ -169,7 +169,7 @@ def python_examples() -> list[tuple[str, str]]:
 @pytest.mark.parametrize("page, code", python_examples(), ids=[page for page, _ in python_examples()])
 def test_the_python_examples_in_the_docs_run(tmp_path, monkeypatch, page, code):
     """Each block runs as shown, in a folder holding the GloVe file and the corpus it names and a KeyedVectors
-    `kv`; the demo trains on a tenth of its generated sentences (the whole run is conftest.demo_run's)."""
+    `kv`; the demo trains on a tenth of its generated sentences (the full demo is checked on conftest.demo_run)."""
     from attn_cli.training import demo
     from attn_cli.training.demo import demo_corpus
 
