@@ -7,7 +7,12 @@ import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
+# One BLAS thread for the suite and the programs it starts, unless the caller pins another count: two OpenBLAS
+# threads spin waiting for each other when other work holds a core, and the training tests then crawl. The
+# numbers are those of any run with a pinned thread count (docs/train.md).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # after the thread count: OpenBLAS reads it as it loads
 import pytest
 
 import attn_cli

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 
 import numpy as np
@@ -168,9 +169,11 @@ def python_examples() -> list[tuple[str, str]]:
 @pytest.mark.parametrize("page, code", python_examples(), ids=[page for page, _ in python_examples()])
 def test_the_python_examples_in_the_docs_run(tmp_path, monkeypatch, page, code):
     """Each block runs as shown, in a folder holding the GloVe file and the corpus it names and a KeyedVectors
-    `kv`."""
+    `kv`; the demo trains on a tenth of its generated sentences (the full demo is checked on conftest.demo_run)."""
+    from attn_cli.training import demo
     from attn_cli.training.demo import demo_corpus
 
+    monkeypatch.setattr(demo, "demo_corpus", functools.partial(demo_corpus, sentences=225))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "glove.6B.100d.txt").write_text("the 0.1 0.2\nmoney 0.3 0.1\nbank 0.2 0.2\ngrows 0.1 0.4\n",
                                                 encoding="utf-8")

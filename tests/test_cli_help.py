@@ -137,15 +137,21 @@ def test_the_vectors_help_names_the_cache_folder(run):
     assert "$ATTN_CLI_CACHE" in _help(run, ("vectors",))
 
 
+DEMO = "attn-cli train --demo --out "  # an example that trains the demo, as conftest.demo_run does with --json
+
+
 def _examples(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip().startswith("attn-cli ")]
 
 
 @pytest.mark.parametrize("words", [words for words, _ in COMMANDS],
                          ids=[" ".join(words) or "attn-cli" for words, _ in COMMANDS])
-def test_every_example_in_the_help_runs(run, words, tmp_path, monkeypatch):
-    """Each `attn-cli ...` line of a help screen exits 0 as written; option help holds no other example."""
+def test_every_example_in_the_help_runs(run, words, tmp_path, monkeypatch, request):
+    """Each `attn-cli ...` line of a help screen exits 0 as written; option help holds no other example.
+    `train --demo --out FILE` is the session's one demo run (conftest.demo_run, which checks its exit), its file
+    copied to FILE: the demo is trained once per test run."""
     import shlex
+    import shutil
 
     from attn_cli.vectors import gensim_data
 
@@ -166,6 +172,9 @@ def test_every_example_in_the_help_runs(run, words, tmp_path, monkeypatch):
     examples = _examples(text)
     assert examples
     for example in examples:
+        if example.startswith(DEMO) and " " not in example.removeprefix(DEMO):
+            shutil.copy(request.getfixturevalue("demo_run")[1], example.removeprefix(DEMO))
+            continue
         result = run(*shlex.split(example)[1:])
         assert result.exit_code == 0, f"{example}: exit {result.exit_code}: {result.stderr}"
 

@@ -329,7 +329,8 @@ def mirror(monkeypatch):
     """The hostile mirror on 127.0.0.1; mirror(list_path) points the downloads at it."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Mirror)
     server.routes = ROUTES  # type: ignore[attr-defined]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next poll: 0.5 s by default, for each test
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
 
     def use(list_path: str = "/list.json") -> None:

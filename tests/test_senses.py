@@ -257,12 +257,10 @@ def test_the_prefilter_rule_holds_for_every_character():
         if 0xD800 <= code <= 0xDFFF:
             continue
         char = chr(code)
-        fold = folded(char)
-        for spelling in (char.lower(), char.title(), without_accents(char), without_accents(char.lower()),
-                         without_accents(char.title())):
-            if folded(spelling) != fold:
-                broken.append(hex(code))
-                break
+        spellings = {char.lower(), char.title(), without_accents(char), without_accents(char.lower()),
+                     without_accents(char.title())} - {char}  # folded(char) is folded(char): only others can differ
+        if spellings and any(folded(spelling) != folded(char) for spelling in spellings):
+            broken.append(hex(code))
     assert broken == ["0x345"]  # the combining ypogegrammeni, which cannot start a word (a word starts with \w)
     assert could_hold("the BÄNK", folded("bank")) and not could_hold("the river", folded("bank"))
 

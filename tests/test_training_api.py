@@ -21,7 +21,7 @@ def test_the_skipped_sentences_are_named_before_training(lines):
 
 
 def test_after_an_interrupt_the_best_weights_so_far_are_kept(lines):
-    training = attn_cli.prepare_training(lines, epochs=3, learning_rate=1e-2, batch_size=8)
+    training = attn_cli.prepare_training(lines, epochs=3, learning_rate=1e-2, batch_size=8, softmax_vocab=3_000)
 
     def stop_after_the_first_epoch(progress):
         if progress.epoch_done is not None and progress.epoch == 1:
@@ -36,8 +36,8 @@ def test_after_an_interrupt_the_best_weights_so_far_are_kept(lines):
 
 
 def test_train_is_prepare_then_run(lines):
-    once = attn_cli.train(lines, epochs=1, seed=2)
-    again = attn_cli.prepare_training(lines, epochs=1, seed=2).run()
+    once = attn_cli.train(lines, epochs=1, seed=2, softmax_vocab=3_000)
+    again = attn_cli.prepare_training(lines, epochs=1, seed=2, softmax_vocab=3_000).run()
     assert once.layer.digest == again.layer.digest and once.demo is None
 
 

@@ -326,7 +326,7 @@ def gensim_data_server(tmp_path, monkeypatch, glove_file):
     handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(served), **k)  # noqa: E731
     http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()  # fast shutdown
     base = f"http://127.0.0.1:{server.server_address[1]}"
     monkeypatch.setenv("ATTN_CLI_GENSIM_DATA_LIST", f"{base}/list.json")
     monkeypatch.setenv("ATTN_CLI_GENSIM_DATA_URL", base)
