@@ -210,6 +210,14 @@ def test_engine_matches_reference(name, data):
     check_against_reference(x_q, x_k, config)
 
 
+def test_tiny_words_keep_their_length_for_position_codes():
+    """Hypothesis found it: words of 1.5e-208 square to 0, so `auto` scaled the position codes to 0 and every row
+    came out the same; their length is taken after dividing by each row's peak."""
+    x = np.tile([[1.5e-208, 0.0]], (5, 1))  # one word five times: only the codes tell the rows apart
+    result, weights, _ = check_against_reference(x, None, AttentionConfig(similarity="cosine", positions="sinusoidal"))
+    assert np.ptp(result.weights) > 0.01  # not the uniform rows of codes scaled to 0
+
+
 @settings(max_examples=100, deadline=None)
 @given(scenario_cases({"any": True}))
 def test_engine_matches_reference_any_configuration(case):

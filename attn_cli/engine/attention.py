@@ -261,8 +261,12 @@ def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
 
 
 def row_norms(x: np.ndarray) -> np.ndarray:
-    """|x_i| of each row [.., n, d] -> [.., n]: inputs within float32's range square well inside float64's."""
-    return np.linalg.norm(x, axis=-1)
+    """|x_i| of each row [.., n, d] -> [.., n], each row divided by its peak first: the squares of a row of 1e-208
+    (float64 arrays given to the API) would underflow to a length of 0."""
+    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [.., n]
+    scaled = np.divide(x, peak[..., None], out=np.zeros(x.shape), where=peak[..., None] > 0)
+    with np.errstate(over="ignore"):
+        return peak * np.linalg.norm(scaled, axis=-1)
 
 
 def draw_projections(d_model: int, config: AttentionConfig) -> Projections:
