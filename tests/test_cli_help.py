@@ -39,7 +39,8 @@ def test_explain_loads_neither_the_training_run_nor_gensim():
 
     code = ("import sys; from attn_cli.cli.app import main; sys.argv = ['attn-cli', 'explain', 'bank', '--json']\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "loaded = {'attn_cli.training.trainer', 'attn_cli.training.run', 'attn_cli.training.demo', 'gensim',\n"
+            "loaded = {'attn_cli.training.trainer', 'attn_cli.training.run', 'attn_cli.training.demo',\n"
+            "          'attn_cli.training.learning', 'gensim',\n"
             "          'attn_cli.contexts', 'attn_cli.parquet', 'sklearn', 'pyarrow'}\n"
             "loaded &= set(sys.modules)\nassert not loaded, loaded")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

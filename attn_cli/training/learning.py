@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attn_cli.engine.attention import Projections, attend, merge_heads, split_heads
+from attn_cli.training.settings import AdamSettings
 
 NO_TARGET = -1  # a position that predicts nothing (the last word under next-word, a word outside the vocabulary)
 SCORE_BLOCK_BYTES = 24 * 2**20  # scores of one block of predictions: glibc maps (and zeroes) blocks over 32 MB anew
@@ -150,17 +151,6 @@ def flat(x: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class AdamSettings:
-    """Adam (Kingma & Ba, 2015): each step returns new weights and state rather than changing them in place, so a
-    caller interrupted between two steps (Ctrl-C) still holds one consistent set of weights."""
-
-    learning_rate: float = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    epsilon: float = 1e-8
-
-
-@dataclass(frozen=True)
 class AdamState:
     """The running moments of every parameter, and how many steps made them."""
 
@@ -175,7 +165,7 @@ def adam_start(parameters: tuple[np.ndarray, ...]) -> AdamState:
 
 
 def adam_step(parameters: tuple[np.ndarray, ...], gradients: tuple[np.ndarray, ...], state: AdamState,
-              settings: AdamSettings = AdamSettings()) -> tuple[tuple[np.ndarray, ...], AdamState]:
+              settings: AdamSettings) -> tuple[tuple[np.ndarray, ...], AdamState]:
     """One update: p - lr * m_hat / (sqrt(v_hat) + eps), with the moments' start-up bias corrected."""
     steps = state.steps + 1
     first = tuple(settings.beta1 * m + (1 - settings.beta1) * g for m, g in zip(state.first, gradients))

@@ -6,13 +6,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attn_cli.declared import CHOICE, NUMBER, WHOLE, check_declared, setting, setting_like
-from attn_cli.training.learning import AdamSettings
 from attn_cli.engine.attention import AttentionConfig, LayerSettings
 
 LAYER_MASKS = {"none": "others", "causal": "causal"}  # --mask -> the layer's mask: masked word, next word
 DEFAULT_SOFTMAX_VOCAB = 50_000
 MAX_SENTENCE_WORDS = 200  # longer sentences are skipped: a batch holds B x H x n x n weights
 MAX_CORPUS_SENTENCES = 1_000_000  # a corpus is held in memory: 0.3 GB of 10-word sentences, 1.7 GB of 198-word ones
+
+
+@dataclass(frozen=True)
+class AdamSettings:
+    """Adam (Kingma & Ba, 2015): each step returns new weights and state rather than changing them in place, so a
+    caller interrupted between two steps (Ctrl-C) still holds one consistent set of weights."""
+
+    learning_rate: float = 1e-3
+    beta1: float = 0.9
+    beta2: float = 0.999
+    epsilon: float = 1e-8
 
 
 @dataclass(frozen=True)
