@@ -380,6 +380,8 @@ def test_each_hostile_jsonl_line_is_an_error_object_and_the_run_goes_on(run, lin
     assert "set_int_max_str_digits" not in first["error"]["message"]
     if any(culprit in line for culprit in ("NaN", "Infinity", "1e400")):  # the culprit named, not Python's words
         assert "no JSON number" in first["error"]["message"]
+    if "9" * 5000 in line:
+        assert "5,000 digits" in first["error"]["message"]
     assert second["id"] == 2 and [shift["token"] for shift in second["shifts"]] == ["money"]
     assert result.stderr.startswith("attn-cli: error: 1 of 2 input lines failed")
 

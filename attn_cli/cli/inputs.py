@@ -389,19 +389,30 @@ def not_an_object(why: object) -> str:
             '{"id": 1, "text": "money bank grows"}')
 
 
+def unwritable(record: object) -> str | None:
+    """Why a parsed record is no JSON, as the output would refuse it (None: it is): NaN, Infinity and 1e400 (read
+    as infinity) are no JSON numbers, and a lone surrogate (\\ud800) is no text."""
+    try:
+        json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate {exc.object[exc.start]!r} is not text"
+    except ValueError:
+        return "NaN, Infinity or a number beyond float64 is no JSON number"
+    except RecursionError:
+        return "nested too deeply"
+    return None
+
+
 def json_line(text: str, number: int, source: str) -> InputLine:
     """A JSON Lines record: {"text": "...", "id": ..., anything else}; "id" and the rest are passed through. A byte
     order mark starting the line (a file joined on with cat) is no part of it, as text mode reads it."""
     try:
         record = json.loads(text.removeprefix("\ufeff"), parse_int=_bounded_int)
-        # NaN, Infinity and 1e400 (read as infinity) are no JSON numbers, as the output refuses them, and a lone
-        # surrogate (\\ud800) is no text: each fails here
-        json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (ValueError, RecursionError) as exc:
-        why = ("nested too deeply" if isinstance(exc, RecursionError) else
-               f"a lone surrogate {exc.object[exc.start]!r} is not text" if isinstance(exc, UnicodeEncodeError)
-               else exc if isinstance(exc, json.JSONDecodeError) else "NaN, Infinity or a number beyond float64 is "
-               "no JSON number")
+        return InputLine(None, number, source, error=not_an_object(
+            "nested too deeply" if isinstance(exc, RecursionError) else exc))
+    why = unwritable(record)
+    if why is not None:
         return InputLine(None, number, source, error=not_an_object(why))
     if not isinstance(record, dict):  # a list nested 1,000 deep parses on Python 3.12 and later, not before
         return InputLine(None, number, source, error=not_an_object(f"a JSON {JSON_KINDS.get(type(record), 'value')}"))
