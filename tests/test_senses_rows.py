@@ -2,7 +2,7 @@
 
 Property: over random stacks of sentences (words drawn from a small vocabulary, so copies occur), every
 layer setting (raw, projected, trained; masks none, causal, others; positions; several heads; cosine
-scores; output projection), the rows of the chosen occurrences equal `multi_head_attention`'s rows of the
+scores; output projection; biases), the rows of the chosen occurrences equal `multi_head_attention`'s rows of the
 whole sentence to 1e-10: outputs, the token's own value (static) and each key's share of the shift.
 """
 
@@ -43,8 +43,11 @@ def layers(draw, d: int) -> tuple[AttentionConfig, Projections | None]:
     if mode != "trained":
         return config, None
     matrix = lambda rows, cols: draw(arrays(np.float64, (rows, cols), elements=ELEMENTS))  # noqa: E731
+    bias = lambda size: draw(arrays(np.float64, size, elements=ELEMENTS)) if with_bias else None  # noqa: E731
+    with_bias = draw(st.booleans())  # a pretrained layer's biases
     return config, Projections(matrix(d, width), matrix(d, width), matrix(d, width),
-                               matrix(width, d) if with_w_o else None)
+                               matrix(width, d) if with_w_o else None, b_q=bias(width), b_k=bias(width),
+                               b_v=bias(width), b_o=bias(d) if with_w_o else None)
 
 
 @st.composite
@@ -91,11 +94,11 @@ def test_occurrence_rows_equal_the_full_matrix_rows(case):
 
 
 def test_the_rows_never_build_the_n_by_n_matrix():
-    """One query row per occurrence: the weights are [m, H, 1, n], not [B, H, n, n]."""
+    """One query row per occurrence: the weights are [m, H, n], not [B, H, n, n]."""
     rng = np.random.default_rng(0)
     rows = occurrence_rows(rng.normal(size=(3, 40, 8)), np.array([0, 2]), np.array([5, 39]),
                            AttentionConfig(heads=2))
-    assert rows.attention.weights.shape == (2, 2, 1, 40)
+    assert rows.weights.shape == (2, 2, 40)
     assert rows.shares.shape == (2, 40) and rows.outputs.shape == (2, 8)
 
 

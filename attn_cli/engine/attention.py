@@ -432,11 +432,7 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
     d_head = width // config.heads
     scale = config.scale_factor(d_head)
-    if not visible.any(axis=-1).all():
-        fix = () if config.mode == "trained" else (" or pass ", Option("mask", "none"))  # a trained layer's is fixed
-        raise InputError(f"the mask {config.mask!r} hides from each word its own copies, so a word with no other "
-                         "word to see has nothing to attend to; give a sentence of at least two different words",
-                         *fix)
+    require_visible(visible, config)
     head_outputs, weights, logits, scores = attend(queries, keys, values, scale=scale, temperature=config.temperature,
                                                    similarity=config.similarity,
                                                    mask=visible[..., None, :, :])  # [.., 1, n_q, n_k]: heads alike
@@ -445,6 +441,15 @@ def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, pro
         outputs = projections.output(outputs)  # [n_q, d_k] x [d_k, d] -> [n_q, d] with W_O, else as it is
     return AttentionResult(config, x_q, x_k, queries, keys, values, scores, logits, weights, head_outputs, outputs,
                            scale, projections, self_attention, visible)
+
+
+def require_visible(visible: np.ndarray, config: AttentionConfig) -> None:
+    """An InputError unless each query sees a key: the "others" mask over a sentence of one word hides them all."""
+    if not visible.any(axis=-1).all():
+        fix = () if config.mode == "trained" else (" or pass ", Option("mask", "none"))  # a trained layer's is fixed
+        raise InputError(f"the mask {config.mask!r} hides from each word its own copies, so a word with no other "
+                         "word to see has nothing to attend to; give a sentence of at least two different words",
+                         *fix)
 
 
 def rerun(result: AttentionResult, query_embeddings: np.ndarray, context_embeddings: np.ndarray | None = None,
@@ -534,12 +539,22 @@ def shift_shares(result: AttentionResult) -> np.ndarray:
 
 
 def shift_sizes(result: AttentionResult, own: np.ndarray) -> np.ndarray:
-    """How long the vectors that make each shift are, [.., n_q]: |u_i| + sum_h sum_j w^h_ij |v^h_j|, times |W_O|
-    (Frobenius): rounding errs by a few parts in 10^16 of this."""
-    reached = result.weights @ np.linalg.norm(result.values, axis=-1)[..., None]  # [.., H, n_q, 1]
+    """How far rounding can move each shift, [.., n_q]: |u_i| + sum_h sum_j w^h_ij b^h_j, times |W_O| (Frobenius),
+    b^h_j bounding the rounding of key j's value: |x_j| |W_V^h| + |b_V^h| (|v^h_j| itself in raw mode). From the
+    inputs, so one word's row needs no sentence's values (engine/occurrences.py)."""
+    reached = result.weights @ value_bounds(result.context_inputs, result.projections, result.n_heads)[..., None]
     sizes = np.linalg.norm(own, axis=-1) + np.sum(reached, axis=(-3, -1))  # [.., n_q]
     w_o = None if result.projections is None else result.projections.w_o
     return sizes if w_o is None else sizes * np.linalg.norm(w_o)
+
+
+def value_bounds(x_k: np.ndarray, projections: Projections | None, heads: int) -> np.ndarray:
+    """[.., H, n_k]: each key's value length per head in raw mode, else its bound |x_j| |W_V^h| + |b_V^h|."""
+    if projections is None:
+        return np.linalg.norm(split_heads(x_k, heads), axis=-1)
+    w_v = split_heads(projections.w_v, heads)  # [d, d_k] -> [H, d, d_head]
+    bias = np.zeros(heads) if projections.b_v is None else np.linalg.norm(projections.b_v.reshape(heads, -1), axis=-1)
+    return np.linalg.norm(x_k, axis=-1)[..., None, :] * np.linalg.norm(w_v, axis=(-2, -1))[:, None] + bias[:, None]
 
 
 def own_values(result: AttentionResult) -> np.ndarray:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -58,6 +59,14 @@ class BertWeights:
     @property
     def max_positions(self) -> int:
         return int(self.position_embeddings.shape[0])
+
+    @cached_property
+    def added_rows(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The position rows, token type 0's row and the embedding LayerNorm in float64, made once: every sentence
+        adds them, and read from the cache they are float32 memory maps, slow to compute with."""
+        gain, bias = (np.array(table, dtype=np.float64) for table in self.embedding_norm)
+        positions = np.array(self.position_embeddings, dtype=np.float64)
+        return positions, np.array(self.type_embeddings[0], dtype=np.float64), (gain, bias)
 
     def config(self, digest: str) -> AttentionConfig:
         """The engine's settings of every layer: H heads over the full width, logits scaled by 1/sqrt(d_head), W_O;
@@ -100,12 +109,12 @@ def layer_norm(x: np.ndarray, norm: tuple[np.ndarray, np.ndarray], eps: float) -
 
 def embed(weights: BertWeights, ids: np.ndarray) -> Embedded:
     """Token ids [.., n] -> layer 1's input [.., n, d]: word, learned position and token type 0, summed and normed."""
-    n = ids.shape[-1]
+    positions, type_row, norm = weights.added_rows
     words = weights.word_embeddings[ids].astype(np.float64)  # [.., n, d]
-    positions = np.broadcast_to(weights.position_embeddings[:n].astype(np.float64), words.shape)  # [.., n, d]
-    types = np.broadcast_to(weights.type_embeddings[0].astype(np.float64), words.shape)  # [.., n, d]
+    positions = np.broadcast_to(positions[:ids.shape[-1]], words.shape)  # [.., n, d]
+    types = np.broadcast_to(type_row, words.shape)  # [.., n, d]
     summed = words + positions + types
-    return Embedded(words, positions, types, summed, layer_norm(summed, weights.embedding_norm, weights.eps))
+    return Embedded(words, positions, types, summed, layer_norm(summed, norm, weights.eps))
 
 
 def self_attention(layer: LayerWeights, x: np.ndarray, config: AttentionConfig) -> AttentionResult:

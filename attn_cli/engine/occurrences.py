@@ -9,8 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.attention import (AttentionConfig, AttentionResult, Projections, attend_inputs,
-                                       layer_projections, position_codes, shift_shares, static_outputs)
+from attn_cli.engine.attention import (SHIFT_FLOOR, AttentionConfig, AttentionResult, Projections, affine,
+                                       attend_inputs, layer_projections, position_codes,
+                                       require_visible, scaled_logits, shift_shares, softmax, split_heads,
+                                       static_outputs, unit_rows, value_bounds)
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,7 @@ class OccurrenceRows:
     outputs: np.ndarray  # [m, d_out]  the word's contextual output, the full matrix's row
     static: np.ndarray  # [m, d_out]  its own value (position code included): the "before" of its shift
     shares: np.ndarray  # [m, n]  each key's share of the shift (the word's own key: ~0)
-    attention: AttentionResult  # the rows' pass: arrays led by m, one query each ([m, 1, ...])
+    weights: np.ndarray  # [m, H, n]  the row's attention weights per head
 
 
 def occurrence_rows(embeddings: np.ndarray, sentences: np.ndarray, positions: np.ndarray, config: AttentionConfig,
@@ -35,9 +37,55 @@ def occurrence_rows(embeddings: np.ndarray, sentences: np.ndarray, positions: np
     x_k = inputs[sentences]  # [m, n, d]
     visible = row_visibility(config.mask, x[sentences], positions)[:, None, :]  # [m, 1, n]
     layer = layer_projections(x.shape[-1], config, projections)
+    if layer is not None and config.similarity == "dot":
+        return projected_rows(x_q[:, 0], x_k, config, layer, visible)
     result = attend_inputs(x_q, x_k, config, layer, visible, self_attention=False)
     return OccurrenceRows(outputs=result.outputs[:, 0], static=static_outputs(result)[:, 0],
-                          shares=shift_shares(result)[:, 0], attention=result)
+                          shares=shift_shares(result)[:, 0], weights=result.weights[:, :, 0])
+
+
+def projected_rows(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, layer: Projections,
+                   visible: np.ndarray) -> OccurrenceRows:
+    """The rows through W_Q, W_K, W_V without any key's K or V row: q_h . k_j = x_j . (W_K^h q_h) + q_h . b_K^h,
+    and as each head's weights sum to 1, sum_j w_j v_j = (sum_j w_j x_j) W_V^h + b_V^h. O(m n d H), not the
+    O(m n d d_k) of projecting every key; the numbers are attend_inputs' to rounding."""
+    require_visible(visible, config)
+    heads = config.heads
+    w_k, w_v = split_heads(layer.w_k, heads), split_heads(layer.w_v, heads)  # [H, d, d_head]
+    m = len(x_q)
+    q = affine(x_q, layer.w_q, layer.b_q).reshape(m, heads, -1)  # [m, H, d_head]
+    scores = across(q, w_k, layer.b_k, x_k)  # [m, H, n]
+    scale = config.scale_factor(q.shape[-1])
+    weights = softmax(scaled_logits(scores, scale / config.temperature, visible))  # [m, H, n]
+    mixed = np.swapaxes(weights @ x_k, 0, 1)  # [H, m, d]: sum_j w_j x_j
+    head_outputs = np.swapaxes(mixed @ w_v, 0, 1) + biases(layer.b_v, heads)  # [m, H, d_head]
+    outputs = layer.output(head_outputs.reshape(m, -1))  # [m, d_k] -> [m, d_out]
+    own = affine(x_q, layer.w_v, layer.b_v)  # [m, d_k]: u_i
+    static = layer.output(own)  # [m, d_out]
+    shift = outputs - static
+    direction = unit_rows(shift)  # [m, d_out]
+    length = np.einsum("md,md->m", direction, shift)  # [m]
+    z = (direction if layer.w_o is None else direction @ layer.w_o.T).reshape(m, heads, -1)  # [m, H, d_head]
+    kept = np.einsum("mhe,mhe->mh", z, own.reshape(m, heads, -1))  # [m, H]: z_i . u_i
+    dots = across(z, w_v, layer.b_v, x_k) - kept[..., None]  # [m, H, n]: z_i . (v_j - u_i)
+    sizes = (np.linalg.norm(own, axis=-1) + np.einsum("mhn,mhn->m", weights, value_bounds(x_k, layer, heads))) * (
+        1.0 if layer.w_o is None else np.linalg.norm(layer.w_o))  # [m], as shift_sizes
+    moved = length > SHIFT_FLOOR * sizes
+    shares = np.where(moved[:, None], np.sum(weights * dots, axis=1) / np.where(moved, length, 1.0)[:, None], 0.0)
+    return OccurrenceRows(outputs=outputs, static=static, shares=shares + 0.0, weights=weights)
+
+
+def across(a: np.ndarray, w: np.ndarray, b: np.ndarray | None, x_k: np.ndarray) -> np.ndarray:
+    """a_h . (x_j W^h + b^h) for each head h and key j, [m, H, n], without x_j W^h: a [m, H, d_head] taken back
+    through W^h [H, d, d_head] to [m, H, d], then against the keys' inputs x_k [m, n, d]."""
+    back = np.swapaxes(np.swapaxes(a, 0, 1) @ np.swapaxes(w, -1, -2), 0, 1)  # [m, H, d]
+    dots = back @ np.swapaxes(x_k, -1, -2)  # [m, H, n]
+    return dots if b is None else dots + np.einsum("mhe,he->mh", a, b.reshape(len(w), -1))[..., None]
+
+
+def biases(b: np.ndarray | None, heads: int) -> np.ndarray | float:
+    """A bias by head, [H, d_head], or 0."""
+    return 0.0 if b is None else b.reshape(heads, -1)
 
 
 def row_visibility(mask: str, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
