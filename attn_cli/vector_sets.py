@@ -171,13 +171,13 @@ def vector_leftovers() -> list[Leftover]:
 
 
 def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:
-    """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
-    from attn_cli.vectors.leftovers import delete
+    """Delete the stale leftovers; a recent one may still be written, and is kept with a warning."""
+    from attn_cli.vectors.leftovers import SWEEP_AFTER, delete
 
     removed = []
     for item in vector_leftovers():
-        if item.running:
-            warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
+        if not item.stale:
+            warn(f"kept {item.path}: touched in the last {SWEEP_AFTER / 60:g} minutes, it may still be written")
         else:
             delete(item.path)
             removed.append(item)

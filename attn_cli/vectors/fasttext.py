@@ -165,7 +165,7 @@ def checked_model(path: Path) -> Iterator[Path]:
             yield path
             return
         leftovers.sweep([leftovers.scratch_place()])  # the copies of runs killed long ago
-        with tempfile.NamedTemporaryFile(prefix=leftovers.prefix(""), suffix=".bin") as copy:
+        with tempfile.NamedTemporaryFile(prefix=leftovers.SCRATCH_PREFIX, suffix=".bin") as copy:
             check(_Walk(stream, None, copy), path)
             copy.flush()
             yield Path(copy.name)

@@ -143,7 +143,7 @@ def download(name: str, show_progress: bool = True) -> Path:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         leftovers.sweep([(target.parent, leftovers.DOWNLOAD)])  # the .part files of downloads killed long ago
-        handle, temporary = tempfile.mkstemp(prefix=leftovers.prefix(f".{name}"), suffix=".part", dir=target.parent)
+        handle, temporary = tempfile.mkstemp(prefix=f".{name}-", suffix=".part", dir=target.parent)
     except OSError as exc:
         raise unwritable(exc) from exc
     try:

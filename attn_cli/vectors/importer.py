@@ -42,8 +42,7 @@ def cached_vectors(wanted: Wanted) -> Vectors:
             return vectors
         leftovers.sweep([(final.parent, leftovers.IMPORT), leftovers.scratch_place()])  # of imports killed long ago
         final.parent.mkdir(parents=True, exist_ok=True)
-        prefix = leftovers.prefix(f".tmp-{wanted.key}")
-        temporary = Path(tempfile.mkdtemp(prefix=prefix, dir=final.parent))  # one file system: an atomic rename
+        temporary = Path(tempfile.mkdtemp(prefix=f".tmp-{wanted.key}-", dir=final.parent))  # one file system: an atomic rename
     except OSError as exc:
         return _uncached(wanted, f"cannot write the cache at {root} ({exc.strerror or exc})")
     try:
@@ -64,7 +63,7 @@ def _uncached(wanted: Wanted, problem: str) -> Vectors:
                            f"then import {wanted.path} again")
     wanted.options.warn(f"{problem}; reading {wanted.path} without a cache (set ATTN_CLI_CACHE to a writable "
                         "folder to make the next run fast)")
-    with tempfile.TemporaryDirectory(prefix=leftovers.prefix("")) as scratch:
+    with tempfile.TemporaryDirectory(prefix=leftovers.SCRATCH_PREFIX) as scratch:
         folder = Path(scratch) / wanted.key
         folder.mkdir()
         import_into(folder, wanted)
