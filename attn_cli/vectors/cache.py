@@ -1,12 +1,8 @@
-"""The tool's own cache of imported vector files: checked before it is served, mapped, written whole.
+"""The cache of imported vector files, `<cache>/v1/<stem>-<key>/` (docs/vectors.md): mapped, never trusted.
 
-One folder per imported source, `<cache>/v1/<stem>-<key>/` (docs/vectors.md gives the files), keyed by the resolved
-path, size, mtime, a sampled content hash, the format and --limit, so an edited or replaced file is imported again.
-Nothing found here is trusted: a set is read only from a real folder with a key-shaped name whose meta.json has
-every field with its type, records the very file, format and --limit asked for, and agrees with the files; anything
-else is CorruptCache (the importer rebuilds it). Checks that would read a whole file wait until a part is used
-(vocab.StoredIndex, Vectors.rows), so a warm run reads a few pages. The import's life cycle is importer.py's,
-never loaded by a warm run.
+A set is served only from a real folder whose meta.json has every field with its type, records the very file,
+format and --limit asked for, and agrees with the files; anything else is CorruptCache (the importer rebuilds it).
+Checks that would read a whole file wait until a part is used, so a warm run reads a few pages.
 """
 
 from __future__ import annotations
@@ -31,7 +27,6 @@ from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredI
 LAYOUT = "v1"
 MATRIX_FILE, NORMS_FILE, META_FILE = "matrix.npy", "norms.npy", "meta.json"
 _SAMPLE_BYTES = 1 << 16
-_HEADER_BYTES = 128  # fixed .npy header size, so the final shape can be written in place
 _STEM_CHARACTERS, _KEY_DIGITS = 40, 16  # a key: up to 40 characters of the file name, "-", 16 hex digits
 DATA_FILES = (MATRIX_FILE, NORMS_FILE, VOCAB_FILE, OFFSETS_FILE, INDEX_FILE)
 # every field CacheWriter.finish writes, with its type (a bool is no int here); the source's fields are Fingerprint's
@@ -47,8 +42,7 @@ class CorruptCache(Exception):
 
 
 def cache_root() -> Path:
-    """$ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli. A relative $XDG_CACHE_HOME is
-    ignored, as the XDG spec says: it would put the cache under whatever folder a run started in."""
+    """$ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli (if absolute, as the XDG spec says), else ~/.cache/attn-cli."""
     if os.environ.get("ATTN_CLI_CACHE"):
         return Path(os.environ["ATTN_CLI_CACHE"]).expanduser()
     xdg = Path(os.environ.get("XDG_CACHE_HOME") or ".").expanduser()
@@ -82,8 +76,7 @@ class Fingerprint:
         return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:_KEY_DIGITS]}"
 
     def check_origin(self, meta: dict, file_format: str, limit: int | None) -> None:
-        """A cache serves only the file it was imported from: a folder copied or planted under this file's key
-        (its meta.json naming another file, version, format or --limit) is CorruptCache."""
+        """A folder copied or planted under this file's key (meta.json naming another source) is CorruptCache."""
         if meta["source"] != dataclasses.asdict(self) or (meta["format"], meta["limit"]) != (file_format, limit):
             recorded = meta["source"]
             raise CorruptCache(f"its {META_FILE} records another source: {recorded['path']}, "
@@ -114,7 +107,7 @@ class CacheWriter:
         self.first_duplicates: list[str] = []
         self.replaced_utf8 = 0
         self._matrix = open(folder / MATRIX_FILE, "wb")
-        write_all(self._matrix, b"\0" * _HEADER_BYTES)
+        self._header(0)  # numpy leaves room for the final count: its header is written in place at the end
 
     def add(self, words: list[bytes], rows: np.ndarray) -> int:
         """Store the words not seen before (up to the limit) and their rows [n, d]; returns the words held."""
@@ -143,21 +136,22 @@ class CacheWriter:
             self.replaced_utf8 += sum(word != was for word, was in zip(fixed, words))
             return fixed
 
+    def _header(self, count: int) -> None:
+        self._matrix.seek(0)
+        np.lib.format.write_array_header_1_0(self._matrix, {"descr": "<f4", "fortran_order": False,
+                                                            "shape": (count, self.dims)})
+        self._matrix.seek(0, os.SEEK_END)
+
     def finish(self, meta: dict) -> dict:
         """Write the .npy header with the final shape, the norms, the vocabulary and meta.json."""
         count = len(self.words)
-        header = {"descr": "<f4", "fortran_order": False, "shape": (count, self.dims)}
-        text = repr(header).encode("latin1")
-        text += b" " * (_HEADER_BYTES - 10 - len(text) - 1) + b"\n"
-        self._matrix.seek(0)
-        write_all(self._matrix, b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text)
+        self._header(count)
         self._matrix.close()
         np.save(self.folder / NORMS_FILE, np.concatenate(self.norms) if self.norms else np.zeros(0, np.float32),
                 allow_pickle=False)
         write_vocabulary(self.folder, self.words)
         meta = {**meta, "layout": LAYOUT, "count": count, "dims": self.dims, "duplicates": self.duplicates,
                 "first_duplicates": self.first_duplicates, "invalid_utf8_words": self.replaced_utf8}
-        # ASCII: a file name that is not UTF-8 (its bytes as lone surrogates) survives the round trip
         (self.folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
         return meta
 
@@ -166,28 +160,15 @@ class CacheWriter:
 
 
 def layout_folder(root: Path | None = None) -> Path:
-    """`root`/v1, where the sets live. Through a symbolic link there every read, write and delete would happen
-    wherever it leads, so a link is an OSError, as an unwritable cache is (the importer then reads without one)."""
+    """`root`/v1, where the sets live; a symbolic link is an OSError, as an unwritable cache is."""
     layout = (root or cache_root()) / LAYOUT
     if layout.is_symlink():
         raise OSError(errno.ELOOP, f"{layout} is a symbolic link, which the cache never follows", str(layout))
     return layout
 
 
-def shared_with_others(folder: Path) -> str | None:
-    """Why others could change what is read from `folder` (owned by another user, or writable by its group or by
-    everyone), or None. The folder alone is checked: an import makes it 0700, closing off the files inside."""
-    info = folder.lstat()
-    if info.st_uid != os.geteuid():
-        return f"owned by another user (uid {info.st_uid})"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"writable by others (mode {stat.S_IMODE(info.st_mode):o})"
-    return None
-
-
 def _require(path: Path, is_kind: Callable[[int], bool], kind: str) -> None:
-    """`path` itself of the kind (a folder, a regular file), never a symbolic link to one, which could lead out
-    of the cache: CorruptCache otherwise (OSError when it is missing)."""
+    """`path` itself of the kind, never a link to one: CorruptCache otherwise (OSError when it is missing)."""
     mode = path.lstat().st_mode
     if not is_kind(mode):
         raise CorruptCache(f"{path.name} is {'a symbolic link, not' if stat.S_ISLNK(mode) else 'not'} a {kind}")
@@ -232,12 +213,16 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
             norms = np.load(folder / NORMS_FILE, mmap_mode="r", allow_pickle=False)
         words = WordList(folder)
         index = StoredIndex(folder, words)
-    except Exception as exc:  # numpy's .npy header parser meets bytes it did not write with ValueError,
-        raise CorruptCache(f"{type(exc).__name__}: {exc}") from exc  # SyntaxError or tokenize's TokenError
-    problem = _disagreement(folder, meta, matrix, norms, words, index)
+    except Exception as exc:  # numpy's header parser: ValueError, SyntaxError, tokenize's TokenError
+        raise CorruptCache(f"{type(exc).__name__}: {exc}") from exc
+    try:  # and the first and the last word found at their rows: a table of zeros or garbage is rebuilt here
+        problem = _disagreement(folder, meta, matrix, norms, words, index) or next((
+            f"{INDEX_FILE} does not find the word of row {row}" for row in (0, len(words) - 1)
+            if index.get(words[row]) != row), None)
+    except DamagedCache as exc:
+        problem = exc.problem
     if problem:
         raise CorruptCache(problem)
-    _check_index(index, words)
     details = {"format": meta["format"], "source": meta["source"]["path"], "cache": str(folder)}
     if meta["limit"] is not None:  # the set is the file's first `limit` words: a weights file must say so to be met
         details["limit"] = meta["limit"]
@@ -247,8 +232,7 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
 
 def _disagreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarray, words: WordList,
                   index: StoredIndex) -> str | None:
-    """How the files' headers disagree with meta.json (shapes, the dtypes an import writes, sizes), or None;
-    checked in order, each only once the ones before hold, so no check can fail on what an earlier one refused."""
+    """How the files' headers disagree with meta.json (shapes, dtypes, sizes), or None; in order."""
     count, dims = meta["count"], meta["dims"]
     table, offsets = index.table, words.offsets
     if matrix.shape != (count, dims) or matrix.dtype != np.float32:
@@ -264,22 +248,8 @@ def _disagreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarra
     return None
 
 
-def _check_index(index: StoredIndex, words: WordList) -> None:
-    """The first and the last word found at their rows: two lookups find a table of zeros or garbage at load,
-    where it is rebuilt. A single bad entry elsewhere is found when a lookup meets it (DamagedCache)."""
-    try:
-        for row in (0, len(words) - 1):
-            if index.get(words[row]) != row:
-                raise CorruptCache(f"{INDEX_FILE} does not find the word of row {row}")
-    except DamagedCache as exc:
-        raise CorruptCache(exc.problem) from exc
-    except UnicodeDecodeError as exc:
-        raise CorruptCache(f"{VOCAB_FILE} is not UTF-8 where {OFFSETS_FILE} says a word is") from exc
-
-
 def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
-    """Every cache folder with its metadata (None when not valid), newest first: the real folders with a
-    key-shaped name in a real v1 (an OSError when v1 is a link), never another file or a link."""
+    """Every real folder with a key-shaped name in v1 and its metadata (None when not valid), newest first."""
     layout = layout_folder(root)
     if not layout.is_dir():
         return []
@@ -338,8 +308,7 @@ class Wanted:
 
 
 def warm_vectors(wanted: Wanted) -> Vectors | None:
-    """The cached set of this very file when a sound one is there; None when there is none, when it is corrupt or
-    when the cache cannot be reached: the importer then deals with it, and says what it met."""
+    """The sound cached set of this very file, else None: the importer deals with it."""
     try:
         return served(layout_folder() / wanted.key, wanted)
     except (OSError, CorruptCache):
@@ -355,12 +324,14 @@ _WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in t
 
 
 def serve(folder: Path, wanted: Wanted) -> Vectors:
-    """The set in `folder`, checked to be sound and made from this file (CorruptCache otherwise); a folder
-    others can write is served with a warning, once per run."""
+    """The set in `folder`, sound and made from this file (CorruptCache otherwise)."""
     meta = read_meta(folder)
     wanted.fingerprint.check_origin(meta, wanted.file_format, wanted.options.limit)
     vectors = load_cached(folder, wanted.name, meta)
-    shared = shared_with_others(folder)
+    info = folder.lstat()  # an import makes it 0700: others can change what is read only through the folder
+    shared = (f"owned by another user (uid {info.st_uid})" if info.st_uid != os.geteuid() else
+              f"writable by others (mode {stat.S_IMODE(info.st_mode):o})"
+              if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) else None)
     if shared and folder not in _WARNED_SHARED:
         _WARNED_SHARED.add(folder)
         wanted.options.warn(f"the cache {folder} is {shared}: whoever can write it decides what this run reads; "

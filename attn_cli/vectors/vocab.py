@@ -1,7 +1,5 @@
-"""The cached vocabulary: `vocab.txt` (one word per line), `offsets.npy` (int64 [N + 1], where each starts) and
-`index.npy` (int32 rows, open addressing by CRC-32, linear probing, at most half full). Looking up a sentence's
-words touches a few pages of each, never the whole vocabulary: a dict of 2.2 M words costs more than a warm run.
-"""
+"""The cached vocabulary: `vocab.txt`, `offsets.npy` (int64 [N + 1]) and `index.npy` (a CRC-32 hash table of
+rows): a lookup touches a few pages of each, where a dict of millions of words costs more than a warm run."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ class WordList(Sequence):
         return len(self.offsets) - 1
 
     def word_bytes(self, row: int) -> bytes:
-        """The UTF-8 bytes of a row's word, between line ends where offsets.npy says (a DamagedCache otherwise: a
-        damaged offset would read another word, or none, and call a known word unknown)."""
+        """The UTF-8 bytes of a row's word, between line ends where offsets.npy says (a DamagedCache otherwise)."""
         start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
         if not (0 <= start < stop <= len(self._blob) and self._blob[stop - 1] == 10
                 and (start == 0 or self._blob[start - 1] == 10)):
@@ -63,8 +60,7 @@ class WordList(Sequence):
             raise self.not_utf8(row) from None
 
     def not_utf8(self, row: int) -> DamagedCache:
-        """An import writes valid UTF-8 (undecodable bytes become U+FFFD), so a word that is not was damaged since:
-        found where a word is read, not by decoding the whole vocabulary on every warm run."""
+        """An import writes valid UTF-8, so a word that is not was damaged since (found where it is read)."""
         return DamagedCache(self.folder, f"{VOCAB_FILE} is not UTF-8 at row {row:,}")
 
     def __iter__(self):
@@ -72,12 +68,8 @@ class WordList(Sequence):
 
 
 class StoredIndex:
-    """word -> row through the stored hash table; `.get` like a dict's.
-
-    The table is read, never trusted: a probe that meets a row outside the vocabulary, or the same row
-    twice, or runs longer than the vocabulary (a table of zeros has no free slot to stop at) is a
-    DamagedCache, so a damaged or planted index.npy can neither crash a lookup nor loop forever.
-    """
+    """word -> row through the stored hash table, `.get` like a dict's; a probe that meets a row outside the
+    vocabulary, a row twice or no free slot is a DamagedCache, never a crash or an endless loop."""
 
     def __init__(self, folder: Path, words: WordList) -> None:
         with quiet_npy_headers():
