@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import overload
 
 import numpy as np
 
@@ -369,13 +368,7 @@ class _Layers(Sequence[LayerWeights]):
     def __len__(self) -> int:
         return self.size
 
-    @overload
-    def __getitem__(self, index: int) -> LayerWeights: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[LayerWeights]: ...
-
-    def __getitem__(self, index: int | slice) -> LayerWeights | list[LayerWeights]:
+    def __getitem__(self, index):  # an int or a slice, as a tuple's
         if isinstance(index, slice):
             return [self._made(number) for number in range(self.size)[index]]
         return self._made(range(self.size)[index])

