@@ -77,7 +77,7 @@ def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: Read
             try:
                 parsed = future.result()
             except LineTooLong as exc:
-                raise too_long(path, line_number + exc.lines_before) from None
+                raise too_long(path, line_number + exc.args[0]) from None
             for index, reason, line in parsed.bad:
                 _bad_line(path, line_number + index, reason, line, report, options)
             held = sink.add(parsed.words, parsed.rows)

@@ -25,19 +25,11 @@ MAX_DIMS = MAX_LINE_BYTES // 2  # 524,288: each number takes a space and a digit
 
 
 class LineTooLong(Exception):
-    """A line longer than MAX_LINE_BYTES, after `lines_before` complete lines of its block."""
-
-    def __init__(self, lines_before: int) -> None:
-        super().__init__(lines_before)
-        self.lines_before = lines_before
+    """A line longer than MAX_LINE_BYTES, after `args[0]` complete lines of its block."""
 
 
 class BadLine(ValueError):
-    """A line that is not `WORD x1 ... xD`; `reason` says what is wrong with it."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """A line that is not `WORD x1 ... xD`; `args[0]` says what is wrong with it."""
 
 
 @dataclass
@@ -144,7 +136,7 @@ def _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, slo
         try:
             parsed.append((index, *parse_line(line, dims)))
         except BadLine as exc:
-            bad.append((index, exc.reason, line))
+            bad.append((index, exc.args[0], line))
     all_lines = np.concatenate([lines[keep], np.asarray([item[0] for item in parsed], dtype=np.int64)])
     all_rows = np.concatenate([values[keep],
                                np.asarray([item[2] for item in parsed], dtype=np.float64).reshape(len(parsed), dims)])
