@@ -14,6 +14,7 @@ import hashlib
 import json
 import mmap
 import os
+import re
 import stat
 import zlib
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ MATRIX_FILE, NORMS_FILE, META_FILE = "matrix.npy", "norms.npy", "meta.json"
 VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
 _EMPTY = -1  # a free slot of index.npy
 _SAMPLE_BYTES = 1 << 16
-_STEM_CHARACTERS, _KEY_DIGITS = 40, 16  # a key: up to 40 characters of the file name, "-", 16 hex digits
+_KEY = re.compile(r"[\w.-]{1,40}-[0-9a-f]{16}")  # up to 40 characters of the file name, "-", 16 hex digits
 DATA_FILES = (MATRIX_FILE, NORMS_FILE, VOCAB_FILE, OFFSETS_FILE, INDEX_FILE)
 # every field CacheWriter.finish writes, with its type (a bool is no int here); the source's fields are Fingerprint's
 META_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -77,8 +78,8 @@ class Fingerprint:
 
     def key(self, file_format: str, limit: int | None) -> str:
         text = json.dumps([self.path, self.size, self.mtime_ns, self.sample_sha256, file_format, limit])
-        stem = "".join(c if _stem_character(c) else "_" for c in Path(self.path).name)[:_STEM_CHARACTERS]
-        return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:_KEY_DIGITS]}"
+        stem = re.sub(r"[^\w.-]", "_", Path(self.path).name)[:40]
+        return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
     def check_origin(self, meta: dict, file_format: str, limit: int | None) -> None:
         """A folder copied or planted under this file's key (meta.json naming another source) is CorruptCache."""
@@ -89,15 +90,9 @@ class Fingerprint:
                                f"limit {'none' if meta['limit'] is None else meta['limit']}")
 
 
-def _stem_character(char: str) -> bool:
-    return char.isalnum() or char in "._-"
-
-
 def is_key_name(name: str) -> bool:
     """True for a name Fingerprint.key can make: what `vectors list` shows and `vectors remove` may delete."""
-    stem, _, digest = name.rpartition("-")
-    return (0 < len(stem) <= _STEM_CHARACTERS and all(_stem_character(c) for c in stem)
-            and len(digest) == _KEY_DIGITS and all(c in "0123456789abcdef" for c in digest))
+    return _KEY.fullmatch(name) is not None
 
 
 class CacheWriter:
