@@ -1,8 +1,6 @@
-"""The vector sets attn-cli keeps: list, find, describe and remove the cache's sets and what killed runs left;
-download a gensim-data model; export a set as a word2vec file.
-
-Only reads the cache, or deletes what attn-cli made in it: a folder without valid metadata may not be attn-cli's
-and is left alone (said to `warn`, a function of one str), and source files are never touched.
+"""The vector sets attn-cli keeps: list, find, describe and remove cached sets and leftovers; download a
+gensim-data model; export a set as a word2vec file. Only what attn-cli made is ever deleted: a folder without
+valid metadata may not be its own and is left alone (said to `warn`), and source files are never touched.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from attn_cli.vectors.cache import (CorruptCache, cache_root, cached_sets, folde
                                    read_meta)
 from attn_cli.vectors.store import Vectors
 
-if TYPE_CHECKING:  # the leftovers' module (and tempfile) load when leftovers are looked for: a warm run never does
+if TYPE_CHECKING:  # loaded when leftovers are looked for: a warm run never does
     from attn_cli.vectors.leftovers import Leftover
 
 Warn = Callable[[str], None]
@@ -61,14 +59,13 @@ class CachedSet:
         return folder_size(self.folder)
 
     def describe(self) -> dict[str, Any]:
-        """What `attn-cli vectors list` shows of it: id, name, format, count, dims, bytes, corrupt."""
+        """What `attn-cli vectors list` shows of it."""
         meta = self.meta or {}
         return {"id": self.id, "name": meta.get("name"), "format": meta.get("format"), "count": meta.get("count"),
                 "dims": meta.get("dims"), "bytes": self.bytes, "corrupt": self.corrupt}
 
     def load(self) -> Vectors:
-        """The set, mapped from the cache after its files are checked against its metadata (VectorsError, naming
-        the remedy, for a corrupt folder)."""
+        """The set, mapped after its files are checked (a VectorsError naming the remedy for a corrupt folder)."""
         try:
             return load_cached(self.folder)
         except CorruptCache as exc:
@@ -82,8 +79,7 @@ class CachedSet:
 
 
 def cached_vector_sets(warn: Warn = _quiet) -> list[CachedSet]:
-    """Every set in the cache, newest first; none (with a warning) when the cache's v1 is a symbolic link, which is
-    never followed."""
+    """Every set in the cache, newest first; none (with a warning) when its v1 is a symbolic link."""
     try:
         return [CachedSet(folder, meta) for folder, meta in cached_sets()]
     except OSError as exc:
@@ -92,9 +88,8 @@ def cached_vector_sets(warn: Warn = _quiet) -> list[CachedSet]:
 
 
 def find_cached(source: str, warn: Warn = _quiet) -> list[CachedSet]:
-    """The cached set whose id is `source`, or every cached set imported from the file (or gensim-data set)
-    `source` names, newest first; none for a name that is neither. Never a path into the cache: `..` or `v1/x`
-    name no set."""
+    """The cached set whose id is `source`, or every one imported from the file or gensim-data set it names,
+    newest first; never a path into the cache (`..` or `v1/x` name no set)."""
     from attn_cli.vectors import gensim_data, unreachable
 
     source = path_argument("source", source)
@@ -122,7 +117,7 @@ def describe_vectors(vectors: Vectors) -> dict[str, Any]:
     _require_vectors(vectors)
     details = dict(vectors.details)
     folder = details.get("cache")
-    if folder and not Path(folder).is_dir():  # read without a cache (its folder could not be written)
+    if folder and not Path(folder).is_dir():  # read without a cache
         folder = None
     meta = read_meta(Path(folder)) if folder else {}
     return {
@@ -142,8 +137,8 @@ def _require_vectors(vectors: object) -> None:
 
 
 def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = False) -> list[Path]:
-    """Delete these sets' folders; a folder without valid metadata is left alone (a VectorsError when it was
-    `named` on its own, else a warning). Returns the folders removed."""
+    """Delete these sets' folders, returning them; one without valid metadata is left alone (a VectorsError when
+    it was `named`, else a warning)."""
     for cached in sets:
         if not isinstance(cached, CachedSet):
             raise SettingsTypeError("sets", "must be a list of attn_cli.CachedSet (from cached_vector_sets or "
@@ -171,13 +166,13 @@ def vector_leftovers() -> list[Leftover]:
 
 
 def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:
-    """Delete the leftovers whose process is gone, however recent; one still running is kept, with a warning."""
-    from attn_cli.vectors.leftovers import delete
+    """Delete the stale leftovers; a recent one may still be written, and is kept with a warning."""
+    from attn_cli.vectors.leftovers import SWEEP_AFTER, delete
 
     removed = []
     for item in vector_leftovers():
-        if item.running:
-            warn(f"kept {item.path}: process {item.pid}, which writes it, is still running")
+        if not item.stale:
+            warn(f"kept {item.path}: touched in the last {SWEEP_AFTER / 60:g} minutes, it may still be written")
         else:
             delete(item.path)
             removed.append(item)
@@ -185,8 +180,7 @@ def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:
 
 
 def download_vectors(name: str, *, progress: bool = True) -> Path:
-    """Fetch a gensim-data model over HTTPS, check its MD5 and store it in $GENSIM_DATA_DIR (nothing is run);
-    returns its path."""
+    """Fetch a gensim-data model, check its MD5 and store it in $GENSIM_DATA_DIR (nothing is run); its path."""
     from attn_cli.vectors import gensim_data
 
     if not isinstance(name, str):
@@ -195,13 +189,9 @@ def download_vectors(name: str, *, progress: bool = True) -> Path:
 
 
 def export_vectors(vectors: Vectors, path: str | os.PathLike[str], *, format: str = "word2vec") -> None:
-    """Write `vectors` as a word2vec file, the format gensim's KeyedVectors.load_word2vec_format and the word2vec
-    tools read: a line "count dims", then each word and its values as float32, as text (`format="word2vec"`) or
-    binary ("word2vec-binary": little-endian float32 after the word and a space, a newline after each vector).
-
-    Whole or not at all (files.AtomicFile): a failed write is an OutputError naming `path`, which is left as it
-    was. A word that is empty or holds whitespace cannot stand in the format (it would split its line): a
-    VectorsError names it, and nothing is written."""
+    """Write `vectors` as a word2vec text or binary file (what gensim's load_word2vec_format reads), whole or not
+    at all: a failed write is an OutputError naming `path`; a word that is empty or holds whitespace would split
+    its line, a VectorsError names it and nothing is written."""
     _require_vectors(vectors)
     if format not in EXPORT_FORMATS:
         raise SettingsError("format", f"must be {' or '.join(EXPORT_FORMATS)} (got {format!r})")
@@ -211,7 +201,7 @@ def export_vectors(vectors: Vectors, path: str | os.PathLike[str], *, format: st
             write_all(target.stream, f"{vectors.count} {vectors.dims}\n".encode())
             for start in range(0, vectors.count, EXPORT_ROWS):
                 write_all(target.stream, _word2vec_rows(vectors, start, binary=format == "word2vec-binary"))
-    except OSError as exc:  # named as the caller gave it, as write_file names it
+    except OSError as exc:
         raise OutputError.of_file(path, exc) from exc
 
 

@@ -62,7 +62,7 @@ def direct_cache(folder: Path, words: int, dims: int, source: Path) -> None:
     """A cache folder of random float32 rows, written straight in the importer's layout, with the metadata an
     import of `source` writes (a cache serves only the file its meta.json records)."""
     from attn_cli.vectors.cache import LAYOUT
-    from attn_cli.vectors.vocab import write_vocabulary
+    from attn_cli.vectors.cache import write_vocabulary
     import dataclasses
     import json
 

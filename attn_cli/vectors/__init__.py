@@ -14,10 +14,8 @@ __all__ = ["Vectors", "load_vectors", "resolve_source"]
 
 
 def load_vectors(source: str | None, options=None) -> Vectors:
-    """The embedded default for None or 'default'; a file or gensim-data name through the cache otherwise.
-
-    `options` is a cache.LoadOptions (the shared --format, --limit, ...). The cache's module loads only here, so
-    the embedded default stays light; the importer only when the cache has no sound set of the file."""
+    """The embedded default for None or 'default'; a file or gensim-data name through the cache otherwise
+    (`options`: a cache.LoadOptions). The cache loads only here, the importer only when it has no sound set."""
     if source == "":  # `--vectors "$VEC"` with VEC unset: never the embedded set in place of the one meant
         raise VectorsError("the vector source is empty; name a vector file or a gensim-data name, or leave it out "
                            "for the embedded set")
@@ -30,7 +28,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     path, name = resolve_source(source)
     file_format = options.file_format or detect_format(path)
     if file_format == "fasttext-bin":
-        from attn_cli.vectors.fasttext import read_fasttext_bin  # its layout walk: not on a cached set's path
+        from attn_cli.vectors.fasttext import read_fasttext_bin
 
         return read_fasttext_bin(path, options.limit)
     if file_format == "gensim-pickle":
@@ -40,24 +38,25 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     wanted = Wanted.of(path, file_format, options, name)
     vectors = warm_vectors(wanted)
     if vectors is None:
-        from attn_cli.vectors.importer import cached_vectors  # missing, corrupt or unreachable: import or rebuild
+        from attn_cli.vectors.importer import cached_vectors
 
         vectors = cached_vectors(wanted)
     return vectors
 
 
-# how to ask for the embedded set instead: a command may say it its own way (vectors export: NAME default)
-EMBEDDED = Option("vectors", python_text="leave out vectors=", typed_text="leave out --vectors")
-
-
 def resolve_source(source: str) -> tuple[Path, str | None]:
-    """(the data file, a display name): a path as given, or a downloaded gensim-data set."""
+    """(the data file, a display name): a path as given, or a downloaded gensim-data set. Only a regular file: a
+    pipe can be read only once, while a vector file is read twice and cached by its path; a device never ends."""
     path = Path(source).expanduser()
     try:
         if path.is_dir():
             raise VectorsError(f"{source} is a directory; pass the vector file inside it")
+        if path.exists() and not stat.S_ISREG(os.stat(path).st_mode):
+            raise VectorsError(f"{source} is not a regular file (a pipe or a device): vector files are read more "
+                               f"than once and cached by their path; save it to a file first, e.g. "
+                               f"cat ... > vectors.txt, and pass that")
         if path.exists():
-            return regular_file(path, source), None
+            return path, None
     except OSError as exc:
         raise unreachable(source, exc) from None
     from attn_cli.vectors import gensim_data
@@ -65,22 +64,12 @@ def resolve_source(source: str) -> tuple[Path, str | None]:
     if gensim_data.looks_like_name(source):
         return gensim_data.resolve(source), source
     raise VectorsError(f"no such vector file: {shown_path(source)}; pass an existing GloVe, word2vec or fastText "
-                       "file, a gensim-data name, or ", EMBEDDED, " for the embedded default")
+                       "file, a gensim-data name, or ", Option("vectors", python_text="leave out vectors=",
+                                                                typed_text="leave out --vectors"),
+                       " for the embedded default")
 
 
 def unreachable(source: str, exc: OSError) -> VectorsError:
-    """A vector file name that cannot even be looked up: too long for the file system, a folder on the way that
-    cannot be searched."""
+    """A vector file name that cannot even be looked up (too long, a folder on the way that cannot be searched)."""
     return VectorsError(f"vector file {shown_path(source)}: {exc.strerror}; pass an existing vector file by a name "
                         "it can be opened by")
-
-
-def regular_file(path: Path, source: str) -> Path:
-    """The path, if it names a regular file: a pipe (`<(cat file)`, /dev/stdin from a pipe) can be read only
-    once, while a vector file is read twice (format, then contents) and cached by its path; a device
-    (/dev/zero) never ends."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise VectorsError(f"{source} is not a regular file (a pipe or a device): vector files are read more "
-                           f"than once and cached by their path; save it to a file first, e.g. "
-                           f"cat ... > vectors.txt, and pass that")
-    return path

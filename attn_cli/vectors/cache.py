@@ -1,12 +1,9 @@
-"""The tool's own cache of imported vector files: checked before it is served, mapped, written whole.
+"""The cache of imported vector files, `<cache>/v1/<stem>-<key>/` (docs/vectors.md): mapped, never trusted.
 
-One folder per imported source, `<cache>/v1/<stem>-<key>/` (docs/vectors.md gives the files), keyed by the resolved
-path, size, mtime, a sampled content hash, the format and --limit, so an edited or replaced file is imported again.
-Nothing found here is trusted: a set is read only from a real folder with a key-shaped name whose meta.json has
-every field with its type, records the very file, format and --limit asked for, and agrees with the files; anything
-else is CorruptCache (the importer rebuilds it). Checks that would read a whole file wait until a part is used
-(vocab.StoredIndex, Vectors.rows), so a warm run reads a few pages. The import's life cycle is importer.py's,
-never loaded by a warm run.
+A set is served only from a real folder whose meta.json has every field with its type, records the very file,
+format and --limit asked for, and agrees with the files; anything else is CorruptCache (the importer rebuilds it).
+Checks that would read a whole file wait until a part is used, so a warm run reads a few pages: a word's lookup
+touches a few pages of vocab.txt, offsets.npy and index.npy (a CRC-32 hash table), never a dict of every word.
 """
 
 from __future__ import annotations
@@ -15,8 +12,12 @@ import dataclasses
 import errno
 import hashlib
 import json
+import mmap
 import os
+import re
 import stat
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,13 +27,13 @@ import numpy as np
 from attn_cli.files import quiet_npy_headers, write_all
 from attn_cli.errors import DamagedCache, Option, VectorsError
 from attn_cli.vectors.store import Vectors, row_norms
-from attn_cli.vectors.vocab import INDEX_FILE, OFFSETS_FILE, VOCAB_FILE, StoredIndex, WordList, write_vocabulary
 
 LAYOUT = "v1"
 MATRIX_FILE, NORMS_FILE, META_FILE = "matrix.npy", "norms.npy", "meta.json"
+VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
+_EMPTY = -1  # a free slot of index.npy
 _SAMPLE_BYTES = 1 << 16
-_HEADER_BYTES = 128  # fixed .npy header size, so the final shape can be written in place
-_STEM_CHARACTERS, _KEY_DIGITS = 40, 16  # a key: up to 40 characters of the file name, "-", 16 hex digits
+_KEY = re.compile(r"[\w.-]{1,40}-[0-9a-f]{16}")  # up to 40 characters of the file name, "-", 16 hex digits
 DATA_FILES = (MATRIX_FILE, NORMS_FILE, VOCAB_FILE, OFFSETS_FILE, INDEX_FILE)
 # every field CacheWriter.finish writes, with its type (a bool is no int here); the source's fields are Fingerprint's
 META_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -47,8 +48,7 @@ class CorruptCache(Exception):
 
 
 def cache_root() -> Path:
-    """$ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli, else ~/.cache/attn-cli. A relative $XDG_CACHE_HOME is
-    ignored, as the XDG spec says: it would put the cache under whatever folder a run started in."""
+    """$ATTN_CLI_CACHE, else $XDG_CACHE_HOME/attn-cli (if absolute, as the XDG spec says), else ~/.cache/attn-cli."""
     if os.environ.get("ATTN_CLI_CACHE"):
         return Path(os.environ["ATTN_CLI_CACHE"]).expanduser()
     xdg = Path(os.environ.get("XDG_CACHE_HOME") or ".").expanduser()
@@ -78,12 +78,11 @@ class Fingerprint:
 
     def key(self, file_format: str, limit: int | None) -> str:
         text = json.dumps([self.path, self.size, self.mtime_ns, self.sample_sha256, file_format, limit])
-        stem = "".join(c if _stem_character(c) else "_" for c in Path(self.path).name)[:_STEM_CHARACTERS]
-        return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:_KEY_DIGITS]}"
+        stem = re.sub(r"[^\w.-]", "_", Path(self.path).name)[:40]
+        return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
     def check_origin(self, meta: dict, file_format: str, limit: int | None) -> None:
-        """A cache serves only the file it was imported from: a folder copied or planted under this file's key
-        (its meta.json naming another file, version, format or --limit) is CorruptCache."""
+        """A folder copied or planted under this file's key (meta.json naming another source) is CorruptCache."""
         if meta["source"] != dataclasses.asdict(self) or (meta["format"], meta["limit"]) != (file_format, limit):
             recorded = meta["source"]
             raise CorruptCache(f"its {META_FILE} records another source: {recorded['path']}, "
@@ -91,15 +90,9 @@ class Fingerprint:
                                f"limit {'none' if meta['limit'] is None else meta['limit']}")
 
 
-def _stem_character(char: str) -> bool:
-    return char.isalnum() or char in "._-"
-
-
 def is_key_name(name: str) -> bool:
     """True for a name Fingerprint.key can make: what `vectors list` shows and `vectors remove` may delete."""
-    stem, _, digest = name.rpartition("-")
-    return (0 < len(stem) <= _STEM_CHARACTERS and all(_stem_character(c) for c in stem)
-            and len(digest) == _KEY_DIGITS and all(c in "0123456789abcdef" for c in digest))
+    return _KEY.fullmatch(name) is not None
 
 
 class CacheWriter:
@@ -114,7 +107,7 @@ class CacheWriter:
         self.first_duplicates: list[str] = []
         self.replaced_utf8 = 0
         self._matrix = open(folder / MATRIX_FILE, "wb")
-        write_all(self._matrix, b"\0" * _HEADER_BYTES)
+        self._header(0)  # numpy leaves room for the final count: its header is written in place at the end
 
     def add(self, words: list[bytes], rows: np.ndarray) -> int:
         """Store the words not seen before (up to the limit) and their rows [n, d]; returns the words held."""
@@ -143,21 +136,22 @@ class CacheWriter:
             self.replaced_utf8 += sum(word != was for word, was in zip(fixed, words))
             return fixed
 
+    def _header(self, count: int) -> None:
+        self._matrix.seek(0)
+        np.lib.format.write_array_header_1_0(self._matrix, {"descr": "<f4", "fortran_order": False,
+                                                            "shape": (count, self.dims)})
+        self._matrix.seek(0, os.SEEK_END)
+
     def finish(self, meta: dict) -> dict:
         """Write the .npy header with the final shape, the norms, the vocabulary and meta.json."""
         count = len(self.words)
-        header = {"descr": "<f4", "fortran_order": False, "shape": (count, self.dims)}
-        text = repr(header).encode("latin1")
-        text += b" " * (_HEADER_BYTES - 10 - len(text) - 1) + b"\n"
-        self._matrix.seek(0)
-        write_all(self._matrix, b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text)
+        self._header(count)
         self._matrix.close()
         np.save(self.folder / NORMS_FILE, np.concatenate(self.norms) if self.norms else np.zeros(0, np.float32),
                 allow_pickle=False)
         write_vocabulary(self.folder, self.words)
         meta = {**meta, "layout": LAYOUT, "count": count, "dims": self.dims, "duplicates": self.duplicates,
                 "first_duplicates": self.first_duplicates, "invalid_utf8_words": self.replaced_utf8}
-        # ASCII: a file name that is not UTF-8 (its bytes as lone surrogates) survives the round trip
         (self.folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
         return meta
 
@@ -166,28 +160,15 @@ class CacheWriter:
 
 
 def layout_folder(root: Path | None = None) -> Path:
-    """`root`/v1, where the sets live. Through a symbolic link there every read, write and delete would happen
-    wherever it leads, so a link is an OSError, as an unwritable cache is (the importer then reads without one)."""
+    """`root`/v1, where the sets live; a symbolic link is an OSError, as an unwritable cache is."""
     layout = (root or cache_root()) / LAYOUT
     if layout.is_symlink():
         raise OSError(errno.ELOOP, f"{layout} is a symbolic link, which the cache never follows", str(layout))
     return layout
 
 
-def shared_with_others(folder: Path) -> str | None:
-    """Why others could change what is read from `folder` (owned by another user, or writable by its group or by
-    everyone), or None. The folder alone is checked: an import makes it 0700, closing off the files inside."""
-    info = folder.lstat()
-    if info.st_uid != os.geteuid():
-        return f"owned by another user (uid {info.st_uid})"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"writable by others (mode {stat.S_IMODE(info.st_mode):o})"
-    return None
-
-
 def _require(path: Path, is_kind: Callable[[int], bool], kind: str) -> None:
-    """`path` itself of the kind (a folder, a regular file), never a symbolic link to one, which could lead out
-    of the cache: CorruptCache otherwise (OSError when it is missing)."""
+    """`path` itself of the kind, never a link to one: CorruptCache otherwise (OSError when it is missing)."""
     mode = path.lstat().st_mode
     if not is_kind(mode):
         raise CorruptCache(f"{path.name} is {'a symbolic link, not' if stat.S_ISLNK(mode) else 'not'} a {kind}")
@@ -232,12 +213,16 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
             norms = np.load(folder / NORMS_FILE, mmap_mode="r", allow_pickle=False)
         words = WordList(folder)
         index = StoredIndex(folder, words)
-    except Exception as exc:  # numpy's .npy header parser meets bytes it did not write with ValueError,
-        raise CorruptCache(f"{type(exc).__name__}: {exc}") from exc  # SyntaxError or tokenize's TokenError
-    problem = _disagreement(folder, meta, matrix, norms, words, index)
+    except Exception as exc:  # numpy's header parser: ValueError, SyntaxError, tokenize's TokenError
+        raise CorruptCache(f"{type(exc).__name__}: {exc}") from exc
+    try:  # and the first and the last word found at their rows: a table of zeros or garbage is rebuilt here
+        problem = _disagreement(folder, meta, matrix, norms, words, index) or next((
+            f"{INDEX_FILE} does not find the word of row {row}" for row in (0, len(words) - 1)
+            if index.get(words[row]) != row), None)
+    except DamagedCache as exc:
+        problem = exc.problem
     if problem:
         raise CorruptCache(problem)
-    _check_index(index, words)
     details = {"format": meta["format"], "source": meta["source"]["path"], "cache": str(folder)}
     if meta["limit"] is not None:  # the set is the file's first `limit` words: a weights file must say so to be met
         details["limit"] = meta["limit"]
@@ -247,8 +232,7 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
 
 def _disagreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarray, words: WordList,
                   index: StoredIndex) -> str | None:
-    """How the files' headers disagree with meta.json (shapes, the dtypes an import writes, sizes), or None;
-    checked in order, each only once the ones before hold, so no check can fail on what an earlier one refused."""
+    """How the files' headers disagree with meta.json (shapes, dtypes, sizes), or None; in order."""
     count, dims = meta["count"], meta["dims"]
     table, offsets = index.table, words.offsets
     if matrix.shape != (count, dims) or matrix.dtype != np.float32:
@@ -264,22 +248,8 @@ def _disagreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarra
     return None
 
 
-def _check_index(index: StoredIndex, words: WordList) -> None:
-    """The first and the last word found at their rows: two lookups find a table of zeros or garbage at load,
-    where it is rebuilt. A single bad entry elsewhere is found when a lookup meets it (DamagedCache)."""
-    try:
-        for row in (0, len(words) - 1):
-            if index.get(words[row]) != row:
-                raise CorruptCache(f"{INDEX_FILE} does not find the word of row {row}")
-    except DamagedCache as exc:
-        raise CorruptCache(exc.problem) from exc
-    except UnicodeDecodeError as exc:
-        raise CorruptCache(f"{VOCAB_FILE} is not UTF-8 where {OFFSETS_FILE} says a word is") from exc
-
-
 def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
-    """Every cache folder with its metadata (None when not valid), newest first: the real folders with a
-    key-shaped name in a real v1 (an OSError when v1 is a link), never another file or a link."""
+    """Every real folder with a key-shaped name in v1 and its metadata (None when not valid), newest first."""
     layout = layout_folder(root)
     if not layout.is_dir():
         return []
@@ -338,8 +308,7 @@ class Wanted:
 
 
 def warm_vectors(wanted: Wanted) -> Vectors | None:
-    """The cached set of this very file when a sound one is there; None when there is none, when it is corrupt or
-    when the cache cannot be reached: the importer then deals with it, and says what it met."""
+    """The sound cached set of this very file, else None: the importer deals with it."""
     try:
         return served(layout_folder() / wanted.key, wanted)
     except (OSError, CorruptCache):
@@ -355,12 +324,14 @@ _WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in t
 
 
 def serve(folder: Path, wanted: Wanted) -> Vectors:
-    """The set in `folder`, checked to be sound and made from this file (CorruptCache otherwise); a folder
-    others can write is served with a warning, once per run."""
+    """The set in `folder`, sound and made from this file (CorruptCache otherwise)."""
     meta = read_meta(folder)
     wanted.fingerprint.check_origin(meta, wanted.file_format, wanted.options.limit)
     vectors = load_cached(folder, wanted.name, meta)
-    shared = shared_with_others(folder)
+    info = folder.lstat()  # an import makes it 0700: others can change what is read only through the folder
+    shared = (f"owned by another user (uid {info.st_uid})" if info.st_uid != os.geteuid() else
+              f"writable by others (mode {stat.S_IMODE(info.st_mode):o})"
+              if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) else None)
     if shared and folder not in _WARNED_SHARED:
         _WARNED_SHARED.add(folder)
         wanted.options.warn(f"the cache {folder} is {shared}: whoever can write it decides what this run reads; "
@@ -369,3 +340,116 @@ def serve(folder: Path, wanted: Wanted) -> Vectors:
         raise VectorsError(f"{meta['first_bad_lines'][0]}; fix the line or pass ", Option("skip_bad_lines", True),
                            " to leave such lines out")
     return vectors
+
+
+class WordList(Sequence):
+    """The words of a cached set, decoded only when asked for (len, [i], [a:b], iteration)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        with quiet_npy_headers():
+            self.offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r", allow_pickle=False)  # [N + 1] int64
+        with open(folder / VOCAB_FILE, "rb") as handle:
+            self._blob = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def word_bytes(self, row: int) -> bytes:
+        """The UTF-8 bytes of a row's word, between line ends where offsets.npy says (a DamagedCache otherwise)."""
+        start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
+        if not (0 <= start < stop <= len(self._blob) and self._blob[stop - 1] == 10
+                and (start == 0 or self._blob[start - 1] == 10)):
+            raise DamagedCache(self.folder, f"{OFFSETS_FILE} does not point to the word of row {row:,}")
+        return self._blob[start:stop - 1]
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(len(self))
+            if step != 1 or stop <= start:
+                return [self[i] for i in range(start, stop, step)]
+            try:
+                text = self._blob[int(self.offsets[start]):int(self.offsets[stop])].decode("utf-8")
+            except UnicodeDecodeError as exc:
+                at = int(np.searchsorted(self.offsets, self.offsets[start] + exc.start, "right")) - 1
+                raise self.not_utf8(at) from None
+            return text.split("\n")[:-1]  # "\n" only: words may hold other line-breaking characters
+        row = int(item)
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError(item)
+        try:
+            return self.word_bytes(row).decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.not_utf8(row) from None
+
+    def not_utf8(self, row: int) -> DamagedCache:
+        """An import writes valid UTF-8, so a word that is not was damaged since (found where it is read)."""
+        return DamagedCache(self.folder, f"{VOCAB_FILE} is not UTF-8 at row {row:,}")
+
+    def __iter__(self):
+        return iter(self[:])
+
+
+class StoredIndex:
+    """word -> row through the stored hash table, `.get` like a dict's; a probe that meets a row outside the
+    vocabulary, a row twice or no free slot is a DamagedCache, never a crash or an endless loop."""
+
+    def __init__(self, folder: Path, words: WordList) -> None:
+        with quiet_npy_headers():
+            self.table = np.load(folder / INDEX_FILE, mmap_mode="r", allow_pickle=False)  # [2^k] int32
+        self.mask = len(self.table) - 1
+        self.words, self.folder = words, folder
+
+    def get(self, word: str, default: int | None = None) -> int | None:
+        try:
+            key = word.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (an undecodable byte of a command line): no stored word
+            return default
+        slot = zlib.crc32(key) & self.mask
+        seen: set[int] = set()
+        for _ in range(min(len(self.table), len(self.words) + 1)):  # a sound table's longest run is every row
+            row = int(self.table[slot])
+            if row == _EMPTY:
+                return default
+            if not 0 <= row < len(self.words):
+                raise DamagedCache(self.folder, f"{INDEX_FILE} points to row {row} of {len(self.words):,}")
+            if row in seen:
+                raise DamagedCache(self.folder, f"{INDEX_FILE} holds row {row} twice")
+            if self.words.word_bytes(row) == key:
+                return row
+            seen.add(row)
+            slot = (slot + 1) & self.mask
+        raise DamagedCache(self.folder, f"{INDEX_FILE} has no free slot")
+
+    def __contains__(self, word: str) -> bool:
+        return self.get(word) is not None
+
+
+def write_vocabulary(folder: Path, words: list[bytes]) -> None:
+    """Write vocab.txt, offsets.npy and index.npy for distinct UTF-8 words (no newline inside)."""
+    lengths = np.fromiter((len(word) + 1 for word in words), dtype=np.int64, count=len(words))
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    with open(folder / VOCAB_FILE, "wb") as handle:
+        write_all(handle, b"\n".join(words) + b"\n")
+    np.save(folder / OFFSETS_FILE, offsets, allow_pickle=False)
+    np.save(folder / INDEX_FILE, hash_table(words), allow_pickle=False)
+
+
+def hash_table(words: list[bytes]) -> np.ndarray:
+    """Open addressing with linear probing, built for all words at once; earlier rows win ties."""
+    size = 1 << max(4, (2 * len(words) - 1).bit_length())  # a power of two >= 2N: at most half full
+    mask = size - 1
+    table = np.full(size, _EMPTY, dtype=np.int32)
+    pending = np.arange(len(words), dtype=np.int64)
+    slots = np.fromiter((zlib.crc32(word) for word in words), dtype=np.int64, count=len(words)) & mask
+    while len(pending):
+        free = table[slots] == _EMPTY
+        candidates, candidate_slots = pending[free], slots[free]
+        taken, first = np.unique(candidate_slots, return_index=True)  # lowest row per free slot
+        table[taken] = candidates[first]
+        placed = np.zeros(len(pending), dtype=bool)
+        placed[np.flatnonzero(free)[first]] = True
+        pending, slots = pending[~placed], (slots[~placed] + 1) & mask
+    return table

@@ -1,6 +1,5 @@
-"""The embedded default vector set, loaded without gensim: `default.npy` (float16 [N, 128]), `default.vocab.txt`
-and `default.json`, built by `scripts/build_default_vectors.py`, in `attn_cli/data/` (a wheel) or `data/` (a checkout).
-"""
+"""The embedded default vector set (`default.npy`, `default.vocab.txt`, `default.json`, built by
+`scripts/build_default_vectors.py`), in `attn_cli/data/` (a wheel) or `data/` (a checkout)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""fastText .bin models: their layout walked with bounded reads, then the vectors read through gensim.
+"""fastText .bin models: their layout walked with bounded reads, then handed to gensim.
 
-gensim's reader trusts every count in the file (a vocabulary cut short makes it read(1) at the end of the file for
-ever; a header announcing 10^12 vectors makes it allocate them), so `checked_model` first reads the file as
-fastText writes it (fasttext.cc, args.cc, dictionary.cc, matrix.cc): each word at most MAX_WORD_BYTES, the
-matrices' shapes and bytes against what is left of the file. Only a file whose every byte is where its header says
-reaches gensim. A compressed model is copied to a plain temporary file by the same walk, so it never inflates past
-what its header accounts for.
+gensim trusts every count in the file (a vocabulary cut short makes it read(1) at the end for ever; a header
+announcing 10^12 vectors makes it allocate them), so only a file whose every byte is where its header says reaches
+it. A compressed model is copied to a plain temporary file by the same walk, never inflating past its header.
 """
 
 from __future__ import annotations
@@ -40,8 +37,8 @@ class Truncated(Exception):
 
 
 class _Walk:
-    """Exact reads from the start of a stream, each byte copied to `copy` (if any); `size` is the file's size when
-    the stream is the plain file itself: skipped matrices are then sought past, never read."""
+    """Exact reads from the start of a stream, each byte copied to `copy` (if any); `size`, for a plain file:
+    matrices are sought past, never read."""
 
     def __init__(self, stream: BinaryIO, size: int | None, copy: IO[bytes] | None = None) -> None:
         self.stream, self.size, self.copy = stream, size, copy
@@ -145,7 +142,7 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
     """A fastText .bin model through gensim: any word gets a vector from its character n-grams."""
     try:
         with checked_model(path) as plain, warnings.catch_warnings(), np.errstate(all="ignore"):
-            from gensim.models.fasttext import load_facebook_vectors  # deferred: importing gensim costs ~1 s
+            from gensim.models.fasttext import load_facebook_vectors
 
             warnings.simplefilter("ignore")  # gensim's overflow warnings: the values are checked below
             keyed = load_facebook_vectors(str(plain))
@@ -158,14 +155,14 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
 @contextmanager
 def checked_model(path: Path) -> Iterator[Path]:
     """The model as a plain file whose layout holds: the file itself, or a temporary copy of a .gz/.bz2 one
-    (gensim reads a compressed model as garbage), deleted when closed, whatever happens inside."""
+    (gensim reads a compressed model as garbage)."""
     with open_maybe_compressed(path) as stream:
         if isinstance(stream, io.BufferedReader):  # a plain file
             check(_Walk(stream, os.fstat(stream.fileno()).st_size), path)
             yield path
             return
-        leftovers.sweep([leftovers.scratch_place()])  # the copies of runs killed long ago
-        with tempfile.NamedTemporaryFile(prefix=leftovers.prefix(""), suffix=".bin") as copy:
+        leftovers.sweep([leftovers.scratch_place()])
+        with tempfile.NamedTemporaryFile(prefix=leftovers.SCRATCH_PREFIX, suffix=".bin") as copy:
             check(_Walk(stream, None, copy), path)
             copy.flush()
             yield Path(copy.name)

@@ -1,6 +1,4 @@
-"""Recognise a vector file's format from its first bytes (magic numbers, a "COUNT DIMS" header, the structure of
-the records after it), and read the formats only gensim reads; gensim is never imported on the cached path.
-"""
+"""Recognise a vector file's format from its first bytes, and read the formats only gensim reads."""
 
 from __future__ import annotations
 
@@ -65,11 +63,11 @@ def detect_format(path: Path) -> str:
 
 
 def _holds_binary_records(body: bytes, count: int, dims: int) -> bool:
-    """True when the bytes after a header are word2vec binary records, judged by structure, not encoding: no line
-    ends in `dims` numbers (word2vec.c cuts words mid-character, so text need not be UTF-8), and the first records,
-    as many as the header promises and the probe holds, are each a word, a space and 4 x dims bytes not text."""
-    if not 1 <= dims <= len(body):  # no record of either kind fits in the probe: judged as text (the importer
-        return False  # then names a header that cannot be right)
+    """True when the bytes after a header are word2vec binary records, judged by structure (word2vec.c cuts words
+    mid-character): no line ends in `dims` numbers, and each record the probe holds is a word, a space and
+    4 x dims bytes that are not text."""
+    if not 1 <= dims <= len(body):  # judged as text: the importer names a header that cannot be right
+        return False
     lines = body.split(b"\n")[:-1][:_PROBE_LINES]  # complete lines only
     if any(_ends_in_numbers(line, dims) for line in lines):
         return False
@@ -112,7 +110,7 @@ def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> V
         raise VectorsError(f"{path} is a gensim pickle (.kv/.model): loading it can run any code stored in it; "
                            "pass ", Option("trust_pickle", True), " if you trust its origin, or export it with "
                            "save_word2vec_format and use that file")
-    from gensim.models import KeyedVectors  # deferred: importing gensim costs ~1 s
+    from gensim.models import KeyedVectors
 
     try:
         loaded = KeyedVectors.load(str(path), mmap="r")
@@ -125,8 +123,8 @@ def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> V
 
 
 def from_keyed(path: Path, keyed, file_format: str, limit: int | None, subword=None) -> Vectors:
-    """gensim's vectors as `Vectors`: the first `limit` words, refused if any value is NaN, infinite or beyond
-    float32's range (a pickle may hold float64), naming the word."""
+    """gensim's vectors as `Vectors`: the first `limit` words, refused (naming the word) if any value is NaN,
+    infinite or beyond float32's range."""
     words = list(keyed.index_to_key)[:limit]
     matrix = keyed.vectors[:limit]
     check_values(matrix, words, str(path))
@@ -135,8 +133,7 @@ def from_keyed(path: Path, keyed, file_format: str, limit: int | None, subword=N
 
 
 def finite(path: Path, values) -> np.ndarray:
-    """A vector built by the model (a fastText word's n-grams) as float64, or a VectorsError naming the file when
-    a value is NaN, infinite or beyond float32's range."""
+    """A vector built from a fastText word's n-grams as float64; a VectorsError naming the file when unfit."""
     with np.errstate(all="ignore"):
         values = np.asarray(values, dtype=np.float64)
     if first_unfit_row(values.reshape(1, -1)) is not None:

@@ -1,11 +1,9 @@
-"""gensim-data names (glove-wiki-gigaword-100, ...): found offline, downloaded without running code.
+"""gensim-data names (glove-wiki-gigaword-100, ...): found offline in `$GENSIM_DATA_DIR/<name>/<name>.gz`,
+downloaded without running code (never the folder's `__init__.py`, which gensim's downloader imports).
 
-A set lives where gensim's downloader puts it, `$GENSIM_DATA_DIR/<name>/<name>.gz` (default `~/gensim-data`).
-Only that data file is read: never the folder's `__init__.py` (gensim's downloader imports it: issue #2283), never
-gensim. A download fetches the files list.json names into a `.part` file beside the target, checks their MD5s and
-renames it into place. Nothing a server sends is trusted to end or to fit: the whole download has a deadline
-(ATTN_CLI_DOWNLOAD_TIMEOUT: a byte every 50 s trips no read timeout), list.json at most MAX_LIST_BYTES, a model
-at most the size list.json gives it, and a name is a folder only if it follows NAME.
+A download goes into a `.part` file beside the target, its MD5s checked, then renamed into place. Nothing a server
+sends is trusted to end or to fit: the whole download has a deadline (a byte every 50 s trips no read timeout),
+list.json at most MAX_LIST_BYTES, a model at most the size list.json gives it.
 """
 
 from __future__ import annotations
@@ -51,10 +49,8 @@ def looks_like_name(source: str) -> bool:
 
 
 def resolve(name: str) -> Path:
-    """The data file of a downloaded gensim-data set; a VectorsError saying how to get it otherwise."""
-    if not looks_like_name(name):  # `./../x` would name a folder outside the data folder
-        raise VectorsError(f"no vector file {name!r} here, and it is not a gensim-data name (such as "
-                           "glove-wiki-gigaword-100); pass a file path or a gensim-data name")
+    """The data file of a downloaded gensim-data set (a name `looks_like_name` passed); a VectorsError saying how
+    to get it otherwise."""
     folder = data_dir() / name
     for candidate in [folder / f"{name}.gz", *sorted(folder.glob(f"{name}*"))]:
         if candidate.is_file() and candidate.suffix not in (".py", ".pyc", ".json", ".md"):
@@ -77,7 +73,7 @@ class Deadline:
             seconds = float(text)
         except ValueError:
             seconds = math.nan
-        if not (seconds > 0 and math.isfinite(seconds)):
+        if not 0 < seconds < math.inf:
             raise UsageError(f"ATTN_CLI_DOWNLOAD_TIMEOUT must be a number of seconds above 0 (got "
                              f"{os.environ['ATTN_CLI_DOWNLOAD_TIMEOUT']!r})")
         return cls(seconds, time.monotonic() + seconds)
@@ -91,13 +87,13 @@ class Deadline:
 
 
 def receive(url: str, deadline: Deadline, limit: int) -> Iterator[tuple[bytes, int | None]]:
-    """The body of `url` as it arrives, with the size the server announces; a VectorsError when the deadline
-    passes, when more than `limit` bytes arrive (or are announced), or when the connection fails."""
+    """The body of `url` as it arrives, with the size the server announces; a VectorsError past the deadline or
+    `limit` bytes, or when the connection fails."""
     try:
         with urllib.request.urlopen(url, timeout=min(READ_TIMEOUT_SECONDS, deadline.left(url))) as response:
             announced = getattr(response, "length", None)  # None when chunked or not a number
             received = 0
-            while chunk := response.read1(_CHUNK):  # whatever has arrived: a slow server cannot hold one call
+            while chunk := response.read1(_CHUNK):  # whatever has arrived: a slow server cannot hold a call
                 received += len(chunk)
                 if max(received, announced or 0) > limit:
                     raise VectorsError(f"{url} holds more than the {limit:,} bytes expected of it; it is not "
@@ -143,7 +139,7 @@ def download(name: str, show_progress: bool = True) -> Path:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         leftovers.sweep([(target.parent, leftovers.DOWNLOAD)])  # the .part files of downloads killed long ago
-        handle, temporary = tempfile.mkstemp(prefix=leftovers.prefix(f".{name}"), suffix=".part", dir=target.parent)
+        handle, temporary = tempfile.mkstemp(prefix=f".{name}-", suffix=".part", dir=target.parent)
     except OSError as exc:
         raise unwritable(exc) from exc
     try:
@@ -180,7 +176,7 @@ def listed_size(entry: dict) -> int:
 
 def store(handle: int, temporary: Path, target: Path, parts: list[tuple[str, str]], limit: int,
           deadline: Deadline, show_progress: bool) -> None:
-    """Write every part into the temporary file, then rename it into place, readable as any download."""
+    """Write every part into the temporary file, then rename it into place."""
     try:
         with os.fdopen(handle, "wb") as out:
             for url, checksum in parts:

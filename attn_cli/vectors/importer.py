@@ -1,8 +1,5 @@
-"""Import a GloVe / word2vec file into the cache: into a temporary folder beside its place, then one rename.
-
-Loaded only when the cache has no sound set of the file (cache.warm_vectors), so a warm run never loads the
-parsers, the sweep of stale temporaries, tempfile or the progress bar.
-"""
+"""Import a GloVe / word2vec file into the cache: a temporary folder beside its place, a rename, a sweep of stale
+temporaries. Loaded only when the cache has no sound set of the file, so a warm run never loads it."""
 
 from __future__ import annotations
 
@@ -27,8 +24,8 @@ __all__ = ["LoadOptions", "cached_vectors", "import_into"]  # LoadOptions: where
 
 
 def cached_vectors(wanted: Wanted) -> Vectors:
-    """The cached form of `wanted.path`, importing it first if needed (another process may have since); a corrupt
-    set is reported and rebuilt, and a cache that cannot be written is read around."""
+    """The cached form of `wanted.path`, imported first if needed; a corrupt set is reported and rebuilt, and a
+    cache that cannot be written is read around."""
     root = cache_root()
     try:
         final = layout_folder(root) / wanted.key
@@ -40,10 +37,9 @@ def cached_vectors(wanted: Wanted) -> Vectors:
             vectors = None
         if vectors is not None:
             return vectors
-        leftovers.sweep([(final.parent, leftovers.IMPORT), leftovers.scratch_place()])  # of imports killed long ago
+        leftovers.sweep([(final.parent, leftovers.IMPORT), leftovers.scratch_place()])
         final.parent.mkdir(parents=True, exist_ok=True)
-        prefix = leftovers.prefix(f".tmp-{wanted.key}")
-        temporary = Path(tempfile.mkdtemp(prefix=prefix, dir=final.parent))  # one file system: an atomic rename
+        temporary = Path(tempfile.mkdtemp(prefix=f".tmp-{wanted.key}-", dir=final.parent))  # renamed atomically
     except OSError as exc:
         return _uncached(wanted, f"cannot write the cache at {root} ({exc.strerror or exc})")
     try:
@@ -57,14 +53,13 @@ def cached_vectors(wanted: Wanted) -> Vectors:
 
 
 def _uncached(wanted: Wanted, problem: str) -> Vectors:
-    """The set imported into a throw-away folder in $TMPDIR, with a warning saying why; an error instead when
-    caching is the whole job (`vectors import`)."""
+    """The set imported into a throw-away folder, with a warning; an error when caching is the whole job."""
     if wanted.options.require_cache:
         raise VectorsError(f"{problem}; set ATTN_CLI_CACHE (or XDG_CACHE_HOME) to a writable folder with room, "
                            f"then import {wanted.path} again")
     wanted.options.warn(f"{problem}; reading {wanted.path} without a cache (set ATTN_CLI_CACHE to a writable "
                         "folder to make the next run fast)")
-    with tempfile.TemporaryDirectory(prefix=leftovers.prefix("")) as scratch:
+    with tempfile.TemporaryDirectory(prefix=leftovers.SCRATCH_PREFIX) as scratch:
         folder = Path(scratch) / wanted.key
         folder.mkdir()
         import_into(folder, wanted)
@@ -72,9 +67,8 @@ def _uncached(wanted: Wanted, problem: str) -> Vectors:
 
 
 def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
-    """Rename this import into place and map it, deleting the imports of earlier versions of the file. When
-    another process's import got there first, use that one if it checks out; when what is there cannot be replaced
-    (not this user's to delete), map this import once."""
+    """Rename this import into place and map it, deleting the imports of earlier versions of the file; when another
+    process's import got there first, use it if sound, else map this import once."""
     try:
         os.rename(temporary, final)
     except OSError:
@@ -139,8 +133,7 @@ class CacheFull(VectorsError):
 
 
 def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
-    """An OSError while importing, said as what the user can do: a full or read-only disk where the import
-    writes (CacheFull: a run then reads without the cache), or a bad read."""
+    """An OSError while importing: CacheFull (a run then reads without the cache) or a bad read."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
         return CacheFull(folder.parent, exc)
     return VectorsError(f"cannot read {path}: {exc.strerror or exc}; check the file is complete and readable")
@@ -196,7 +189,7 @@ def counted(number: int, noun: str) -> str:
 
 
 def _warn_about(path: Path, meta: dict, options: LoadOptions) -> None:
-    """What the import met that the user should know (once, at import time; `vectors info` keeps it)."""
+    """What the import met that the user should know (once; `vectors info` keeps it)."""
     if meta["duplicates"]:
         options.warn(f"{path}: {counted(meta['duplicates'], 'duplicate word')} kept the first vector "
                      f"(e.g. {', '.join(repr(w) for w in meta['first_duplicates'])})")

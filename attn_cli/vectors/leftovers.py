@@ -1,12 +1,11 @@
-"""What killed imports and downloads leave: temporaries named with their process id, found by our names only.
+"""What killed imports and downloads leave: temporaries found by our names only, swept once stale.
 
-    <cache>/v1/.tmp-<key>-<pid>-<random>/               an import, renamed into place when complete
-    <gensim-data>/<name>/.<name>-<pid>-<random>.part    a download, renamed into place when verified
-    $TMPDIR/attn-cli-<pid>-<random>[.bin]               a decompressed fastText model, or an uncached import
+    <cache>/v1/.tmp-<key>-<random>/               an import, renamed into place when complete
+    <gensim-data>/<name>/.<name>-<random>.part    a download, renamed into place when verified
+    $TMPDIR/attn-cli-<random>[.bin]               a decompressed fastText model, or an uncached import
 
-A run sweeps the ones untouched for SWEEP_AFTER seconds whose process is gone (a running import touches its files
-all the time; a recent one may be another machine's, sharing the folder); `vectors remove --leftovers` sweeps every
-one whose process is gone. Only this user's files are looked at.
+A temporary untouched for SWEEP_AFTER seconds is stale: a running import or download writes its files all the time.
+Only this user's files are looked at.
 """
 
 from __future__ import annotations
@@ -20,18 +19,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-SWEEP_AFTER = 600.0  # seconds untouched before a stale leftover is swept without being asked
-_RANDOM = r"[a-z0-9_]{8}"  # tempfile's random part, after each prefix below
-IMPORT = re.compile(rf"\.tmp-.+-[0-9a-f]+-(?P<pid>\d+)-{_RANDOM}")  # in the cache's v1 (a key ends in hex digits)
-DOWNLOAD = re.compile(rf"\.(?P<name>.+)-(?P<pid>\d+)-{_RANDOM}\.part")  # in the gensim-data folder `name`
-SCRATCH = re.compile(rf"attn-cli-(?P<pid>\d+)-{_RANDOM}(\.bin)?")  # in $TMPDIR
+SWEEP_AFTER = 600.0
+_RANDOM = r"[a-z0-9_]{8}"  # tempfile's random part, after each prefix
+IMPORT = re.compile(rf"\.tmp-.+-[0-9a-f]{{16}}-{_RANDOM}")  # in the cache's v1
+DOWNLOAD = re.compile(rf"\.(?P<name>.+)-{_RANDOM}\.part")  # in the gensim-data folder `name`
+SCRATCH = re.compile(rf"attn-cli-{_RANDOM}(\.bin)?")  # in $TMPDIR
+SCRATCH_PREFIX = "attn-cli-"
 Places = list[tuple[Path, re.Pattern]]
-
-
-def prefix(kind: str) -> str:
-    """The start of a temporary's name, as its pattern above finds it: kind "" for $TMPDIR, ".tmp-<key>" for an
-    import, ".<name>" for a download."""
-    return f"{kind or 'attn-cli'}-{os.getpid()}-"
 
 
 @dataclass(frozen=True)
@@ -39,20 +33,12 @@ class Leftover:
     """One file or folder a killed process left, found by its name."""
 
     path: Path
-    pid: int
     bytes: int
     modified: float  # the newest modification time of the path and anything inside it
 
     @property
-    def running(self) -> bool:
-        """True when a process of this id runs (or may: another user's cannot be signalled)."""
-        try:
-            os.kill(self.pid, 0)
-        except (ProcessLookupError, OverflowError):  # none runs, or an id no process can have
-            return False
-        except PermissionError:
-            pass
-        return True
+    def stale(self) -> bool:
+        return time.time() - self.modified >= SWEEP_AFTER
 
 
 def scratch_place() -> tuple[Path, re.Pattern]:
@@ -83,15 +69,15 @@ def find(places: Places) -> list[Leftover]:
                 continue
             try:
                 if entry.stat(follow_symlinks=False).st_uid == os.geteuid():
-                    found.append(Leftover(Path(entry.path), int(match["pid"]), *_usage(Path(entry.path))))
+                    found.append(Leftover(Path(entry.path), *_usage(Path(entry.path))))
             except OSError:  # removed since it was listed
                 continue
     return sorted(found, key=lambda item: item.modified)
 
 
-def sweep(places: Places, min_age: float = SWEEP_AFTER) -> list[Leftover]:
-    """Remove the leftovers in those places untouched for `min_age` seconds whose process is gone; returns them."""
-    stale = [item for item in find(places) if time.time() - item.modified >= min_age and not item.running]
+def sweep(places: Places) -> list[Leftover]:
+    """Remove the stale leftovers in those places; returns them."""
+    stale = [item for item in find(places) if item.stale]
     for item in stale:
         delete(item.path)
     return stale

@@ -1,6 +1,5 @@
-"""A transient Rich progress bar on stderr for long imports and downloads, shown only when stderr is a terminal
-and the output is not JSON (pipes, logs and `--json` runs stay silent); Rich is imported only then.
-"""
+"""A transient Rich progress bar on stderr for long imports and downloads, when stderr is a terminal and the
+output is not JSON; Rich is imported only then."""
 
 from __future__ import annotations
 
@@ -37,8 +36,8 @@ COUNT_WIDTH = len("4,000,000 words ")
 
 
 def shortened(description: str, width: int) -> str:
-    """The description in `width` columns, its middle elided ("importing glove.6B.1…head.txt"): a bar one line
-    long on an 80-column terminal instead of every column squeezed and wrapped."""
+    """The description in `width` columns, its middle elided ("importing glove.6B.1…head.txt"), so the bar
+    stays one line long."""
     width = max(width, 12)
     if len(description) <= width:
         return description

@@ -1,7 +1,5 @@
-"""Stream a GloVe / word2vec text or word2vec binary file into a sink (the cache writer), BLOCK_BYTES at a time.
-
-A bad line stops the import naming the file, the line and a snippet, unless `skip_bad_lines` counts it instead.
-"""
+"""Stream a GloVe / word2vec text or word2vec binary file into a sink (the cache writer), BLOCK_BYTES at a time;
+a bad line stops the import naming the file, the line and a snippet, unless `skip_bad_lines` counts it."""
 
 from __future__ import annotations
 
@@ -53,18 +51,15 @@ def read_header(stream: BinaryIO) -> tuple[int, int] | None:
 
 
 def guess_dims(sample: bytes) -> int:
-    """The vector width of a GloVe file: the most common field count minus one on its first lines (a few words
-    hold spaces, so the mode is safer than the first line alone)."""
+    """The vector width of a GloVe file: the most common field count minus one on its first lines."""
     counts = Counter(len(line.split()) - 1 for line in sample.split(b"\n")[:-1][:1000] if line.strip())
     return counts.most_common(1)[0][0] if counts else 0
 
 
 def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: ReadOptions,
               first_line_number: int = 1, prefix: bytes = b"") -> ReadReport:
-    """Text lines `word x1 ... xD` into the sink, in file order; line numbers start at `first_line_number`.
-
-    Blocks are parsed PARSERS at a time on threads (numpy releases the GIL) while the oldest parsed block is
-    stored, so bad lines, line numbers and --limit behave as in one pass."""
+    """Text lines `word x1 ... xD` into the sink, in file order; blocks are parsed on threads (numpy releases the
+    GIL) while the oldest is stored, so bad lines, line numbers and --limit behave as in one pass."""
     report = ReadReport()
     line_number = first_line_number
     blocks = line_blocks(stream, prefix)
@@ -82,7 +77,7 @@ def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: Read
             try:
                 parsed = future.result()
             except LineTooLong as exc:
-                raise too_long(path, line_number + exc.lines_before) from None
+                raise too_long(path, line_number + exc.args[0]) from None
             for index, reason, line in parsed.bad:
                 _bad_line(path, line_number + index, reason, line, report, options)
             held = sink.add(parsed.words, parsed.rows)
@@ -101,8 +96,8 @@ def too_long(path: Path, number: int) -> VectorsError:
 
 
 def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, int]]:
-    """Blocks of whole lines (each ending in a newline, the last one completed) and the bytes read so far; a line
-    that spans reads is joined once, when its newline arrives, so it costs in proportion to its length."""
+    """Blocks of whole lines (the last one completed) and the bytes read so far; a line that spans reads is joined
+    once, when its newline arrives."""
     cut = prefix.rfind(b"\n") + 1
     if cut:  # the whole lines of what was read ahead (a sample) come first
         yield prefix[:cut], 0
@@ -125,10 +120,8 @@ def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, 
 
 
 def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink, options: ReadOptions) -> ReadReport:
-    """word2vec binary records `word<space><dims float32 little-endian>[\\n]` into the sink, to the end of the file.
-
-    The body wins over the header's count, as with text (the importer warns); a file that ends inside a record
-    is truncated: an error."""
+    """word2vec binary records `word<space><dims float32 little-endian>[\\n]` into the sink, to the end of the file
+    (the body wins over the header's count); a file that ends inside a record is truncated."""
     report = ReadReport(header_count=count)
     pending, done, seen = b"", 0, 0
     while True:

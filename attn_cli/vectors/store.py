@@ -1,5 +1,4 @@
-"""`Vectors`: a vocabulary and its matrix, whatever file they came from, so the rest of the tool never knows
-about formats."""
+"""`Vectors`: a vocabulary and its matrix, whatever file they came from."""
 
 from __future__ import annotations
 
@@ -70,15 +69,14 @@ class Vectors:
         return None
 
     def candidate_keys(self, text: str) -> list[str]:
-        """Spellings to try, in order: lower-case only for a lower-case vocabulary; then without accents, so
-        "café" finds "cafe" in a set that has no accented spelling of it."""
+        """Spellings to try, in order: lower-case only for a lower-case vocabulary; then without accents ("café"
+        finds "cafe")."""
         spellings = [text.lower()] if self.lowercase else [text, text.lower(), text.capitalize()]
         return list(dict.fromkeys(spellings + [without_accents(spelling) for spelling in spellings]))
 
     def rows(self, rows: list[int]) -> np.ndarray:
-        """The float64 vectors of the given rows: [len(rows), d]. Checked here, on the few rows a sentence uses: an
-        import refuses NaN, infinity and values beyond float32, but a cache damaged since (or a `Vectors` made by
-        hand) would otherwise cost a read of the whole matrix on every warm run."""
+        """The float64 vectors of the given rows: [len(rows), d], checked here, on the few rows a run uses, for
+        damage since the import (never the whole matrix on every warm run)."""
         values = np.asarray(self.matrix[rows], dtype=np.float64)
         bad = first_unfit_row(values)
         if bad is not None:
@@ -87,9 +85,8 @@ class Vectors:
         return values
 
     def check_norms(self, rows: Sequence[int]) -> None:
-        """Refuse stored lengths (`norms`) of these rows that are not their rows' (as row_norms computes them): a
-        cosine divides by them, so a damaged norm of 1e-30 would give a cosine of 1e30. Checked for the rows a
-        run reads (its sentence's, the neighbours it lists), never the whole vocabulary on every run."""
+        """Refuse stored lengths of these rows that are not their rows': a cosine divides by them, so a damaged
+        norm of 1e-30 would give a cosine of 1e30."""
         if self.norms is None:
             return
         rows = [row for row in rows if row not in self._sound_norms]  # a batch repeats its words: each checked once
@@ -108,19 +105,17 @@ class Vectors:
 
     @cached_property
     def _sound_norms(self) -> set[int]:
-        """The rows whose stored norm `check_norms` found right (at most MAX_SOUND_NORMS, then it starts again)."""
         return set()
 
     def damaged(self, problem: str) -> VectorsError:
-        """The error for vectors found damaged where a run reads them: a cache's names the folder and its remedy."""
+        """The error for vectors found damaged: a cache's names the folder and its remedy."""
         if self.details.get("cache"):
             return DamagedCache(self.details["cache"], problem)
         return VectorsError(f"{self.name}: {problem}; repair or re-export the vectors")
 
     @classmethod
     def from_keyedvectors(cls, keyed: Any, name: str = "KeyedVectors") -> Vectors:
-        """A gensim `KeyedVectors` already in memory, words and values as they are (no copy); a fastText one keeps
-        its subword vectors for words outside the vocabulary."""
+        """A gensim `KeyedVectors` in memory, not copied; a fastText one keeps its subword vectors."""
         if not (hasattr(keyed, "index_to_key") and hasattr(keyed, "vectors")):
             raise SettingsTypeError("keyed", f"must be a gensim KeyedVectors, got {type(keyed).__name__}")
         matrix = np.asarray(keyed.vectors)
@@ -135,8 +130,8 @@ class Vectors:
                    norms=row_norms(matrix))  # as the cache stores them: the same neighbours
 
     def to_keyedvectors(self) -> Any:
-        """These vectors as a gensim `KeyedVectors` (words in order; float32 values, widened exactly from float16)."""
-        from gensim.models import KeyedVectors  # deferred: importing gensim costs about a second
+        """These vectors as a gensim `KeyedVectors` (float32 values)."""
+        from gensim.models import KeyedVectors
 
         keyed = KeyedVectors(vector_size=self.dims, dtype=np.float32)
         keyed.add_vectors(list(self.words), np.asarray(self.matrix, dtype=np.float32))
@@ -151,9 +146,8 @@ class Vectors:
 
     @cached_property
     def fingerprint(self) -> str:
-        """A digest of the set's size, words and values, to tell the set a weights file was trained on: a different
-        set, --limit or re-exported values change it, the name and path do not. It reads FINGERPRINT_ROWS evenly
-        spaced rows (every row of a smaller set), so its cost does not grow with the set."""
+        """A digest of the set's size and of FINGERPRINT_ROWS evenly spaced words and rows, to tell the set a
+        weights file was trained on (its name and path do not count)."""
         import hashlib
 
         rows = np.unique(np.linspace(0, self.count - 1, min(self.count, FINGERPRINT_ROWS)).astype(np.int64))
@@ -174,8 +168,7 @@ class Vectors:
 
 
 def first_unfit_row(values: np.ndarray) -> int | None:
-    """The first row [N, d] holding NaN, infinity or a value beyond float32's range (one a cache cannot store and
-    whose products could overflow float64 in the engine), or None."""
+    """The first row [N, d] holding NaN, infinity or a value beyond float32's range, or None."""
     with np.errstate(invalid="ignore"):
         fit = (np.abs(values) <= FLOAT32_MAX).all(axis=1)  # NaN compares False
     return None if fit.all() else int(np.argmin(fit))
@@ -186,8 +179,7 @@ def unfit_problem(word: str) -> str:
 
 
 def check_values(matrix: np.ndarray, words: Sequence[str], name: str, block: int = 8192) -> None:
-    """A VectorsError naming the first word whose vector `first_unfit_row` refuses; a block of rows at a time, so
-    2 M x 300 is never copied whole."""
+    """A VectorsError naming the first word whose vector `first_unfit_row` refuses; a block of rows at a time."""
     for start in range(0, len(matrix), block):
         bad = first_unfit_row(np.asarray(matrix[start:start + block], dtype=np.float64))
         if bad is not None:
@@ -196,16 +188,14 @@ def check_values(matrix: np.ndarray, words: Sequence[str], name: str, block: int
 
 
 def is_lowercase_vocabulary(words: Sequence[str], sample: int = 50_000) -> bool:
-    """True when (almost) no word among the most frequent has an upper-case letter: GloVe 6B is lower-cased,
-    GoogleNews word2vec cased; a handful of stray capitals (under 0.5 %) still counts as lower-case."""
+    """True when under 0.5 % of the most frequent words have an upper-case letter (GloVe 6B; not GoogleNews)."""
     head = words[:sample]
     cased = sum(1 for word in head if word != word.lower())
     return cased <= 0.005 * max(len(head), 1)
 
 
 def row_norms(rows: np.ndarray, block: int = 2048) -> np.ndarray:
-    """|row| of each row, summed in float64 and stored as float32 (inf for a row longer than float32 holds): [N, d]
-    -> [N]. The bits np.linalg.norm(axis=1) gives, a block of rows at a time squared in place, which is faster."""
+    """|row| of each row [N, d] -> [N] float32 (inf beyond float32), the bits np.linalg.norm(axis=1) gives."""
     norms = np.empty(len(rows), dtype=np.float32)  # [N]
     with np.errstate(over="ignore"):
         for start in range(0, len(rows), block):
@@ -216,6 +206,6 @@ def row_norms(rows: np.ndarray, block: int = 2048) -> np.ndarray:
 
 def without_accents(text: str) -> str:
     """The text with combining marks removed after canonical decomposition: café -> cafe, Übung -> Ubung."""
-    if text.isascii():  # nothing to decompose: most words of a batch, each looked up once
+    if text.isascii():
         return text
     return "".join(char for char in unicodedata.normalize("NFD", text) if not unicodedata.combining(char))

@@ -1,11 +1,8 @@
 """Parse blocks of GloVe / word2vec text lines into words and float32 rows with whole-block numpy operations.
 
-float() is too slow for the 120 million numbers of a 400k x 300 GloVe file (docs/benchmarks.md), so the spaces
-and newlines are found, every number is cut out as a fixed-width window, and all windows are evaluated column by
-column (Horner's rule). Each value is the exact integer of its digits over a power of ten (both exact in float64)
-rounded to float32: float32(float(text)) but for rare double-rounding ties. Lines the fast path cannot vouch for
-(spaces in a word, exponents, nan/inf, wrong field counts, long words) fall back to `parse_line`, which names
-what is wrong.
+float() is too slow for a large GloVe file (docs/benchmarks.md), so every number is cut out as a fixed-width window
+and all windows are evaluated column by column (Horner's rule): the exact integer of its digits over a power of ten,
+rounded to float32. Lines the fast path cannot vouch for fall back to `parse_line`, which names what is wrong.
 """
 
 from __future__ import annotations
@@ -28,19 +25,11 @@ MAX_DIMS = MAX_LINE_BYTES // 2  # 524,288: each number takes a space and a digit
 
 
 class LineTooLong(Exception):
-    """A line longer than MAX_LINE_BYTES, after `lines_before` complete lines of its block."""
-
-    def __init__(self, lines_before: int) -> None:
-        super().__init__(lines_before)
-        self.lines_before = lines_before
+    """A line longer than MAX_LINE_BYTES, after `args[0]` complete lines of its block."""
 
 
 class BadLine(ValueError):
-    """A line that is not `WORD x1 ... xD`; `reason` says what is wrong with it."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """A line that is not `WORD x1 ... xD`; `args[0]` says what is wrong with it."""
 
 
 @dataclass
@@ -125,8 +114,8 @@ def parse_block(chunk: bytes, dims: int) -> Block:
 
 
 def _retry_refused_numbers(chunk: bytes, token_starts, token_ends, values, ok) -> None:
-    """float() for the few numbers the fast path refused (1e-05, 0): a line stays fast if they all parse; anything
-    else (float() rejects it, NaN/Inf, beyond float32) leaves its line to the slow path, which reports it."""
+    """float() for the few numbers the fast path refused (1e-05, 0); what it cannot read leaves its line to the
+    slow path, which reports it."""
     for row, column in zip(*np.nonzero(~ok)):
         try:
             value = float(chunk[token_starts[row, column]:token_ends[row, column]])
@@ -147,7 +136,7 @@ def _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, slo
         try:
             parsed.append((index, *parse_line(line, dims)))
         except BadLine as exc:
-            bad.append((index, exc.reason, line))
+            bad.append((index, exc.args[0], line))
     all_lines = np.concatenate([lines[keep], np.asarray([item[0] for item in parsed], dtype=np.int64)])
     all_rows = np.concatenate([values[keep],
                                np.asarray([item[2] for item in parsed], dtype=np.float64).reshape(len(parsed), dims)])
@@ -157,8 +146,8 @@ def _merge_slow_lines(chunk, starts, ends, dims, lines, keep, words, values, slo
 
 
 def _evaluate(buffer: np.ndarray, token_starts: np.ndarray, token_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Decimal numbers `-?digits.digits` between the given offsets -> (float64 values, ok flags); ok is False where
-    the token is anything else (no dot, exponent, nan, garbage, too many digits): the slow path decides those."""
+    """Decimal numbers `-?digits.digits` between the given offsets -> (float64 values, ok flags: False where the
+    token is anything else)."""
     widths = token_ends - token_starts  # [T]
     if len(widths) == 0:
         return np.zeros(0), np.zeros(0, dtype=bool)
