@@ -8,7 +8,7 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
 
 import typer
 
@@ -100,13 +100,15 @@ def senses(
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
                             files={}, command_line=command_line(ctx))
     loaded = engine.load(warn, progress=not engine.json)
-    from attn_cli import example_corpus, group_senses  # the senses library (and scikit-learn) load when it runs
+    from attn_cli import example_corpus, group_senses, occurrences  # the senses library loads when it runs
+    from attn_cli.render.senses_page import scatter_svg, senses_page
 
     bundled = example_corpus() if example else None
     unreadable: list[InputLine] = []
     with DelayedBar(enabled=not engine.json) as bar:
         lines = bundled[0] if bundled else corpus_lines(source, file, unreadable)
-        table = (scanned(word, lines, loaded, settings, bar, max_occurrences) if occurrences_file is None else
+        table = (occurrences(word, lines, vectors=loaded, settings=settings, progress=bar.update,
+                             max_occurrences=max_occurrences) if occurrences_file is None else
                  tabled(word, occurrences_file, loaded, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
         label_list = bundled[1] if bundled else None if label_lines is None else read_labels(
@@ -118,8 +120,10 @@ def senses(
     if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
         with writing(parquet, "--parquet"):
             result.write_parquet(parquet)
-    write_pictures(document, {option: path for option, path in files.items() if option != "--parquet"},
-                   outputs.command_line, color_by)
+    for option, path in files.items():  # --html (the page) and --svg (the scatter), each whole or not at all
+        if option != "--parquet":
+            write_target(path, option, senses_page(document, outputs.command_line, color_by) if option == "--html"
+                         else scatter_svg(document, standalone=True, color_by=color_by))
     outputs.show(document)
 
 
@@ -150,15 +154,6 @@ def check_color_by(color_by: str, labelled: bool, pictured: bool) -> None:
                          "or try attn-cli senses bank --example --color-by label --html senses.html")
 
 
-def scanned(word: str, lines: Iterable[str], vectors: Vectors, settings: Settings, bar: DelayedBar,
-            most: int | None) -> Occurrences:
-    """The occurrences of `word` in the corpus's lines, at most `most` (None: the library's bound)."""
-    from attn_cli import occurrences
-
-    return occurrences(word, lines, vectors=vectors, settings=settings, progress=bar.update,
-                       **({} if most is None else {"max_occurrences": most}))
-
-
 def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str],
            most: int) -> Occurrences:
     """--occurrences: the table a scan wrote, for `word` only. An option of the scan typed here (`typed`) would be
@@ -177,14 +172,6 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
                          f"{shown_path(path)}")
     searches = {name: getattr(settings, name) for name in SEARCH_SETTINGS if name in typed}
     return replace(table, settings=replace(table.settings, **searches)) if searches else table
-
-
-def write_pictures(document: dict, files: dict[str, Path], command_line: str, color_by: str = "group") -> None:
-    from attn_cli.render.senses_page import scatter_svg, senses_page
-
-    for option, path in files.items():
-        write_target(path, option, senses_page(document, command_line, color_by) if option == "--html" else
-                     scatter_svg(document, standalone=True, color_by=color_by))
 
 
 def corpus_lines(source: Optional[str], file: Optional[Path], unreadable: list[InputLine]) -> Iterator[str]:
