@@ -1,12 +1,5 @@
-"""One declaration per setting: its type, default, allowed values and one line of help, in one place.
-
-A settings dataclass (the engine's `LayerSettings`, the API's `Settings`, `TrainingSettings`) declares each
-field with `setting(...)` (the weights file and the vector-loading options are load_vectors' keywords, not
-attention settings). Everything else is derived from that declaration, so adding a
-setting is one edit: the API keyword is the field, `check_declared` refuses a bad value with a message
-naming the keyword, the command line builds its option (name, type, choices, metavar, help) from
-`declarations()`, and the JSON `settings` block is the engine config's fields.
-"""
+"""One declaration per setting (type, default, allowed values, one line of help), read by the checks, the docs and
+the command line's options, so adding a setting is one edit."""
 
 from __future__ import annotations
 
@@ -23,16 +16,11 @@ CHOICE, WHOLE, NUMBER, SWITCH, NAMED_NUMBER, NAMES = "choice", "whole", "number"
 
 @dataclass(frozen=True)
 class Declared:
-    """What a setting takes, as the checks, the docs and the command line read it.
-
-    kind: CHOICE (one of `choices`), WHOLE (an int from `low` to `high`), NUMBER (a finite real, above
-    `low` or at least it as `low_open` says), SWITCH (True or False), NAMED_NUMBER (one of `choices`, or a
-    finite number >= 0, at most `high`) or NAMES (a tuple of names from `choices`; a comma-separated str is split).
-    `none` says what None means, where None is allowed ("all words"); `typed_none` is how the command line
-    types it ("all"). `also` are values the checks accept but nobody picks (the engine's "trained" mode comes
-    with a weights file). `says` words the allowed values where the plain wording would hide their meaning
-    ("0 (off) to 100"); `example` ends the message of a refused value.
-    """
+    """What a setting takes. kind: CHOICE (one of `choices`), WHOLE (an int in [low, high]), NUMBER (a finite real
+    above `low`, or at least it unless `low_open`), SWITCH (a bool), NAMED_NUMBER (one of `choices` or a finite
+    number in [0, high]) or NAMES (a tuple of `choices`). `none` says what None means where allowed and
+    `typed_none` how the command line types it; `also` are accepted values nobody picks (the "trained" mode);
+    `says` words the allowed values; `example` ends the message of a refused value."""
 
     help: str
     kind: str
@@ -46,10 +34,10 @@ class Declared:
     says: str = ""
     example: str = ""
     metavar: str = ""  # how the command line shows the value (default: the choices, or N, X)
-    group: str = "attention"  # which part of a command's help lists it: "attention", "output", "vectors"
+    group: str = "attention"  # which panel of a command's help lists it: "attention", "output", "training"
 
     def typed(self, text: str) -> Any:
-        """The value as typed after a command-line option ("sqrt", "0.5", "all", "qkv,outputs"), before checking."""
+        """The value as typed after an option ("sqrt", "0.5", "all", "qkv,outputs"), before checking."""
         word = text.strip()
         if self.typed_none and word.lower() == self.typed_none:
             return None
@@ -66,7 +54,7 @@ class Declared:
 
     @property
     def typed_as_text(self) -> bool:
-        """Whether the command line takes the value as text for `typed` (names beside numbers, lists, "all")."""
+        """Whether the command line reads the value through `typed` (names beside numbers, lists, "all")."""
         return self.kind in (NAMED_NUMBER, NAMES) or bool(self.typed_none)
 
 
@@ -76,8 +64,7 @@ def setting(default: Any, help: str, kind: str, **declared: Any) -> Any:
 
 
 def setting_like(owner: Any, name: str, **changes: Any) -> Any:
-    """A field declared as `owner`'s `name` is, with `changes` to its declaration (another help, say): what the
-    value may be stays declared once. `default=` changes the default."""
+    """A field declared as `owner`'s `name` is, with `changes` to its declaration (`default=` too)."""
     [found] = [item for item in fields(owner) if item.name == name]
     default = changes.pop("default", found.default)
     assert default is not MISSING, f"{name} has no default"
@@ -90,21 +77,18 @@ def declarations(cls: Any) -> dict[str, Declared]:
 
 
 def check_declared(owner: Any) -> None:
-    """Refuse (SettingsError naming the keyword) any declared field of `owner` its declaration does not allow."""
+    """Refuse any declared field of `owner` its declaration does not allow: a SettingsError naming the keyword
+    (also a TypeError when the value is not even of the setting's type), None offered as each language types it."""
     for name, declared in declarations(owner).items():
         value = getattr(owner, name)
         problem = value_problem(declared, value)
-        if problem:
-            raise (SettingsTypeError if wrong_type(declared, value) else SettingsError)(name, spelt(problem, declared))
-
-
-def spelt(problem: str, declared: Declared) -> tuple[str | Option, ...]:
-    """The problem with the None it offers spelt as each language types it: None in Python, "all" on the command
-    line (a user told "or None" there would type None and be refused again)."""
-    before, none, after = problem.partition(NONE_OFFER)
-    if not (none and declared.typed_none):
-        return (problem,)
-    return (before, ", or ", Option("none", python_text="None", typed_text=declared.typed_none), " for ", after)
+        if not problem:
+            continue
+        before, none, after = problem.partition(NONE_OFFER)
+        parts = (before, ", or ", Option("none", python_text="None", typed_text=declared.typed_none), " for ",
+                 after) if none and declared.typed_none else (problem,)
+        wrong_type = not declared.none if value is None else not of_type(declared.kind, value)
+        raise (SettingsTypeError if wrong_type else SettingsError)(name, parts)
 
 
 def value_problem(declared: Declared, value: object) -> str:
@@ -131,46 +115,34 @@ def of_type(kind: str, value: object) -> bool:
     return isinstance(value, bool if kind == SWITCH else str)
 
 
-def wrong_type(declared: Declared, value: object) -> bool:
-    """Whether `value` is not even of the setting's type (a str for a count): a TypeError as well."""
-    return not declared.none if value is None else not of_type(declared.kind, value)
-
-
-def _allowed(declared: Declared, value: object) -> bool:
+def _allowed(declared: Declared, value: Any) -> bool:
     """Of the setting's type and one of its choices or within its range (a tuple of names: see value_problem)."""
     if declared.kind == NAMES or not of_type(declared.kind, value):
         return False
-    if isinstance(value, str):  # a choice, or a named number's name
-        return value in declared.choices
-    if declared.kind == SWITCH:
-        return True
-    return (declared.kind == WHOLE or math.isfinite(value)) and _in_range(declared, value)  # type: ignore[arg-type]
-
-
-def _in_range(declared: Declared, value: float) -> bool:
+    if isinstance(value, str) or declared.kind == SWITCH:
+        return declared.kind == SWITCH or value in declared.choices
     low = 0 if declared.kind == NAMED_NUMBER and declared.low is None else declared.low
-    above = low is None or (value > low if declared.low_open else value >= low)
-    return above and (declared.high is None or value <= declared.high)
+    return ((declared.kind == WHOLE or math.isfinite(value)) and (declared.high is None or value <= declared.high)
+            and (low is None or (value > low if declared.low_open else value >= low)))
 
 
 def allowed_text(declared: Declared) -> str:
     """What a setting takes, in words: "one of 'dot', 'cosine'", "from 1 to 4,096", "at least 1", ..."""
     none = f"{NONE_OFFER}{declared.none}" if declared.none else ""
-    if declared.kind == CHOICE:
+    kind, low, high = declared.kind, declared.low, declared.high
+    if kind == CHOICE:
         return f"one of {', '.join(map(repr, declared.choices))}{none}"
-    if declared.kind == SWITCH:
-        return "True or False"
-    if declared.kind == NAMES:
-        return f"names from {', '.join(declared.choices)}"
-    if declared.kind == NAMED_NUMBER:
-        bound = ">= 0" if declared.high is None else f"from 0 to {declared.high:,.0f}"
+    if kind in (SWITCH, NAMES):
+        return "True or False" if kind == SWITCH else f"names from {', '.join(declared.choices)}"
+    if kind == NAMED_NUMBER:
+        bound = ">= 0" if high is None else f"from 0 to {high:,.0f}"
         return f"{', '.join(map(repr, declared.choices))} or a finite number {bound}{none}"
-    if declared.kind == NUMBER:
-        bound = "" if declared.low is None else f" {'>' if declared.low_open else '>='} {declared.low:g}"
+    if kind == NUMBER:
+        bound = "" if low is None else f" {'>' if declared.low_open else '>='} {low:g}"
         return f"a finite number{bound}{none}"
-    if declared.high is not None:
-        return f"from {declared.low:,} to {declared.high:,}{none}"
-    return f"at least {declared.low:,}{none}" if declared.low is not None else f"an int{none}"
+    if high is not None:
+        return f"from {low:,} to {high:,}{none}"
+    return f"at least {low:,}{none}" if low is not None else f"an int{none}"
 
 
 def is_whole(value: object) -> bool:

@@ -1,9 +1,4 @@
-"""One exception family for every expected failure, each with its exit code.
-
-The CLI catches `AttnError` in one place and prints `attn-cli: error: <message>`
-as a single line on stderr, so no expected failure ever shows a traceback. The
-table of exit codes is part of the public contract (docs/limits.md).
-"""
+"""One exception family for every expected failure, each with its documented exit code (docs/limits.md)."""
 
 from __future__ import annotations
 
@@ -11,42 +6,27 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import PurePath
-
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Callable
 
 NAME_ONLY = object()  # an Option without a value: the setting's name alone
-
-
-def flag(name: str) -> str:
-    """A setting's command-line option: "d_k" -> "--d-k" (the one place a keyword is spelt as a flag)."""
-    return "--" + name.replace("_", "-")
-
-
-# Text that came from input is shown literally: no terminal control, no reordering, on every output. Words of a
-# vector file, sentences, jsonl ids, file names and spelling suggestions can carry escape sequences (clear the
-# screen, write the clipboard through OSC 52, hide a link behind OSC 8, ring the bell) or bidi overrides that
-# reorder what a line seems to say. Before such text reaches a terminal, a log or an SVG (where U+0001 is not even
-# well-formed XML), each of those characters is written as its escape: ESC as `\\x1b`, RIGHT-TO-LEFT OVERRIDE as
-# `\\u202e`. Everything else, accents, CJK and emoji included, is left as it is.
-# C0 and C1 controls and DEL, bidi marks, overrides and isolates, line and paragraph separators, lone surrogates,
-# and the invisible spaces that make look-alike words (zero width space, word joiner, BOM); not the joiners of emoji
+LONGEST_WORD = 200  # characters: a real path (a venv's, a cache's) stays whole, so a command it is in can be pasted
+# Characters that could steer a terminal or reorder a line (C0/C1 controls, bidi marks, separators, lone surrogates,
+# invisible spaces) are shown as their escapes wherever input text is echoed; accents, CJK and emoji are left alone.
 _HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029"
                      "\ufeff\ud800-\udfff]")
 
 
+def flag(name: str) -> str:
+    """A setting's command-line option: "d_k" -> "--d-k"."""
+    return "--" + name.replace("_", "-")
+
+
 def literal(text: str) -> str:
     """'bank\\x1b[2J' -> 'bank\\\\x1b[2J': each control or bidi character as its visible escape."""
-    return _HIDDEN.sub(_escape, text)
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-LONGEST_WORD = 200  # characters: a real path (a venv's, a cache's) stays whole, so a command it is in can be pasted
+    return _HIDDEN.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
+                       else f"\\u{ord(match.group()):04x}", text)
 
 
 def shorten(text: str, limit: int = 40) -> str:
@@ -55,8 +35,6 @@ def shorten(text: str, limit: int = 40) -> str:
 
 
 def shown_path(path: object) -> str:
-    """A file name as it can stand in a one-line message: one longer than 80 characters (a name past the file
-    system's NAME_MAX, say) cut, with its length."""
     return shorten(str(path), 80)
 
 
@@ -75,16 +53,11 @@ class Option:
     def command_line(self) -> str:
         if self.typed_text:
             return self.typed_text
-        option = flag(self.name)
-        return option if self.value is NAME_ONLY or self.value is True else f"{option} {self.value}"
+        return flag(self.name) + ("" if self.value is NAME_ONLY or self.value is True else f" {self.value}")
 
 
 class AttnError(Exception):
-    """An expected failure: the message names the problem and the fix.
-
-    A message is text and `Option`s; `message` spells the options as Python
-    keywords, `spoken(Option.command_line)` as command-line options.
-    """
+    """An expected failure naming the problem and the fix; its `Option` parts are spelt per language (`spoken`)."""
 
     exit_code = 1
 
@@ -97,8 +70,8 @@ class AttnError(Exception):
         return "".join(part if isinstance(part, str) else spell(part) for part in self.parts)
 
     def noted(self, note: str) -> AttnError:
-        """A copy of this error with `note` after its message (a batch says where it stopped)."""
-        noted = type(self).__new__(type(self))  # not copy.copy: it would call __init__ with the message alone
+        """A copy with `note` after its message (not copy.copy: that would call __init__ with the message alone)."""
+        noted = type(self).__new__(type(self))
         noted.__dict__.update(vars(self))
         noted.parts = (*self.parts, note)
         noted.message = noted.spoken(Option.python)
@@ -113,15 +86,11 @@ class UsageError(AttnError):
 
 
 class SettingsError(UsageError, ValueError):
-    """A setting whose value (or combination with another) cannot be computed.
-
-    It names the keyword (`setting`), what is wrong (`problem`) and, where another
-    setting would make it work, that setting (`fix`, e.g. {"mode": "projected"}).
-    """
+    """A bad setting: names the keyword (`setting`), the `problem`, and a setting that would fix it (`fix`)."""
 
     def __init__(self, setting: str, problem: str | tuple[str | Option, ...], fix: dict[str, object] | None = None
                  ) -> None:
-        parts = (problem,) if isinstance(problem, str) else problem  # parts: a value each language spells its way
+        parts = (problem,) if isinstance(problem, str) else problem
         self.setting, self.fix = setting, fix or {}
         self.problem = "".join(part if isinstance(part, str) else part.python() for part in parts)
         remedy = [part for name, value in self.fix.items() for part in (" ", Option(name, value))]
@@ -129,19 +98,15 @@ class SettingsError(UsageError, ValueError):
 
 
 class MissingExtra(UsageError, ImportError):
-    """An optional extra that a feature needs is not installed; the message names the package and the pip command
-    (`--parquet needs pyarrow: pip install "attn-cli[parquet]"`). A usage error (exit 2) that is also the
-    ImportError Python users catch for a missing package."""
+    """An optional extra a feature needs is not installed (exit 2, and the ImportError Python users catch)."""
 
 
 class UnknownWordsWarning(UserWarning):
-    """explain, trace, compare or cross left out words the vector set does not know (each result names them in
-    `unknown_words` and `warnings`); silence it with warnings.simplefilter("ignore", UnknownWordsWarning)."""
+    """A result left out words the vector set does not know (listed in its `unknown_words`)."""
 
 
 class SettingsTypeError(SettingsError, TypeError):
-    """A setting of the wrong type (heads="2", settings={}): a SettingsError that is also the TypeError Python
-    users catch for it."""
+    """A setting of the wrong type (heads="2"): also the TypeError Python users catch."""
 
 
 class InputError(AttnError):
@@ -151,12 +116,11 @@ class InputError(AttnError):
 
 
 class InputTypeError(InputError, TypeError):
-    """Text asked for and something else given (explain(42)): an InputError that is also a TypeError."""
+    """Text asked for and something else given (explain(42))."""
 
 
 def require_iterable(name: str, value: object, items: str) -> Iterator:
-    """iter(value) for an argument that takes many `items` (sentences, lines): one str, or a value that is not
-    iterable at all (42, None), is an InputTypeError naming the argument."""
+    """iter(value) for an argument of many `items`; one str or a non-iterable is an InputTypeError naming it."""
     if not isinstance(value, (str, bytes)):
         try:
             return iter(value)  # type: ignore[call-overload]
@@ -167,9 +131,7 @@ def require_iterable(name: str, value: object, items: str) -> Iterator:
 
 
 def path_argument(name: str, value: object) -> str:
-    """An argument that names a file, as a str: anything but a str or os.PathLike is a SettingsTypeError naming
-    the argument (os.fspath's own TypeError would not say which), and a name holding a NUL, which no file name
-    can hold, a SettingsError showing it (the ValueError os.stat or open would raise names neither)."""
+    """An argument naming a file, as a str; a wrong type or a NUL in it is a SettingsError naming the argument."""
     if not isinstance(value, (str, os.PathLike)):
         raise SettingsTypeError(name, f"must be a file path (str or os.PathLike), got {type(value).__name__}")
     path = str(os.fspath(value))
@@ -180,10 +142,8 @@ def path_argument(name: str, value: object) -> str:
 
 
 class OutputError(UsageError, OSError):
-    """What the run writes cannot be written: a file (a full disk, a folder where the file should be, no such
-    folder), stdout in an encoding without one of its characters, or a large JSON document with no room in the
-    temporary folder. A UsageError naming the fix (exit 2) that is also the OSError Python users catch, with the
-    cause's errno; like a full disk behind stdout, it ends a run, a batch included, rather than failing one line."""
+    """What the run writes cannot be written: a UsageError (exit 2) that is also an OSError with the cause's errno;
+    it ends a run, a batch included."""
 
     def __init__(self, problem: str, cause: OSError | None = None, target: object = None) -> None:
         super().__init__(problem)
@@ -192,7 +152,7 @@ class OutputError(UsageError, OSError):
 
     @classmethod
     def of_file(cls, target: object, cause: OSError) -> OutputError:
-        """`target` could not be written, for `cause`: named as the caller gave it, never as a temporary file."""
+        """`target` (as the caller named it, never a temporary file) could not be written, for `cause`."""
         return cls(f"cannot write {target}: {cause.strerror or cause}; choose a writable file", cause, target)
 
     def __str__(self) -> str:
@@ -212,8 +172,7 @@ class WeightsError(AttnError):
 
 
 class DamagedCache(VectorsError):
-    """A cache folder found inconsistent after it was loaded: in what a warm load does not read (an entry of the
-    stored index, the values of a row a sentence uses), so it cannot be rebuilt in this run. Names the fix."""
+    """A cache folder found inconsistent after it was loaded, too late to rebuild in this run."""
 
     def __init__(self, folder: object, problem: str) -> None:
         self.problem = problem
@@ -223,8 +182,7 @@ class DamagedCache(VectorsError):
 
 @contextmanager
 def memory_named(error: Callable[[], AttnError]) -> Iterator[None]:
-    """A MemoryError inside (numpy's "Unable to allocate ...") becomes `error()`: the error of the setting that
-    drives that memory, named with its remedy and its family's exit code, never taken for a bug."""
+    """A MemoryError inside becomes `error()`: the setting that drives that memory, never taken for a bug."""
     try:
         yield
     except MemoryError:

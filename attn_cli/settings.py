@@ -1,12 +1,5 @@
-"""`Settings`: every choice of a run as Python keywords, each declared once (attn_cli.declared).
-
-The library takes them as keyword arguments (`attn_cli.explain(s, heads=4)`) or as one object
-(`settings=Settings(heads=4)`); the command line builds its options from the same declarations and the
-same object from them. The attention settings are the engine's own `LayerSettings`, inherited, so they are
-declared once for the engine, the API and the command line. A bad value raises `SettingsError` (a
-ValueError) that names the keyword, so the message reads as Python in Python and as options on the command
-line. Settings read no file: a `weights` path is read by the function the settings are given to.
-"""
+"""`Settings`: every choice of a run as Python keywords, declared once (attn_cli.declared) for the engine, the API
+and the command line. Settings read no file: a `weights` path is read by the function they are given to."""
 
 from __future__ import annotations
 
@@ -30,7 +23,6 @@ MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and 
 
 
 def check_max_occurrences(value: object) -> None:
-    """`max_occurrences`, which bounds a scan and a table read alike, is a whole number of at least 1."""
     if not (is_whole(value) and value >= 1):  # type: ignore[operator]
         raise SettingsError("max_occurrences", f"must be at least 1 (got {value!r})")
 
@@ -41,7 +33,7 @@ OUTPUT = "output"
 
 @dataclass(frozen=True)
 class Settings(LayerSettings):
-    """How to attend (the engine's LayerSettings) and what to report. Every field has the command line's default."""
+    """How to attend (the engine's LayerSettings) and what to report, with the command line's defaults."""
 
     oov: str = setting("skip", "Unknown words: skip them (warn), stop, or use zero vectors.", CHOICE,
                        choices=OOV_POLICIES, group=OUTPUT)
@@ -74,10 +66,8 @@ class Settings(LayerSettings):
         check_declared(self)
 
     def _adopt_layer(self) -> None:
-        """With a trained layer as `weights`, the layer's own settings: a setting given another value than the
-        layer was trained with is an error (the weights only mean something as they were trained). A setting
-        left at its default takes the layer's value. What an earlier layer set (this object may be a replace()
-        of one with other weights, or none) is undone first, unless it was changed since."""
+        """Take the layer's own settings (another value given is an error: weights mean something only as trained),
+        first undoing what an earlier layer set, unless changed since (this may be a replace() of one)."""
         defaults = {item.name: item.default for item in fields(self) if item.default is not MISSING}
         for name, value in self._adopted:
             if getattr(self, name) == value:
@@ -110,36 +100,31 @@ class Settings(LayerSettings):
 
     @property
     def model_source(self) -> str | os.PathLike[str] | None:
-        """The model still to be loaded (a name or folder given as `model`), else None."""
         return self.model if isinstance(self.model, (str, os.PathLike)) else None
 
     @property
     def weights_file(self) -> str | os.PathLike[str] | None:
-        """The weights file still to be read (a path given as `weights`), else None."""
         return self.weights if isinstance(self.weights, (str, os.PathLike)) else None
 
     @cached_property
     def attention(self) -> AttentionConfig:
-        """The engine's configuration of the attention layer (made and checked once: a batch asks per line)."""
+        """Made and checked once: a batch asks per line."""
         if self.layer_weights is not None:
             return self.layer_weights.config()
         return AttentionConfig(**{name: getattr(self, name) for name in declarations(LayerSettings)})
 
     @property
     def projections(self) -> Projections | None:
-        """The trained layer's W_Q, W_K, W_V, W_O, or None for the modes that make their own (raw, projected)."""
         return None if self.layer_weights is None else self.layer_weights.projections
 
     @property
     def report(self) -> ReportOptions:
-        """What the documents hold beyond the attention: neighbours and opt-in matrices."""
         return ReportOptions(neighbors=self.neighbors, neighbor_vocab=self.neighbor_vocab, include=self.include,
                              layer=self.layer_weights)
 
     @property
     def layer_weights(self) -> TrainedLayer | PretrainedLayer | None:
-        """The layer whose weights attend: the trained one of `weights`, layer `layer` of `model`, or None; a weights
-        file or model not read yet is an error here."""
+        """The layer whose weights attend (of `weights` or `model`), or None; one not read yet is an error."""
         if self.model is not None:
             if self.model_source is not None:
                 raise SettingsError("model", f"{os.fspath(self.model_source)!r} is a model these settings have not "

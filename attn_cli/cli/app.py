@@ -1,8 +1,5 @@
-"""The `attn-cli` command line: parse, load, hand over to the library, pick a renderer.
-
-No maths lives here. Every expected failure arrives as an `AttnError` (or a
-parser error) and leaves as one line on stderr with its documented exit code.
-"""
+"""The `attn-cli` command line: parse, load, hand over to the library, pick a renderer. Every expected failure
+leaves as one line on stderr with its documented exit code."""
 
 from __future__ import annotations
 
@@ -12,44 +9,46 @@ import signal
 import sys
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Annotated, Any, Callable, Optional, Union
 
 import typer
 from typer.core import TyperGroup
 
-from attn_cli.version import __version__
+from attn_cli import ExplainResult, LineError, Settings, Vectors, compare as compare_sentences, cross as cross_attend
+from attn_cli import explain_many, trace_many
 from attn_cli.cli.batch import Document, run_lines, with_input
-from attn_cli.errors import INTERRUPTED, PIPE_CLOSED, AttnError, InputError, UsageError
-from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.fields import available_fields, parse_selection
-from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
+from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
+from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
 from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOptions, Fields, File, Format, Heads,
                                   Help, Html, Include, InputFormat, InputFormatOption, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection, Plain,
                                   PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Strict,
                                   Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, parquet_option,
                                   picked)
-from attn_cli.render.consoles import unencodable
 from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, command_line, is_output_failure, renderer,
                                   silence_stdout, stdout_failure)
 from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
-from attn_cli import ExplainResult, LineError, Settings, Vectors, compare as compare_sentences, cross as cross_attend
-from attn_cli import explain_many, trace_many
-from attn_cli.errors import shorten
+from attn_cli.errors import INTERRUPTED, PIPE_CLOSED, AttnError, InputError, UsageError, shorten
+from attn_cli.render.consoles import unencodable
+from attn_cli.version import __version__
 
 # The parser's own exception base (click's ClickException, vendored or not), found without private imports.
 _ParserError: type[Exception] = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+OUT_OF_MEMORY = ("out of memory; free some, or ask for less: --max-tokens (sentence length), --neighbor-vocab, "
+                 "--batch-size and --max-sentences (train), --limit (the vectors) bound what a run holds "
+                 "(docs/limits.md)")
 
 
 class OneLineErrors(NarrowHelp, TyperGroup):
-    """The program: it parses and runs a command itself (click's own main would exit 1 on a closed pipe), and
-    turns every expected failure into one stderr line and its exit code."""
+    """The program: it runs a command itself (click's main would exit 1 on a closed pipe), and turns every
+    expected failure into one stderr line and its exit code."""
 
     # complete_var and windows_expand_args reach click's main through **extra, by keyword as click passes them
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):  # type: ignore[override]
@@ -77,54 +76,45 @@ class OneLineErrors(NarrowHelp, TyperGroup):
         finally:
             for number, handler in previous.items():  # a caller running main() in-process gets its own back
                 signal.signal(number, handler)
-        if ended:
-            code = 128 + ended[0]  # the shell's convention for a run a signal ended (SIGTERM: 143)
+        code = 128 + ended[0] if ended else code  # the shell's convention for a run a signal ended (SIGTERM: 143)
         if standalone_mode:
             sys.exit(code)
         return code
 
 
 def failed(exc: Exception) -> int:
-    """What an exception that ends the run says on stderr (one line), and its exit code."""
+    """The one stderr line of an exception that ends the run, and its exit code."""
     if isinstance(exc, OSError) and exc.errno == errno.EPIPE:  # a reader gone (`| head`): stop quietly, as Unix
-        silence_stdout()  # tools do on SIGPIPE; a BrokenPipeError, or an OutputError of a file on a closed pipe
+        silence_stdout()  # tools do on SIGPIPE
         return PIPE_CLOSED
+    if isinstance(exc, UnicodeEncodeError) and sys.stdout.encoding != "utf-8":  # a line stdout cannot hold
+        exc = unencodable(exc)
     if isinstance(exc, AttnError):
-        return refused(exc)
+        fail(as_options(exc))
+        return exc.exit_code
     if isinstance(exc, _ParserError):
-        return parser_failure(exc)
+        parser: Any = exc
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: Rich has printed its help (the message is
+            if parser.format_message().strip():  # then empty); plain click only returned it
+                sys.stdout.write(parser.format_message() + "\n")
+        else:
+            context = getattr(exc, "ctx", None)
+            fail(parser.format_message() + (f" (see '{context.command_path} --help')" if context is not None else ""))
+        return parser.exit_code
     if isinstance(exc, OSError) and is_output_failure(exc):
         silence_stdout()
         fail(stdout_failure(exc))
         return UsageError.exit_code
-    if isinstance(exc, UnicodeEncodeError) and sys.stdout.encoding != "utf-8":  # a line of `vectors list` (say)
-        return refused(unencodable(exc))  # that stdout's encoding cannot hold
     if isinstance(exc, MemoryError):  # where no one setting drives it: those that bound a run's memory
-        fail("out of memory; free some, or ask for less: --max-tokens (sentence length), --neighbor-vocab, "
-             "--batch-size and --max-sentences (train), --limit (the vectors) bound what a run holds "
-             "(docs/limits.md)")
+        fail(OUT_OF_MEMORY)
         return UsageError.exit_code
-    return bug(exc)
-
-
-def parser_failure(exc) -> int:
-    """The parser's refusal on one line, pointing at the command's help; a bare group prints its help."""
-    context = getattr(exc, "ctx", None)
-    if type(exc).__name__ == "NoArgsIsHelpError":
-        # building the exception rendered the help: Rich has printed it already (its text is then
-        # empty); plain click only returned it. Print it once either way.
-        if exc.format_message().strip():
-            sys.stdout.write(exc.format_message() + "\n")
-        return exc.exit_code
-    where = f" (see '{context.command_path} --help')" if context is not None else ""
-    fail(f"{exc.format_message()}{where}")
-    return exc.exit_code
+    fail(bug_message(exc), kind="internal error")
+    return 1
 
 
 def end_like_ctrl_c(ended: list[int]) -> dict[int, Any]:
-    """SIGTERM and SIGHUP end the run as Ctrl-C does (a KeyboardInterrupt), so every temporary file and folder an
-    import, a download or a write is filling is removed on the way out; `ended` records which signal it was.
-    Returns the handlers replaced, to put back. Only the main thread may set handlers, and a caller's own stay."""
+    """SIGTERM and SIGHUP end the run as Ctrl-C does, so temporary files are removed on the way out; `ended`
+    records which. Returns the handlers replaced (only the main thread's, and never a caller's own)."""
     def interrupt(signum: int, frame: object) -> None:
         ended.append(signum)
         raise KeyboardInterrupt
@@ -140,9 +130,8 @@ def end_like_ctrl_c(ended: list[int]) -> dict[int, Any]:
 
 
 def reopen_closed(name: str, descriptor: int) -> bool:
-    """Whether the shell closed this standard stream (`<&-`, `>&-`, `2>&-`); /dev/null then takes its place, so
-    reading it finds nothing and writing it goes nowhere instead of failing, and no file the run opens takes
-    its descriptor."""
+    """Whether the shell closed this standard stream; /dev/null then takes its place (and its descriptor, which no
+    file the run opens may take)."""
     if getattr(sys, name) is not None:
         return False
     null = os.open(os.devnull, os.O_RDONLY if descriptor == 0 else os.O_WRONLY)  # the lowest free descriptor
@@ -154,42 +143,27 @@ def reopen_closed(name: str, descriptor: int) -> bool:
     return True
 
 
-def refused(exc: AttnError) -> int:
-    """An expected failure met outside the commands' own handling: its one line, its exit code."""
-    fail(as_options(exc))
-    return exc.exit_code
-
-
-def bug(exc: Exception) -> int:
-    """An unexpected exception: one line saying it is a bug (the traceback with ATTN_CLI_DEBUG)."""
-    fail(bug_message(exc), kind="internal error")
-    return 1
-
-
 def bare_fields_means_list(arguments: list[str]) -> list[str]:
-    """`--fields` with no value (last, or before another option or -) stands for `--fields list`.
-
-    Typer has no options with an optional value, so the bare form is spelled out before parsing.
-    """
+    """`--fields` with no value (last, or before another option) stands for `--fields list`: Typer has no options
+    with an optional value."""
     end = arguments.index("--") if "--" in arguments else len(arguments)
     return [item for position, argument in enumerate(arguments)
             for item in ([argument, LIST_FIELDS] if argument == "--fields" and position < end and (
                 position + 1 == end or arguments[position + 1].startswith("-")) else [argument])]
 
 
-app = typer.Typer(
-    cls=OneLineErrors,
-    name="attn-cli",
-    help="See self-attention at work: every score, every softmax weight, and how each word's vector moves.",
-    epilog=examples("attn-cli explain money bank grows", "attn-cli explain --help"),
-    no_args_is_help=True,
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
 def _print_version(value: bool) -> None:
     if value:
         print(f"attn-cli {__version__}")
         raise typer.Exit()
+
+
+app = typer.Typer(
+    cls=OneLineErrors, name="attn-cli", no_args_is_help=True, add_completion=False,
+    help="See self-attention at work: every score, every softmax weight, and how each word's vector moves.",
+    epilog=examples("attn-cli explain money bank grows", "attn-cli explain --help"),
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 
 
 @app.callback()
@@ -200,9 +174,11 @@ def root(
     """attn-cli: an attention inspector for static word vectors."""
 
 
-SENTENCE_HELP = "The sentence (quoting it is optional); - reads one sentence per line from stdin."
-SENTENCE_ARGUMENT = Annotated[Optional[list[str]], typer.Argument(metavar="SENTENCE...", help=SENTENCE_HELP,
-                                                                  show_default=False)]
+SENTENCE_ARGUMENT = Annotated[Optional[list[str]], typer.Argument(
+    metavar="SENTENCE...", show_default=False,
+    help="The sentence (quoting it is optional); - reads one sentence per line from stdin.")]
+TRACE_PANEL, COMPARE_PANEL = "Trace", "Compare"
+COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 
 
 @app.command(cls=Command, add_help_option=False, epilog=examples(
@@ -226,12 +202,8 @@ def explain(
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     each_report(ctx, "explain", sentence, EngineOptions.of(ctx, locals()), picked(BatchOptions, locals()),
-                renderer("terminal", "render_explain"), lambda sentences, vectors, settings, wanted: explain_many(
-                    sentences, vectors=vectors, settings=settings),
-                parquet=parquet)
-
-
-TRACE_PANEL = "Trace"
+                renderer("terminal", "render_explain"), lambda sentences, vectors, settings: explain_many(
+                    sentences, vectors=vectors, settings=settings), parquet=parquet)
 
 
 @app.command(cls=Command, add_help_option=False, epilog=examples(
@@ -261,21 +233,18 @@ def trace(
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     each_report(ctx, "trace", sentence, EngineOptions.of(ctx, locals()), picked(BatchOptions, locals()),
-                renderer("trace", "render_trace"), lambda sentences, vectors, settings, wanted: trace_many(
+                renderer("trace", "render_trace"), lambda sentences, vectors, settings: trace_many(
                     sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors, settings=settings))
 
 
-Many = Callable[[list[str], Vectors, Settings, Optional[frozenset[str]]], Iterator[Union[ExplainResult, LineError]]]
+Many = Callable[[list[str], Vectors, Settings], Iterator[Union[ExplainResult, LineError]]]
 
 
 def each_report(ctx: typer.Context, command: str, words: list[str] | None, engine: EngineOptions,
                 batch: BatchOptions, render: Draw, many: Many, parquet: Path | None = None) -> None:
-    """Load the vectors once, then for each group of sentences (lines of stdin or --file arrive in groups) show
-    the documents of `many`'s results (attn_cli.explain_many or trace_many over the group) in order, and add
-    each result's tokens to the `parquet` table (explain's), which is put in place when the run ends as the
-    pictures are, and removed if it stops before.
-
-    `many` is told the settings and the top-level keys the output shows (`ReportOutputs.wanted`)."""
+    """Load the vectors once, then show the documents of `many`'s results for each group of sentences (lines of
+    stdin or --file arrive in groups), in order; explain's tokens go to the `parquet` table, put in place when
+    the run ends (as the pictures are) and removed if it stops before."""
     QUIET.set(engine.quiet)
     settings = engine.settings()
     sentence = " ".join(words) if words else None  # `explain money bank grows` is `explain "money bank grows"`
@@ -286,27 +255,11 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
     selection = None if names is None else parse_selection(names, command)
     files = engine.picture_files(batch.file, stdin=sentence == STDIN, parquet=parquet)
     table = None if parquet is None else ParquetTable(parquet)
-    try:
-        each_group(sentence, command, engine, batch, many, settings, table,
-                   ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
-                                 selection=selection, table=table,
-                                 one_document=sentence not in (None, STDIN) and batch.file is None))
-    finally:
-        if table is not None:
-            table.discard()  # nothing once the run has put it in place
-
-
-def each_group(sentence: str | None, command: str, engine: EngineOptions, batch: BatchOptions, many: Many,
-               settings: Settings, table: ParquetTable | None, outputs: ReportOutputs) -> None:
-    """each_report's run, once its outputs are ready: read the lines, load the vectors, build and show."""
-    lines = input_lines(sentence, batch.file, batch.input_format.value,
-                        f'echo "money bank grows" | attn-cli {command} -')
-    vectors = engine.load(warn, progress=not engine.json)
     unknown = UnknownWords()
 
     def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
         """Each line's document (made when it is shown), or why the line failed, in order."""
-        results = many([line.text for line in group if line.text is not None], vectors, settings, outputs.wanted)
+        results = many([line.text for line in group if line.text is not None], vectors, settings)
         for line in group:
             outcome = next(results) if line.error is None else InputError(line.error)
             if isinstance(outcome, LineError):
@@ -319,17 +272,26 @@ def each_group(sentence: str | None, command: str, engine: EngineOptions, batch:
                     table.add(outcome, line.number)
                 yield partial(outcome.document, outputs.wanted)
 
-    groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
     try:
-        run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
+        outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
+                                selection=selection, table=table,
+                                one_document=sentence not in (None, STDIN) and batch.file is None)
+        lines = input_lines(sentence, batch.file, batch.input_format.value,
+                            f'echo "money bank grows" | attn-cli {command} -')
+        vectors = engine.load(warn, progress=not engine.json)
+        groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
+        try:
+            run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
+        finally:
+            unknown.tell(outputs.json)
     finally:
-        unknown.tell(outputs.json)
+        if table is not None:
+            table.discard()  # nothing once the run has put it in place
 
 
 class UnknownWords:
-    """The unknown words a batch's lines left out, said once when the run ends (how many lines, which words
-    most often), not once per line: a few hundred lines would bury the output. A sentence argument's are said
-    at once, as before. Each line's JSON document lists its own under dropped_tokens."""
+    """The unknown words a batch's lines left out, said once when the run ends (how many lines, which words most
+    often): once per line would bury the output. A sentence argument's are said at once."""
 
     SHOWN = 5  # most frequent words named
 
@@ -357,12 +319,6 @@ class UnknownWords:
                       "on a run's searches (docs/limits.md)") if self.unsearched else ""
         warn(f"skipped {sum(self.words.values()):,} unknown words in {self.with_unknown:,} of {self.lines:,} lines, "
              f"not in the vocabulary; most often {common}{where}{unsearched}")
-
-
-COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
-
-
-COMPARE_PANEL = "Compare"
 
 
 @app.command(cls=Command, add_help_option=False, epilog=examples(
@@ -395,11 +351,14 @@ def compare(
     engine = EngineOptions.of(ctx, locals())
     QUIET.set(engine.quiet)
     settings = engine.settings()
+    texts = texts or []
     if cross and word:
         raise UsageError("--word chooses words to compare across sentences; leave it out with --cross, which "
                          "shows every target token")
-    unquoted(texts or [])
-    lines = line_list(texts or [], file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
+    if len(texts) >= 2 and STDIN not in texts and all(len(text.split()) == 1 for text in texts):
+        raise UsageError(f"compare takes whole sentences, one argument each, and got {len(texts)} single words "
+                         f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
+    lines = line_list(texts, file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
                       input_format.value)
     found = [line.sentence() for line in lines]
     if cross and len(found) != 2:
@@ -408,13 +367,11 @@ def compare(
     if len(found) < 2:
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
     outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
-                            style="json" if engine.json else "tables",
-                            files=engine.picture_files(file, stdin=STDIN in (texts or [])),
-                            command_line=command_line(ctx), one_document=True)
-    loaded = engine.load(warn, progress=not engine.json)
+                            style="json" if engine.json else "tables", files=engine.picture_files(
+                                file, stdin=STDIN in texts), command_line=command_line(ctx), one_document=True)
     results = []
-    for number, (text, line, result) in enumerate(zip(found, lines, explain_many(found, vectors=loaded,
-                                                                                  settings=settings)), 1):
+    for number, (text, line, result) in enumerate(zip(found, lines, explain_many(
+            found, vectors=engine.load(warn, progress=not engine.json), settings=settings)), 1):
         where = line.where or f"sentence {number}"
         if isinstance(result, LineError):
             raise InputError(f'{where} ("{shorten(text, 60)}"): {as_options(result.error)}')
@@ -430,18 +387,10 @@ def compare(
     outputs.finish()
 
 
-def unquoted(texts: list[str]) -> None:
-    """Refuse arguments that are all single words: `compare river bank flows` meant one quoted sentence."""
-    if len(texts) >= 2 and STDIN not in texts and all(len(text.split()) == 1 for text in texts):
-        raise UsageError(f"compare takes whole sentences, one argument each, and got {len(texts)} single words "
-                         f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
-
-
 def warn_unknown(result: ExplainResult, where: str = "") -> None:
-    """A warning on stderr naming the unknown words the result left out (and where, if given)."""
+    """A warning naming the unknown words the result left out (and where, if given)."""
     if result.unknown_words:
-        place = f" in {where}" if where else ""
-        warn(f"skipped {result.unknown_words}{place}: not in the vocabulary")
+        warn(f"skipped {result.unknown_words}{f' in {where}' if where else ''}: not in the vocabulary")
 
 
 app.command(cls=Command, add_help_option=False, epilog=examples(
@@ -458,4 +407,3 @@ app.add_typer(vectors_app, name="vectors")
 def main() -> None:
     """Run the command line; it ends with SystemExit(exit code), as click's standalone mode does."""
     app()
-

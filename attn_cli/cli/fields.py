@@ -1,10 +1,5 @@
-"""Field selection: keep only the named parts of each JSON document, as gh's JSON fields option does.
-
-A field is a dotted path through objects and lists of objects (`shifts.cosine`
-takes `cosine` from every shift). The valid paths are read from the command's
-JSON Schema, so the list can never drift from the documents. A few keys that
-say what a line is (`ALWAYS_KEPT`) survive every selection.
-"""
+"""--fields: keep only the named dotted paths of each JSON document (`shifts.cosine` takes `cosine` from every
+shift), the valid paths read from the command's JSON Schema so the list cannot drift from the documents."""
 
 from __future__ import annotations
 
@@ -14,35 +9,30 @@ from pathlib import Path
 
 from attn_cli.errors import UsageError
 
-ALWAYS_KEPT = ("schema_version", "command", "line", "id", "error")
+ALWAYS_KEPT = ("schema_version", "command", "line", "id", "error")  # what says what a line is survives every selection
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 Selection = dict  # name -> True (keep whole) or a nested Selection
 
 
-def schema_path(command: str) -> Path:
-    """The command's schema: inside the installed package, else the checkout's schemas/ folder."""
-    for folder in (_PACKAGE_ROOT / "schemas", _PACKAGE_ROOT.parent / "schemas"):
-        if (folder / f"{command}.schema.json").is_file():
-            return folder / f"{command}.schema.json"
-    raise UsageError(f"the JSON schema of {command} is missing from this installation; reinstall attn-cli")
-
-
 @lru_cache(maxsize=None)
 def available_fields(command: str) -> tuple[str, ...]:
-    """Every dotted path the command's documents may hold, in schema order."""
-    schema = json.loads(schema_path(command).read_text(encoding="utf-8"))
-    return tuple(_paths(schema, schema, ""))
+    """Every dotted path the command's documents may hold, in schema order (the schema installed with the
+    package, else the checkout's)."""
+    for folder in (_PACKAGE_ROOT / "schemas", _PACKAGE_ROOT.parent / "schemas"):
+        if (folder / f"{command}.schema.json").is_file():
+            schema = json.loads((folder / f"{command}.schema.json").read_text(encoding="utf-8"))
+            return tuple(_paths(schema, schema, ""))
+    raise UsageError(f"the JSON schema of {command} is missing from this installation; reinstall attn-cli")
 
 
 def _paths(node: dict, root: dict, prefix: str):
     for name, child in _resolve(node, root).get("properties", {}).items():
-        path = f"{prefix}{name}"
-        yield path
+        yield prefix + name
         child = _resolve(child, root)
         inner = _resolve(child.get("items", {}), root) if child.get("type") == "array" else child
         if "properties" in inner:
-            yield from _paths(inner, root, path + ".")
+            yield from _paths(inner, root, f"{prefix}{name}.")
 
 
 def _resolve(node: dict, root: dict) -> dict:
@@ -56,12 +46,21 @@ def _resolve(node: dict, root: dict) -> dict:
 
 
 def parse_selection(names: list[str], command: str) -> Selection:
-    """The named paths as a tree; an unknown path is a usage error listing what is valid there."""
-    known = set(available_fields(command))
+    """The named paths as a tree; an unknown path is a usage error naming the valid fields at its deepest known
+    level."""
+    known = available_fields(command)
     tree: Selection = {}
     for name in names:
         if name not in known:
-            raise UsageError(unknown_field_message(name, command))
+            parent = name.rpartition(".")[0]
+            while parent and parent not in known:
+                parent = parent.rpartition(".")[0]
+            prefix = f"{parent}." if parent else ""
+            siblings = [path[len(prefix):] for path in known
+                        if path.startswith(prefix) and "." not in path[len(prefix):]]
+            where = f"{parent} has" if parent else f"{command} documents have"
+            raise UsageError(f"--fields: unknown field {name!r}; {where}: {', '.join(siblings)} (--fields alone lists "
+                             "every dotted path)")
         node = tree
         *parents, leaf = name.split(".")
         for part in parents:
@@ -73,22 +72,8 @@ def parse_selection(names: list[str], command: str) -> Selection:
     return tree
 
 
-def unknown_field_message(name: str, command: str) -> str:
-    """Names the valid fields at the deepest level of `name` that exists."""
-    known = available_fields(command)
-    parent = name.rpartition(".")[0]
-    while parent and parent not in known:
-        parent = parent.rpartition(".")[0]
-    prefix = f"{parent}." if parent else ""
-    siblings = [path[len(prefix):] for path in known if path.startswith(prefix) and "." not in path[len(prefix):]]
-    where = f"{parent} has" if parent else f"{command} documents have"
-    return (f"--fields: unknown field {name!r}; {where}: {', '.join(siblings)} "
-            "(--fields alone lists every dotted path)")
-
-
 def select(value, selection: Selection, kept: tuple[str, ...] = ALWAYS_KEPT):
-    """The document with only the selected fields (and ALWAYS_KEPT at its top level), in its own key order; from
-    a list, those of each of its objects."""
+    """The document with only the selected fields (and `kept` at its top level), in its own key order."""
     if isinstance(value, dict):
         return {key: item if key in kept or selection[key] is True else select(item, selection[key], ())
                 for key, item in value.items() if key in kept or key in selection}

@@ -1,12 +1,6 @@
-"""Help screens that cut nothing in a narrow terminal, and stop quietly when stdout is closed.
-
-Typer draws each panel of options as a table (name, placeholder, help). When the terminal is too narrow for
-every word of the table to stand whole, Rich cuts option names with an ellipsis (`--output-projec…`). Below
-that width each option's name and placeholder take a line of their own and its help the lines under it,
-indented, and so do the panels after it on that screen. Typer has no public hook for either: `_hook_typer`
-wraps two of its private functions when a help screen is first drawn (so a run that shows no help never
-loads Rich); tests/test_cli_help.py fails if Typer renames them.
-"""
+"""Help screens that cut nothing in a narrow terminal (Rich would cut `--output-projec…`: each option then
+stacks over its help) and stop quietly when stdout is closed. Typer has no public hook for either, so
+`_hook_typer` wraps two private functions; tests/test_cli_help.py fails if Typer changes them."""
 
 from __future__ import annotations
 
@@ -24,15 +18,13 @@ if TYPE_CHECKING:  # Rich loads with the first help screen: a run that shows non
 
 HELP_INDENT = 4  # how far an option's help sits under its name in the stacked layout
 UNLIMITED = 10_000  # columns: wide enough that no option's row wraps
-# The consoles (one per help screen) where a panel has stacked: the panels after it stack too, so one screen keeps
-# one layout (a panel of short names fits where the rest cannot, as a cramped table of three narrow columns)
+# The consoles (one per help screen) where a panel has stacked: the panels after it stack too (one layout a screen)
 _STACKING: weakref.WeakSet[Console] = weakref.WeakSet()
 
 
 def fits(panel: Panel, console: Console) -> bool:
-    """Whether Rich draws the panel at the console's width without cutting a word: every word of its table,
-    drawn without a limit on width, stands whole in the panel as drawn. (Rich's own measures cannot say: it
-    shrinks columns below their longest word, and a help cell measures as zero wide.)"""
+    """Whether every word of the panel's table, drawn unbounded, stands whole in the panel at the console's width
+    (Rich's own measures cannot say: a help cell measures as zero wide)."""
     def words(renderable: Any, width: int) -> set[str]:
         lines = console.render_lines(renderable, console.options.update_width(width), pad=False)
         return set("".join(segment.text for line in lines for segment in line).split())
@@ -41,7 +33,7 @@ def fits(panel: Panel, console: Console) -> bool:
 
 
 def stacked(table: Table) -> Group:
-    """The table's rows, each as its name and placeholder on one line and its help (the last column) below."""
+    """Each row's name and placeholder on one line, its help (the last column) indented below."""
     from rich.console import Group
     from rich.padding import Padding
     from rich.text import Text
@@ -54,8 +46,7 @@ def stacked(table: Table) -> Group:
 
 
 def _options_panel(draw, console: Console, **panel: Any) -> None:
-    """Typer's panel of options, stacked when its table cannot fit the console's width, or when a panel before
-    it on the same screen could not."""
+    """Typer's panel of options, stacked when it (or a panel before it on the screen) cannot fit."""
     from rich.panel import Panel
     from rich.table import Table
 
@@ -74,9 +65,8 @@ def _options_panel(draw, console: Console, **panel: Any) -> None:
 
 
 def _hook_typer() -> None:
-    """Route Typer's panels of options through `_options_panel`, and make its help consoles hand a closed stdout
-    (`--help | head -c 1`) back to the CLI as a BrokenPipeError, which stops quietly with exit 141 where Rich's
-    own handler would exit 1 without a word (once; later calls change nothing)."""
+    """Route Typer's panels through `_options_panel`, and hand a closed stdout (`--help | head -c 1`) back as a
+    BrokenPipeError (exit 141; Rich's handler would exit 1). Loaded with the first help screen, once."""
     from typer import rich_utils
 
     from attn_cli.cli.outputs import stdout_closed
@@ -100,7 +90,6 @@ def _hook_typer() -> None:
 
 
 class NarrowHelp:
-    """Mixed into a Typer command or group: its help is drawn through `_hook_typer`."""
 
     def format_help(self, ctx, formatter):
         _hook_typer()
@@ -108,7 +97,7 @@ class NarrowHelp:
 
 
 class NarrowHelpGroup(NarrowHelp, TyperGroup):
-    """A Typer group whose help cuts nothing in a narrow terminal."""
+    pass
 
 
 def _no_metavar(*args: Any, **kwargs: Any) -> str:
@@ -116,9 +105,8 @@ def _no_metavar(*args: Any, **kwargs: Any) -> str:
 
 
 class Command(NarrowHelp, TyperCommand):
-    """A command whose help cuts nothing in a narrow terminal, shows an argument by its metavar alone (SENTENCE...,
-    not also <str>), and whose usage line writes a required argument bare (WORD), as click and man pages do:
-    Typer braces it ({WORD}), which reads as a set or a template."""
+    """A command showing an argument by its metavar alone (SENTENCE..., not also <str>) and a required one bare in
+    its usage line (WORD, as man pages do, where Typer writes {WORD})."""
 
     def get_params(self, ctx):
         params = super().get_params(ctx)

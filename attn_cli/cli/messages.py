@@ -10,27 +10,26 @@ from contextvars import ContextVar
 
 from attn_cli.errors import LONGEST_WORD, AttnError, Option, literal, shorten
 
-QUIET: ContextVar[bool] = ContextVar("quiet", default=False)  # --quiet: warnings and notes unsaid, errors still said
-
-
+QUIET: ContextVar[bool] = ContextVar("quiet", default=False)  # --quiet: warnings unsaid, errors still said
 # the punctuation after a word kept, and a word `shorten` already cut (it ends in …) left as it is
 LONG_WORD = re.compile(rf"[^\s:;,'\"…]{{{LONGEST_WORD + 1},}}")
 
 
 def fail(message: str, kind: str = "error") -> None:
-    """One line on stderr, prefixed with the program name: never through Rich, never wrapped, and with any
-    control or bidi character that came from input (a word, a file name) shown as its escape. Every word (a
-    path, a value) longer than LONGEST_WORD is cut, with its length, here where every message passes, the
-    parser's own included, so none quotes kilobytes of what it was given. Under --quiet only errors are
-    written."""
+    """One line on stderr, never through Rich, with input's control characters escaped and every word longer
+    than LONGEST_WORD cut (the parser's messages too, so none quotes kilobytes of what it was given)."""
     if kind == "warning" and QUIET.get():
         return
     say(f"attn-cli: {kind}: {literal(LONG_WORD.sub(lambda word: shorten(word.group(), LONGEST_WORD), message))}")
 
 
+def warn(message: str) -> None:
+    fail(message, kind="warning")
+
+
 def say(line: str) -> None:
-    """A line on stderr, best effort: when stderr cannot be written (`2>/dev/full`, a reader gone), the line is
-    lost and stderr goes to /dev/null, but the run, its output and its exit code are what they would have been."""
+    """A line on stderr, best effort: when stderr cannot be written it goes to /dev/null, and the run, its output
+    and its exit code are what they would have been."""
     try:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
@@ -39,8 +38,7 @@ def say(line: str) -> None:
 
 
 def to_null(stream: object) -> None:
-    """/dev/null in place of the descriptor behind `stream`, so what could not be written, and the interpreter's
-    final flush of it, go nowhere instead of failing."""
+    """/dev/null in place of the descriptor behind `stream`, so the interpreter's final flush goes nowhere."""
     try:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
@@ -50,15 +48,10 @@ def to_null(stream: object) -> None:
 
 
 def bug_message(exc: Exception) -> str:
-    """What an unexpected exception says: that it is a bug, and how to get its traceback. With
-    ATTN_CLI_DEBUG set, the exception is raised again instead, traceback and all."""
+    """That an unexpected exception is a bug; with ATTN_CLI_DEBUG set it is raised again, traceback and all."""
     if os.environ.get("ATTN_CLI_DEBUG"):
         raise exc
     return f"{type(exc).__name__}: {exc}; this is a bug: rerun with ATTN_CLI_DEBUG=1 and report the traceback"
-
-
-def warn(message: str) -> None:
-    fail(message, kind="warning")
 
 
 def as_options(error: AttnError) -> str:

@@ -1,7 +1,5 @@
-"""The options the commands share, as Typer `Annotated` aliases that each command lists (as huggingface_hub's
-CLI does). A setting's option takes its help, placeholder and panel from the library's declaration, so the
-command line cannot drift from the API; `EngineOptions.of` gathers an attention command's options.
-"""
+"""The options the commands share, as Typer `Annotated` aliases each command lists (as huggingface_hub's CLI
+does). A setting's option takes its help, placeholder and panel from the library's declaration."""
 
 from __future__ import annotations
 
@@ -21,12 +19,11 @@ from attn_cli import VECTOR_FORMATS, Settings, Vectors, declarations, load_vecto
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.inputs import INPUT_FORMATS, read_back, stdout_file
 
-ENGINE_PANEL = "Attention"
-OUTPUT_PANEL = "Vectors and output"
-TRAIN_PANEL = "Training"
+PANELS = {"attention": "Attention", "output": "Vectors and output", "training": "Training"}
+ENGINE_PANEL, OUTPUT_PANEL, TRAIN_PANEL = PANELS.values()
 BATCH_PANEL = "Batches and pipes"
-PANELS = {"attention": ENGINE_PANEL, "output": OUTPUT_PANEL, "training": TRAIN_PANEL}
 LIST_FIELDS = "list"  # what a bare --fields stands for
+STREAMED = ("--html", "--svg")  # text outputs a path to stdout's own file adds to stdout, written through it
 
 
 def examples(*lines: str) -> str:
@@ -44,28 +41,20 @@ def _show_help(ctx: typer.Context, value: bool) -> None:
 Help = Annotated[bool, typer.Option("--help", "-h", is_eager=True, expose_value=False, callback=_show_help,
                                     rich_help_panel="Help", help="Show this message and exit.")]
 
-
-def _choices(name: str, values: tuple[str, ...]) -> type[Enum]:
-    """A str Enum for Typer, built from the library's own tuple of accepted values."""
-    # the functional Enum API builds a class; mypy types the call as an instance when the name is not a literal
-    return Enum(name, {value: value for value in values}, type=str)  # type: ignore[return-value]
-
-
 if TYPE_CHECKING:  # mypy cannot see the members of Enums built at run time: to it each is a str Enum
     class _Choice(str, Enum):
         pass
 
     InputFormat: typing.TypeAlias = _Choice
     VectorFormat: typing.TypeAlias = _Choice
-else:
-    InputFormat = _choices("InputFormat", INPUT_FORMATS)
-    VectorFormat = _choices("VectorFormat", VECTOR_FORMATS)
+else:  # str Enums for Typer, from the library's own tuples of accepted values
+    InputFormat = Enum("InputFormat", {value: value for value in INPUT_FORMATS}, type=str)
+    VectorFormat = Enum("VectorFormat", {value: value for value in VECTOR_FORMATS}, type=str)
 
 
 def setting(name: str, owner: type = Settings, note: str = "") -> Any:
-    """The option of a declared setting: --name, its help (then `note`), placeholder and panel as the library
-    declares them. A choice is checked here; text that names a number or a list ("sqrt", "all", "qkv,outputs")
-    is read as `Declared.typed` reads it, and every value is checked by the settings themselves."""
+    """The option of a declared setting, as the library declares it; a choice is checked here, text naming a
+    number or a list is read by `Declared.typed`, and the settings check every value."""
     declared = declarations(owner)[name]
 
     def parse(text: object) -> Any:
@@ -83,9 +72,10 @@ def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> Any:
     return typer.Option(*flags, rich_help_panel=panel, **kwargs)
 
 
-def field_help(name: str) -> str:
-    """The help Settings gives a field that is not a declared setting (weights, model)."""
-    return next(item.metadata["help"] for item in fields(Settings) if item.name == name)
+def _field_option(name: str, metavar: str) -> Any:
+    """The option of a Settings field that is no declared setting (weights, model), with Settings' help."""
+    return _option(flag(name), metavar=metavar, help=next(item.metadata["help"] for item in fields(Settings)
+                                                          if item.name == name))
 
 
 # The settings' options (S: their defaults, which each command's signature gives them)
@@ -101,8 +91,8 @@ Mask = Annotated[str, setting("mask")]
 Positions = Annotated[str, setting("positions")]
 PositionScale = Annotated[Any, setting("position_scale")]
 OutputProjection = Annotated[bool, setting("output_projection")]
-Weights = Annotated[Optional[Path], _option("--weights", metavar="FILE", help=field_help("weights"))]
-Model = Annotated[Optional[str], _option("--model", metavar="NAME|DIR", help=field_help("model"))]
+Weights = Annotated[Optional[Path], _field_option("weights", "FILE")]
+Model = Annotated[Optional[str], _field_option("model", "NAME|DIR")]
 Layer = Annotated[int, setting("layer")]
 Oov = Annotated[str, setting("oov")]
 Neighbors = Annotated[int, setting("neighbors")]
@@ -136,16 +126,14 @@ def svg_option(text: str = "Also write the tables as an SVG picture.") -> Any:
     return _option("--svg", panel=OUTPUT_PANEL, metavar="FILE", help=text)
 
 
-Html = Annotated[Optional[Path], html_option()]
-Svg = Annotated[Optional[Path], svg_option()]
-
-
 def parquet_option(rows: str) -> Any:
-    """A command's --parquet FILE (explain's tokens, senses' occurrences), `rows` saying what one row is."""
+    """A command's --parquet FILE, `rows` saying what one row is."""
     return _option("--parquet", panel=OUTPUT_PANEL, metavar="FILE",
                    help=f"Also write a Parquet table, one row per {rows} (needs pyarrow).")
 
 
+Html = Annotated[Optional[Path], html_option()]
+Svg = Annotated[Optional[Path], svg_option()]
 File = Annotated[Optional[Path], _option("--file", panel=BATCH_PANEL, metavar="FILE",
                                          help="Read sentences from FILE, one per line (as - reads stdin).")]
 InputFormatOption = Annotated[InputFormat, _option(
@@ -176,7 +164,6 @@ class VectorOptions:
     trust_pickle: bool = False
 
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
-        """The vectors --vectors names (the embedded set by default), with a bar while a file is imported."""
         if self.vectors:
             read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
         return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
@@ -186,8 +173,7 @@ class VectorOptions:
 
 @dataclass(frozen=True)
 class EngineOptions(VectorOptions):
-    """What the user asked for: the library's declared settings as typed (`typed`, by keyword), and the options
-    of the command line alone: where the vectors come from, and what to write."""
+    """An attention command's options: the declared settings as typed (`typed`), and the command line's own."""
 
     typed: dict[str, Any] = field(default_factory=dict)
     given: frozenset[str] = frozenset()  # the settings typed on the command line (or set in the environment)
@@ -200,7 +186,7 @@ class EngineOptions(VectorOptions):
 
     @classmethod
     def of(cls, ctx: typer.Context, values: dict[str, Any]) -> EngineOptions:
-        """An attention command's options, from its parameters (`values`: its locals())."""
+        """From a command's parameters (`values`: its locals())."""
         typed = {name: values[name] for name in declarations(Settings)}
         given = frozenset(name for name in typed if getattr(ctx.get_parameter_source(name), "name", "") in (
             "COMMANDLINE", "ENVIRONMENT"))
@@ -213,7 +199,6 @@ class EngineOptions(VectorOptions):
         if self.weights is not None and "mode" in self.given:  # the default raw mode would pass the layer's check
             raise SettingsError("mode", f"cannot be {self.typed['mode']!r} with --weights: the layer's learnt "
                                         "weights fix the mode; leave it out")
-        # the library's settings read no file; the weights module loads only for a run that names one
         if self.weights is not None:
             read_back(self.weights, f"--weights {shown_path(self.weights)}")
         layer = None if self.weights is None else attn_cli.load_layer(self.weights)
@@ -221,7 +206,7 @@ class EngineOptions(VectorOptions):
         return Settings(**self.typed, weights=layer, model=model)
 
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
-        """The vectors --vectors names, or with --model the model's own vocabulary (--vectors is then an error)."""
+        """The vectors --vectors names, or with --model the model's own vocabulary."""
         if self.model is None:
             return super().load(warn, progress)
         if self.vectors is not None:
@@ -230,15 +215,18 @@ class EngineOptions(VectorOptions):
 
     def picture_files(self, file: Path | None = None, stdin: bool = False, parquet: Path | None = None,
                       inputs: dict[str, Path | None] | None = None) -> dict[str, Path]:
-        """--html, --svg (and a command's --parquet) targets, checked before any work: the folder must exist, they
-        must differ, and none may be an input (the --file sentences, a file on stdin read as `-`, the --vectors
-        file, or a command's other `inputs` such as senses' --labels, however it is reached)."""
+        """--html, --svg (and --parquet) targets, checked before any work: each in an existing folder, none the
+        same file as another or as an input (--file, stdin read as `-`, --vectors, --weights, `inputs`)."""
         targets = {option: path for option, path in (("--html", self.html), ("--svg", self.svg),
                                                      ("--parquet", parquet)) if path is not None}
         read = {("--file", file), ("stdin", "/dev/stdin" if stdin else None), ("--vectors", self.vectors),
                 ("--weights", self.weights), *(inputs or {}).items()}
         sources = {option: Path(path) for option, path in sorted(read, key=str) if path}
-        one_stdin_reader(sources)
+        readers = ["-" if option == "stdin" else f"{option} {shown_path(path)}" for option, path in sources.items()
+                   if attn_cli.stream_descriptor(path) == 0]
+        if len(readers) > 1:  # the first to read a pipe would empty it for the other
+            raise UsageError(f"{' and '.join(readers)} each read stdin, which only one input can; give all "
+                             "but one of them a file")
         for option, path in targets.items():
             output_target(option, path, f"report.{option[2:]}", sources)
         for (one, first), (other, second) in itertools.combinations(targets.items(), 2):
@@ -273,30 +261,14 @@ class BatchOptions:
         return names
 
     def output_style(self, engine: EngineOptions) -> str:
-        """'json', 'plain' or 'tables'."""
         if self.plain and engine.json:
             raise UsageError("--plain and --json are two output formats; choose one")
         return "json" if engine.json else "plain" if self.plain else "tables"
 
 
-def one_stdin_reader(sources: dict[str, Path]) -> None:
-    """Refuse two inputs that both read stdin (`- --labels /dev/stdin`): the first to read a pipe empties it for
-    the other, which then finds nothing (or, from a file, the same lines)."""
-    readers = ["-" if option == "stdin" else f"{option} {shown_path(path)}" for option, path in sources.items()
-               if attn_cli.stream_descriptor(path) == 0]
-    if len(readers) > 1:
-        raise UsageError(f"{' and '.join(readers)} each read stdin, which only one input can; give all "
-                         "but one of them a file")
-
-
-STREAMED = ("--html", "--svg")  # text outputs a path to stdout's own file adds to stdout, written through it
-
-
 def output_target(option: str, path: Path, example: str, inputs: dict[str, Path]) -> None:
-    """The file an output option (`option`, e.g. --html) names, checked before any work: not `-` or `--` (which
-    would make files of those names), not a folder (`""` is `.`), in a folder that exists, a name the file system
-    takes, none of the `inputs` (by option: a file the run reads, however it is reached), and writable without
-    replacing another output (`_no_stream_clash`)."""
+    """The file an output option names, checked before any work: not `-` or `--`, not a folder, in a folder that
+    exists, a name the file system takes, none of the `inputs` (by option), and no stream it would clash with."""
     if str(path).strip("-") == "":
         raise UsageError(f"{option} {path} would write a file named {path}; give a file name (./{path} if you mean "
                          f"one){to_stdout(option, ', or')}")
@@ -322,12 +294,8 @@ def output_target(option: str, path: Path, example: str, inputs: dict[str, Path]
 
 
 def _no_stream_clash(option: str, path: Path) -> None:
-    """A path that names a descriptor (`/dev/stdin`, `/dev/fd/3`) reopens what it holds, so it must be open for
-    writing (`--html /dev/stdin < mine.txt` would append to a file given only for reading). Any other path must
-    not be the regular file stdout or stderr writes into, which a rename would replace. A descriptor's path to
-    stdout's own file (`--html /dev/stdout > page.html`) is written through stdout, in order (see
-    outputs.write_target), which a binary or data file (--parquet, train's --out, vectors export's FILE) cannot
-    share with the report, whatever stdout is: it is refused."""
+    """A descriptor's path (`/dev/fd/3`) must be open for writing, and only a text output may name stdout (written
+    through it, in order); any other path must not be the regular file stdout or stderr writes into."""
     descriptor = attn_cli.stream_descriptor(path)
     if descriptor is None:
         for stream, number in (("stdout", 1), ("stderr", 2)):
@@ -343,13 +311,12 @@ def _no_stream_clash(option: str, path: Path) -> None:
 
 
 def to_stdout(option: str, before: str, after: str = "") -> str:
-    """The hint that `option` can add its file to stdout, for the options that can (STREAMED): the binary files
-    (--parquet, train's --out, vectors export's FILE) never share stdout with the report."""
+    """The hint that a text output (STREAMED) can add its file to stdout; binary files never share it."""
     return f"{before} {option} /dev/stdout to add it to stdout{after}" if option in STREAMED else ""
 
 
 def access_mode(descriptor: int) -> int | None:
-    """How a descriptor of this process is open (os.O_RDONLY, O_WRONLY or O_RDWR); None when it is not open."""
+    """How a descriptor is open (os.O_RDONLY, O_WRONLY or O_RDWR); None when it is not open."""
     import fcntl  # Unix only, as are the descriptor paths that lead here
 
     try:
@@ -359,8 +326,7 @@ def access_mode(descriptor: int) -> int | None:
 
 
 def same_regular_file(one: Path, other: Path) -> bool:
-    """Whether two paths reach one existing regular file (through links too); a device such as /dev/stdout
-    may be both read and written."""
+    """Whether two paths reach one existing regular file (a device such as /dev/stdout may be read and written)."""
     try:
         return one.is_file() and other.is_file() and os.path.samefile(one, other)
     except OSError:

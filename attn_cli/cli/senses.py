@@ -1,11 +1,5 @@
-"""`attn-cli senses WORD --file FILE`: one word across a corpus, its contextual outputs grouped.
-
-The library does the work in two public steps, `occurrences` (the scan: the word's own rows of attention in
-each sentence that holds it) and `group_senses` (the groups, their figures, and with labels the probe); this
-module reads the corpus and the labels, shows a progress bar on a terminal once a run has taken a second, and
-sends the result's document to stdout (tables or --json) and to --html and --svg. The table of occurrences sits
-between the two steps, where another source of it or another writer fits in.
-"""
+"""`attn-cli senses WORD --file FILE`: one word across a corpus, its contextual outputs grouped by the library's
+two steps (`occurrences`, then `group_senses`); this reads the corpus and labels and writes the result."""
 
 from __future__ import annotations
 
@@ -14,7 +8,7 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
 
 import typer
 
@@ -106,13 +100,15 @@ def senses(
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
                             files={}, command_line=command_line(ctx))
     loaded = engine.load(warn, progress=not engine.json)
-    from attn_cli import example_corpus, group_senses  # the senses library (and scikit-learn) load when it runs
+    from attn_cli import example_corpus, group_senses, occurrences  # the senses library loads when it runs
+    from attn_cli.render.senses_page import scatter_svg, senses_page
 
     bundled = example_corpus() if example else None
     unreadable: list[InputLine] = []
     with DelayedBar(enabled=not engine.json) as bar:
         lines = bundled[0] if bundled else corpus_lines(source, file, unreadable)
-        table = (scanned(word, lines, loaded, settings, bar, max_occurrences) if occurrences_file is None else
+        table = (occurrences(word, lines, vectors=loaded, settings=settings, progress=bar.update,
+                             max_occurrences=max_occurrences) if occurrences_file is None else
                  tabled(word, occurrences_file, loaded, settings, engine.given, max_occurrences))
         bar.grouping(len(table))
         label_list = bundled[1] if bundled else None if label_lines is None else read_labels(
@@ -124,14 +120,15 @@ def senses(
     if parquet is not None:  # the files first: one that cannot be written leaves nothing on stdout
         with writing(parquet, "--parquet"):
             result.write_parquet(parquet)
-    write_pictures(document, {option: path for option, path in files.items() if option != "--parquet"},
-                   outputs.command_line, color_by)
+    for option, path in files.items():  # --html (the page) and --svg (the scatter), each whole or not at all
+        if option != "--parquet":
+            write_target(path, option, senses_page(document, outputs.command_line, color_by) if option == "--html"
+                         else scatter_svg(document, standalone=True, color_by=color_by))
     outputs.show(document)
 
 
 def check_corpus(source: Optional[str], file: Optional[Path], occurrences_file: Optional[Path], example: bool,
                  labels: Optional[Path]) -> None:
-    """The corpus given once: -, --file, --occurrences or --example, which brings its own labels."""
     if source not in (None, STDIN):
         raise UsageError(f"senses takes one WORD, then the corpus from --file FILE or - (stdin), not "
                          f"{shorten(source, 40)!r}; e.g. {EXAMPLE}")
@@ -144,8 +141,7 @@ def check_corpus(source: Optional[str], file: Optional[Path], occurrences_file: 
 
 
 def check_color_by(color_by: str, labelled: bool, pictured: bool) -> None:
-    """--color-by: one of the scatter's colourings, and "label" only for a corpus with labels and a scatter to
-    colour (--html or --svg): without one it would be silently unused."""
+    """--color-by: one of the scatter's colourings, and only with a scatter (and labels) it would colour."""
     from attn_cli.render.senses_page import COLOR_BY
 
     if color_by not in COLOR_BY:
@@ -158,23 +154,10 @@ def check_color_by(color_by: str, labelled: bool, pictured: bool) -> None:
                          "or try attn-cli senses bank --example --color-by label --html senses.html")
 
 
-def scanned(word: str, lines: Iterable[str], vectors: Vectors, settings: Settings, bar: DelayedBar,
-            most: int | None) -> Occurrences:
-    """The occurrences of `word` in the corpus's lines, at most `most` (None: the library's bound), the lines read
-    told to the bar."""
-    from attn_cli import occurrences
-
-    return occurrences(word, lines, vectors=vectors, settings=settings, progress=bar.update,
-                       **({} if most is None else {"max_occurrences": most}))
-
-
 def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: frozenset[str],
            most: int) -> Occurrences:
-    """--occurrences: the table a scan wrote, read with these vectors (and --weights' layer), for `word` only, at
-    most `most` rows. What the scan chose, its attention settings and which lines it attended (--oov,
-    --max-tokens), cannot change: an option for it typed here (`typed`) would be silently unused, so it is
-    refused. The neighbour searches run on the groups, with the vectors given: --neighbors and --neighbor-vocab
-    are used."""
+    """--occurrences: the table a scan wrote, for `word` only. An option of the scan typed here (`typed`) would be
+    silently unused, so it is refused; the neighbour searches run on the groups, so theirs are used."""
     given = [flag(name) for name in [*declarations(LayerSettings), *SCAN_SETTINGS] if name in typed]
     if given:
         raise UsageError(f"--occurrences {shown_path(path)} holds what its scan found with its own settings; leave "
@@ -191,19 +174,9 @@ def tabled(word: str, path: Path, vectors: Vectors, settings: Settings, typed: f
     return replace(table, settings=replace(table.settings, **searches)) if searches else table
 
 
-def write_pictures(document: dict, files: dict[str, Path], command_line: str, color_by: str = "group") -> None:
-    """--html (the page) and --svg (the scatter), coloured by `color_by`, each written whole or not at all."""
-    from attn_cli.render.senses_page import scatter_svg, senses_page
-
-    for option, path in files.items():
-        write_target(path, option, senses_page(document, command_line, color_by) if option == "--html" else
-                     scatter_svg(document, standalone=True, color_by=color_by))
-
-
 def corpus_lines(source: Optional[str], file: Optional[Path], unreadable: list[InputLine]) -> Iterator[str]:
-    """Each line of the corpus as text, numbered as in the file: a blank line is an empty sentence (so line
-    numbers and the labels keep their places, trailing blank lines too), an unreadable one too, added to
-    `unreadable` (the document counts them), with one warning at the end."""
+    """Each line of the corpus as text, a blank or unreadable one empty so line numbers and labels keep their
+    places; the unreadable ones go to `unreadable`, with one warning at the end."""
     for line in input_lines(source, file, example=STDIN_EXAMPLE, blanks=True):
         if line.error is not None:
             unreadable.append(line)
@@ -214,7 +187,7 @@ def corpus_lines(source: Optional[str], file: Optional[Path], unreadable: list[I
 
 
 def opened_labels(path: Path) -> Iterator[InputLine]:
-    """--labels' lines, the first one read now: a missing or unreadable file fails before the corpus is read."""
+    """--labels' lines, the first read now: a missing file fails before the corpus is read."""
     lines = input_lines(None, path, example="printf 'river\\nmoney\\n' > labels.txt", flag="--labels",
                         source=f"--labels {shown_path(path)}",  # its lines are named with the option
                         kind="label", blanks=True)
@@ -223,11 +196,8 @@ def opened_labels(path: Path) -> Iterator[InputLine]:
 
 
 def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
-    """--labels: the label of each corpus line from line 1, one a line (a blank line's label is empty). Reading
-    stops one label past line `corpus_lines`, the last that holds an occurrence (later labels are not used, and a
-    table may claim 2**62 lines), so a stream that never ends, of blank lines too, stops; a label past the
-    corpus's end is refused by the count check. A line that is not text is an InputError, as the corpus's
-    too-long line is."""
+    """The label of each corpus line from line 1, read up to one past line `corpus_lines` (the last holding an
+    occurrence), so a stream that never ends stops."""
     labels: list[str] = []
     for line in lines:
         labels.append(line.sentence().strip())
@@ -237,9 +207,8 @@ def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
 
 
 class DelayedBar:
-    """A transient status line on stderr (lines read, then the grouping) that appears only once the run has gone
-    on for `delay` seconds, and only on a terminal: a quick run, a pipe and --json stay silent. A timer shows it,
-    so a long grouping after a quick scan is shown too; `stream` is for tests."""
+    """A transient status line on stderr (lines read, then the grouping), shown by a timer once the run has gone
+    on for `delay` seconds, on a terminal only: a quick run, a pipe and --json stay silent."""
 
     def __init__(self, enabled: bool = True, stream: TextIO | None = None, delay: float = DELAY) -> None:
         self.stream = stream or sys.stderr
@@ -250,12 +219,10 @@ class DelayedBar:
         self.timer = threading.Timer(delay, self.show) if enabled and self.stream.isatty() else None
 
     def update(self, lines: int) -> None:
-        """Told the lines read so far."""
         self.lines = lines
         self.refresh()
 
     def grouping(self, count: int) -> None:
-        """The scan is over: the occurrences are being grouped."""
         self.step = f"grouping {count:,} occurrences"
         self.refresh()
 
@@ -263,7 +230,6 @@ class DelayedBar:
         return f"{self.step} ({self.lines:,} lines read)"
 
     def show(self) -> None:
-        """Start drawing (the timer calls it once the delay has passed)."""
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 

@@ -1,9 +1,5 @@
-"""`attn-cli train`: learn W_Q, W_K, W_V and W_O from text, show the held-out table, write the weights file.
-
-The library does the work (attn_cli.prepare_training, prepare_demo); this module reads the corpus, turns
-options into TrainingSettings (their options built from its declarations), shows a progress bar on a
-terminal, and decides what Ctrl-C keeps.
-"""
+"""`attn-cli train`: the library learns the layer (attn_cli.prepare_training, prepare_demo); this reads the
+corpus, shows a progress bar on a terminal, writes the weights file and decides what Ctrl-C keeps."""
 
 from __future__ import annotations
 
@@ -29,14 +25,11 @@ if TYPE_CHECKING:  # the training run's modules load when a run starts, not with
     from attn_cli import Training
 
 EXAMPLE = 'attn-cli explain "money bank grows"'
-
-
 PLAIN = TrainingSettings()
 
 
 def training(name: str) -> Any:
-    """TrainingSettings' option `name`; a setting the demo sets otherwise defaults to None (then the plain run's
-    or the demo's value), and its help names both."""
+    """TrainingSettings' option `name`; one the demo sets otherwise defaults to None, its help naming both."""
     plain, demo = getattr(PLAIN, name), getattr(DEMO_SETTINGS, name)
     return setting(name, TrainingSettings, "" if plain == demo else f"Default {plain:,}; the demo's: {demo:,}.")
 
@@ -98,21 +91,15 @@ def train(
         warn(warning["message"])
     report = {**document_header("train"), "out": str(target),
               "weights": {**run.layer.describe(), "file": str(target)}, "demo": run.demo, "warnings": run.warnings}
-    outputs = ReportOutputs(renderer("train", "render_train"), style="json" if json else "tables", files={},
-                            command_line="")
-    outputs.show(report)
+    ReportOutputs(renderer("train", "render_train"), style="json" if json else "tables", files={},
+                  command_line="").show(report)
     again = shlex.join([*(["--vectors", source.vectors] if source.vectors else []),
                         *(["--limit", str(source.limit)] if source.limit else []), "--weights", str(target)])
-    advice = (f"see it with: {EXAMPLE} {literal(again)}" if reusable(target) else
+    reusable = target.is_file() and not os.path.abspath(target).startswith(("/dev/", "/proc/"))  # not a stream
+    advice = (f"see it with: {EXAMPLE} {literal(again)}" if reusable else
               "a stream, which no --weights can read back: train with --out FILE to keep the layer")
     say(f"attn-cli: wrote {literal(str(target))} in {time.perf_counter() - started:.1f} s; {advice}")
     return 0
-
-
-def reusable(target: Path) -> bool:
-    """Whether --weights can read the layer back from `target`: a regular file, not a stream the shell opened
-    (/dev/stdout, /proc/self/fd/1, which name whatever the next run's descriptor is)."""
-    return target.is_file() and not os.path.abspath(target).startswith(("/dev/", "/proc/"))
 
 
 def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str | None) -> Path:
@@ -132,8 +119,7 @@ def output_file(out: Path | None, corpus: str | None, demo: bool, vectors: str |
 
 
 def corpus_lines(corpus: str | None) -> Iterator[str]:
-    """The corpus's sentences; a line that is not UTF-8 text ends the run naming it, as training on the rest
-    would learn from a corpus the user did not give (a Latin-1 file without its accented lines)."""
+    """The corpus's sentences; a line that is not UTF-8 ends the run (the rest is not the corpus the user gave)."""
     stdin = corpus == STDIN
     for line in input_lines(STDIN if stdin else None, None if stdin else Path(str(corpus)),
                             example="attn-cli train corpus.txt --out layer.npz", flag="CORPUS"):
@@ -141,10 +127,7 @@ def corpus_lines(corpus: str | None) -> Iterator[str]:
 
 
 def interrupted(training: Training, target: Path, keep: bool) -> int:
-    """Ctrl-C: keep the best weights so far only when asked (and only if an epoch beat the start), then exit 130.
-
-    The remedies are for the next run: this one is over, whatever it is told now.
-    """
+    """Ctrl-C: keep the best weights so far only when asked (and only if an epoch beat the start); exit 130."""
     ended = training.epochs_done
     if not keep:
         warn(f"interrupted after {ended} epoch(s); nothing written (to stop a run early and keep its best weights, "

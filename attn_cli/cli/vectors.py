@@ -1,8 +1,5 @@
-"""`attn-cli vectors import|info|list|remove|download|export`: manage vector sets and the cache.
-
-Thin like cli/app.py: each command resolves its input, calls the vectors library,
-builds one report document and either writes it as JSON or prints it.
-"""
+"""`attn-cli vectors import|info|list|remove|download|export`: each calls the vectors library and writes its one
+report document as JSON or prints it."""
 
 from __future__ import annotations
 
@@ -13,8 +10,7 @@ from typing import Annotated, Any, Optional, Sequence
 
 import typer
 
-from attn_cli.errors import UsageError, VectorsError
-from attn_cli.errors import literal, shown_path
+from attn_cli.errors import UsageError, VectorsError, literal, shown_path
 from attn_cli.cli.inputs import read_back
 from attn_cli.cli.messages import warn
 from attn_cli.cli.help import Command, NarrowHelpGroup
@@ -97,31 +93,26 @@ def list_(json: Json = False) -> None:
     models = imported_models()
     report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_folder()),
                     "sets": entries, "leftovers": left, "models": models}
-    if json:
-        write_json(report)
-        return
-    print(literal(f"cache: {report['cache']}"))
     rows = [("corrupt" if entry["corrupt"] else f"{entry['count']:,} x {entry['dims']}",
              "" if entry["corrupt"] else entry["format"], f"{entry['bytes'] / 1e6:,.1f} MB", entry["name"] or "")
             for entry in entries]
-    print("\n".join(two_line_rows([entry["id"] for entry in entries], rows, right=(0, 2)))
-          if rows else "  (empty: attn-cli vectors import FILE adds one)")
+    lines = [literal(f"cache: {report['cache']}"), *(two_line_rows([entry["id"] for entry in entries], rows, (0, 2))
+                                                     if rows else ["  (empty: attn-cli vectors import FILE adds one)"])]
     if models:
-        print("models (--model NAME):")
-        print("\n".join(two_line_rows([model["model"] for model in models], [
+        lines += ["models (--model NAME):", *two_line_rows([model["model"] for model in models], [
             (f"{model['layers']} layers x {model['heads']} heads x {model['dims']}", f"{model['bytes'] / 1e6:,.1f} MB",
-             model["source"]) for model in models], right=(1,))))
+             model["source"]) for model in models], (1,))]
     if left:
-        print(f"left by killed imports and downloads, {sum(item['bytes'] for item in left) / 1e6:,.1f} MB "
-              "(attn-cli vectors remove --leftovers deletes them):")
-        print("\n".join(two_line_rows([item["path"] for item in left], [
-            (f"{item['bytes'] / 1e6:,.1f} MB", "stale" if item["stale"] else "recent: may still be written")
-            for item in left], right=(0,))))
+        lines += [f"left by killed imports and downloads, {sum(item['bytes'] for item in left) / 1e6:,.1f} MB "
+                  "(attn-cli vectors remove --leftovers deletes them):",
+                  *two_line_rows([item["path"] for item in left], [(
+                      f"{item['bytes'] / 1e6:,.1f} MB", "stale" if item["stale"] else "recent: may still be written")
+                      for item in left], (0,))]
+    _show(report, json, lines)
 
 
 def two_line_rows(names: Sequence[str], rows: Sequence[Sequence[str]], right: tuple[int, ...]) -> list[str]:
-    """Each name on a line, its row of details aligned on the next, so a list of long names and paths fits the
-    terminal (one row a line was 150-185 columns wide)."""
+    """Each name on a line, its row of details aligned on the next, so long names and paths fit the terminal."""
     width = max(shutil.get_terminal_size().columns, len(DETAILS_INDENT) + 20)
     lines = []
     for name, row in zip(names, aligned(rows, right=right, indent=DETAILS_INDENT)):
@@ -130,8 +121,7 @@ def two_line_rows(names: Sequence[str], rows: Sequence[Sequence[str]], right: tu
 
 
 def folded(line: str, width: int) -> list[str]:
-    """The line in pieces of at most `width`, broken after a space or a path's '/' where it can and anywhere where
-    it must; the pieces after the first indented under the details, every character kept."""
+    """The line in pieces of at most `width`, broken after a space or '/' where it can, every character kept."""
     pieces = []
     while len(line) > width:
         cut = max(line.rfind(" ", len(DETAILS_INDENT) + 1, width), line.rfind("/", len(DETAILS_INDENT) + 1, width))
@@ -166,14 +156,9 @@ def remove(
     left = [] if source else remove_leftovers(warn)
     report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders],
               "leftovers": [{"path": str(item.path), "bytes": item.bytes} for item in left]}
-    if json:
-        write_json(report)
-        return
-    for line in [f"removed {folder}" for folder in folders] + [
-            f"removed {item.path} ({item.bytes / 1e6:,.1f} MB)" for item in left]:
-        print(literal(line))
-    if not folders and not left:
-        print("no leftovers" if leftovers_only else "nothing removed" if found else "the cache is empty")
+    _show(report, json, [literal(f"removed {folder}") for folder in folders] + [
+        literal(f"removed {item.path} ({item.bytes / 1e6:,.1f} MB)") for item in left]
+        or ["no leftovers" if leftovers_only else "nothing removed" if found else "the cache is empty"])
 
 
 @vectors_app.command(cls=Command, epilog=examples("attn-cli vectors download glove-wiki-gigaword-50"))
@@ -183,12 +168,9 @@ def download(
 ) -> None:
     """Fetch a gensim-data model over HTTPS, check its MD5, store it in $GENSIM_DATA_DIR (nothing is run)."""
     path = download_vectors(name, progress=not json)
-    report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors download", "name": name, "path": str(path),
-              "bytes": path.stat().st_size}
-    if json:
-        write_json(report)
-    else:
-        print(literal(f"{name}: {path} ({report['bytes'] / 1e6:,.1f} MB); use it with --vectors {name}"))
+    size = path.stat().st_size
+    _show({"schema_version": SCHEMA_VERSION, "command": "vectors download", "name": name, "path": str(path),
+           "bytes": size}, json, [literal(f"{name}: {path} ({size / 1e6:,.1f} MB); use it with --vectors {name}")])
 
 
 @vectors_app.command(cls=Command, epilog=examples(
@@ -217,26 +199,22 @@ def export(
                                       option.command_line())) from None
     chosen = file_format.value if file_format else "word2vec-binary" if file.suffix == ".bin" else "word2vec"
     export_vectors(vectors, file, format=chosen)
-    report = {"schema_version": SCHEMA_VERSION, "command": "vectors export", "name": vectors.name,
-              "path": str(file), "format": chosen, "count": vectors.count, "dims": vectors.dims}
-    if json:
-        write_json(report)
-    else:
-        print(literal(f"wrote {vectors.count:,} words x {vectors.dims} dims of {vectors.name} to {file} ({chosen})"))
+    _show({"schema_version": SCHEMA_VERSION, "command": "vectors export", "name": vectors.name, "path": str(file),
+           "format": chosen, "count": vectors.count, "dims": vectors.dims}, json,
+          [literal(f"wrote {vectors.count:,} words x {vectors.dims} dims of {vectors.name} to {file} ({chosen})")])
 
 
 def not_stdout(name: str, source: str) -> None:
-    """Refuse a vector file that is the very file stdout writes into (`vectors export v.txt o.txt >> v.txt`), as
-    every input is refused: the report would be written into the vectors."""
+    """Refuse a vector file that is the very file stdout writes into (`vectors export v.txt o.txt >> v.txt`)."""
     read_back(Path(source), f"{name} {shown_path(source)}")
 
 
 def info_report(vectors: Vectors) -> dict:
-    """The `vectors info` document of one vector set: its shape, provenance and what its import met."""
     return {"schema_version": SCHEMA_VERSION, "command": "vectors info", **describe_vectors(vectors)}
 
 
-def _show(report: dict, json: bool) -> None:
+def _show(report: dict, json: bool, lines: list[str] | None = None) -> None:
+    """The report as one JSON document, or as `lines` (default: its fields, aligned)."""
     if json:
         write_json(report)
         return
@@ -244,12 +222,11 @@ def _show(report: dict, json: bool) -> None:
              str(item))
             for key, value in report.items() if key not in ("schema_version", "command") and value not in (None, 0, {})
             for label, item in (value.items() if isinstance(value, dict) else [("", value)])]
-    print("\n".join(aligned(rows, indent="")))
+    print("\n".join(aligned(rows, indent="") if lines is None else lines))
 
 
 def aligned(rows: Sequence[Sequence[str]], right: tuple[int, ...] = (), indent: str = "  ") -> list[str]:
-    """Rows as lines of columns two spaces apart, each column as wide as its widest cell (numbers in the
-    `right` columns right-aligned), with no trailing spaces; cells from input (names, paths) shown literally."""
+    """Rows as columns two spaces apart (the `right` ones right-aligned), cells from input shown literally."""
     rows = [[literal(cell) for cell in row] for row in rows]
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     return [(indent + "  ".join(cell.rjust(width) if k in right else cell.ljust(width)
