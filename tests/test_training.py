@@ -18,11 +18,10 @@ import attn_cli
 from attn_cli.engine.attention import AttentionConfig, Projections, draw_projections, multi_head_attention
 from attn_cli.training.learning import batch_loss, layer_forward
 from attn_cli.errors import InputError, SettingsError, VectorsError
-from attn_cli.training.batches import Feed, length_batches
 from attn_cli.training.corpus import HELD_OUT, TRAINING, VALIDATION, read_corpus, side_of
 from attn_cli.training.demo import demo_corpus
 from attn_cli.training.settings import TrainingSettings
-from attn_cli.training.trainer import Progress, Trainer, projected_layer
+from attn_cli.training.trainer import Feed, Progress, Trainer, length_batches, projected_layer
 from attn_cli.vectors.store import Vectors
 
 FAST = TrainingSettings(epochs=2, batch_size=4, d_k=8, heads=2)
