@@ -27,6 +27,7 @@ _MODULES = {
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 __all__ = ["__version__", *_EXPORTS]
 
+# ruff: noqa: F401 - these imports give type checkers the names __all__ takes from _MODULES
 if TYPE_CHECKING:
     from attn_cli.api import compare, cross, explain, load_vectors, prepare_demo, prepare_training, trace, train
     from attn_cli.batches import LineError, explain_many, trace_many

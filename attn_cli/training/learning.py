@@ -1,6 +1,6 @@
 """One attention layer predicting words from their context: forward, loss, backward by hand (checked in the
-tests) and Adam, in numpy alone. Shapes, for B sentences of n words (one length: no padding), d input dims, H heads of d_head = d_k / H dims and
-N vocabulary words:
+tests) and Adam, in numpy alone. Shapes, for B sentences of n words (one length: no padding), d input dims, H heads
+of d_head = d_k / H dims and N vocabulary words:
 
     X            [B, n, d]           word vectors (+ position codes), constants
     Q, K, V      [B, H, n, d_head]   X W_Q, X W_K, X W_V, heads split as split_heads does
@@ -30,7 +30,6 @@ SCORE_BLOCK_BYTES = 24 * 2**20  # scores of one block of predictions: glibc maps
 
 @dataclass(frozen=True)
 class Layer:
-
     projections: Projections  # W_Q, W_K, W_V [d, d_k]; W_O [d_k, d] or None (heads concatenated as they are)
     heads: int
     scale: float

@@ -121,14 +121,6 @@ def score_layer(feed: Feed, layer: Layer, sentences: Sequence[np.ndarray]) -> La
     return LayerScore(float(loss.mean()), float(np.mean(rank < 1)), float(np.mean(rank < 10)), len(loss))
 
 
-def evaluate_layers(feed: Feed, sentences: Sequence[np.ndarray], initial: Projections,
-                    trained: Projections) -> Evaluation:
-    """Raw (Q = K = V = X), random (the seeded start) and trained layers on the same sentences."""
-    return Evaluation(raw=score_layer(feed, identity_layer(feed.vectors.dims), sentences),
-                      random=score_layer(feed, projected_layer(feed.config, initial), sentences),
-                      trained=score_layer(feed, projected_layer(feed.config, trained), sentences))
-
-
 @dataclass(frozen=True)
 class EpochReport:
     epoch: int  # 0: the initial weights, before any step
@@ -146,7 +138,6 @@ class Checkpoint:
 
 @dataclass(frozen=True)
 class Progress:  # what the callback hears after every step, and once more when an epoch's check is done
-
     epoch: int  # 1-based
     epochs: int
     sentences: int  # trained on so far, over all epochs
@@ -214,7 +205,11 @@ class Trainer:
         return self.best
 
     def evaluate(self) -> Evaluation:
-        return evaluate_layers(self.feed, self.corpus.evaluation, self.initial, self.best.weights)
+        """Raw (Q = K = V = X), random (the seeded start) and the best layers on the held-out sentences."""
+        feed, held_out = self.feed, self.corpus.evaluation
+        return Evaluation(*(score_layer(feed, layer, held_out) for layer in (
+            identity_layer(feed.vectors.dims), projected_layer(feed.config, self.initial),
+            projected_layer(feed.config, self.best.weights))))
 
     def _check(self, epoch: int, training_loss: float | None, seconds: float) -> EpochReport:
         """Score the latest weights on the validation sentences, kept when the best so far."""
