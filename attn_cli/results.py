@@ -121,27 +121,22 @@ class Report:
 
     def __str__(self) -> str:
         """The command line's tables, in colour when printed to a terminal."""
-        return tables_text(self.document(), self._draw)
+        import importlib
 
+        from rich.console import Console
 
-def tables_text(document: dict, draw_with: tuple[str, str]) -> str:
-    """A document drawn by (module of attn_cli.render, function), in colour on a terminal: str() of a result."""
-    import importlib
-
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = report_console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
-                             force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-    module, function = draw_with
-    draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
-    spelling = SPELLING.set("keywords")
-    try:
-        draw_literally(draw, document, console)
-        console.file.flush()
-    finally:
-        SPELLING.reset(spelling)
-    return buffer.getvalue()
+        buffer = io.StringIO()
+        console = report_console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
+                                 force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        module, function = self._draw
+        draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
+        spelling = SPELLING.set("keywords")
+        try:
+            draw_literally(draw, self.document(), console)
+            console.file.flush()
+        finally:
+            SPELLING.reset(spelling)
+        return buffer.getvalue()
 
 
 @dataclass(frozen=True, repr=False)

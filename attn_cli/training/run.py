@@ -50,6 +50,7 @@ class Training:
 
     @property
     def skipped(self) -> str:
+        """Which sentences training leaves out and why, as one message ('' when none)."""
         corpus = self.corpus
         reasons = [f"{count:,} with {why}" for count, why in (
             (corpus.short, "fewer than 2 different known words"),
@@ -59,11 +60,12 @@ class Training:
 
     @property
     def best_epoch(self) -> int:
-        """0: the random start."""
+        """The best weights' epoch so far (0: the random start)."""
         return self.trainer.best.epoch
 
     @property
     def epochs_done(self) -> int:
+        """Epochs ended, their validation check done."""
         return max(len(self.trainer.history) - 1, 0)
 
     def run(self, progress: Callable[[Progress], None] | None = None) -> TrainingRun:
