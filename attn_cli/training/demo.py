@@ -9,8 +9,8 @@ import numpy as np
 
 from attn_cli.engine.attention import unit_rows
 from attn_cli.errors import VectorsError
-from attn_cli.training.learning import Layer, identity_layer, layer_forward
-from attn_cli.training.trainer import Feed, Trainer, projected_layer
+from attn_cli.training.learning import Layer, layer_forward
+from attn_cli.training.trainer import Feed, Trainer
 from attn_cli.vectors.store import Vectors
 
 TOPICS = ("money", "river", "music", "food", "school", "weather", "sport", "computer", "doctor", "car")
@@ -82,9 +82,6 @@ def sense_lead(feed: Feed, layer: Layer, sentence: str, masked: bool = True) -> 
 
 
 def sense_leads(trainer: Trainer) -> dict[str, dict[str, float]]:
-    """The sense lead of raw attention (unmasked), the random start and the trained layer, for each sentence."""
-    feed = trainer.feed
-    layers = {"raw": identity_layer(feed.vectors.dims), "random": projected_layer(feed.config, trainer.initial),
-              "trained": projected_layer(feed.config, trainer.best.weights)}
-    return {name: {sentence: sense_lead(feed, layer, sentence, masked=name != "raw") for sentence in SENSES}
-            for name, layer in layers.items()}
+    """The sense lead of each layer of the table for each sentence, raw attention unmasked as `explain` shows it."""
+    return {name: {sentence: sense_lead(trainer.feed, layer, sentence, masked=name != "raw") for sentence in SENSES}
+            for name, layer in trainer.layers().items()}

@@ -204,12 +204,15 @@ class Trainer:
             raise
         return self.best
 
+    def layers(self) -> dict[str, Layer]:
+        """Raw attention (Q = K = V = X), the random start and the best layer so far, as the table names them."""
+        config = self.feed.config
+        return {"raw": identity_layer(self.feed.vectors.dims), "random": projected_layer(config, self.initial),
+                "trained": projected_layer(config, self.best.weights)}
+
     def evaluate(self) -> Evaluation:
-        """Raw (Q = K = V = X), random (the seeded start) and the best layers on the held-out sentences."""
-        feed, held_out = self.feed, self.corpus.evaluation
-        return Evaluation(*(score_layer(feed, layer, held_out) for layer in (
-            identity_layer(feed.vectors.dims), projected_layer(feed.config, self.initial),
-            projected_layer(feed.config, self.best.weights))))
+        return Evaluation(**{name: score_layer(self.feed, layer, self.corpus.evaluation)
+                             for name, layer in self.layers().items()})
 
     def _check(self, epoch: int, training_loss: float | None, seconds: float) -> EpochReport:
         """Score the latest weights on the validation sentences, kept when the best so far."""
