@@ -95,24 +95,19 @@ class TrainedLayer:
         return draw_projections(self.d_model, start)
 
     def check_vectors(self, vectors: Vectors) -> None:
-        """Refuse vectors other than the set the layer was trained on: its words and values are what it learned."""
+        """Refuse vectors other than the set the layer was trained on, naming the options that give that set."""
         trained_on = self.provenance["vectors"]
         if vectors.fingerprint == trained_on["fingerprint"] and vectors.dims == trained_on["dims"]:
             return
-        raise WeightsError(f"{self.name} was trained on the vector set {shown_set(trained_on['name'])!r} "
-                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on "
-                           f"{shown_set(vectors.name)!r} ({vectors.count:,} x {vectors.dims}); ",
-                           *self.source_options(), "or train a layer for these vectors")
-
-    def source_options(self) -> list[str | Option]:
-        """How to name the vector set it was trained on: "pass --vectors X --limit N, " (as Options)."""
-        trained_on = self.provenance["vectors"]
         options = [] if trained_on.get("default") else [Option("vectors", shown_set(trained_on["name"]))]
         if _fits(trained_on, "limit", "count"):
             options.append(Option("limit", trained_on["limit"]))
-        if not options:
-            return ["use the embedded set (leave out ", Option("vectors"), "), "]
-        return ["pass ", *[part for option in options for part in (option, " ")], "(the set it was trained on), "]
+        fix = ["pass ", *[part for option in options for part in (option, " ")], "(the set it was trained on), "] \
+            if options else ["use the embedded set (leave out ", Option("vectors"), "), "]
+        raise WeightsError(f"{self.name} was trained on the vector set {shown_set(trained_on['name'])!r} "
+                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on "
+                           f"{shown_set(vectors.name)!r} ({vectors.count:,} x {vectors.dims}); ", *fix,
+                           "or train a layer for these vectors")
 
     @property
     def name(self) -> str:
