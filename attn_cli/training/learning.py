@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from attn_cli.engine.attention import Projections, attend, merge_heads, split_heads
-from attn_cli.training.settings import AdamSettings
 
 NO_TARGET = -1  # a position that predicts nothing (the last word under next-word, a word outside the vocabulary)
 SCORE_BLOCK_BYTES = 24 * 2**20  # scores of one block of predictions: glibc maps (and zeroes) blocks over 32 MB anew
@@ -145,6 +144,7 @@ def flat(x: np.ndarray) -> np.ndarray:  # [B, n, m] -> [B*n, m]
 
 
 AdamState = tuple[int, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # steps; m and v, one array per parameter
+BETA1, BETA2, EPSILON = 0.9, 0.999, 1e-8  # Adam's defaults (Kingma & Ba, 2015)
 
 
 def adam_start(parameters: tuple[np.ndarray, ...]) -> AdamState:
@@ -152,12 +152,12 @@ def adam_start(parameters: tuple[np.ndarray, ...]) -> AdamState:
 
 
 def adam_step(parameters: tuple[np.ndarray, ...], gradients: tuple[np.ndarray, ...], state: AdamState,
-              settings: AdamSettings) -> tuple[tuple[np.ndarray, ...], AdamState]:
+              learning_rate: float) -> tuple[tuple[np.ndarray, ...], AdamState]:
     """p - lr * m_hat / (sqrt(v_hat) + eps) as new arrays, so weights interrupted by Ctrl-C stay whole."""
     steps = state[0] + 1
-    first = tuple(settings.beta1 * m + (1 - settings.beta1) * g for m, g in zip(state[1], gradients))
-    second = tuple(settings.beta2 * v + (1 - settings.beta2) * g * g for v, g in zip(state[2], gradients))
-    bias1, bias2 = 1 - settings.beta1 ** steps, 1 - settings.beta2 ** steps
-    updated = tuple(p - settings.learning_rate * (m / bias1) / (np.sqrt(v / bias2) + settings.epsilon)
+    first = tuple(BETA1 * m + (1 - BETA1) * g for m, g in zip(state[1], gradients))
+    second = tuple(BETA2 * v + (1 - BETA2) * g * g for v, g in zip(state[2], gradients))
+    bias1, bias2 = 1 - BETA1 ** steps, 1 - BETA2 ** steps
+    updated = tuple(p - learning_rate * (m / bias1) / (np.sqrt(v / bias2) + EPSILON)
                     for p, m, v in zip(parameters, first, second))
     return updated, (steps, first, second)

@@ -14,16 +14,6 @@ MAX_CORPUS_SENTENCES = 1_000_000  # a corpus is held in memory: 0.3 GB of 10-wor
 
 
 @dataclass(frozen=True)
-class AdamSettings:
-    """Adam (Kingma & Ba, 2015)."""
-
-    learning_rate: float = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    epsilon: float = 1e-8
-
-
-@dataclass(frozen=True)
 class TrainingSettings:
     """The layer to learn and how to learn it, with the command line's defaults."""
 
@@ -60,10 +50,6 @@ class TrainingSettings:
         `explain --mode projected --output-projection` shows."""
         return AttentionConfig(mode="projected", scale="sqrt", heads=self.heads, d_k=self.d_k, seed=self.seed,
                                mask=LAYER_MASKS[self.mask], positions=self.positions, output_projection=True)
-
-    @property
-    def adam(self) -> AdamSettings:
-        return AdamSettings(learning_rate=float(self.learning_rate))
 
 
 # Small batches (more steps) and the top 3,000 words (all the demo's) as the vocabulary.

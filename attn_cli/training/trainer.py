@@ -189,7 +189,7 @@ class Trainer:
                                          Option("learning_rate"), f" (now {self.settings.learning_rate:g})")
                     if result.predictions:
                         updated, adam = adam_step(parameters(self.latest), parameters(result.gradients), adam,
-                                                  self.settings.adam)
+                                                  float(self.settings.learning_rate))
                         self.latest = Projections(*updated)
                     loss_sum += result.loss * result.predictions
                     predictions += result.predictions
