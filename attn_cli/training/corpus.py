@@ -57,10 +57,16 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sent
             long += 1
         else:
             sides[side_of(keys)].append(np.array(rows, dtype=np.int64))
-    corpus = Corpus(*sides, digest.hexdigest(), read, short, long, unknown,
-                    sum(len(sentence) for side in sides for sentence in side))
-    check_split(corpus)
-    return corpus
+    counts = [len(side) for side in sides]  # TRAINING, VALIDATION, HELD_OUT
+    if sum(counts) < MIN_SENTENCES or not all(counts):
+        skipped = f" ({short:,} had fewer than 2 different known words)" if short else ""
+        raise InputError(f"the corpus has {sum(counts):,} usable sentence(s) of {read:,}{skipped}: "
+                         f"{counts[HELD_OUT]:,} held out, {counts[VALIDATION]:,} to validate on; training holds "
+                         f"out one sentence in {SHARE} to evaluate on and another to choose the best epoch with, "
+                         f"so it needs at least {MIN_SENTENCES} (more, in practice: hundreds); add sentences, one "
+                         "per line, in words the vector set knows")
+    return Corpus(*sides, digest.hexdigest(), read, short, long, unknown,
+                  sum(len(sentence) for side in sides for sentence in side))
 
 
 def known_words(sentence: str, vectors: Vectors) -> tuple[list[str], list[int], int]:
@@ -84,14 +90,3 @@ def side_of(keys: list[str]) -> int:
     bucket = int.from_bytes(digest, "big") % SHARE
     return HELD_OUT if bucket == 0 else VALIDATION if bucket == 1 else TRAINING
 
-
-def check_split(corpus: Corpus) -> None:
-    counts = [len(corpus.training), len(corpus.validation), len(corpus.evaluation)]  # TRAINING, VALIDATION, HELD_OUT
-    usable = sum(counts)
-    if usable < MIN_SENTENCES or not all(counts):
-        skipped = f" ({corpus.short:,} had fewer than 2 different known words)" if corpus.short else ""
-        raise InputError(f"the corpus has {usable:,} usable sentence(s) of {corpus.lines:,}{skipped}: "
-                         f"{counts[HELD_OUT]:,} held out, {counts[VALIDATION]:,} to validate on; training holds "
-                         f"out one sentence in {SHARE} to evaluate on and another to choose the best epoch with, "
-                         f"so it needs at least {MIN_SENTENCES} (more, in practice: hundreds); add sentences, one "
-                         "per line, in words the vector set knows")
