@@ -193,13 +193,7 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
     """The metadata member, parsed and checked for the fields every later step reads."""
     if sizes.get("metadata.npy", MAX_METADATA_BYTES + 1) > MAX_METADATA_BYTES:
         raise _not_ours(source, "no metadata")
-    with archive.open("metadata.npy") as member:
-        shape, dtype = _header(member)
-    if dtype.kind != "U" or shape != () or dtype.itemsize > MAX_METADATA_BYTES:  # before numpy allocates a shape
-        raise _not_ours(source, "the metadata is not text")
-    with archive.open("metadata.npy") as member:
-        text = np.lib.format.read_array(member, allow_pickle=False)
-    metadata = json.loads(str(text), parse_constant=_refuse_constant)
+    metadata = json.loads(str(_member(source, archive, "metadata", None)), parse_constant=_refuse_constant)
     if _depth(metadata) > MAX_METADATA_DEPTH:  # Python 3.12 and later parse 5,000 levels; reading them later recurses
         raise _not_ours(source, f"its metadata nests deeper than {MAX_METADATA_DEPTH} levels")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
@@ -234,26 +228,28 @@ def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
 
 def _matrices(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile,
               sizes: dict[str, int]) -> dict[str, np.ndarray]:
-    """Each matrix, its member no larger than its declared shape needs and its .npy header naming that float64
-    shape before anything is decompressed or allocated (a size or a header can lie)."""
+    """Each matrix, its member no larger than its declared shape needs (no file makes us decompress more)."""
     matrices = {}
     for name, (rows, columns) in _shapes(metadata).items():
         if sizes.get(f"{name}.npy", math.inf) > 8 * rows * columns + ARRAY_HEADER_BYTES:
             raise _not_ours(source, f"{name} is missing or larger than its {rows} x {columns} shape")
-        with archive.open(f"{name}.npy") as member:
-            if _header(member) != ((rows, columns), np.float64):
-                raise _not_ours(source, f"{name} is not a float64 {rows} x {columns} matrix")
-        with archive.open(f"{name}.npy") as member:
-            matrices[name] = np.lib.format.read_array(member, allow_pickle=False)
+        matrices[name] = _member(source, archive, name, (rows, columns))
     return matrices
 
 
-def _header(member: Any) -> tuple[tuple[int, ...], np.dtype]:
-    """The shape and dtype an .npy member's header declares, read before anything is allocated for them."""
-    version = np.lib.format.read_magic(member)
-    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, _, dtype = read_header(member)
-    return shape, dtype
+def _member(source: str, archive: zipfile.ZipFile, name: str, shape: tuple[int, int] | None) -> np.ndarray:
+    """A member's array: one text (shape None) or a float64 matrix of `shape`, as its .npy header says before
+    numpy allocates what the header asks (10^12 copies of a text, say)."""
+    with archive.open(f"{name}.npy") as member:
+        version = np.lib.format.read_magic(member)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        found, _, dtype = read(member)
+    if shape is None and not (dtype.kind == "U" and found == () and dtype.itemsize <= MAX_METADATA_BYTES):
+        raise _not_ours(source, "the metadata is not text")
+    if shape is not None and (found, dtype) != (shape, np.float64):
+        raise _not_ours(source, f"{name} is not a float64 {shape[0]} x {shape[1]} matrix")
+    with archive.open(f"{name}.npy") as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
 
 
 def _shapes(metadata: dict[str, Any]) -> dict[str, tuple[int, int]]:
