@@ -328,10 +328,9 @@ def analysed(row: Row, settings: Settings, wanted: Collection[str] | None) -> An
         return wanted is None or bool(set(blocks) & set(wanted))
 
     stack, b = row
-    initial = None
-    start = None if settings.layer_weights is None else settings.layer_weights.initial()  # a pretrained one: None
-    if start is not None and wants("weights", "initial"):
-        initial = reattend(stack.sentence(b), start)
+    layer = settings.layer_weights
+    start = layer.initial() if layer is not None and wants("weights", "initial") else None  # a pretrained one's: None
+    initial = None if start is None else reattend(stack.sentence(b), start)
     positioned = wants("settings") and stack.attention.query_codes is not None
     return Analysis(diagnosis=stack.diagnosis() if wants("diagnostics") else None,
                     position_norms=position_norms(stack.sentence(b)) if positioned else None,
