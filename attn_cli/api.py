@@ -1,16 +1,5 @@
-"""The public Python API: load vectors, attend, and get result objects back.
-
-    import attn_cli
-    result = attn_cli.explain("money bank grows", heads=2, mode="projected")
-    result.weights        # [heads, n, n]
-    result.to_dict()      # what `attn-cli explain ... --json` prints
-
-Every function takes the settings as keywords or as one `Settings` object and
-vectors as `Vectors`, a path or gensim-data name, a gensim `KeyedVectors`, or
-nothing (the embedded default). The `*_tokenized` functions are the batch form
-behind `explain_many` (attn_cli.batches): sentences already tokenized, attended together so their
-neighbour searches share one pass over the vocabulary.
-"""
+"""The public Python API: settings as keywords or one `Settings`, vectors as `Vectors`, a path or gensim-data name,
+a gensim `KeyedVectors` or None (the embedded set). The `*_tokenized` functions attend many sentences together."""
 
 from __future__ import annotations
 
@@ -48,13 +37,8 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
                  format: str | None = None, skip_bad_lines: bool = False, trust_pickle: bool = False,
                  progress: bool = False, warn: Callable[[str], None] | None = None,
                  require_cache: bool = False) -> Vectors:
-    """The embedded default (`source` None), or a vector file or gensim-data name read through the cache.
-
-    `format` overrides detection ("glove", "word2vec", "word2vec-binary", "fasttext-bin", "gensim-pickle");
-    `limit` keeps the first (most frequent) words; `warn` receives what the import met (duplicates,
-    skipped lines); `progress` shows a bar on stderr while a file is imported. A file whose cache cannot be
-    written is read without one (with a warning), unless `require_cache` (`vectors import`): a VectorsError.
-    """
+    """The embedded set (`source` None), or a vector file or gensim-data name read through the cache; `limit` keeps
+    the most frequent words; `require_cache`: a cache that cannot be written is a VectorsError, not a warning."""
     if limit is not None and not (is_whole(limit) and limit >= 1):
         raise SettingsError("limit", f"must be at least 1 (got {limit!r})")
     if format is not None and format not in VECTOR_FORMATS:
@@ -62,26 +46,21 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
     if source is None or str(source) == DEFAULT_NAME:
         for name, given in (("format", format is not None), ("skip_bad_lines", skip_bad_lines),
                             ("trust_pickle", trust_pickle)):
-            if given:  # what only reading a file can use is an error without one, never silently ignored
+            if given:
                 raise SettingsError(name, "applies only to a vector file", fix={"vectors": "FILE"})
         return _default_vectors() if limit is None else _default_vectors().first(limit)
     from attn_cli.vectors.cache import LoadOptions
 
     source = path_argument("source", source)
-
     options = LoadOptions(file_format=format, limit=limit, skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle,
                           show_progress=progress, warn=warn or (lambda message: None), require_cache=require_cache)
     return load_source(os.fspath(source), options)
 
 
-@functools.lru_cache(maxsize=1)
-def _default_vectors() -> Vectors:
-    """The embedded set, mapped once per process."""
-    return load_default_vectors()
+_default_vectors = functools.lru_cache(maxsize=1)(load_default_vectors)  # the embedded set, mapped once
 
 
 def as_vectors(vectors: VectorsLike) -> Vectors:
-    """`Vectors` from whatever the caller passed as `vectors=`."""
     if isinstance(vectors, Vectors):
         return vectors
     if hasattr(vectors, "index_to_key") and hasattr(vectors, "vectors"):
@@ -97,7 +76,7 @@ def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | 
     """Self-attention over `sentence`: scores, weights, outputs, and how each word's vector moved."""
     _require_text(sentence=sentence)
     chosen, source = prepared(vectors, settings, changes)
-    [result] = explain_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen)
+    [result] = explain_tokenized([(sentence, tokenized_for(sentence, source, chosen))], source, chosen)
     _warn_unknown(result.tokenized)
     return result
 
@@ -109,7 +88,7 @@ def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_chec
     if not (is_whole(dims) and dims >= 1):
         raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
     chosen, source = prepared(vectors, settings, changes)
-    [result] = trace_tokenized([(sentence, _tokenize(sentence, source, chosen))], source, chosen, word=word,
+    [result] = trace_tokenized([(sentence, tokenized_for(sentence, source, chosen))], source, chosen, word=word,
                                dims=dims, shuffle_check=shuffle_check)
     _warn_unknown(result.tokenized)
     return result
@@ -117,10 +96,8 @@ def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_chec
 
 def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[str] | None = None,
             vectors: VectorsLike = None, settings: Settings | None = None, **changes: Any) -> CompareResult:
-    """The same word across two or more sentences (default: every word they share).
-
-    `sentences` may also be results of `explain` or `explain_many` (one vector set and settings): they are
-    compared as they are, without attending again; `vectors` and settings then come from them."""
+    """The same word (default: every shared word) across sentences, or across results of `explain`, compared as
+    they are."""
     sentences = [] if isinstance(sentences, str) else list(require_iterable("sentences", sentences, "str"))
     if len(sentences) < 2:
         raise InputError("compare needs a list of at least two sentences, e.g. "
@@ -131,23 +108,21 @@ def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[st
     _require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
     chosen, source = prepared(vectors, settings, changes)
     texts = [str(sentence) for sentence in sentences]
-    results = explain_tokenized([(text, _tokenize(text, source, chosen)) for text in texts], source, chosen)
+    results = explain_tokenized([(text, tokenized_for(text, source, chosen)) for text in texts], source, chosen)
     _warn_unknown(*[result.tokenized for result in results])
     return _compared(results, words)
 
 
 def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: VectorsLike = None,
           settings: Settings | None = None, **changes: Any) -> CrossResult:
-    """Cross-attention: `target`'s tokens (queries) attend over `source`'s (keys and values).
-
-    Both may also be results of `explain` (one vector set and settings): their tokens are used as they are."""
+    """`target`'s tokens (queries) attend over `source`'s (keys and values); either may be results of `explain`."""
     if isinstance(source, ExplainResult) and isinstance(target, ExplainResult):
         return cross_tokenized((source.sentence, source.tokenized), (target.sentence, target.tokenized),
                                target.vectors, target.settings)
     _require_text(source=source, target=target)
     chosen, found = prepared(vectors, settings, changes)
-    result = cross_tokenized((source, _tokenize(source, found, chosen)),  # type: ignore[arg-type]
-                             (target, _tokenize(target, found, chosen)), found, chosen)  # type: ignore[arg-type]
+    result = cross_tokenized((source, tokenized_for(source, found, chosen)),  # type: ignore[arg-type]
+                             (target, tokenized_for(target, found, chosen)), found, chosen)  # type: ignore[arg-type]
     _warn_unknown(result.source_tokens, result.target_tokens)
     return result
 
@@ -155,15 +130,8 @@ def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: 
 def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: TrainingSettings | None = None,
           corpus_name: str = "sentences", progress: Callable[[Progress], None] | None = None,
           **changes: Any) -> TrainingRun:
-    """Learn W_Q, W_K, W_V and W_O of one layer from `sentences` (the vectors stay frozen).
-
-    A tenth of the sentences is held out for the final table and another tenth is the validation split that
-    picks the best epoch, so the table scores weights chosen without it.
-    `settings` (or keywords: mask="none"|"causal", heads, d_k, positions, seed, epochs, batch_size,
-    learning_rate, softmax_vocab, max_words) as `attn-cli train` takes them. The result's `layer` (the best weights,
-    with their provenance) goes to explain(..., weights=layer) or to a file with layer.save(path);
-    `evaluation` holds the held-out table.
-    """
+    """Learn W_Q, W_K, W_V and W_O of one layer from `sentences`, the vectors frozen: a tenth held out for the
+    table, another tenth choosing the best epoch. `.layer` goes to explain(..., weights=layer) or layer.save(path)."""
     return prepare_training(sentences, vectors=vectors, settings=settings, corpus_name=corpus_name,
                             **changes).run(progress)
 
@@ -171,8 +139,7 @@ def train(sentences: Iterable[str], *, vectors: VectorsLike = None, settings: Tr
 def prepare_training(sentences: Iterable[str], *, vectors: VectorsLike = None,
                      settings: TrainingSettings | None = None, corpus_name: str = "sentences",
                      **changes: Any) -> Training:
-    """`train` made ready but not run: the corpus read and checked. `.run(progress)` trains; after a Ctrl-C,
-    `.best_epoch` and `.result()` give the best weights so far."""
+    """`train` ready but not run; after a Ctrl-C in `.run(progress)`, `.result()` gives the best weights so far."""
     from attn_cli.training.run import Training
     from attn_cli.training.settings import TrainingSettings
 
@@ -184,8 +151,7 @@ def prepare_training(sentences: Iterable[str], *, vectors: VectorsLike = None,
 
 
 def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
-    """The demo's run made ready: generated sentences of ten topics, "bank" in money and river ones, trained with
-    DEMO_SETTINGS and `changes`; the result's `demo` holds how far each layer moves bank toward its sense."""
+    """The demo's run made ready: generated sentences of ten topics, "bank" in money and river ones."""
     from attn_cli.training.demo import demo_corpus
     from attn_cli.training.settings import DEMO_SETTINGS
     from attn_cli.training.run import Training
@@ -197,15 +163,13 @@ def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
 
 
 def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[ExplainResult]:
-    """`explain` for many tokenized sentences at once: attended as stacks (one neighbour search for all of them),
-    each result a view of its stack, its records made when read and its diagnostics with its stack's."""
+    """Attended as stacks (one neighbour search for all), each result a view of its stack."""
     return [ExplainResult.of_row(sentence, tokens, vectors, settings, row)
             for (sentence, tokens), row in zip(items, _attend([tokens for _, tokens in items], vectors, settings))]
 
 
 def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *, word: str | None = None,
                     dims: int = 3, shuffle_check: bool = False) -> list[TraceResult]:
-    """`trace` for many tokenized sentences at once; a sentence without `word` raises InputError."""
     traced = [traced_indices(tokens, word) for _, tokens in items]
     rows = _attend([tokens for _, tokens in items], vectors, settings)
     return [TraceResult.of_row(sentence, tokens, vectors, settings, row, traced=indices, dims=dims,
@@ -214,14 +178,12 @@ def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Sett
 
 
 def _attend(tokenized: list[TokenizedSentence], vectors: Vectors, settings: Settings) -> list[Row]:
-    """The engine's pass over the sentences with these settings (attend_each), the layer checked first."""
     check_layer(settings, vectors)
     return attend_each(tokenized, vectors, settings.attention, settings.projections, neighbors=settings.neighbors,
                        neighbor_vocab=settings.neighbor_vocab)
 
 
 def _compared(sentences: list[ExplainResult], words: tuple[str, ...]) -> CompareResult:
-    """The sentences' results with `words` compared across them (default: every shared word)."""
     from attn_cli.engine.comparison import compared_words  # only compare pays for its import
 
     comparisons = compared_words([result.sentence for result in sentences], [result.tokenized for result in sentences],
@@ -231,7 +193,6 @@ def _compared(sentences: list[ExplainResult], words: tuple[str, ...]) -> Compare
 
 
 def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, settings: Settings) -> CrossResult:
-    """`cross` for tokenized sentences."""
     check_layer(settings, vectors)
     result = multi_head_attention(target[1].embeddings, source[1].embeddings, settings.attention,
                                   settings.projections)
@@ -241,8 +202,7 @@ def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, sett
 
 
 def prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str, Any]) -> tuple[Settings, Vectors]:
-    """The settings with the keyword changes, then the vectors: a bad setting is refused before any file is read.
-    A pretrained model brings its own vocabulary, so with one `vectors` is its model's or nothing."""
+    """Settings before vectors, so a bad setting is refused before any file is read; a model brings its own."""
     chosen = resolve_settings(settings, changes)
     if chosen.model is None:
         return chosen, as_vectors(vectors)
@@ -253,8 +213,7 @@ def prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str,
 
 
 def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Settings:
-    """`settings` with the keyword changes, its weights file or model (if one is named) read: settings read no
-    files."""
+    """`settings` with the keyword changes, its weights file or model read (settings read no files)."""
     chosen = Settings.resolve(settings, **changes)
     if chosen.model_source is not None:
         from attn_cli.models import load_model
@@ -268,13 +227,11 @@ def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Sett
 
 
 def check_layer(settings: Settings, vectors: Vectors) -> None:
-    """A trained layer works only on the vector set it was trained on (WeightsError otherwise)."""
     if settings.layer_weights is not None:
         settings.layer_weights.check_vectors(vectors)
 
 
 def _words(word: object) -> tuple[str, ...]:
-    """compare's `word`: None (every shared word), one str or a list of them; anything else an InputTypeError."""
     words = (word,) if isinstance(word, str) else tuple(word or ()) if isinstance(word, Iterable | None) else None
     if words is None or not all(isinstance(each, str) for each in words):
         raise InputTypeError(f"word must be a str or a list of str, not {type(word).__name__}")
@@ -282,26 +239,19 @@ def _words(word: object) -> tuple[str, ...]:
 
 
 def _require_text(**arguments: object) -> None:
-    """Sentences and words are str: anything else is a TypeError naming the argument, as Python's own are."""
     for name, value in arguments.items():
         if not isinstance(value, str):
             raise InputTypeError(f"{name} must be a str, not {type(value).__name__}")
 
 
-def _tokenize(sentence: str, vectors: Vectors, settings: Settings) -> TokenizedSentence:
-    return tokenized_for(sentence, vectors, settings)
-
-
 def tokenized_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence:
-    """The sentence's tokens and the rows the layer takes: the vectors' words, or a pretrained model's WordPiece
-    tokens with their inputs to the chosen layer (a list of words is joined by spaces for it)."""
+    """The sentence's tokens with their vectors, or a pretrained model's WordPiece tokens with their inputs."""
     found = tokens_for(sentence, vectors, settings)
     return found if isinstance(found, TokenizedSentence) else with_vectors([found], vectors)[0]
 
 
 def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence | Rows:
-    """`tokenized_for`, but the vectors' rows not read yet (a batch reads a group's in one call, `with_vectors`):
-    a pretrained model's tokens come with their inputs."""
+    """`tokenized_for`, the vectors' rows not read yet (a batch reads a group's in one call)."""
     layer = settings.layer_weights
     if settings.model is not None and layer is not None:
         return layer.tokenized(sentence if isinstance(sentence, str) else " ".join(sentence),  # type: ignore[union-attr]
@@ -310,8 +260,7 @@ def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settin
 
 
 def _warn_unknown(*sentences: TokenizedSentence) -> None:
-    """One UnknownWordsWarning naming the unknown words the sentences left out, pointing at the caller's line
-    (called by a public function only: stacklevel 3 is its caller)."""
+    """One UnknownWordsWarning for the sentences, at the line calling the public function (stacklevel 3)."""
     unknown = [item for tokenized in sentences for item in tokenized.dropped if item.reason == "out of vocabulary"]
     if unknown:
         warnings.warn(f"skipped {describe_unknown(unknown)}: not in the vocabulary", UnknownWordsWarning, stacklevel=3)

@@ -1,5 +1,5 @@
-"""How a token is named in tables and verdicts, by every renderer and document: by its text, whole (`deposit…`
-would read as another word), and a word that occurs more than once by its position too (`bank#8`, from 1)."""
+"""How a token is named in tables and verdicts: by its whole text (`deposit…` would read as another word), and a
+repeated word by its position too (`bank#8`, from 1)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ def token_labels(texts: list[str]) -> list[str]:
 
 
 def copy_label(labels: list[str], index: int, text: str) -> str:
-    """Which copy of a repeated word the token at `index` is ('bank#2'), or '' for a word that occurs once."""
+    """Which copy of a repeated word the token at `index` is ('bank#2'), or ''."""
     return labels[index] if labels[index] != text else ""
 
 
 def repeated_words(texts: list[str]) -> dict[str, list[int]]:
-    """Each word that occurs more than once and its positions (from 0): {'the': [0, 3]}."""
+    """{'the': [0, 3]}: each word that occurs more than once and its positions (from 0)."""
     positions: dict[str, list[int]] = {}
     for i, text in enumerate(texts):
         positions.setdefault(text, []).append(i)

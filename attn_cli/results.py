@@ -1,12 +1,5 @@
-"""Result objects of the public API: the numbers as numpy arrays and typed records, and every way to show them.
-
-Each result keeps what the engine computed (the `AttentionResult`, the shifts)
-and builds its document on demand with the same function `--json` uses, so
-`result.to_dict()` is exactly what the command line prints. `to_html()` is the
-`--html` report, `_repr_html_()` the same report inline in Jupyter (in an
-iframe, so several reports on one page cannot clash, after plain tables for
-viewers that strip iframes), and `str(result)` the command line's tables.
-"""
+"""Result objects of the public API: the engine's numbers, and documents built on demand by the functions the
+command line uses, so `to_dict()`, `to_html()` and `str()` are its --json, --html and tables."""
 
 from __future__ import annotations
 
@@ -36,11 +29,7 @@ if TYPE_CHECKING:  # compare and cross import their modules when they build a do
 
 
 class AttentionArray:
-    """A result's read-only view of one array of its `AttentionResult` (same name), with its shape documented.
-
-    Read-only because the result's documents are built from these arrays on demand: an edit would change
-    what `to_dict()` says the engine computed. Copy (`np.array(result.weights)`) to edit.
-    """
+    """A read-only view of the `AttentionResult`'s array of that name: documents are built from it on demand."""
 
     def __init__(self, doc: str) -> None:
         self.__doc__ = doc
@@ -53,7 +42,6 @@ class AttentionArray:
 
 
 def read_only(array: np.ndarray) -> np.ndarray:
-    """A view of `array` that refuses writes (the array itself, which the result holds, is not touched)."""
     view = array.view()
     view.flags.writeable = False
     return view
@@ -62,19 +50,15 @@ def read_only(array: np.ndarray) -> np.ndarray:
 T = TypeVar("T")
 
 
-class Later:
-    """A field's value still to be made: `make(*arguments)` when the field is first read."""
+class Later:  # a field's value still to be made: `make(*arguments)` when the field is first read
 
     def __init__(self, make: Callable[..., Any], *arguments: Any) -> None:
         self.make, self.arguments = make, arguments
 
 
 class FromRow(Generic[T]):
-    """A result field that the stack it was computed with fills in when it is first read (given as `Later`), or
-    that holds what the constructor was given: a batch's results cost nothing until a field is read.
-
-    A data descriptor, so the frozen dataclass's __init__ and `replace()` go through it as through a field.
-    """
+    """A field made from its stack when first read (given as `Later`), so a batch's results cost nothing until
+    read; a data descriptor, so the frozen dataclass's __init__ and `replace()` go through it."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -92,16 +76,13 @@ class FromRow(Generic[T]):
 
 
 class Report:
-    """What every result shares: its document, and that document as JSON, HTML, tables and a notebook cell."""
+    """A result's document as JSON, HTML, tables and a notebook cell."""
 
     _draw: tuple[str, str]  # (module of attn_cli.render, function) that draws the document as tables
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
-        """The document as the renderers take it: matrices as numpy arrays (-inf where masked).
-
-        `wanted` names the top-level keys a caller will keep (None: all), and may name the parts kept of a block
-        (`shifts.cosine`); others may be left out unbuilt.
-        """
+        """The document, matrices as numpy arrays; `wanted` (None: all) names the keys (or `shifts.cosine`, a block's
+        parts) a caller keeps, so others may be left unbuilt."""
         raise NotImplementedError
 
     def to_dict(self) -> dict:
@@ -109,11 +90,10 @@ class Report:
         return json.loads(self.to_json())
 
     def python_call(self) -> str:
-        """The call that makes this result, shown in the HTML report where the CLI shows its command line."""
+        """The call that makes this result, shown where the CLI's report shows its command line."""
         raise NotImplementedError
 
     def to_json(self) -> str:
-        """The document as one line of JSON (NaN refused, masked logits as null)."""
         from attn_cli.render.json_out import dumps
 
         return dumps(self.document())
@@ -128,8 +108,7 @@ class Report:
         return page
 
     def _repr_html_(self) -> str:
-        """Jupyter shows the report inline: the page in a sandboxed iframe, nothing fetched from anywhere, after
-        plain tables of the tokens, weights and shifts that viewers which strip iframes and scripts still show."""
+        """The page in a sandboxed iframe, after plain tables for viewers that strip iframes."""
         from attn_cli.render.notebook import notebook_cell
 
         document = self.document()  # built once for both parts
@@ -142,28 +121,22 @@ class Report:
 
     def __str__(self) -> str:
         """The command line's tables, in colour when printed to a terminal."""
-        return tables_text(self.document(), self._draw)
+        import importlib
 
+        from rich.console import Console
 
-def tables_text(document: dict, draw_with: tuple[str, str]) -> str:
-    """A document drawn as the command line's tables by (module of attn_cli.render, function), in colour when
-    printed to a terminal: what str() of a result gives."""
-    import importlib
-
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = report_console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
-                             force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-    module, function = draw_with
-    draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
-    spelling = SPELLING.set("keywords")  # remedies and notes name settings as keyword arguments
-    try:
-        draw_literally(draw, document, console)
-        console.file.flush()
-    finally:
-        SPELLING.reset(spelling)
-    return buffer.getvalue()
+        buffer = io.StringIO()
+        console = report_console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
+                                 force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        module, function = self._draw
+        draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
+        spelling = SPELLING.set("keywords")
+        try:
+            draw_literally(draw, self.document(), console)
+            console.file.flush()
+        finally:
+            SPELLING.reset(spelling)
+        return buffer.getvalue()
 
 
 @dataclass(frozen=True, repr=False)
@@ -176,14 +149,12 @@ class ExplainResult(Report):
     settings: Settings
     attention: FromRow[AttentionResult] = FromRow()
     shifts: FromRow[list[Shift]] = FromRow()  # one per token: cosine, delta_norm, contributions, neighbours
-    # not a field (fields, asdict and the constructor stay the six above): the sentence's place in the stack it was
-    # computed with, whose arrays its documents read and whose records `attention` and `shifts` are made from
+    # not a field: the sentence's place in the stack it was computed with, which its documents read
     _row: ClassVar[Row | None] = None
     _draw = ("terminal", "render_explain")
 
     @property
     def tokens(self) -> list[str]:
-        """The tokens that took part, as typed."""
         return [token.text for token in self.tokenized.tokens]
 
     @property
@@ -193,7 +164,7 @@ class ExplainResult(Report):
 
     @property
     def unknown_words(self) -> str:
-        """The unknown words left out, as messages name them ('"bnak" (did you mean bank?)'); '' for none."""
+        """The unknown words left out ('"bnak" (did you mean bank?)'); '' for none."""
         unknown = [item for item in self.tokenized.dropped if item.reason == "out of vocabulary"]
         return describe_unknown(unknown) if unknown else ""
 
@@ -217,22 +188,19 @@ class ExplainResult(Report):
 
     @property
     def pulled_by(self) -> list[list[Contribution]]:
-        """Per token, the context words that moved it most (the rule every view names): share of the shift >= 5 %,
-        at most 3, largest share first."""
+        """Per token, the context words that moved it most: share of the shift >= 5 %, at most 3, largest first."""
         return [shift.pulled_by for shift in self.shifts]
 
     @property
     def diagnostics(self) -> list[list[RowDiagnostic]]:
-        """Per head, per query row: entropy in bits, the largest weight, where it goes (index and token) and the
-        keys the row sees."""
+        """Per head, per query row: entropy in bits, the largest weight, where it goes and the keys the row sees."""
         texts = self.tokens
         return [[replace(row, token=texts[i], argmax_token=texts[row.argmax]) for i, row in enumerate(rows)]
                 for rows in self._diagnosis().rows]
 
     @property
     def warnings(self) -> list[Advice]:
-        """Heads whose rows are saturated or flat, each with remedies (settings and the weights they give), and the
-        unknown words the sentence left out (code "unknown words", no remedy)."""
+        """Heads whose rows are saturated or flat, with remedies, and the unknown words left out."""
         unknown = [Advice("unknown words", None, f"skipped {self.unknown_words}: not in the vocabulary", [], False)]
         return self._diagnosis().advice + (unknown if self.unknown_words else [])
 
@@ -243,7 +211,6 @@ class ExplainResult(Report):
     @classmethod
     def of_row(cls, sentence: str, tokenized: TokenizedSentence, vectors: Vectors, settings: Settings, row: Row,
                **more: Any) -> Any:
-        """The result of the sentence at `row` of a stack: its attention and shifts made from the stack when read."""
         stack, b = row
         result = cls(sentence, tokenized, vectors, settings, Later(stack.sentence, b), Later(stack.shifts.records, b),
                      **more)
@@ -251,8 +218,7 @@ class ExplainResult(Report):
         return result
 
     def row(self) -> Row:
-        """The sentence's place in its stack: the batch's, or a stack of one made from the fields (a result built
-        by hand, or by `replace`), its neighbours those its shifts hold."""
+        """The sentence's place in its stack, or a stack of one made from the fields (a result built by hand)."""
         if self._row is None:
             object.__setattr__(self, "_row", alone(self.attention, self.shifts, self.tokens, self.tokens))
         return self._row  # type: ignore[return-value]
@@ -349,7 +315,6 @@ class CrossResult(Report):
 
 
 def alone(attention: AttentionResult, shifts: list[Shift], texts: list[str], key_texts: list[str]) -> Row:
-    """A sentence's result as a stack of one, its neighbours those its shifts hold."""
     nearest: list[list[Neighbor]] = ([shift.neighbors_before for shift in shifts]
                                      + [shift.neighbors_after for shift in shifts])
     stack = as_stack(attention)
@@ -357,17 +322,15 @@ def alone(attention: AttentionResult, shifts: list[Shift], texts: list[str], key
 
 
 def analysed(row: Row, settings: Settings, wanted: Collection[str] | None) -> Analysis:
-    """What a document of the sentence at `row` shows beyond its numbers, computed here for the blocks `wanted`
-    (None: all) hold, so documents only shape: the stack's diagnosis, the position codes' norms, and in trained
-    mode the same pass through the weights training started from."""
+    """What a document shows beyond the numbers, for the blocks `wanted`: the diagnosis, the position codes' norms,
+    and in trained mode the pass through the weights training started from."""
     def wants(*blocks: str) -> bool:
         return wanted is None or bool(set(blocks) & set(wanted))
 
     stack, b = row
-    initial = None
-    start = None if settings.layer_weights is None else settings.layer_weights.initial()  # a pretrained one: None
-    if start is not None and wants("weights", "initial"):
-        initial = reattend(stack.sentence(b), start)
+    layer = settings.layer_weights
+    start = layer.initial() if layer is not None and wants("weights", "initial") else None  # a pretrained one's: None
+    initial = None if start is None else reattend(stack.sentence(b), start)
     positioned = wants("settings") and stack.attention.query_codes is not None
     return Analysis(diagnosis=stack.diagnosis() if wants("diagnostics") else None,
                     position_norms=position_norms(stack.sentence(b)) if positioned else None,
@@ -376,7 +339,6 @@ def analysed(row: Row, settings: Settings, wanted: Collection[str] | None) -> An
 
 
 def call_text(function: str, arguments: list[Any], settings: Settings) -> str:
-    """`attn_cli.explain('money bank grows', heads=4)`: the arguments and the settings that differ from the defaults."""
     return f"attn_cli.{function}({', '.join([*map(repr, arguments), *changed_settings(settings)])})"
 
 
@@ -392,6 +354,5 @@ def changed_settings(settings: Settings) -> list[str]:
 
 
 def changed_text(settings: Settings) -> str:
-    """A repr's tail: '; heads=4, scale='sqrt'' for the settings that differ from the defaults, '' for none."""
     changed = changed_settings(settings)
     return f"; {', '.join(changed)}" if changed else ""

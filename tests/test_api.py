@@ -234,7 +234,7 @@ def test_a_results_diagnostics_are_its_own_and_follow_its_attention():
     `.diagnostics` are fresh objects on every access, and a result whose attention was replaced describes the
     new attention, in its properties and in its document."""
     vectors, settings = attn_cli.load_vectors(), Settings(temperature=0.001)
-    [hot] = explain_tokenized([(SENTENCE, attn_cli.api._tokenize(SENTENCE, vectors, settings))], vectors, settings)
+    [hot] = explain_tokenized([(SENTENCE, attn_cli.api.tokenized_for(SENTENCE, vectors, settings))], vectors, settings)
     assert hot.warnings and hot.warnings is not hot.warnings
     hot.warnings.clear()
     hot.diagnostics[0].pop()

@@ -465,8 +465,9 @@ def test_an_explain_result_has_the_fields_it_always_had():
     fields = ["sentence", "tokenized", "vectors", "settings", "attention", "shifts"]
     assert [field.name for field in dataclasses.fields(ExplainResult)] == fields
     vectors, settings = attn_cli.load_vectors(), Settings()
-    [result] = explain_tokenized([("money bank grows", attn_cli.api._tokenize("money bank grows", vectors, settings))],
-                                 vectors, settings)
+    sentence = "money bank grows"
+    [result] = explain_tokenized([(sentence, attn_cli.api.tokenized_for(sentence, vectors, settings))], vectors,
+                                 settings)
     assert list(dataclasses.asdict(result)) == fields and ExplainResult.__match_args__ == tuple(fields)
 
 

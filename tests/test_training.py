@@ -18,11 +18,10 @@ import attn_cli
 from attn_cli.engine.attention import AttentionConfig, Projections, draw_projections, multi_head_attention
 from attn_cli.training.learning import batch_loss, layer_forward
 from attn_cli.errors import InputError, SettingsError, VectorsError
-from attn_cli.training.batches import Feed, length_batches
 from attn_cli.training.corpus import HELD_OUT, TRAINING, VALIDATION, read_corpus, side_of
 from attn_cli.training.demo import demo_corpus
 from attn_cli.training.settings import TrainingSettings
-from attn_cli.training.trainer import Progress, Trainer, projected_layer
+from attn_cli.training.trainer import Feed, Progress, Trainer, length_batches, projected_layer
 from attn_cli.vectors.store import Vectors
 
 FAST = TrainingSettings(epochs=2, batch_size=4, d_k=8, heads=2)
@@ -270,14 +269,14 @@ def test_the_demo_needs_a_vector_set_with_enough_common_words(small_vectors):
 
 
 def test_adam_steps_by_the_learning_rate_against_the_gradient_and_changes_nothing_in_place():
-    from attn_cli.training.learning import AdamSettings, adam_start, adam_step
+    from attn_cli.training.learning import adam_start, adam_step
 
     params = (np.array([1.0, -2.0, 0.5]),)
     grads = (np.array([3.0, -0.01, 0.0]),)
     before = params[0].copy()
-    settings = AdamSettings(learning_rate=0.1)
+    learning_rate = 0.1
     state = adam_start(params)
-    (first,), state = adam_step(params, grads, state, settings)
+    (first,), state = adam_step(params, grads, state, learning_rate)
     np.testing.assert_allclose(first - before, [-0.1, 0.1, 0.0], atol=1e-6)  # bias-corrected: lr x sign(g)
     assert np.array_equal(params[0], before)  # new arrays, the old ones untouched
     m = v = np.zeros(3)  # a plain reference of the bias-corrected update, for more steps
@@ -289,7 +288,7 @@ def test_adam_steps_by_the_learning_rate_against_the_gradient_and_changes_nothin
             np.testing.assert_allclose(first, x, rtol=1e-12)
     current, state_now = (first,), state
     for _ in range(2):
-        current, state_now = adam_step(current, grads, state_now, settings)
+        current, state_now = adam_step(current, grads, state_now, learning_rate)
     np.testing.assert_allclose(current[0], x, rtol=1e-12)
 
 

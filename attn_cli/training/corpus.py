@@ -1,10 +1,5 @@
-"""A training corpus: sentences as rows of the vector set, split into training, validation and held-out sentences.
-
-Words are split as explain splits them (tokenize.sentence_pieces); unknown words are skipped without suggestions,
-and sentences with fewer than two different known words or more than `max_words` are skipped and counted. The
-split is by a hash of each sentence's words, so a repeated sentence always falls on the same side: one tenth is
-held out for the final table, another is the validation split the trainer picks its best epoch on.
-"""
+"""A training corpus: sentences as rows of the vector set, split by a hash of their words (so a repeated sentence
+falls on one side) into training, validation (choosing the best epoch) and held-out (the final table) sentences."""
 
 from __future__ import annotations
 
@@ -26,7 +21,7 @@ MIN_SENTENCES = 20  # fewer usable sentences leave no held-out or validation ten
 
 @dataclass(frozen=True)
 class Corpus:
-    """Usable sentences (each [n] int rows of the vector set, n >= 2) on each side of the split, and the counts."""
+    """Usable sentences (each [n] rows of the vector set, n >= 2) on each side of the split, and the counts."""
 
     training: list[np.ndarray]
     validation: list[np.ndarray]  # what the trainer picks its best epoch on
@@ -41,13 +36,13 @@ class Corpus:
 
 def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sentences: int = MAX_CORPUS_SENTENCES,
                 name: str = "the corpus") -> Corpus:
-    """Encode one sentence per line; InputError when too few remain for the split, or when `lines` (called `name`)
-    holds more than `max_sentences` (the corpus is held in memory, and a stream may never end)."""
+    """Encode one sentence per line, split as explain splits them; more than `max_sentences` is an InputError: the
+    corpus is held in memory, and a stream may never end."""
     digest = hashlib.blake2b(digest_size=16)
     sides: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])  # by side_of
     read = short = long = unknown = 0
     for line in lines:
-        if not isinstance(line, str):  # the command line reads text; a Python caller may pass anything
+        if not isinstance(line, str):
             raise InputTypeError(f"sentences[{read}] must be a str, not {type(line).__name__}")
         if read == max_sentences:
             raise InputError(f"{name} holds more than {max_sentences:,} sentences; raise ", Option("max_sentences"),
@@ -62,15 +57,21 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sent
             long += 1
         else:
             sides[side_of(keys)].append(np.array(rows, dtype=np.int64))
-    corpus = Corpus(*sides, digest.hexdigest(), read, short, long, unknown,
-                    sum(len(sentence) for side in sides for sentence in side))
-    check_split(corpus)
-    return corpus
+    counts = [len(side) for side in sides]  # TRAINING, VALIDATION, HELD_OUT
+    if sum(counts) < MIN_SENTENCES or not all(counts):
+        skipped = f" ({short:,} had fewer than 2 different known words)" if short else ""
+        raise InputError(f"the corpus has {sum(counts):,} usable sentence(s) of {read:,}{skipped}: "
+                         f"{counts[HELD_OUT]:,} held out, {counts[VALIDATION]:,} to validate on; training holds "
+                         f"out one sentence in {SHARE} to evaluate on and another to choose the best epoch with, "
+                         f"so it needs at least {MIN_SENTENCES} (more, in practice: hundreds); add sentences, one "
+                         "per line, in words the vector set knows")
+    return Corpus(*sides, digest.hexdigest(), read, short, long, unknown,
+                  sum(len(sentence) for side in sides for sentence in side))
 
 
 def known_words(sentence: str, vectors: Vectors) -> tuple[list[str], list[int], int]:
-    """The vocabulary keys and rows of the sentence's known words, and how many words were unknown (punctuation
-    and clitics the vocabulary lacks are dropped quietly, as tokenize does)."""
+    """The keys and rows of the sentence's known words, and how many words were unknown (not punctuation nor
+    clitics, dropped quietly as tokenize does)."""
     keys: list[str] = []
     rows: list[int] = []
     unknown = 0
@@ -84,20 +85,8 @@ def known_words(sentence: str, vectors: Vectors) -> tuple[list[str], list[int], 
 
 
 def side_of(keys: list[str]) -> int:
-    """HELD_OUT or VALIDATION for about one sentence in SHARE each, else TRAINING: by the sentence's words alone."""
+    """HELD_OUT or VALIDATION for about one sentence in SHARE each, else TRAINING."""
     digest = hashlib.blake2b(" ".join(keys).encode("utf-8", "surrogatepass"), digest_size=8).digest()
     bucket = int.from_bytes(digest, "big") % SHARE
     return HELD_OUT if bucket == 0 else VALIDATION if bucket == 1 else TRAINING
 
-
-def check_split(corpus: Corpus) -> None:
-    """Refuse a corpus too small to hold out a tenth and validate on another, or with a side left empty."""
-    counts = [len(corpus.training), len(corpus.validation), len(corpus.evaluation)]  # TRAINING, VALIDATION, HELD_OUT
-    usable = sum(counts)
-    if usable < MIN_SENTENCES or not all(counts):
-        skipped = f" ({corpus.short:,} had fewer than 2 different known words)" if corpus.short else ""
-        raise InputError(f"the corpus has {usable:,} usable sentence(s) of {corpus.lines:,}{skipped}: "
-                         f"{counts[HELD_OUT]:,} held out, {counts[VALIDATION]:,} to validate on; training holds "
-                         f"out one sentence in {SHARE} to evaluate on and another to choose the best epoch with, "
-                         f"so it needs at least {MIN_SENTENCES} (more, in practice: hundreds); add sentences, one "
-                         "per line, in words the vector set knows")

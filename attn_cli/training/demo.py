@@ -1,9 +1,5 @@
-"""A demonstration corpus that teaches one thing a reader can check: which sense "bank" has in context.
-
-Each sentence is 5 to 8 words of one of ten topics (the words nearest a seed word), "bank" joining some money and
-river sentences; the masked-word objective then maps a context to its topic. Raw attention cannot: in "money bank
-grows" bank's output stays nearest bank itself, the trained layer's lies nearer money (`sense_leads` measures it).
-"""
+"""A demo corpus that teaches what a reader can check: which sense "bank" has in context. Sentences of one topic
+each, "bank" in some money and river ones: the trained layer moves bank toward its sense, raw attention cannot."""
 
 from __future__ import annotations
 
@@ -13,9 +9,8 @@ import numpy as np
 
 from attn_cli.engine.attention import unit_rows
 from attn_cli.errors import VectorsError
-from attn_cli.training.batches import Feed
-from attn_cli.training.learning import Layer, identity_layer, layer_forward
-from attn_cli.training.trainer import Trainer, projected_layer
+from attn_cli.training.learning import Layer, layer_forward
+from attn_cli.training.trainer import Feed, Trainer
 from attn_cli.vectors.store import Vectors
 
 TOPICS = ("money", "river", "music", "food", "school", "weather", "sport", "computer", "doctor", "car")
@@ -29,12 +24,11 @@ WITH_AMBIGUOUS = 0.3  # the share of money and river sentences that also hold "b
 
 @dataclass(frozen=True)
 class DemoCorpus:
-    lines: list[str]  # one sentence per line, as a corpus file holds them
+    lines: list[str]  # one sentence per line
     topics: dict[str, list[str]]  # seed word -> its topic's words, nearest first
 
 
 def demo_corpus(vectors: Vectors, sentences: int = 2_250, seed: int = 0) -> DemoCorpus:
-    """Sentences of 5-8 words of one topic (bank in some money and river ones), drawn with default_rng(seed)."""
     topics = topic_words(vectors)
     rng = np.random.default_rng(seed)
     lines = []
@@ -48,7 +42,7 @@ def demo_corpus(vectors: Vectors, sentences: int = 2_250, seed: int = 0) -> Demo
 
 
 def topic_words(vectors: Vectors) -> dict[str, list[str]]:
-    """Each topic's TOPIC_WORDS plain words nearest its seed by cosine, among the set's COMMON_WORDS first."""
+    """Each topic's TOPIC_WORDS plain words nearest its seed word, among the set's COMMON_WORDS first."""
     missing = [word for word in (*TOPICS, AMBIGUOUS) if vectors.lookup(word) is None]
     common = [row for row in range(min(COMMON_WORDS, vectors.count)) if plain_word(vectors, row)]
     if missing or len(common) < len(TOPICS) * TOPIC_WORDS:
@@ -68,15 +62,14 @@ def topic_words(vectors: Vectors) -> dict[str, list[str]]:
 
 
 def plain_word(vectors: Vectors, row: int) -> bool:
-    """A lower-case word of letters that reads back as itself (so the corpus's text round-trips to its rows)."""
+    """A lower-case word of letters that reads back as itself, so the corpus's text round-trips to its rows."""
     word = vectors.words[row]
     return word.isalpha() and word.islower() and len(word) >= 3 and vectors.lookup(word) == (word, row)
 
 
 def sense_lead(feed: Feed, layer: Layer, sentence: str, masked: bool = True) -> float:
-    """cos(bank's output, its sense's word) - cos(bank's output, bank) in `sentence`: above 0, the layer moved
-    bank nearer the sense its context gives it than to its own static vector. `masked`: under the layer's own
-    mask; else every word sees every word, bank itself too, as `explain` shows raw attention."""
+    """cos(bank's output, its sense's word) - cos(bank's output, bank): above 0, the layer moved bank toward its
+    sense. Unmasked, every word sees every word, as `explain` shows raw attention."""
     vectors = feed.vectors
     words = sentence.split()
     rows = np.array([vectors.lookup(word)[1] for word in words])  # type: ignore[index]  # the demo's words
@@ -89,10 +82,6 @@ def sense_lead(feed: Feed, layer: Layer, sentence: str, masked: bool = True) -> 
 
 
 def sense_leads(trainer: Trainer) -> dict[str, dict[str, float]]:
-    """The sense lead of raw attention (as `explain` shows it: no mask), the random start and the trained (best)
-    layer, for each sentence."""
-    feed = trainer.feed
-    layers = {"raw": identity_layer(feed.vectors.dims), "random": projected_layer(feed.config, trainer.initial),
-              "trained": projected_layer(feed.config, trainer.best.weights)}
-    return {name: {sentence: sense_lead(feed, layer, sentence, masked=name != "raw") for sentence in SENSES}
-            for name, layer in layers.items()}
+    """The sense lead of each layer of the table for each sentence, raw attention unmasked as `explain` shows it."""
+    return {name: {sentence: sense_lead(trainer.feed, layer, sentence, masked=name != "raw") for sentence in SENSES}
+            for name, layer in trainer.layers().items()}

@@ -1,8 +1,6 @@
-"""One attention layer predicting words from their context: the forward pass, the loss, the backward pass, Adam.
-
-Pure numpy, gradients by hand (checked in the tests), so training needs nothing the inspector does not install.
-Shapes, for B sentences of n words (one length: no padding), d input dims, H heads of d_head = d_k / H dims and
-N vocabulary words:
+"""One attention layer predicting words from their context: forward, loss, backward by hand (checked in the
+tests) and Adam, in numpy alone. Shapes, for B sentences of n words (one length: no padding), d input dims, H heads
+of d_head = d_k / H dims and N vocabulary words:
 
     X            [B, n, d]           word vectors (+ position codes), constants
     Q, K, V      [B, H, n, d_head]   X W_Q, X W_K, X W_V, heads split as split_heads does
@@ -13,18 +11,17 @@ N vocabulary words:
     Z            [P, N]              Y E^T at the P predicted positions, E the vocabulary's vectors
     loss                             mean over the P positions of logsumexp(Z_p) - Z_p[target_p]
 
-The vocabulary product and its softmax dominate: they run in the vocabulary's dtype (float32 when training,
-float64 for the gradient checks); the attention runs in float64 through the engine's own `attend`.
+The vocabulary product runs in the vocabulary's dtype (float32 when training, float64 for the gradient checks).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from attn_cli.engine.attention import Projections, attend, merge_heads, split_heads
-from attn_cli.training.settings import AdamSettings
 
 NO_TARGET = -1  # a position that predicts nothing (the last word under next-word, a word outside the vocabulary)
 SCORE_BLOCK_BYTES = 24 * 2**20  # scores of one block of predictions: glibc maps (and zeroes) blocks over 32 MB anew
@@ -32,16 +29,13 @@ SCORE_BLOCK_BYTES = 24 * 2**20  # scores of one block of predictions: glibc maps
 
 @dataclass(frozen=True)
 class Layer:
-    """The weights of one layer and how it attends: H heads, every score times `scale` (dot similarity)."""
-
     projections: Projections  # W_Q, W_K, W_V [d, d_k]; W_O [d_k, d] or None (heads concatenated as they are)
     heads: int
     scale: float
 
 
 @dataclass(frozen=True)
-class LayerPass:
-    """The forward intermediates that the backward pass reuses."""
+class LayerPass:  # the forward intermediates that the backward pass reuses
 
     inputs: np.ndarray  # [B, n, d]
     queries: np.ndarray  # [B, H, n, d_head]
@@ -54,52 +48,48 @@ class LayerPass:
 
 @dataclass(frozen=True)
 class BatchLoss:
-    """The mean cross-entropy of a batch's predictions and its gradient for every weight matrix."""
-
-    loss: float  # mean over the predictions (0.0 when there are none)
+    loss: float  # mean cross-entropy over the predictions (0.0 when there are none)
     predictions: int
     gradients: Projections  # d loss / d W_Q, W_K, W_V, W_O
 
 
 def identity_layer(d_model: int) -> Layer:
-    """Parameter-free attention as a Layer: Q = K = V = X (identity weights, exact), one head, no scale, no W_O."""
+    """Raw attention as a Layer: Q = K = V = X, one head, no scale, no W_O."""
     eye = np.eye(d_model)
     return Layer(Projections(w_q=eye, w_k=eye, w_v=eye, w_o=None), heads=1, scale=1.0)
 
 
 def prediction_targets(words: np.ndarray, mask: str, vocabulary_size: int) -> np.ndarray:
-    """The vocabulary row each position predicts, [B, n]: its own word under the mask "others" (no word sees
-    itself), else ("causal") the next word; NO_TARGET for none and for a word beyond the first `vocabulary_size`."""
+    """[B, n] the row each position predicts: its own word under the mask "others", else the next word; NO_TARGET
+    for none and for a word beyond the first `vocabulary_size`."""
     targets = words.copy() if mask == "others" else np.pad(words[:, 1:], ((0, 0), (0, 1)), constant_values=NO_TARGET)
     targets[targets >= vocabulary_size] = NO_TARGET
     return targets
 
 
 def layer_forward(inputs: np.ndarray, layer: Layer, visible: np.ndarray) -> LayerPass:
-    """Attention over each sentence of the batch: inputs [B, n, d], visible [B, 1, n, n] or [n, n] bool."""
+    """inputs [B, n, d], visible [B, 1, n, n] or [n, n] bool."""
     w = layer.projections
     # [B, n, d] x [d, d_k] -> [B, n, d_k] -> [B, H, n, d_head]
     queries, keys, values = (split_heads(inputs @ m, layer.heads) for m in (w.w_q, w.w_k, w.w_v))
-    head_outputs, weights, _, _ = attend(queries, keys, values, scale=layer.scale, mask=visible)  # the engine's own
+    head_outputs, weights, _, _ = attend(queries, keys, values, scale=layer.scale, mask=visible)
     concatenated = merge_heads(head_outputs)  # [B, H, n, d_head] -> [B, n, d_k]
     outputs = concatenated if w.w_o is None else concatenated @ w.w_o  # [B, n, d_k] x [d_k, d] -> [B, n, d]
     return LayerPass(inputs, queries, keys, values, weights, concatenated, outputs)
 
 
-def vocabulary_logits(outputs: np.ndarray, vocabulary: np.ndarray) -> np.ndarray:
-    """Z = Y E^T in the vocabulary's dtype: [P, d] x [d, N] -> [P, N]."""
-    return outputs.astype(vocabulary.dtype, copy=False) @ vocabulary.T
-
-
-def score_blocks(count: int, vocabulary: np.ndarray) -> list[slice]:
-    """Predictions in blocks whose [rows, N] scores stay under SCORE_BLOCK_BYTES."""
+def score_blocks(outputs: np.ndarray, vocabulary: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """Each block of predictions whose logits Z = Y E^T ([p, d] x [d, N] -> [p, N], the vocabulary's dtype) stay
+    under SCORE_BLOCK_BYTES, with them."""
     rows = max(1, SCORE_BLOCK_BYTES // (vocabulary.shape[0] * vocabulary.itemsize))
-    return [slice(start, min(start + rows, count)) for start in range(0, count, rows)]
+    for start in range(0, len(outputs), rows):
+        block = slice(start, start + rows)
+        yield block, outputs[block].astype(vocabulary.dtype, copy=False) @ vocabulary.T
 
 
 def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per prediction -log softmax(Z_p)[target_p]: [P] float64, and the row sums [P, 1] of exp(Z_p - max Z_p).
-    Turns `logits` [P, N] into exp(Z - max Z) in place (softmax = that / sums): they are training's largest arrays."""
+    """[P] -log softmax(Z_p)[target_p] and [P, 1] the sums of exp(Z_p - max Z_p); turns `logits` [P, N] into
+    exp(Z - max Z) in place, as they are training's largest arrays."""
     logits -= logits.max(axis=1, keepdims=True)  # every entry <= 0: exp cannot overflow
     target_logits = logits[np.arange(len(targets)), targets].astype(np.float64)  # [P]
     np.exp(logits, out=logits)
@@ -109,16 +99,15 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, 
 
 def batch_loss(inputs: np.ndarray, targets: np.ndarray, layer: Layer, visible: np.ndarray,
                vocabulary: np.ndarray) -> BatchLoss:
-    """The loss of a batch and its gradients: inputs [B, n, d], targets [B, n], vocabulary E [N, d]."""
+    """inputs [B, n, d], targets [B, n], vocabulary E [N, d]."""
     forward = layer_forward(inputs, layer, visible)
     chosen = targets != NO_TARGET  # [B, n]
     count = int(np.count_nonzero(chosen))
     if count == 0:  # no gradient: zeros of each weight's shape
-        return BatchLoss(0.0, 0, Projections(*(np.zeros_like(m) for m in vars(layer.projections).values())))
+        return BatchLoss(0.0, 0, Projections(*map(np.zeros_like, parameters(layer.projections))))
     outputs, wanted = forward.outputs[chosen], targets[chosen]  # [P, d], [P]
     losses, d_chosen = np.empty(count), np.empty_like(outputs)  # [P], [P, d]
-    for block in score_blocks(count, vocabulary):
-        logits = vocabulary_logits(outputs[block], vocabulary)  # [p, N]
+    for block, logits in score_blocks(outputs, vocabulary):  # [p, N]
         losses[block], sums = cross_entropy(logits, wanted[block])
         logits *= 1.0 / (sums * count)  # softmax / P: the mean over the batch's predictions
         logits[np.arange(len(logits)), wanted[block]] -= logits.dtype.type(1.0 / count)  # d loss / d Z: (p - 1_t) / P
@@ -129,11 +118,10 @@ def batch_loss(inputs: np.ndarray, targets: np.ndarray, layer: Layer, visible: n
 
 
 def layer_backward(forward: LayerPass, d_outputs: np.ndarray, layer: Layer) -> Projections:
-    """d loss / d W from d loss / d Y [B, n, d], by the chain rule back through each step of layer_forward."""
-    w = layer.projections
-    assert w.w_o is not None  # a trained layer has W_O
+    """d loss / d W from d loss / d Y [B, n, d], back through each step of layer_forward."""
+    w_o = parameters(layer.projections)[3]
     d_w_o = flat(forward.concatenated).T @ flat(d_outputs)  # [d_k, B*n] x [B*n, d] -> [d_k, d]
-    d_heads = split_heads(d_outputs @ w.w_o.T, layer.heads)  # [B, n, d] x [d, d_k] -> [B, H, n, d_head]
+    d_heads = split_heads(d_outputs @ w_o.T, layer.heads)  # [B, n, d] x [d, d_k] -> [B, H, n, d_head]
     d_weights = d_heads @ np.swapaxes(forward.values, -1, -2)  # [B, H, n, d_head] x [.., d_head, n] -> [B, H, n, n]
     d_values = np.swapaxes(forward.weights, -1, -2) @ d_heads  # [B, H, n, n] x [B, H, n, d_head] -> [.., d_head]
     a = forward.weights
@@ -145,32 +133,31 @@ def layer_backward(forward: LayerPass, d_outputs: np.ndarray, layer: Layer) -> P
     return Projections(w_q=d_w_q, w_k=d_w_k, w_v=d_w_v, w_o=d_w_o)  # each [d, d_k] x ... -> [d, d_k]
 
 
-def flat(x: np.ndarray) -> np.ndarray:
-    """[B, n, m] -> [B*n, m]: every position of every sentence as one row."""
+def parameters(weights: Projections) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """W_Q, W_K, W_V, W_O: a trained layer always has W_O."""
+    assert weights.w_o is not None
+    return weights.w_q, weights.w_k, weights.w_v, weights.w_o
+
+
+def flat(x: np.ndarray) -> np.ndarray:  # [B, n, m] -> [B*n, m]
     return x.reshape(-1, x.shape[-1])
 
 
-@dataclass(frozen=True)
-class AdamState:
-    """The running moments of every parameter, and how many steps made them."""
-
-    steps: int
-    first: tuple[np.ndarray, ...]  # m: running mean of the gradients, one array per parameter
-    second: tuple[np.ndarray, ...]  # v: running mean of their squares
+AdamState = tuple[int, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]  # steps; m and v, one array per parameter
+BETA1, BETA2, EPSILON = 0.9, 0.999, 1e-8  # Adam's defaults (Kingma & Ba, 2015)
 
 
 def adam_start(parameters: tuple[np.ndarray, ...]) -> AdamState:
-    """Zero moments for parameters of these shapes."""
-    return AdamState(0, tuple(np.zeros_like(p) for p in parameters), tuple(np.zeros_like(p) for p in parameters))
+    return 0, tuple(map(np.zeros_like, parameters)), tuple(map(np.zeros_like, parameters))
 
 
 def adam_step(parameters: tuple[np.ndarray, ...], gradients: tuple[np.ndarray, ...], state: AdamState,
-              settings: AdamSettings) -> tuple[tuple[np.ndarray, ...], AdamState]:
-    """One update: p - lr * m_hat / (sqrt(v_hat) + eps), with the moments' start-up bias corrected."""
-    steps = state.steps + 1
-    first = tuple(settings.beta1 * m + (1 - settings.beta1) * g for m, g in zip(state.first, gradients))
-    second = tuple(settings.beta2 * v + (1 - settings.beta2) * g * g for v, g in zip(state.second, gradients))
-    bias1, bias2 = 1 - settings.beta1 ** steps, 1 - settings.beta2 ** steps
-    updated = tuple(p - settings.learning_rate * (m / bias1) / (np.sqrt(v / bias2) + settings.epsilon)
+              learning_rate: float) -> tuple[tuple[np.ndarray, ...], AdamState]:
+    """p - lr * m_hat / (sqrt(v_hat) + eps) as new arrays, so weights interrupted by Ctrl-C stay whole."""
+    steps = state[0] + 1
+    first = tuple(BETA1 * m + (1 - BETA1) * g for m, g in zip(state[1], gradients))
+    second = tuple(BETA2 * v + (1 - BETA2) * g * g for v, g in zip(state[2], gradients))
+    bias1, bias2 = 1 - BETA1 ** steps, 1 - BETA2 ** steps
+    updated = tuple(p - learning_rate * (m / bias1) / (np.sqrt(v / bias2) + EPSILON)
                     for p, m, v in zip(parameters, first, second))
-    return updated, AdamState(steps, first, second)
+    return updated, (steps, first, second)

@@ -1,7 +1,5 @@
-"""One training run from text to a `TrainedLayer`: read the corpus, train, evaluate, record where it came from
-(for the command line and the Python API alike). No timings in the provenance: the same inputs, seed and number of
-BLAS threads give the same file (docs/train.md).
-"""
+"""One training run from text to a `TrainedLayer` with its provenance: no timings in it, so the same inputs, seed
+and number of BLAS threads give the same file (docs/train.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +23,7 @@ OBJECTIVE_NAMES = {"others": "masked-word", "causal": "next-word"}  # the layer'
 class TrainingRun:
     """A finished (or interrupted) run: the layer to save, and the held-out table to show."""
 
-    layer: TrainedLayer  # the best weights (lowest validation loss) with their provenance
+    layer: TrainedLayer  # the best weights (lowest validation loss)
     evaluation: Evaluation  # raw attention, the random start and the trained layer on the held-out sentences
     corpus: Corpus
     trainer: Trainer
@@ -33,7 +31,6 @@ class TrainingRun:
 
     @property
     def warnings(self) -> list[dict]:
-        """What the held-out table needs said before it is read ({code, message, ...}; [] for none)."""
         return evaluation_warnings(self.evaluation)
 
     def __repr__(self) -> str:
@@ -43,9 +40,7 @@ class TrainingRun:
 
 
 class Training:
-    """A run made ready: the corpus read and split, the trainer's checks done before any step. `attn_cli.train` is
-    `prepare_training(...).run()`; holding one lets a caller show progress and, on Ctrl-C, keep the best weights
-    so far (`best_epoch`, then `result()`), as `attn-cli train` does."""
+    """A run made ready, the corpus read and checked: on Ctrl-C in `run`, `result()` keeps the best weights so far."""
 
     def __init__(self, lines: Iterable[str], vectors: Vectors, settings: TrainingSettings, corpus_name: str,
                  demo: DemoCorpus | None = None) -> None:
@@ -65,17 +60,16 @@ class Training:
 
     @property
     def best_epoch(self) -> int:
-        """The epoch of the best weights so far on the validation split (0: the random start)."""
+        """The best weights' epoch so far (0: the random start)."""
         return self.trainer.best.epoch
 
     @property
     def epochs_done(self) -> int:
-        """How many epochs have ended (their validation check done)."""
+        """Epochs ended, their validation check done."""
         return max(len(self.trainer.history) - 1, 0)
 
     def run(self, progress: Callable[[Progress], None] | None = None) -> TrainingRun:
-        """Train every epoch, then evaluate (a KeyboardInterrupt propagates; `result()` still gives the best so
-        far). Running out of memory names --batch-size, which sets how much a step holds."""
+        """Train, then evaluate; running out of memory names --batch-size, which sets how much a step holds."""
         size = self.trainer.settings.batch_size
         with memory_named(lambda: SettingsError("batch_size", f"({size}) asks for more memory than is left for a "
                                                 "step's attention weights and word scores; lower it")):
@@ -83,12 +77,12 @@ class Training:
             return self.result()
 
     def result(self) -> TrainingRun:
-        """Evaluate the best weights so far (after a full run, or an interrupted one) and give them provenance."""
+        """Evaluate the best weights so far and give them provenance."""
         trainer = self.trainer
         if not trainer.history:
             raise InputError("training stopped before the initial weights were scored: nothing to evaluate or keep")
         evaluation = trainer.evaluate()
-        demo = None if self.demo is None else {  # the demo's topics (a few words of each), the layers' sense leads
+        demo = None if self.demo is None else {
             "topics": {topic: words[:4] for topic, words in self.demo.topics.items()},
             "sense_lead": sense_leads(trainer)}
         return TrainingRun(layer_of(trainer, self.vectors, self.corpus_name, evaluation), evaluation, trainer.corpus,
@@ -96,7 +90,6 @@ class Training:
 
 
 def layer_of(trainer: Trainer, vectors: Vectors, corpus_name: str, evaluation: Evaluation) -> TrainedLayer:
-    """The trainer's best weights as a TrainedLayer: settings as explain adopts them, and where they came from."""
     config, corpus, settings = trainer.feed.config, trainer.corpus, trainer.settings
     layer = {"objective": OBJECTIVE_NAMES[config.mask], "heads": config.heads, "d_k": config.width(vectors.dims),
              **{name: getattr(config, name) for name in LAYER_KEYS[3:]}}  # mask, positions, ... temperature

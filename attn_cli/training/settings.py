@@ -1,5 +1,4 @@
-"""`TrainingSettings`: every choice of a training run, each declared once (attn_cli.declared; the layer's as the
-engine's `LayerSettings`), a bad value a `SettingsError` naming the keyword."""
+"""`TrainingSettings`: every choice of a training run, declared once; a bad value a `SettingsError` naming it."""
 
 from __future__ import annotations
 
@@ -15,19 +14,8 @@ MAX_CORPUS_SENTENCES = 1_000_000  # a corpus is held in memory: 0.3 GB of 10-wor
 
 
 @dataclass(frozen=True)
-class AdamSettings:
-    """Adam (Kingma & Ba, 2015): each step returns new weights and state rather than changing them in place, so a
-    caller interrupted between two steps (Ctrl-C) still holds one consistent set of weights."""
-
-    learning_rate: float = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    epsilon: float = 1e-8
-
-
-@dataclass(frozen=True)
 class TrainingSettings:
-    """The layer to learn and how to learn it. Every field has the command line's default."""
+    """The layer to learn and how to learn it, with the command line's defaults."""
 
     mask: str = setting("none", "none: predict each word from the others. causal: predict the next word.", CHOICE,
                         choices=tuple(LAYER_MASKS), says="'none' (masked word) or 'causal' (next word)",
@@ -58,17 +46,10 @@ class TrainingSettings:
 
     @property
     def attention(self) -> AttentionConfig:
-        """The layer as the engine runs it: projected with W_O, scale 1/sqrt(d_head), the objective's mask.
-
-        draw_projections(d, attention) gives the initial weights: the seeded random layer that
-        `explain --mode projected --output-projection --seed S` shows.
-        """
+        """Projected with W_O, scale 1/sqrt(d_head): draw_projections(d, attention) is the seeded start that
+        `explain --mode projected --output-projection` shows."""
         return AttentionConfig(mode="projected", scale="sqrt", heads=self.heads, d_k=self.d_k, seed=self.seed,
                                mask=LAYER_MASKS[self.mask], positions=self.positions, output_projection=True)
-
-    @property
-    def adam(self) -> AdamSettings:
-        return AdamSettings(learning_rate=float(self.learning_rate))
 
 
 # Small batches (more steps) and the top 3,000 words (all the demo's) as the vocabulary.

@@ -1,32 +1,25 @@
-"""The training loop: epochs of shuffled minibatches, Adam steps, a validation check after every epoch. The trainer
-keeps the best weights so far (lowest validation loss; the initial ones are epoch 0) and the latest; every step
-replaces whole weight sets, so after Ctrl-C (a KeyboardInterrupt, which propagates) both are complete.
-
-The held-out evaluation scores three layers on the same predictions, mask and inputs: raw (Q = K = V = X, scale
-"none", explain's raw default), random (the seeded initial weights) and trained. Accuracy@k counts a prediction as
-right when fewer than k vocabulary words score strictly above the target.
-"""
+"""The training loop: epochs of shuffled minibatches, Adam steps, a validation check after each keeping the best
+weights so far; every step replaces whole weight sets, so after Ctrl-C both the best and the latest are complete."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.attention import AttentionConfig, Projections, draw_projections
+from attn_cli.engine.attention import AttentionConfig, Projections, draw_projections, position_codes, visible_matrix
 from attn_cli.errors import InputError, Option
-from attn_cli.training.batches import Feed
 from attn_cli.training.corpus import Corpus
 from attn_cli.training.learning import (NO_TARGET, Layer, adam_start, adam_step, batch_loss, cross_entropy,
-                                        identity_layer, layer_forward, score_blocks, vocabulary_logits)
+                                        identity_layer, layer_forward, parameters, prediction_targets,
+                                        score_blocks)
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.vectors.store import Vectors
 
-EVALUATION_BATCH = 64  # sentences per forward pass (the vocabulary is scored in blocks of learning.score_blocks)
-# Held-out predictions below which the table means little: an accuracy over m predictions is uncertain by up to
-# 0.98 / sqrt(m) either way (95%), 10 points at 100: below that the three layers' rows can swap by chance.
+EVALUATION_BATCH = 64  # sentences per forward pass
+# An accuracy over m predictions is uncertain by up to 0.98 / sqrt(m) either way (95%): 10 points at 100.
 MIN_PREDICTIONS = 100
 
 
@@ -45,8 +38,58 @@ class Evaluation:
     trained: LayerScore
 
 
+@dataclass(frozen=True)
+class Batch:
+    words: np.ndarray  # [B, n] rows of the vector set
+    inputs: np.ndarray  # [B, n, d] float64: their vectors (+ position codes)
+    targets: np.ndarray  # [B, n] the vocabulary row each position predicts, NO_TARGET for none
+    visible: np.ndarray  # [B, 1, n, n] or [n, n] bool: the keys each query may see (every head alike)
+
+
+@dataclass(frozen=True)
+class Feed:
+    """Sentences of one length stacked into batches (no padding, one product per batch), and the vocabulary E."""
+
+    vectors: Vectors
+    config: AttentionConfig
+    vocabulary: np.ndarray  # [N, d]: the first softmax_vocab rows of the vector set
+
+    @classmethod
+    def build(cls, vectors: Vectors, settings: TrainingSettings, dtype: type = np.float32) -> Feed:
+        size = min(settings.softmax_vocab, vectors.count)
+        return cls(vectors, settings.attention, vectors.rows(list(range(size))).astype(dtype))
+
+    def batch(self, sentences: Sequence[np.ndarray]) -> Batch:
+        words = np.stack(sentences)  # [B, n]
+        inputs = self.vectors.rows(words.ravel().tolist()).reshape(*words.shape, self.vectors.dims)  # [B, n, d]
+        codes = position_codes(self.config, inputs)
+        if codes is not None:
+            inputs += codes
+        return Batch(words, inputs, prediction_targets(words, self.config.mask, len(self.vocabulary)),
+                     visible_matrix(self.config.mask, words[:, None, :], words[:, None, :]))  # [B, 1, n, n]
+
+    def batches(self, sentences: Sequence[np.ndarray], size: int,
+                rng: np.random.Generator | None = None) -> Iterator[Batch]:
+        for indices in length_batches([len(s) for s in sentences], size, rng):
+            yield self.batch([sentences[i] for i in indices])
+
+
+def length_batches(lengths: Sequence[int], size: int, rng: np.random.Generator | None = None) -> list[np.ndarray]:
+    """Indices of sentences of equal length, at most `size` per batch; in length order, or shuffled by rng (the
+    same corpus and seed give the same steps)."""
+    sizes = np.asarray(lengths)
+    order = np.arange(len(sizes)) if rng is None else rng.permutation(len(sizes))
+    batches: list[np.ndarray] = []
+    for length in np.unique(sizes):
+        members = order[sizes[order] == length]  # in `order`'s order
+        batches += [members[start:start + size] for start in range(0, len(members), size)]
+    if rng is not None:
+        batches = [batches[i] for i in rng.permutation(len(batches))]
+    return batches
+
+
 def evaluation_warnings(evaluation: Evaluation) -> list[dict]:
-    """What to say about the held-out table before reading it: a warning when it rests on too few predictions."""
+    """A warning when the held-out table rests on too few predictions to rank its rows."""
     predictions = evaluation.trained.predictions
     if predictions >= MIN_PREDICTIONS:
         return []
@@ -63,13 +106,12 @@ def projected_layer(config: AttentionConfig, projections: Projections) -> Layer:
 
 
 def score_layer(feed: Feed, layer: Layer, sentences: Sequence[np.ndarray]) -> LayerScore:
-    """Loss and accuracy of `layer` over every prediction the sentences hold."""
+    """Loss and accuracy@k (fewer than k words score above the target) over every prediction the sentences hold."""
     losses, ranks = [], []
     for batch in feed.batches(sentences, EVALUATION_BATCH):
         chosen = batch.targets != NO_TARGET  # [B, n]
         outputs, targets = layer_forward(batch.inputs, layer, batch.visible).outputs[chosen], batch.targets[chosen]
-        for block in score_blocks(len(targets), feed.vocabulary):
-            logits = vocabulary_logits(outputs[block], feed.vocabulary)  # [p, N]
+        for block, logits in score_blocks(outputs, feed.vocabulary):  # [p, N]
             wanted = targets[block]
             ranks.append(np.count_nonzero(logits > logits[np.arange(len(wanted)), wanted][:, None], axis=1))
             losses.append(cross_entropy(logits, wanted)[0])
@@ -77,14 +119,6 @@ def score_layer(feed: Feed, layer: Layer, sentences: Sequence[np.ndarray]) -> La
     if not len(loss):
         return LayerScore(float("nan"), float("nan"), float("nan"), 0)
     return LayerScore(float(loss.mean()), float(np.mean(rank < 1)), float(np.mean(rank < 10)), len(loss))
-
-
-def evaluate_layers(feed: Feed, sentences: Sequence[np.ndarray], initial: Projections,
-                    trained: Projections) -> Evaluation:
-    """Raw, random and trained layers scored on the same (held-out) sentences."""
-    return Evaluation(raw=score_layer(feed, identity_layer(feed.vectors.dims), sentences),
-                      random=score_layer(feed, projected_layer(feed.config, initial), sentences),
-                      trained=score_layer(feed, projected_layer(feed.config, trained), sentences))
 
 
 @dataclass(frozen=True)
@@ -103,9 +137,7 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
-class Progress:
-    """What the callback hears after every step, and once more when an epoch's validation check is done."""
-
+class Progress:  # what the callback hears after every step, and once more when an epoch's check is done
     epoch: int  # 1-based
     epochs: int
     sentences: int  # trained on so far, over all epochs
@@ -115,7 +147,7 @@ class Progress:
 
 
 class Trainer:
-    """Learns W_Q, W_K, W_V and W_O of one layer on a corpus; `run` once, then read `best` and `latest`."""
+    """`run` once, then read `best` and `latest`."""
 
     def __init__(self, vectors: Vectors, corpus: Corpus, settings: TrainingSettings = TrainingSettings()) -> None:
         settings.attention.check_width(vectors.dims)
@@ -131,7 +163,7 @@ class Trainer:
         self._rng = np.random.default_rng(settings.seed)
 
     def run(self, progress: Callable[[Progress], None] | None = None) -> Checkpoint:
-        """Train every epoch; returns the best checkpoint. A KeyboardInterrupt propagates, the trainer kept usable."""
+        """Train every epoch; a KeyboardInterrupt propagates, the trainer kept usable."""
         if self._started:
             raise RuntimeError("a Trainer runs once: make a new one to train again")
         self._started = True
@@ -157,7 +189,7 @@ class Trainer:
                                          Option("learning_rate"), f" (now {self.settings.learning_rate:g})")
                     if result.predictions:
                         updated, adam = adam_step(parameters(self.latest), parameters(result.gradients), adam,
-                                                  self.settings.adam)
+                                                  float(self.settings.learning_rate))
                         self.latest = Projections(*updated)
                     loss_sum += result.loss * result.predictions
                     predictions += result.predictions
@@ -172,12 +204,18 @@ class Trainer:
             raise
         return self.best
 
+    def layers(self) -> dict[str, Layer]:
+        """Raw attention (Q = K = V = X), the random start and the best layer so far, as the table names them."""
+        config = self.feed.config
+        return {"raw": identity_layer(self.feed.vectors.dims), "random": projected_layer(config, self.initial),
+                "trained": projected_layer(config, self.best.weights)}
+
     def evaluate(self) -> Evaluation:
-        """The raw, random (initial) and trained (best) layers on the held-out sentences."""
-        return evaluate_layers(self.feed, self.corpus.evaluation, self.initial, self.best.weights)
+        return Evaluation(**{name: score_layer(self.feed, layer, self.corpus.evaluation)
+                             for name, layer in self.layers().items()})
 
     def _check(self, epoch: int, training_loss: float | None, seconds: float) -> EpochReport:
-        """Score the latest weights on the validation sentences; keep them when they are the best so far."""
+        """Score the latest weights on the validation sentences, kept when the best so far."""
         weights = self.latest
         score = score_layer(self.feed, projected_layer(self.feed.config, weights), self.corpus.validation)
         report = EpochReport(epoch, training_loss, score, seconds)
@@ -187,7 +225,7 @@ class Trainer:
         return report
 
     def _too_large(self) -> InputError:
-        """The error for vectors whose scores overflow before any step: no learning rate helps, their size does."""
+        """Scores that overflow before any step: no learning rate helps, the vectors' size does."""
         vocabulary = self.feed.vocabulary
         norms = np.concatenate([np.sqrt(np.square(vocabulary[start:start + 4096], dtype=np.float64).sum(axis=1))
                                 for start in range(0, len(vocabulary), 4096)])  # float64: float32 would overflow
@@ -201,8 +239,3 @@ class Trainer:
         return Progress(epoch, self.settings.epochs, done, len(self.corpus.training) * self.settings.epochs, loss,
                         report)
 
-
-def parameters(weights: Projections) -> tuple[np.ndarray, ...]:
-    """W_Q, W_K, W_V, W_O in that order (W_O is always present in a trained layer)."""
-    assert weights.w_o is not None
-    return weights.w_q, weights.w_k, weights.w_v, weights.w_o

@@ -1,7 +1,5 @@
 """The weights file of a trained layer: `.npz` without pickle (W_Q, W_K, W_V, W_O as float64 and a JSON
-`metadata`: settings, vector set, corpus, training, version), written atomically. It is safe to share: every member
-is checked against the shapes the metadata declares before it is decompressed, and a file made for another vector
-set or other settings is refused with a message that names the fix."""
+`metadata`). Safe to share: every member is checked against the metadata's shapes before it is decompressed."""
 
 from __future__ import annotations
 
@@ -36,32 +34,28 @@ TRAINED = {"masked-word": {**TRAINED_SETTINGS, "mask": "others"}, "next-word": {
 LAYER_KEYS = ("objective", "heads", "d_k", "mask", "positions", "position_scale", "seed", "scale",
               "similarity", "temperature")
 MAX_METADATA_BYTES = 1 << 20  # the metadata is a few KB; a larger member is not ours
-MAX_METADATA_DEPTH = 16  # a layer's metadata nests 4 deep (measured on the demo layer's file)
-MAX_MEMBERS = 16  # a layer's file holds 5 members (the metadata and four matrices); many more are not ours
-END_RECORD, ZIP64_LOCATOR, DIRECTORY_ENTRY = b"PK\x05\x06", b"PK\x06\x07", b"PK\x01\x02"
+MAX_METADATA_DEPTH = 16  # a layer's metadata nests 4 deep
+MAX_MEMBERS = 16  # a layer's file holds 5 members (the metadata and four matrices)
+MAX_DIRECTORY_BYTES = 1 << 16  # zipfile parses the whole member list first: a layer's takes a few hundred bytes
+END_RECORD, ZIP64_LOCATOR = b"PK\x05\x06", b"PK\x06\x07"
 END_SEARCH = 22 + 0xFFFF  # the end record and the longest comment it may carry
 MAX_D_MODEL = 8_192  # wider than any word vectors: with MAX_D_K, a file decompresses to at most 1 GiB
 ARRAY_HEADER_BYTES = 4096  # room for an .npy member's header beyond its float64 data
-# The largest weight a file may hold. Trained weights are a few units; with entries up to 1e6 and vector values up
-# to float32's 3.4e38, the widest layer (d 8,192, d_k 4,096) has queries and keys below 2.9e48, scores below 3.3e100
-# and outputs below 1.2e58, their squares and sums far inside float64's 1.8e308: no NaN or infinity can arise.
+# Trained weights are a few units. Entries up to 1e6 on vectors up to float32's 3.4e38 keep every score, output and
+# their squares far inside float64's range in the widest layer (d 8,192, d_k 4,096): no NaN or infinity can arise.
 MAX_WEIGHT = 1e6
 MAX_COUNT = 2**63 - 1  # the largest whole number the metadata may give (see _fits)
 
 
 def shown_set(name: str) -> str:
-    """A vector set's name in a message: most often a path the remedy gives back to copy, so only a name longer
-    than a real path is cut."""
+    """A vector set's name in a message, cut only when longer than a real path (the remedy gives it back)."""
     return shorten(name, LONGEST_WORD)
 
 
 @dataclass(frozen=True, eq=False)
 class TrainedLayer:
-    """One learned attention layer and where it came from.
-
-    `layer` holds the settings it was trained with (LAYER_KEYS); `provenance` the vector set,
-    the corpus, the training run and the version that made it; `source` the file it was read from.
-    """
+    """One learned layer: `layer` its settings (LAYER_KEYS), `provenance` the vector set, corpus, training and
+    version that made it, `source` the file it was read from."""
 
     projections: Projections
     layer: dict[str, Any]
@@ -80,7 +74,7 @@ class TrainedLayer:
 
     @cached_property
     def digest(self) -> str:
-        """A digest of the four matrices: names these weights in documents and in the neighbour cache."""
+        """Names these weights in documents and in the neighbour cache."""
         digest = hashlib.blake2b(digest_size=16)
         for name in MATRICES:
             digest.update(np.ascontiguousarray(getattr(self.projections, name), dtype="<f8").tobytes())
@@ -92,7 +86,6 @@ class TrainedLayer:
         return {"mode": "trained", "output_projection": True, **{name: self.layer[name] for name in kept}}
 
     def config(self) -> AttentionConfig:
-        """The engine's configuration of this layer: "trained" mode, named by the weights' digest."""
         return AttentionConfig(**self.settings(), weights_digest=self.digest)
 
     def initial(self) -> Projections:
@@ -102,35 +95,29 @@ class TrainedLayer:
         return draw_projections(self.d_model, start)
 
     def check_vectors(self, vectors: Vectors) -> None:
-        """Refuse vectors other than the set the layer was trained on: its words and values are what it learned."""
+        """Refuse vectors other than the set the layer was trained on, naming the options that give that set."""
         trained_on = self.provenance["vectors"]
         if vectors.fingerprint == trained_on["fingerprint"] and vectors.dims == trained_on["dims"]:
             return
-        raise WeightsError(f"{self.name} was trained on the vector set {shown_set(trained_on['name'])!r} "
-                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on "
-                           f"{shown_set(vectors.name)!r} ({vectors.count:,} x {vectors.dims}); ",
-                           *self.source_options(), "or train a layer for these vectors")
-
-    def source_options(self) -> list[str | Option]:
-        """How to name the vector set it was trained on: "pass --vectors X --limit N, " (as Options)."""
-        trained_on = self.provenance["vectors"]
         options = [] if trained_on.get("default") else [Option("vectors", shown_set(trained_on["name"]))]
         if _fits(trained_on, "limit", "count"):
             options.append(Option("limit", trained_on["limit"]))
-        if not options:
-            return ["use the embedded set (leave out ", Option("vectors"), "), "]
-        return ["pass ", *[part for option in options for part in (option, " ")], "(the set it was trained on), "]
+        fix = ["pass ", *[part for option in options for part in (option, " ")], "(the set it was trained on), "] \
+            if options else ["use the embedded set (leave out ", Option("vectors"), "), "]
+        raise WeightsError(f"{self.name} was trained on the vector set {shown_set(trained_on['name'])!r} "
+                           f"({trained_on['count']:,} words x {trained_on['dims']} dims), not on "
+                           f"{shown_set(vectors.name)!r} ({vectors.count:,} x {vectors.dims}); ", *fix,
+                           "or train a layer for these vectors")
 
     @property
     def name(self) -> str:
         return "the weights" if self.source is None else f"weights file {self.source}"
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the layer to a weights file (atomically): what `--weights FILE` and load_layer read."""
+        """Write the layer atomically: what `--weights FILE` and load_layer read."""
         write_file(path, self.to_bytes())
 
     def to_bytes(self) -> bytes:
-        """The weights file's bytes (numpy's .npz, no pickle), for a caller that writes them itself."""
         metadata = {"format": FORMAT, "format_version": FORMAT_VERSION, "layer": self.layer, **self.provenance}
         arrays: dict[str, Any] = {name: np.asarray(getattr(self.projections, name), np.float64) for name in MATRICES}
         buffer = io.BytesIO()
@@ -151,13 +138,12 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
     if not os.path.isfile(source):  # a device or FIFO could be read for ever
         raise WeightsError(f"weights file {source} is not a regular file; pass the .npz file attn-cli train wrote")
     try:
-        _check_members(source)
+        _check_zip(source)
         with quiet_npy_headers(), zipfile.ZipFile(source) as archive:
+            _check_count(source, len(archive.infolist()))
             sizes = {info.filename: info.file_size for info in archive.infolist()}
             metadata = _metadata(source, archive, sizes)
-            _check_matrices(source, metadata, archive, sizes)
-        with quiet_npy_headers(), np.load(source, allow_pickle=False) as stored:
-            matrices = {name: np.asarray(stored[name]) for name in MATRICES}
+            matrices = _matrices(source, metadata, archive, sizes)
     except WeightsError:
         raise
     except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zipfile.LargeZipFile,
@@ -175,66 +161,39 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
 
 
 def _depth(value: Any) -> int:
-    """How deep lists and objects nest in a parsed JSON value, counted without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
-            stack += [(child, level + 1) for child in (item.values() if isinstance(item, dict) else item)]
-    return deepest
+    """How deep lists and objects nest (a RecursionError, caught as damage, past Python's limit)."""
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+    return 0 if children is None else 1 + max(map(_depth, children), default=0)
 
 
-def _check_members(source: str) -> None:
-    """The member count, from the archive's end record and its central directory, before zipfile reads them all
-    (docs/benchmarks.md: 600,000 empty members); a count past MAX_MEMBERS, or one only ZIP64 holds, is not ours.
-    A file that does not start as a zip is refused too: numpy would read it as one .npy ("load it unsafely")."""
+def _check_zip(source: str) -> None:
+    """Refuse a file numpy would read as one .npy (not a zip), and a member list zipfile would take long to read
+    (docs/benchmarks.md: 600,000 empty members), from the end record alone."""
     with open(source, "rb") as stream:
         start = stream.read(4)
-        size = stream.seek(0, os.SEEK_END)
-        stream.seek(max(0, size - END_SEARCH))
+        stream.seek(max(0, stream.seek(0, os.SEEK_END) - END_SEARCH))
         tail = stream.read()
-        if start != b"PK\x03\x04":
-            raise _not_ours(source, "it does not start as a zip archive")
-        end = tail.rfind(END_RECORD)
-        if end < 0 or len(tail) < end + 22:
-            raise _not_ours(source, "it has no zip end record: it is cut short")
-        members = int.from_bytes(tail[end + 10:end + 12], "little")
-        if members == 0xFFFF or tail[max(0, end - 20):end - 16] == ZIP64_LOCATOR:
-            raise _not_ours(source, f"it holds {0xFFFF:,} members or more, and a layer's file at most {MAX_MEMBERS}")
-        if members > MAX_MEMBERS:
-            raise _not_ours(source, f"it holds {members:,} members, and a layer's file at most {MAX_MEMBERS}")
-        directory = int.from_bytes(tail[end + 12:end + 16], "little")  # its size: it ends where the end record starts
-        if _directory_entries(stream, size - len(tail) + end - directory, directory) > MAX_MEMBERS:
-            raise _not_ours(source, f"its member list holds more than {MAX_MEMBERS} members, where its end record "
-                                    f"says {members}")
+    if start != b"PK\x03\x04":
+        raise _not_ours(source, "it does not start as a zip archive")
+    end = tail.rfind(END_RECORD)
+    if end < 0 or len(tail) < end + 22:
+        raise _not_ours(source, "it has no zip end record: it is cut short")
+    _check_count(source, int.from_bytes(tail[end + 10:end + 12], "little"))
+    if int.from_bytes(tail[end + 12:end + 16], "little") > MAX_DIRECTORY_BYTES \
+            or tail[max(0, end - 20):end - 16] == ZIP64_LOCATOR:
+        raise _not_ours(source, f"its member list is longer than a layer's file of at most {MAX_MEMBERS} members")
 
 
-def _directory_entries(stream: Any, start: int, size: int) -> int:
-    """How many entries the central directory's `size` bytes from `start` hold, walked as zipfile walks them
-    (until their bytes fill the size, whatever the end record says), and no further than one past MAX_MEMBERS."""
-    count = offset = 0
-    while 0 <= start and offset < size and count <= MAX_MEMBERS:
-        stream.seek(start + offset)
-        header = stream.read(46)
-        if len(header) < 46 or header[:4] != DIRECTORY_ENTRY:
-            break  # zipfile refuses such a directory itself: a damaged file
-        offset += 46 + sum(int.from_bytes(header[at:at + 2], "little") for at in (28, 30, 32))  # name, extra, comment
-        count += 1
-    return count
+def _check_count(source: str, members: int) -> None:
+    if members > MAX_MEMBERS:
+        raise _not_ours(source, f"it holds {members:,} members, and a layer's file at most {MAX_MEMBERS}")
 
 
 def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> dict[str, Any]:
     """The metadata member, parsed and checked for the fields every later step reads."""
     if sizes.get("metadata.npy", MAX_METADATA_BYTES + 1) > MAX_METADATA_BYTES:
         raise _not_ours(source, "no metadata")
-    with archive.open("metadata.npy") as member:
-        shape, dtype = _header(member)
-    if dtype.kind != "U" or shape != () or dtype.itemsize > MAX_METADATA_BYTES:  # before numpy allocates a shape
-        raise _not_ours(source, "the metadata is not text")
-    with archive.open("metadata.npy") as member:
-        text = np.lib.format.read_array(member, allow_pickle=False)
-    metadata = json.loads(str(text), parse_constant=_refuse_constant)
+    metadata = json.loads(str(_member(source, archive, "metadata", None)), parse_constant=_refuse_constant)
     if _depth(metadata) > MAX_METADATA_DEPTH:  # Python 3.12 and later parse 5,000 levels; reading them later recurses
         raise _not_ours(source, f"its metadata nests deeper than {MAX_METADATA_DEPTH} levels")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
@@ -257,9 +216,8 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
 
 
 def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
-    """Whether metadata["a"]["b"] (path "a.b") is a dict ("dict"), text ("text"), a count >= 1 ("count"), a count
-    >= 0 ("size") or a finite number ("number"); a whole number at most int64's (thousands of digits would
-    lengthen every message that names it, and overflow a float)."""
+    """Whether metadata["a"]["b"] (path "a.b") is a "dict", "text", a "count" >= 1, a "size" >= 0 or a finite
+    "number"; a whole number at most int64's (thousands of digits would lengthen every message naming it)."""
     value: Any = metadata
     for key in path.split("."):
         value = value.get(key) if isinstance(value, dict) else None
@@ -268,40 +226,43 @@ def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
             "size": whole and value >= 0, "number": whole or isinstance(value, float) and math.isfinite(value)}[kind]
 
 
-def _check_matrices(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile, sizes: dict[str, int]) -> None:
-    """Every matrix member no larger than its declared shape needs (no file makes us decompress more), then its .npy
-    header naming that float64 shape, read before np.load allocates what a header asks (a size can lie)."""
-    shapes = _shapes(metadata)
-    for name, (rows, columns) in shapes.items():
+def _matrices(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile,
+              sizes: dict[str, int]) -> dict[str, np.ndarray]:
+    """Each matrix, its member no larger than its declared shape needs (no file makes us decompress more)."""
+    matrices = {}
+    for name, (rows, columns) in _shapes(metadata).items():
         if sizes.get(f"{name}.npy", math.inf) > 8 * rows * columns + ARRAY_HEADER_BYTES:
             raise _not_ours(source, f"{name} is missing or larger than its {rows} x {columns} shape")
-    for name, shape in shapes.items():
-        with archive.open(f"{name}.npy") as member:
-            found, dtype = _header(member)
-        if found != shape or dtype != np.float64:
-            raise _not_ours(source, f"{name} is not a float64 {shape[0]} x {shape[1]} matrix")
+        matrices[name] = _member(source, archive, name, (rows, columns))
+    return matrices
 
 
-def _header(member: Any) -> tuple[tuple[int, ...], np.dtype]:
-    """The shape and dtype an .npy member's header declares, read before anything is allocated for them."""
-    version = np.lib.format.read_magic(member)
-    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, _, dtype = read_header(member)
-    return shape, dtype
+def _member(source: str, archive: zipfile.ZipFile, name: str, shape: tuple[int, int] | None) -> np.ndarray:
+    """A member's array: one text (shape None) or a float64 matrix of `shape`, as its .npy header says before
+    numpy allocates what the header asks (10^12 copies of a text, say)."""
+    with archive.open(f"{name}.npy") as member:
+        version = np.lib.format.read_magic(member)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        found, _, dtype = read(member)
+    if shape is None and not (dtype.kind == "U" and found == () and dtype.itemsize <= MAX_METADATA_BYTES):
+        raise _not_ours(source, "the metadata is not text")
+    if shape is not None and (found, dtype) != (shape, np.float64):
+        raise _not_ours(source, f"{name} is not a float64 {shape[0]} x {shape[1]} matrix")
+    with archive.open(f"{name}.npy") as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
 
 
 def _shapes(metadata: dict[str, Any]) -> dict[str, tuple[int, int]]:
-    """The shape each matrix of the layer the metadata describes must have."""
     d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
     return {"w_q": (d_model, width), "w_k": (d_model, width), "w_v": (d_model, width), "w_o": (width, d_model)}
 
 
 def _projections(source: str, metadata: dict[str, Any], matrices: dict[str, np.ndarray]) -> Projections:
-    """The four matrices, checked: float64, the declared shapes, finite."""
-    shapes = _shapes(metadata)
+    """The four matrices, checked finite and within MAX_WEIGHT."""
     for name, matrix in matrices.items():
-        if matrix.dtype != np.float64 or matrix.shape != shapes[name] or not np.isfinite(matrix).all():
-            raise _not_ours(source, f"{name} is not a finite float64 {shapes[name][0]} x {shapes[name][1]} matrix")
+        if not np.isfinite(matrix).all():
+            rows, columns = matrix.shape
+            raise _not_ours(source, f"{name} is not a finite float64 {rows} x {columns} matrix")
         largest = float(matrix.flat[np.argmax(np.abs(matrix))]) if matrix.size else 0.0
         if abs(largest) > MAX_WEIGHT:
             raise _not_ours(source, f"{name} holds {largest:.3g}, beyond the ±{MAX_WEIGHT:.0e} a trained layer's "
@@ -318,4 +279,3 @@ def _not_ours(source: str, problem: str) -> WeightsError:
 
 def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} in the metadata")
-
