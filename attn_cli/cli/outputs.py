@@ -200,7 +200,8 @@ class ParquetTable:
     def __init__(self, path: Path) -> None:
         from attn_cli import ExplainParquet  # the Parquet writer loads for a run that asks for a table
 
-        self.path, self.table = path, self._writing(ExplainParquet, path)
+        self.path = path
+        self.table = self._writing(ExplainParquet, path)
 
     def _writing(self, call: Callable, *arguments: object) -> Any:
         with writing(self.path, "--parquet"):
