@@ -81,9 +81,9 @@ def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, buil
     while group := list(islice(numbered, GROUP_LINES)):
         tokenized = _with_vectors([(number, _tokenized(line, vectors, settings, check)) for number, line in group],
                                   vectors)
-        for run in runs_within(tokenized, lambda item: _cells(item[1], settings.attention.heads), GROUP_CELLS):
-            ready = [item for _, item in run if not isinstance(item, InputError)]
-            built = iter(_built(ready, build))
+        for run in runs_within(tokenized, lambda item: 0 if isinstance(item[1], InputError) else sentence_cells(
+                item[1][1].embeddings, settings.attention.heads), GROUP_CELLS):  # [heads, n, n] and [n, d] numbers
+            built = iter(_built([item for _, item in run if not isinstance(item, InputError)], build))
             for number, item in run:
                 outcome = item if isinstance(item, InputError) else next(built)
                 yield LineError(number, outcome) if isinstance(outcome, InputError) else outcome
@@ -118,11 +118,6 @@ def _with_vectors(tokenized: list[tuple[int, tuple[str, Rows | TokenizedSentence
     return [(number, item if isinstance(item, InputError) else
              (item[0], item[1] if isinstance(item[1], TokenizedSentence) else next(ready)))
             for number, item in tokenized]
-
-
-def _cells(item: Tokenized | InputError, heads: int) -> int:
-    """What a line adds to a run: its [heads, n, n] matrices and its [n, d] inputs (nothing for a failed line)."""
-    return 0 if isinstance(item, InputError) else sentence_cells(item[1].embeddings, heads)
 
 
 def _built(ready: list[Tokenized], build: Build) -> Iterator[Result | InputError]:

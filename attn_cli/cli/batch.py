@@ -14,6 +14,7 @@ from attn_cli.cli.inputs import InputLine
 from attn_cli.cli.messages import as_options, bug_message
 from attn_cli.cli.outputs import ReportOutputs, is_output_failure, silence_stdout, stdout_failure
 from attn_cli import document_header
+from attn_cli.render.json_out import write_json
 
 Document = Callable[[], dict]  # makes a line's document when it is shown: a group's are never all in memory at once
 # per line of a group, in order: its document, or why the line failed
@@ -101,7 +102,7 @@ def document_too_large() -> InputError:
 def report_failure(line: InputLine, message: str, outputs: ReportOutputs, command: str,
                    tell: Callable[[str], None], code: int = InputError.exit_code) -> None:
     if outputs.json:
-        outputs.show_error({**document_header(command), "line": line.number, "id": line.id,
+        write_json({**document_header(command), "line": line.number, "id": line.id,
                             "error": {"code": code, "message": message}})
     else:
         tell(line.located(message))

@@ -7,6 +7,7 @@ that is not UTF-8, or not the JSON object `--input-format jsonl` expects, fails 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import stat
@@ -14,7 +15,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from attn_cli.errors import InputError, UsageError, shown_path
 from attn_cli.cli.messages import fail
@@ -96,21 +97,19 @@ def readable(line: InputLine) -> InputLine:
 
 def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
                   source: str | None = None, kind: str = "sentence", blanks: bool = False) -> Iterator[InputLine]:
-    if file is None:
-        try:
-            terminal = sys.stdin.isatty()
-        except (AttributeError, ValueError):  # closed, or replaced by something without isatty
-            terminal = False
-        if terminal:  # else a person sees a run that waits without a word
+    with open_input(file, flag, kind) if file is not None else _stdin() as opened:
+        read_back(_fileno(opened), "stdin" if file is None else f"{flag} {shown_path(file)}")
+        source = "stdin" if file is None else source or str(file)
+        yield from parse_lines(_reads(getattr(opened, "read1", opened.read), source), source, input_format, kind,
+                               blanks)
+
+
+def _stdin() -> contextlib.nullcontext:
+    """stdin's bytes, said how to end when a person types them (else they see a run that waits without a word)."""
+    with contextlib.suppress(AttributeError, ValueError):  # closed, or replaced by something without isatty
+        if sys.stdin.isatty():
             fail(TERMINAL_NOTE, kind="note")
-        read_back(_fileno(sys.stdin), "stdin")
-        yield from parse_lines(_reads(getattr(sys.stdin.buffer, "read1", sys.stdin.buffer.read), "stdin"),
-                               "stdin", input_format, kind, blanks)
-        return
-    with open_input(file, flag, kind) as opened:
-        read_back(opened.fileno(), f"{flag} {shown_path(file)}")
-        source = source or str(file)
-        yield from parse_lines(_reads(opened.read, source), source, input_format, kind, blanks)
+    return contextlib.nullcontext(sys.stdin.buffer)
 
 
 def _fileno(stream: object) -> int | None:
@@ -218,7 +217,7 @@ def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES,
         yield group
 
 
-def open_input(path: Path, flag: str = "--file", kind: str = "sentence"):  # -> io.FileIO
+def open_input(path: Path, flag: str = "--file", kind: str = "sentence") -> BinaryIO:
     """The input file of option `flag` opened for reading bytes as they come, or a usage error naming what is
     wrong with it. `-` names no file here (stdin is /dev/stdin)."""
     shown = shown_path(path)

@@ -38,10 +38,8 @@ _WEB_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
 
 def renderer(module: str, function: str) -> Draw:
     """A table renderer of attn_cli.render.<module>, imported only when tables are drawn (Rich loads slowly)."""
-    def draw(report: dict, console) -> None:
-        getattr(importlib.import_module(f"attn_cli.render.{module}"), function)(report, console)
-
-    return draw
+    return lambda report, console: getattr(importlib.import_module(f"attn_cli.render.{module}"), function)(
+        report, console)
 
 
 def is_output_failure(exc: OSError) -> bool:
@@ -88,7 +86,8 @@ class ReportOutputs:
         self.pictured = 0  # documents the pictures hold
         self.title = ""  # the SVG's title, from the first document
         held = one_document and (self.files or table is not None)
-        self.held: list[tuple[dict, bool]] | None = [] if held else None  # stdout's documents, after the files
+        self.held: list[dict] | None = [] if held else None  # stdout's documents, after the files
+        self.header = header() if style == "plain" else ""  # the records' header, before the first document
         self.terminal = self.recorder = None
         if style != "tables" and "--svg" not in files:
             return  # JSON or plain only: Rich is never imported
@@ -123,35 +122,30 @@ class ReportOutputs:
                              "sentences (a page of more is too large to open, and a batch's pictures are held until "
                              f"it ends); split the input (split -l {MAX_PICTURED}) or leave out {named}")
         self.pictured += 1
-        first = not self.title
         self.title = self.title or f"attn-cli {report['command']}"
         if "--html" in self.files:
             self.documents.append(report)
         if self.recorder is not None and self.recorder is not self.terminal:  # tables drawn for the SVG alone
             draw_literally(self.draw, report, self.recorder)
         if self.held is not None:
-            self.held.append((report, first))
+            self.held.append(report)
         else:
-            self._write(report, first)
+            self._write(report)
 
-    def _write(self, report: dict, first: bool) -> None:
+    def _write(self, report: dict) -> None:
         """The document on stdout, whole or (cut by a failed write) not at all."""
         if self.style == "json":
             write_json(report if self.selection is None else select(report, self.selection))
             return
         with whole_or_none(sys.stdout):
             if self.style == "plain":
-                write_through(sys.stdout, (header() if first else "") + plain_records(report))
+                write_through(sys.stdout, self.header + plain_records(report))
+                self.header = ""
             else:
                 assert self.terminal is not None  # __init__ makes it whenever the style is tables
                 draw_literally(self.draw, report, self.terminal)
                 self.terminal.file.flush()
             sys.stdout.flush()
-
-    def show_error(self, document: dict) -> None:
-        """A failed line's error document, on stdout with --json only."""
-        if self.style == "json":
-            write_json(document)
 
     def finish(self) -> None:
         """Write the requested files (none when no sentence was shown), then a held document."""
@@ -165,8 +159,8 @@ class ReportOutputs:
             write_target(self.files["--svg"], "--svg", _WEB_FONT.sub("", self.recorder.export_svg(title=self.title)))
         if self.table is not None:
             self.table.close()
-        for report, first in self.held or ():
-            self._write(report, first)
+        for report in self.held or ():
+            self._write(report)
 
 
 def write_target(path: Path, flag: str, data: str | bytes) -> None:
