@@ -53,7 +53,6 @@ class InputLine:
         return f"{self.where}: {message}" if self.where else message
 
     def sentence(self) -> str:
-        """The line's text, or an InputError naming the line when it cannot be read."""
         if self.error is not None:
             raise InputError(self.located(self.error))
         assert self.text is not None  # a line without an error always has its text
@@ -146,11 +145,8 @@ def input_may_wait(argument: str | None, file: Path | None) -> bool:
 
 
 def _reads(read: Callable[[int], bytes], source: str) -> Iterator[list[bytes]]:
-    """Each read's complete lines as UTF-8 bytes, with their newlines (the stream's last may lack it).
-
-    A byte order mark names the encoding (UTF-8's is dropped); without one the bytes are taken as UTF-8 and
-    parse_lines refuses a line that is not. A line over MAX_LINE_BYTES ends reading: it comes alone, cut there.
-    """
+    """Each read's complete lines as UTF-8 bytes, in the encoding a byte order mark names (else UTF-8: see
+    _parsed); a line over MAX_LINE_BYTES ends reading, alone and cut there."""
     head, encoding = _marked(read)
     chunks: Iterator[bytes] = chain([head] if head else [], iter(lambda: read(_CHUNK), b""))
     pending = b""
