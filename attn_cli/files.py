@@ -1,8 +1,8 @@
 """Writing a file atomically (a report, a weights file, a Parquet table): a temporary file beside it, then a rename.
 
-A link is followed (its file is replaced, the link stays). A device, a FIFO or a path through /dev or /proc
-(`/dev/stdout`, `/dev/fd/3`) is a stream the shell opened: it is appended to, never truncated or replaced (a
-rename would put a regular file where the device was, and `--html /dev/stdout >> log` keeps what the log held).
+A link is followed (its file is replaced, the link stays). A device, a FIFO or a path naming a descriptor of this
+process (`/dev/stdout`, `/dev/fd/3`) is a stream the shell opened: it is appended to, never truncated or replaced
+(a rename would put a regular file where the device was; `--html /dev/stdout >> log` keeps what the log held).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import IO, TypeVar
 
 from attn_cli.errors import InputTypeError, OutputError, path_argument
 
-STREAM_FOLDERS = ("/dev/", "/proc/")  # a link through these names an open descriptor, not a file to replace
 STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 _DESCRIPTOR_PATH = re.compile(r"/(?:dev/fd|proc/(?:self|thread-self|(?P<pid>\d+))/fd)/(?P<fd>\d+)")
 
@@ -79,7 +78,7 @@ class AtomicFile(WholeOrNothing):
         except FileNotFoundError:
             mode = None
         self._temporary: str | None = None
-        if mode is not None and (not stat.S_ISREG(mode) or names_a_stream(path)):
+        if mode is not None and (not stat.S_ISREG(mode) or stream_descriptor(path) is not None):
             self.stream: IO[bytes] = open(path, "ab")  # appended to: no truncation, no rename
             return
         import tempfile  # only when a file is written: its import costs start-up
@@ -124,11 +123,6 @@ def _remove(stream: IO[bytes], temporary: str) -> None:
 def _close(stream: IO[bytes]) -> None:
     with contextlib.suppress(OSError):  # a buffer that cannot be flushed any more: its bytes are dropped anyway
         stream.close()
-
-
-def names_a_stream(path: Path) -> bool:
-    """Whether `path`, or a link on the way to its file, lies in /dev or /proc (`/dev/stdout` -> /proc/self/fd/1)."""
-    return any(step.startswith(STREAM_FOLDERS) for step in _links(path))
 
 
 def stream_descriptor(path: Path) -> int | None:

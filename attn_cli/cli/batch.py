@@ -79,7 +79,8 @@ def shown(line: InputLine, outcome: Document | InputError, outputs: ReportOutput
     try:
         if isinstance(outcome, InputError):
             raise outcome
-        with memory_named(document_too_large):
+        with memory_named(lambda: InputError("out of memory making this sentence's document; shorten it, or lower ",
+                                             Option("max_tokens"), " to refuse sentences this long")):
             outputs.show(with_input(outcome(), line.number, line.id, line.meta))  # type: ignore[arg-type]
         return True
     except (OSError, KeyboardInterrupt, UsageError):  # stdout's failure (an OutputError), Ctrl-C, a picture's bound
@@ -91,12 +92,6 @@ def shown(line: InputLine, outcome: Document | InputError, outputs: ReportOutput
     except Exception as exc:
         report_failure(line, f"internal error: {bug_message(exc)}", outputs, command, tell, code=1)
     return False
-
-
-def document_too_large() -> InputError:
-    """Out of memory making a line's document: its matrices, as text, grow with n x n."""
-    return InputError("out of memory making this sentence's document; shorten it, or lower ", Option("max_tokens"),
-                      " to refuse sentences this long")
 
 
 def report_failure(line: InputLine, message: str, outputs: ReportOutputs, command: str,
