@@ -61,7 +61,10 @@ class WholeOrNothing:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        self.close() if kind is None else self.discard()
+        if kind is None:
+            self.close()
+        else:
+            self.discard()
 
 
 Written = TypeVar("Written", bound=WholeOrNothing)
@@ -85,7 +88,7 @@ class AtomicFile(WholeOrNothing):
 
         self._target = Path(os.path.realpath(path))
         if mode is None:  # a new file's mode, as open() would make it
-            os.umask(umask := os.umask(0))
+            os.umask(umask := os.umask(0))  # the umask is read by setting it, then put back
             mode = 0o666 & ~umask
         self._mode = stat.S_IMODE(mode)
         handle, self._temporary = tempfile.mkstemp(dir=self._target.parent, prefix=_temporary_prefix(self._target),

@@ -98,7 +98,7 @@ def report_failure(line: InputLine, message: str, outputs: ReportOutputs, comman
                    tell: Callable[[str], None], code: int = InputError.exit_code) -> None:
     if outputs.json:
         write_json({**document_header(command), "line": line.number, "id": line.id,
-                            "error": {"code": code, "message": message}})
+                    "error": {"code": code, "message": message}})
     else:
         tell(line.located(message))
 

@@ -16,7 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from attn_cli.errors import UsageError, shown_path
 from attn_cli.cli.fields import Selection, select
@@ -192,20 +192,19 @@ class ParquetTable:
     """explain's --parquet (attn_cli.ExplainParquet), whole or absent; its write failures name --parquet."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         from attn_cli import ExplainParquet  # the Parquet writer loads for a run that asks for a table
 
-        self.path = path
-        self.table = self._writing(ExplainParquet, path)
-
-    def _writing(self, call: Callable, *arguments: object) -> Any:
-        with writing(self.path, "--parquet"):
-            return call(*arguments)
+        with writing(path, "--parquet"):
+            self.table = ExplainParquet(path)
 
     def add(self, result: ExplainResult, line: int | None) -> None:
-        self._writing(self.table.add, result, line)
+        with writing(self.path, "--parquet"):
+            self.table.add(result, line)
 
     def close(self) -> None:
-        self._writing(self.table.close)
+        with writing(self.path, "--parquet"):
+            self.table.close()
 
     def discard(self) -> None:
         self.table.discard()
