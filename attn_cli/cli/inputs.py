@@ -147,8 +147,12 @@ def input_may_wait(argument: str | None, file: Path | None) -> bool:
 def _reads(read: Callable[[int], bytes], source: str) -> Iterator[list[bytes]]:
     """Each read's complete lines as UTF-8 bytes, in the encoding a byte order mark names (else UTF-8: see
     _parsed); a line over MAX_LINE_BYTES ends reading, alone and cut there."""
-    head, encoding = _marked(read)
-    chunks: Iterator[bytes] = chain([head] if head else [], iter(lambda: read(_CHUNK), b""))
+    head = b""  # read until it holds a whole mark or cannot begin one: a person typing is never kept waiting
+    while any(len(head) < len(mark) and mark.startswith(head) for mark, _ in BYTE_ORDER_MARKS) and (
+            chunk := read(_CHUNK)):
+        head += chunk
+    mark, encoding = next(((mark, name) for mark, name in BYTE_ORDER_MARKS if head.startswith(mark)), (b"", "UTF-8"))
+    chunks: Iterator[bytes] = chain([head[len(mark):]], iter(lambda: read(_CHUNK), b"") if head else ())
     pending = b""
     for chunk in chunks if encoding == "UTF-8" else _recoded(chunks, encoding, source):
         *lines, pending = (pending + chunk).split(b"\n")
@@ -158,21 +162,6 @@ def _reads(read: Callable[[int], bytes], source: str) -> Iterator[list[bytes]]:
             return
     if pending:
         yield [pending]
-
-
-def _marked(read: Callable[[int], bytes]) -> tuple[bytes, str]:
-    """The first bytes without their byte order mark, and the encoding it names (UTF-8 without one); bytes are
-    read only until they hold a whole mark or cannot begin one, so a person typing is never kept waiting."""
-    head = b""
-    while any(len(head) < len(mark) and mark.startswith(head) for mark, _ in BYTE_ORDER_MARKS):
-        chunk = read(_CHUNK)
-        if not chunk:
-            break
-        head += chunk
-    for mark, encoding in BYTE_ORDER_MARKS:
-        if head.startswith(mark):
-            return head[len(mark):], encoding
-    return head, "UTF-8"
 
 
 def _recoded(chunks: Iterable[bytes], encoding: str, source: str) -> Iterator[bytes]:
@@ -276,15 +265,13 @@ def _bounded_int(text: str) -> int:
 
 
 def _no_json(record: object) -> str | None:
-    """Why a parsed record is no JSON the output could write (None: it is)."""
+    """Why a parsed record is no JSON object the output could write (None: it is); RecursionError when too deep."""
     try:
         json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         return f"a lone surrogate {exc.object[exc.start]!r} is not text"
     except ValueError:
         return "NaN, Infinity or a number beyond float64 is no JSON number"
-    except RecursionError:
-        return "nested too deeply"
     if not isinstance(record, dict):  # a list nested 1,000 deep parses on Python 3.12 and later, not before
         return f"a JSON {JSON_KINDS.get(type(record), 'value')}"
     return None
