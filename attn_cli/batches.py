@@ -1,12 +1,8 @@
 """Many sentences in one run: `explain_many` and `trace_many`, lazy iterators of results in input order.
 
-A corpus is read a group of lines at a time. Each group's sentences are tokenized (their vocabulary rows
-read in one call), and those that pass are attended together (the sentences of one length as one stack, one
-neighbour search per run of at most GROUP_CELLS numbers, usually the whole group), so a batch makes a few
-numpy calls per stack instead of a few hundred per sentence. A group's results are handed
-out before the next group is read, so memory stays flat in the number of lines. A line that cannot be
-attended (empty, every word unknown, too long, a refused mask) yields a `LineError` carrying its number
-and message instead of ending the run; the command line's batch mode is a loop over these functions.
+Lines are read a group at a time and the sentences of one length attended together, so a batch makes a few numpy
+calls per stack instead of a few hundred per sentence, and memory stays flat in the number of lines. A line that
+cannot be attended yields a `LineError` instead of ending the run.
 """
 
 from __future__ import annotations
@@ -35,10 +31,8 @@ GROUP_CELLS = 1 << 21  # numbers of the attention matrices and inputs computed t
 
 @dataclass(frozen=True)
 class LineError:
-    """A line that could not be attended: its number (1-based, counting every line given) and why.
-
-    `error` is the InputError the line raised, so a caller can word it for its own users (the command line
-    names --options where Python names keywords); `message` is its text as Python reads it."""
+    """A line that could not be attended: its number (1-based, counting every line given) and the InputError,
+    which a caller can word for its own users (the command line names --options where Python names keywords)."""
 
     line: int
     error: InputError
@@ -54,12 +48,7 @@ class LineError:
 def explain_many(lines: Iterable[Line], *, vectors: VectorsLike = None, settings: Settings | None = None,
                  **changes: Any) -> Iterator[ExplainResult | LineError]:
     """`explain` over each line of `lines` (sentences, or lists of words), lazily and in order: a result, or a
-    `LineError` for a line that cannot be attended.
-
-    The settings and vectors are checked now (a bad one raises here, not at the first line); the lines are
-    read as the iterator is consumed. Each result is a view of the arrays of the sentences of its length in
-    its group: its records, and the diagnostics of them all, are computed when first asked for.
-    """
+    `LineError`. The settings and vectors are checked now, not at the first line."""
     chosen, found = prepared(vectors, settings, changes)
     check_layer(chosen, found)
     return _each_line(lines, found, chosen, lambda items: explain_tokenized(items, found, chosen))
@@ -86,15 +75,15 @@ Build = Callable[[list[Tokenized]], Sequence[Result]]
 def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, build: Build,
                check: Callable[[TokenizedSentence], object] = lambda tokenized: None,
                ) -> Iterator[Result | LineError]:
-    """Each line's result or LineError, a group of lines at a time, each group computed in runs of at most
-    GROUP_CELLS numbers, so a group of long sentences never takes gigabytes at once."""
+    """Each line's result or LineError, a group at a time, computed in runs of at most GROUP_CELLS numbers so
+    a group of long sentences never takes gigabytes at once."""
     numbered = enumerate(require_iterable("lines", lines, "sentences (str) or of word lists"), 1)
     while group := list(islice(numbered, GROUP_LINES)):
         tokenized = _with_vectors([(number, _tokenized(line, vectors, settings, check)) for number, line in group],
                                   vectors)
-        for run in runs_within(tokenized, lambda item: _cells(item[1], settings.attention.heads), GROUP_CELLS):
-            ready = [item for _, item in run if not isinstance(item, InputError)]
-            built = iter(_built(ready, build))
+        for run in runs_within(tokenized, lambda item: 0 if isinstance(item[1], InputError) else sentence_cells(
+                item[1][1].embeddings, settings.attention.heads), GROUP_CELLS):  # [heads, n, n] and [n, d] numbers
+            built = iter(_built([item for _, item in run if not isinstance(item, InputError)], build))
             for number, item in run:
                 outcome = item if isinstance(item, InputError) else next(built)
                 yield LineError(number, outcome) if isinstance(outcome, InputError) else outcome
@@ -104,13 +93,13 @@ LINE_TYPES = "a str or a list of words (str)"
 
 
 def is_line(value: object) -> bool:
-    """A sentence or its words already split: what a function that takes lines can tokenize."""
+    """A sentence or its words already split."""
     return isinstance(value, str) or (isinstance(value, Sequence) and all(isinstance(word, str) for word in value))
 
 
 def _tokenized(line: Line, vectors: Vectors, settings: Settings,
                check: Callable[[TokenizedSentence], object]) -> tuple[str, Rows | TokenizedSentence] | InputError:
-    """The line with its tokens (their vocabulary rows not read yet), or why it cannot be attended."""
+    """The line with its tokens (vocabulary rows not read yet), or why it cannot be attended."""
     if not is_line(line):
         return InputError(f"a line must be {LINE_TYPES}, not {type(line).__name__}")
     try:
@@ -131,14 +120,9 @@ def _with_vectors(tokenized: list[tuple[int, tuple[str, Rows | TokenizedSentence
             for number, item in tokenized]
 
 
-def _cells(item: Tokenized | InputError, heads: int) -> int:
-    """What a line adds to a run: its [heads, n, n] matrices and its [n, d] inputs (nothing for a failed line)."""
-    return 0 if isinstance(item, InputError) else sentence_cells(item[1].embeddings, heads)
-
-
 def _built(ready: list[Tokenized], build: Build) -> Iterator[Result | InputError]:
-    """The results of the sentences that passed tokenizing; when the layer refuses one (the "others" mask over a
-    single word), each is built alone, so only that line fails."""
+    """The sentences' results; when the layer refuses one (the "others" mask over one word), each is built
+    alone, so only that line fails."""
     if not ready:
         return
     try:
@@ -155,7 +139,7 @@ T = TypeVar("T")
 
 
 def runs_within(items: Iterable[T], size: Callable[[T], int], limit: int) -> Iterator[list[T]]:
-    """Consecutive runs of the items whose sizes add up to at most `limit` (a larger item alone), each taken from
+    """Consecutive runs of items whose sizes add up to at most `limit` (a larger item alone), each read from
     `items` only when the run before it has been used."""
     run: list[T] = []
     held = 0

@@ -1,12 +1,8 @@
-"""Writing a file atomically (a report, a weights file, a Parquet table): a temporary file in the same folder,
-then a rename.
+"""Writing a file atomically (a report, a weights file, a Parquet table): a temporary file beside it, then a rename.
 
-Only a regular file is replaced that way. A symbolic link is followed (the file it
-names is replaced, the link stays), and a device or FIFO (`/dev/null`, a named pipe)
-is written into directly: a rename would put a regular file where the device node
-was. A path that reaches its file through /dev or /proc (`/dev/stdout`, `/dev/fd/3`,
-`/proc/self/fd/1`) is a stream the shell opened: it is appended to, never truncated
-or replaced, so `--html /dev/stdout >> log` keeps what the log held.
+A link is followed (its file is replaced, the link stays). A device, a FIFO or a path naming a descriptor of this
+process (`/dev/stdout`, `/dev/fd/3`) is a stream the shell opened: it is appended to, never truncated or replaced
+(a rename would put a regular file where the device was; `--html /dev/stdout >> log` keeps what the log held).
 """
 
 from __future__ import annotations
@@ -24,45 +20,36 @@ from typing import IO, TypeVar
 
 from attn_cli.errors import InputTypeError, OutputError, path_argument
 
-STREAM_FOLDERS = ("/dev/", "/proc/")  # a link through these names an open descriptor, not a file to replace
 STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 _DESCRIPTOR_PATH = re.compile(r"/(?:dev/fd|proc/(?:self|thread-self|(?P<pid>\d+))/fd)/(?P<fd>\d+)")
 
 
 def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write `data` (text is written as UTF-8) to `path` so that a reader never sees half a file; an OutputError
-    (an AttnError that is also an OSError, with the cause's errno) names `path` and says why it could not.
-
-    Text holding lone surrogates (a file name that is not UTF-8, shown in a page) is written with \\udcxx
-    escapes (`utf8`).
-    """
+    """Write `data` (text as `utf8`) to `path` so that a reader never sees half a file; an OutputError (also an
+    OSError, with the cause's errno) names `path` and says why it could not."""
     if not isinstance(data, (str, bytes, bytearray)):
         raise InputTypeError(f"data must be str or bytes, not {type(data).__name__}")
-    if isinstance(data, str):
-        data = utf8(data)
     path = Path(path_argument("path", path))
     try:
         with AtomicFile(path) as target:
-            write_all(target.stream, data)
+            write_all(target.stream, utf8(data) if isinstance(data, str) else data)
     except OSError as exc:  # named as the caller's path, never the temporary file beside it
         raise OutputError.of_file(path, exc) from exc
 
 
 def utf8(text: str) -> bytes:
-    """Text as UTF-8 for a file, each lone surrogate (a byte of a line or a file name that was not UTF-8) as its
-    escape `\\udcxx`: the spelling the JSON output and the messages give it, in every file attn-cli writes."""
+    """Text as UTF-8, a lone surrogate (a byte of a name that was not UTF-8) as the escape JSON gives it."""
     return text.encode("utf-8", errors="backslashreplace")
 
 
 def encodable(texts: Iterable[str | None]) -> list[str | None]:
-    """The texts as a UTF-8 store (Arrow, pandas' string columns) takes them: a lone surrogate spelt as `utf8`
-    spells it, every other character as it is."""
+    """The texts as a UTF-8 store (Arrow, pandas' string columns) takes them: lone surrogates as `utf8` has them."""
     return [text if text is None or text.isascii() else utf8(text).decode("utf-8") for text in texts]
 
 
 class WholeOrNothing:
-    """Something written whole or not at all: `close()` puts it in place, `discard()` leaves everything as it was;
-    a `with` block closes it, or discards it when an exception leaves the block (Ctrl-C included)."""
+    """Written whole or not at all: `close()` puts it in place, `discard()` leaves everything as it was; a `with`
+    block closes it, or discards it when an exception (Ctrl-C included) leaves the block."""
 
     def close(self) -> None:
         raise NotImplementedError
@@ -84,50 +71,40 @@ Written = TypeVar("Written", bound=WholeOrNothing)
 
 
 class AtomicFile(WholeOrNothing):
-    """A file being written that a reader sees whole or not at all, by write_file's rules: `stream` takes the
-    bytes, `close()` puts them in place, `discard()` removes them and leaves the path as it was.
-
-    For a file written in parts (a Parquet table a group of rows at a time). A regular file, or the one a link
-    names, is replaced by renaming a temporary file beside it, and keeps its mode; a device, a FIFO or a path
-    through /dev or /proc is appended to as it comes, so what was written there stays. The temporary file of
-    one never closed nor discarded is removed when it is collected or the interpreter exits.
-    """
+    """A file that `stream` fills, by write_file's rules; a regular file keeps its mode. The temporary file of
+    one never closed nor discarded is removed when it is collected or the interpreter exits."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         path = Path(path)
         try:
-            mode = os.stat(path).st_mode  # follows links
+            mode: int | None = os.stat(path).st_mode  # follows links
         except FileNotFoundError:
             mode = None
         self._temporary: str | None = None
-        if mode is not None and (not stat.S_ISREG(mode) or names_a_stream(path)):
+        if mode is not None and (not stat.S_ISREG(mode) or stream_descriptor(path) is not None):
             self.stream: IO[bytes] = open(path, "ab")  # appended to: no truncation, no rename
             return
-        import tempfile  # only when a file is written: it costs ~8 ms of start-up (random, hashlib)
+        import tempfile  # only when a file is written: its import costs start-up
 
         self._target = Path(os.path.realpath(path))
-        self._mode = None if mode is None else stat.S_IMODE(mode)
+        if mode is None:  # a new file's mode, as open() would make it
+            os.umask(umask := os.umask(0))  # the umask is read by setting it, then put back
+            mode = 0o666 & ~umask
+        self._mode = stat.S_IMODE(mode)
         handle, self._temporary = tempfile.mkstemp(dir=self._target.parent, prefix=_temporary_prefix(self._target),
                                                    suffix=".tmp")
         self.stream = os.fdopen(handle, "wb")
-        # a file never closed nor discarded (its owner dropped, the interpreter leaving) is removed, never left
         self._forget = weakref.finalize(self, _remove, self.stream, self._temporary)
 
     def close(self) -> None:
-        """The file in place, with the old file's mode (else a new file's); on failure nothing is left behind."""
+        """The file in place; on failure nothing is left behind."""
         try:
             self.stream.close()
-            if self._temporary is None:
-                return
-            mode = self._mode
-            if mode is None:
-                umask = os.umask(0)
-                os.umask(umask)
-                mode = 0o666 & ~umask
-            os.chmod(self._temporary, mode)  # mkstemp makes it private
-            os.replace(self._temporary, self._target)
-            self._temporary = None
-            self._forget.detach()
+            if self._temporary is not None:
+                os.chmod(self._temporary, self._mode)  # mkstemp makes it private
+                os.replace(self._temporary, self._target)
+                self._temporary = None
+                self._forget.detach()
         except BaseException:
             self.discard()
             raise
@@ -142,7 +119,6 @@ class AtomicFile(WholeOrNothing):
 
 
 def _remove(stream: IO[bytes], temporary: str) -> None:
-    """An AtomicFile's temporary file closed and removed."""
     _close(stream)
     os.unlink(temporary)
 
@@ -150,11 +126,6 @@ def _remove(stream: IO[bytes], temporary: str) -> None:
 def _close(stream: IO[bytes]) -> None:
     with contextlib.suppress(OSError):  # a buffer that cannot be flushed any more: its bytes are dropped anyway
         stream.close()
-
-
-def names_a_stream(path: Path) -> bool:
-    """Whether `path`, or a link on the way to its file, lies in /dev or /proc (`/dev/stdout` -> /proc/self/fd/1)."""
-    return any(step.startswith(STREAM_FOLDERS) for step in _links(path))
 
 
 def stream_descriptor(path: Path) -> int | None:
@@ -178,8 +149,8 @@ def _links(path: Path) -> list[str]:
 
 
 def write_all(stream: IO[bytes], data: bytes) -> None:
-    """Every byte of `data`, or an OSError: a buffered write may take part of it and say so only by its count
-    (a file size limit, EFBIG, lets the first part through), and the rest must then meet the error."""
+    """Every byte of `data`, or an OSError: a raw write may take part of it (a file size limit lets the first
+    part through) and say so only by its count."""
     view = memoryview(data)
     while view:
         written = stream.write(view)
@@ -189,21 +160,19 @@ def write_all(stream: IO[bytes], data: bytes) -> None:
 
 
 def _temporary_prefix(target: Path) -> str:
-    """".NAME." for the temporary file beside `target`, NAME cut so that the whole temporary name (8 random
-    characters and ".tmp" follow) fits the file system's NAME_MAX, as `target`'s own name does."""
+    """".NAME." cut so that the temporary name (8 random characters and ".tmp" follow) fits the NAME_MAX
+    `target`'s own name fits."""
     try:
         name_max = os.pathconf(target.parent, "PC_NAME_MAX")
     except (OSError, ValueError, AttributeError):  # no pathconf (Windows), or no answer: the common limit
         name_max = 255
-    room = name_max - len("..") - 8 - len(".tmp")
-    return f".{os.fsdecode(os.fsencode(target.name)[:room])}."
+    return f".{os.fsdecode(os.fsencode(target.name)[:name_max - 14])}."
 
 
 @contextlib.contextmanager
 def quiet_npy_headers() -> Iterator[None]:
-    """Reading .npy files (a cache's arrays, a weights file's members) without Python's warnings about their
-    headers: numpy parses a header with ast.literal_eval, which warns of an odd escape in it (a SyntaxWarning,
-    shown by default from Python 3.12). A damaged header is the reader's error to report in its own line."""
+    """Reading .npy files without Python's warnings about their headers (numpy's ast.literal_eval warns of an odd
+    escape from Python 3.12): a damaged header is the reader's error to report in its own line."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
