@@ -1,11 +1,5 @@
-"""Build the one document every renderer draws from (the JSON contract).
-
-`explain_document` turns tokens, an `AttentionResult` and its analysis into plain
-dicts, lists, strings and floats, with matrices kept as numpy arrays (the JSON
-writer encodes them directly, and a row at a time past STREAM_ABOVE numbers).
-The JSON output writes it as is; the terminal renderer reads the same document,
-so the tables and the JSON cannot disagree.
-"""
+"""The one document every renderer draws from (the JSON contract): plain data, matrices kept as numpy arrays, so
+the tables and the JSON cannot disagree."""
 
 from __future__ import annotations
 
@@ -46,9 +40,8 @@ PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.rando
 
 @dataclass(frozen=True)
 class Analysis:
-    """What was computed of a result beyond its attention and shifts, for a document to shape: its diagnosis and,
-    in trained mode, the same pass through the weights training started from. None where the document leaves
-    that block out (--fields), so nothing is computed for it."""
+    """A result's diagnosis and, in trained mode, the pass through the weights training started from; None where
+    the document leaves that block out (--fields)."""
 
     diagnosis: StackDiagnosis | None = None  # the stack's: a document reads its own sentence's
     position_norms: tuple[float, float] | None = None  # (mean |word|, mean |code|) with position codes
@@ -88,11 +81,7 @@ def checked(value: list | dict, numbers: int, stack: Stack, *arrays: str) -> lis
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
                      options: ReportOptions, analysis: Analysis, wanted: Collection[str] | None = None) -> dict:
-    """The explain document of one sentence of a stack already computed and analysed (compare reuses it per
-    sentence).
-
-    `wanted` names the attention blocks to build (None: all), for --fields, which drops the others anyway.
-    """
+    """The explain document of one sentence of a computed stack; `wanted` names the blocks to build (None: all)."""
     report = {
         **document_header("explain"),
         "sentence": sentence,
@@ -171,13 +160,8 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
 
 def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysis: Analysis,
                      wanted: Collection[str] | None = None) -> dict:
-    """`vectors`, `settings`, `heads`, `shares`, `shifts` and `diagnostics` of one sentence of a stack, those
-    `wanted` only.
-
-    The rows name the stack's query tokens, the columns its key tokens: the same list in self-attention,
-    another sentence's in cross-attention. The diagnostics (their advice reruns the softmax under each
-    remedy) are computed for the whole stack when the first of its documents holds them.
-    """
+    """The attention blocks of one sentence of a stack, those `wanted` only: rows name its query tokens, columns its
+    key tokens (another sentence's in cross-attention)."""
     stack, b = row
     texts, key_texts = stack.shifts.texts[b]
     n_q, n_k = len(texts), len(key_texts)
@@ -197,9 +181,8 @@ def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysi
 
 
 def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOptions, analysis: Analysis) -> dict:
-    """A trained layer's file and training (`weights`), and the same pass through the random weights training
-    started from (`initial`), so a reader sees what training changed; a pretrained model's layer (`model`: which
-    model, which layer). Nothing in the other modes."""
+    """A trained layer's `weights` and its pass through the random weights training started from (`initial`), or a
+    pretrained model's layer (`model`); nothing in the other modes."""
     if getattr(options.layer, "pretrained", False):  # no isinstance: explain's start-up never loads models/
         return {"model": options.layer.describe()}  # type: ignore[union-attr]
     if options.layer is None or analysis.initial is None:

@@ -1,18 +1,10 @@
-"""A BERT encoder (post-LayerNorm, as all-MiniLM-L6-v2 is), in numpy float64, every step kept.
-
-One function per step, each with the shapes it maps, so that the tool can show every number of a real
-pretrained layer and the tests can check each against the reference implementation:
+"""A BERT encoder (post-LayerNorm, as all-MiniLM-L6-v2 is) in numpy float64, every step kept to be shown:
 
     x_1  = LayerNorm(E[token] + P[position] + T[0])                      embed
-    q, k, v = x W_Q + b_Q, x W_K + b_K, x W_V + b_V, split into heads    self_attention, through the engine's
-    A    = softmax(q k^T / sqrt(d_head)) per head                        own attention (attention.attend_inputs):
-    y    = concat_h(A v) W_O + b_O                                       one rule for every layer the tool shows
-    h    = LayerNorm(x + y)                                              encoder_layer
-    out  = LayerNorm(h + gelu(h W_1 + b_1) W_2 + b_2)                   encoder_layer
-    x_{l+1} = out
+    y    = concat_h(softmax(q k^T / sqrt(d_head)) v) W_O + b_O          self_attention (the engine's own)
+    h    = LayerNorm(x + y); out = LayerNorm(h + gelu(h W_1 + b_1) W_2 + b_2)   finish_layer
 
-The weights are the model's own (HF's Linear stores [out, in]; here every W is [in, out], so x W reads as the
-formulas do). No dropout: the model is used for inference.
+Every W is [in, out] (HF's Linear stores [out, in]), so x W reads as the formulas do.
 """
 
 from __future__ import annotations
@@ -60,8 +52,7 @@ class BertWeights:
         return int(self.position_embeddings.shape[0])
 
     def config(self, digest: str) -> AttentionConfig:
-        """The engine's settings of every layer: H heads over the full width, logits scaled by 1/sqrt(d_head), W_O;
-        `digest` names the weights."""
+        """The engine's settings of every layer (`digest` names the weights)."""
         return AttentionConfig(mode="trained", scale="sqrt", heads=self.heads, d_k=self.dims, output_projection=True,
                                weights_digest=digest)
 
@@ -79,8 +70,7 @@ class Embedded:
 
 @dataclass(frozen=True)
 class LayerSteps:
-    """One encoder layer: its attention block (every number, its `outputs` the contextual y), then the residual
-    and LayerNorm, then the feed-forward block."""
+    """One encoder layer: its attention block, then the residual and LayerNorm, then the feed-forward block."""
 
     attention: AttentionResult
     residual: np.ndarray  # [.., n, d]  x + y
@@ -109,8 +99,7 @@ def embed(weights: BertWeights, ids: np.ndarray) -> Embedded:
 
 
 def self_attention(layer: LayerWeights, x: np.ndarray, config: AttentionConfig) -> AttentionResult:
-    """x [.., n, d] -> the attention block's every number (the engine's own attention, biases included):
-    y = concat_h(softmax(q k^T / sqrt(d_head)) v) W_O + b_O, every token seeing every token."""
+    """x [.., n, d] -> the attention block's every number, every token seeing every token."""
     n = x.shape[-2]
     return attend_inputs(x, x, config, layer.attention, np.ones((n, n), dtype=bool), self_attention=True)
 
@@ -152,9 +141,8 @@ _ERF_SERIES_CUTOFF, _ERF_SERIES_TERMS, _ERFC_FRACTION_TERMS, _ERFC_ZERO = 1.5, 2
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """The error function of every entry, to float64 precision, without scipy (whose import alone would cost a run
-    more than a layer): a power series below |x| = 1.5 and a continued fraction for erfc above, the method of
-    CPython's math.erf before 3.13 (erf(-x) = -erf(x))."""
+    """The error function of every entry to float64 precision without scipy's import: CPython's math.erf method
+    before 3.13, a power series below |x| = 1.5 and a continued fraction for erfc above."""
     x = np.asarray(x, dtype=np.float64)
     size = np.abs(x)
     small = size < _ERF_SERIES_CUTOFF

@@ -72,9 +72,8 @@ def too_long_for_memory(tokenized: list[TokenizedSentence], heads: int) -> Input
 def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
                    neighbors: int = 5, neighbor_vocab: int | None = 50_000,
                    sources: list[list[TokenizedSentence]] | None = None) -> list[StackShifts]:
-    """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
-    sentences, `sources` their key sentences in cross-attention), with nearest vocabulary words if asked (one
-    search for all); each record carries its token's text beside its index."""
+    """The shifts of each stack of one configuration (`queries`: each stack's sentences, `sources`: their key
+    sentences in cross-attention), with nearest vocabulary words if asked, one search for all."""
     texts = [[([token.text for token in query.tokens], [token.text for token in source.tokens])
               for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:

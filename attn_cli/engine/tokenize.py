@@ -1,9 +1,5 @@
-"""Split a sentence into words and match them to the vocabulary's conventions.
-
-Words keep inner hyphens and apostrophes ("well-known", "don't"); every other punctuation mark is a token of its
-own (GloVe has vectors for "," and "."), dropped quietly when the vocabulary lacks it; a missing word follows the
-`oov` policy: error, skip (the default, with a warning and suggestions) or zero (kept, with a zero vector).
-"""
+"""Split a sentence into words (inner hyphens and apostrophes kept, each other punctuation mark a token) and match
+them to the vocabulary; a missing word follows the `oov` policy: error, skip (with suggestions) or zero."""
 
 from __future__ import annotations
 

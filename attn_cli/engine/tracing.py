@@ -1,8 +1,6 @@
-"""One word followed through attention, step by step, as plain data: its vectors, each dot product, the scaling,
-exp and the softmax sum, and the weighted sum added up here term by term, so comparing it with the engine's matrix
-product shows that the two notations are one computation. Teaching notes appear only when their condition holds
-for this row, and any remedy they suggest is recomputed by the engine.
-"""
+"""One word followed through attention step by step as plain data, the weighted sum added up term by term so that
+comparing it with the engine's matrix product shows the two notations are one computation; teaching notes appear
+only when their condition holds."""
 
 from __future__ import annotations
 
