@@ -1,7 +1,7 @@
 """A BERT encoder (post-LayerNorm, as all-MiniLM-L6-v2 is) in numpy float64, every step kept to be shown:
 
     x_1  = LayerNorm(E[token] + P[position] + T[0])                      embed
-    y    = concat_h(softmax(q k^T / sqrt(d_head)) v) W_O + b_O          self_attention (the engine's own)
+    y    = concat_h(softmax(q k^T / sqrt(d_head)) v) W_O + b_O          encoder_layer (the engine's attention)
     h    = LayerNorm(x + y); out = LayerNorm(h + gelu(h W_1 + b_1) W_2 + b_2)   finish_layer
 
 Every W is [in, out] (HF's Linear stores [out, in]), so x W reads as the formulas do.
@@ -58,17 +58,6 @@ class BertWeights:
 
 
 @dataclass(frozen=True)
-class Embedded:
-    """The first layer's input and what it is made of, each [.., n, d]."""
-
-    words: np.ndarray  # E[token]
-    positions: np.ndarray  # P[0 .. n-1]
-    types: np.ndarray  # T[0] on every row
-    summed: np.ndarray  # their sum, before the LayerNorm
-    inputs: np.ndarray  # LayerNorm(summed): layer 1's x
-
-
-@dataclass(frozen=True)
 class LayerSteps:
     """One encoder layer: its attention block, then the residual and LayerNorm, then the feed-forward block."""
 
@@ -88,25 +77,20 @@ def layer_norm(x: np.ndarray, norm: tuple[np.ndarray, np.ndarray], eps: float) -
     return centred / np.sqrt(variance + eps) * gain + bias
 
 
-def embed(weights: BertWeights, ids: np.ndarray) -> Embedded:
+def embed(weights: BertWeights, ids: np.ndarray) -> np.ndarray:
     """Token ids [.., n] -> layer 1's input [.., n, d]: word, learned position and token type 0, summed and normed."""
     n = ids.shape[-1]
     words = weights.word_embeddings[ids].astype(np.float64)  # [.., n, d]
     positions = np.broadcast_to(weights.position_embeddings[:n].astype(np.float64), words.shape)  # [.., n, d]
     types = np.broadcast_to(weights.type_embeddings[0].astype(np.float64), words.shape)  # [.., n, d]
-    summed = words + positions + types
-    return Embedded(words, positions, types, summed, layer_norm(summed, weights.embedding_norm, weights.eps))
-
-
-def self_attention(layer: LayerWeights, x: np.ndarray, config: AttentionConfig) -> AttentionResult:
-    """x [.., n, d] -> the attention block's every number, every token seeing every token."""
-    n = x.shape[-2]
-    return attend_inputs(x, x, config, layer.attention, np.ones((n, n), dtype=bool), self_attention=True)
+    return layer_norm(words + positions + types, weights.embedding_norm, weights.eps)
 
 
 def encoder_layer(layer: LayerWeights, x: np.ndarray, config: AttentionConfig, eps: float) -> LayerSteps:
-    """x [.., n, d] -> the layer's every step; its `outputs` are the next layer's input."""
-    return finish_layer(layer, self_attention(layer, x, config), eps)
+    """x [.., n, d] -> the layer's every step, every token seeing every token; `outputs` are the next layer's x."""
+    n = x.shape[-2]
+    attention = attend_inputs(x, x, config, layer.attention, np.ones((n, n), dtype=bool), self_attention=True)
+    return finish_layer(layer, attention, eps)
 
 
 def finish_layer(layer: LayerWeights, attention: AttentionResult, eps: float) -> LayerSteps:
@@ -121,11 +105,11 @@ def finish_layer(layer: LayerWeights, attention: AttentionResult, eps: float) ->
 
 
 def encode(weights: BertWeights, ids: np.ndarray, layers: int | None = None,
-           digest: str = "") -> tuple[Embedded, list[LayerSteps]]:
-    """Token ids [.., n] through the first `layers` layers (default: all): the embeddings and each layer's steps."""
+           digest: str = "") -> tuple[np.ndarray, list[LayerSteps]]:
+    """Token ids [.., n] through the first `layers` layers (default: all): layer 1's input and each layer's steps."""
     embedded = embed(weights, ids)
     config = weights.config(digest)
-    x, steps = embedded.inputs, []
+    x, steps = embedded, []
     for layer in weights.layers[:layers]:
         steps.append(encoder_layer(layer, x, config, weights.eps))
         x = steps[-1].outputs
