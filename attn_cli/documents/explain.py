@@ -96,8 +96,7 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
 
 def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
                    options: ReportOptions, analysis: Analysis, traces: dict[int, dict], *, dims: int) -> dict:
-    """The trace document of one sentence of a stack already computed: each traced token step by step
-    (`traces`: engine.tracing's steps by token index)."""
+    """The trace document of one sentence of a computed stack (`traces`: engine.tracing's steps by token index)."""
     from attn_cli.engine.tracing import vector_summary  # only trace pays for its import
 
     stack, b = row
@@ -138,8 +137,7 @@ def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
 
 def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | PretrainedLayer | None,
                       dims: int) -> dict | None:
-    """Shapes, seed and initialisation of the projected or trained layer's weights, and the first `dims` rows of
-    each matrix as vector summaries, so the trace shows the numbers it multiplies by (None in raw mode)."""
+    """The layer's weights' shapes, seed and first `dims` rows, the numbers the trace multiplies by (None: raw)."""
     from attn_cli.engine.tracing import vector_summary
 
     if result.projections is None:
@@ -194,8 +192,7 @@ def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOption
 
 
 def document_header(command: str) -> dict:
-    """The keys every JSON document of attn-cli starts with (schema_version, command, attn_cli_version): for
-    records a program writes beside them, as the command line's batch does for a line that failed."""
+    """The keys every JSON document of attn-cli starts with, for records a program writes beside them."""
     return {"schema_version": SCHEMA_VERSION, "command": command, "attn_cli_version": __version__}
 
 
@@ -222,8 +219,7 @@ def vectors_block(vectors: Vectors) -> Shared:
 
 
 def stack_settings(stack: Stack, options: ReportOptions, analysis: Analysis) -> dict:
-    """`settings_block` of a stack: one object for every sentence of it (but for the position codes' norms, each
-    sentence's own), which the JSON writer then encodes once."""
+    """`settings_block` of a stack: one object for its sentences (norms apart), which the JSON writer encodes once."""
     key = (options.neighbors, options.neighbor_vocab, analysis.position_norms)  # what it reads of them
     if stack.settings is None or stack.settings[0] != key:
         stack.settings = (key, Shared(settings_block(stack.attention, options, analysis)))
@@ -297,8 +293,7 @@ def advice_block(advice: Advice) -> dict:
 
 def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...],
                       layer: TrainedLayer | PretrainedLayer | None = None) -> dict:
-    """The opt-in matrices that let anyone recompute every number elsewhere (`layer`: a pretrained one's further
-    steps)."""
+    """The opt-in matrices that let anyone recompute every number elsewhere."""
     extra: dict[str, object] = {}
     if "embeddings" in include:
         extra["embeddings"] = embeddings
@@ -319,8 +314,7 @@ def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: 
 
 def after_attention_block(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None,
                           dims: int) -> dict | None:
-    """A pretrained layer's steps after attention as every token's vector summaries (None for other layers), for
-    the trace: x + y, h = LayerNorm(x + y), the feed-forward block's W_2 gelu(W_1 h + b_1) + b_2, the output."""
+    """A pretrained layer's steps after attention as vector summaries for the trace (None for other layers)."""
     from attn_cli.engine.tracing import vector_summary
 
     steps = layer_steps(result, layer)
@@ -331,8 +325,7 @@ def after_attention_block(result: AttentionResult, layer: TrainedLayer | Pretrai
 
 
 def layer_steps(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None) -> dict | None:
-    """A pretrained layer's steps after its attention, each [n, d] (the hidden one [n, d_ff]): x + y,
-    h = LayerNorm(x + y), gelu(h W_1 + b_1), its W_2 (+ b_2), and the layer's output; None for other layers."""
+    """A pretrained layer's steps after its attention, each [n, d] (hidden [n, d_ff]); None for other layers."""
     if not getattr(layer, "pretrained", False):
         return None
     steps = layer.finish(result)  # type: ignore[union-attr]

@@ -136,8 +136,7 @@ class NeighborSearch:
 
     @classmethod
     def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
-        """The search for this vector set, vocabulary size and configuration (all its rows depend on), built once
-        per run: every sentence of a batch reuses its rows."""
+        """The search for this vector set, vocabulary size and configuration, built once per run."""
         key = (id(vectors), vocabulary_size, result.config)
         found = _SEARCHES.get(key)
         if found is None or found[0] is not vectors:
@@ -228,8 +227,7 @@ _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
 
 
 def kept_unit_rows(vectors: Vectors, embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
-    """`mapped_unit_rows`, kept between runs where the vectors keep rows (an imported model's) and a digest names
-    the weights: the mapping of a 22,531-word vocabulary was most of a pretrained layer's run."""
+    """`mapped_unit_rows`, kept between runs where the vectors keep rows and a digest names the weights."""
     digest = result.config.weights_digest
     if vectors.keep_rows is None or digest is None:
         return mapped_unit_rows(embeddings, result)
@@ -260,8 +258,7 @@ def _fused(result: AttentionResult) -> AttentionResult:
 
 
 def shift_queries(stack: AttentionResult) -> np.ndarray:
-    """What the shifts search neighbours for: per sentence of a stack, each token's own value, then its output:
-    [B, n, d_out] twice -> [B * 2 n, d_out]."""
+    """Per sentence of a stack, each token's own value, then its output: [B, n, d_out] twice -> [B * 2 n, d_out]."""
     both = np.concatenate([static_outputs(stack), stack.outputs], axis=-2)  # [B, 2 n, d_out]
     return both.reshape(-1, both.shape[-1])
 
@@ -327,8 +324,7 @@ class StackShifts:
         return self.columns[name]
 
     def document(self, b: int, fields: Collection[str] | None = None) -> list[dict]:
-        """Sentence b's `shifts` as the JSON document writes them (only `fields` of each, with token and index,
-        when named)."""
+        """Sentence b's `shifts` as the JSON document writes them (only `fields` of each when named)."""
         texts, key_texts = self.texts[b]
         if fields is not None:
             wanted = [name for name in MEASURES if name in fields]
@@ -369,8 +365,7 @@ MEASURES = ("cosine", "delta_norm", "static_norm", "contextual_norm", "self_weig
 
 
 def head_mean(weights: np.ndarray) -> np.ndarray:
-    """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k]; one head's are their own mean (x / 1 is
-    x), so the default single head needs no [n, n] copy."""
+    """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k], a single head's without a copy."""
     return weights[..., 0, :, :] if weights.shape[-3] == 1 else weights.mean(axis=-3)
 
 
@@ -424,8 +419,7 @@ def diagnose(result: AttentionResult) -> Diagnosis:
 
 @dataclass(frozen=True)
 class StackDiagnosis:
-    """The softmax of a stack of sentences at a glance, as arrays: each row's entropy, largest weight and its key
-    [B, H, n_q], the keys each row sees [B, n_q]; and each sentence's warnings, with computed remedies."""
+    """The softmax of a stack of sentences at a glance, as arrays, and each sentence's warnings."""
 
     entropy_bits: np.ndarray  # [B, H, n_q]
     max_weight: np.ndarray  # [B, H, n_q]
@@ -483,15 +477,13 @@ def heads_text(heads: list[int]) -> str:
 
 
 def position_norms(result: AttentionResult) -> tuple[float, float] | None:
-    """(mean |word|, mean |code|) over the rows that entered the layer (queries, then other keys); None without
-    positions."""
+    """(mean |word|, mean |code|) over the rows that entered the layer; None without positions."""
     norms = stack_position_norms(as_stack(result))
     return None if norms is None else (float(norms[0][0]), float(norms[1][0]))
 
 
 def stack_position_norms(stack: AttentionResult) -> tuple[np.ndarray, np.ndarray] | None:
-    """Per sentence of a stack, the mean |word| and mean |code| [B] each over the rows that entered the layer
-    (queries, then other keys); None without positions."""
+    """Per sentence of a stack, the mean |word| and mean |code| [B] each; None without positions."""
     if stack.query_codes is None or stack.context_codes is None:
         return None
     codes = [stack.query_codes] + ([] if stack.self_attention else [stack.context_codes])
@@ -524,8 +516,7 @@ def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
 
 def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], argmax: list[int],
                        saturated: list[int], eligible: int, remedies: list[Remedy]) -> Advice:
-    """Saturated rows of one head (maxima, argmax: its rows'): all of them ("every row") or a count ("7 of 10
-    rows"), on themselves or not."""
+    """Saturated rows of one head: all of them ("every row") or a count ("7 of 10 rows"), on themselves or not."""
     lowest = min(maxima[i] for i in saturated)
     on_self = result.self_attention and all(argmax[i] == i for i in saturated)
     if len(saturated) == eligible:
@@ -540,8 +531,7 @@ def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], 
 
 def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, n_q: int,
                      remedies: list[Remedy]) -> Advice:
-    """The flat `heads` in one warning (`highest`: their largest weight). At a scale factor >= 1 no named scale is
-    larger, so the advice can only say "a larger scale"."""
+    """The flat `heads` in one warning; at a scale factor >= 1 no named scale is larger: "a larger scale"."""
     return Advice("flat", heads[0], f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}):"
                   " the scaled scores are too close together to prefer any word"
                   + UNTRAINED_NOTE * (result.config.mode == "projected"), remedies,
@@ -609,8 +599,7 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
 
 
 def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per sentence, temperatures (below, above) [count] around where `test` (temperatures [count] -> bool
-    [count]) turns from False to True as T grows, by bisection on log2 T over HINTED_OCTAVES."""
+    """Per sentence, temperatures (below, above) [count] around where `test` turns True as T grows, by bisection."""
     low, high = np.full(count, float(HINTED_OCTAVES[0])), np.full(count, float(HINTED_OCTAVES[1]))
     for _ in range(TEMPERATURE_STEPS):
         middle = (low + high) / 2
@@ -663,15 +652,13 @@ class StackRemedies:
         return found
 
     def _ranges(self, maxima: np.ndarray) -> tuple[list, list]:
-        """Per sentence and head, the smallest and largest of the rows' largest weights maxima [B, H, n_q] over the
-        rows with a choice."""
+        """Per sentence and head, the extremes of maxima [B, H, n_q] over the rows with a choice."""
         eligible = self.eligible[:, None, :]
         return (np.where(eligible, maxima, np.inf).min(axis=-1).tolist(),
                 np.where(eligible, maxima, -np.inf).max(axis=-1).tolist())
 
     def _solve(self, warned: np.ndarray) -> None:
-        """The `fixing_temperatures` of the warned sentences for every head's rows with a choice (sentences whose
-        rows with a choice differ are solved apart)."""
+        """The `fixing_temperatures` of the warned sentences, those with other rows with a choice apart."""
         stack = self.stack
         count, heads, n_q, n_k = stack.scores.shape
         visible = np.broadcast_to(stack.visible, (count, n_q, n_k))
@@ -685,8 +672,7 @@ class StackRemedies:
 
 
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
-    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale, a similarity, or each
-    sentence's temperature [B]), recomputed from the heads' own queries and keys as the engine computes them."""
+    """Each row's largest weight [B, H, n_q] had the stack run under `settings` (temperature: one per sentence)."""
     config = stack.config
     similarity = settings.get("similarity", config.similarity)
     scores = stack.scores if similarity == config.similarity else similarity_scores(
