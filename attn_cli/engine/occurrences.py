@@ -38,8 +38,7 @@ def occurrence_rows(embeddings: np.ndarray, sentences: np.ndarray, positions: np
 
 
 def row_visibility(mask: str, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """The keys each occurrence's row may see, [m, n] bool, from its sentence's plain embeddings [m, n, d]: the
-    row `positions[i]` of `visible_matrix` for that sentence."""
+    """Row `positions[i]` of `visible_matrix` for each sentence's plain embeddings [m, n, d]: [m, n] bool."""
     m, n = sentences.shape[:2]
     if mask == "causal":
         return np.arange(n)[None, :] <= positions[:, None]
