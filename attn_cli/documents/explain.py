@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 3  # 3: lean shifts, their shares as two n x n matrices (`shares`); 2: advice as settings
 INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs", "layer")
+PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,6 @@ class ReportOptions:
     include: tuple[str, ...] = ()
     # trained mode: the layer, shown with the random weights it started from (a trained one) or with its model
     layer: TrainedLayer | PretrainedLayer | None = None
-PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
 @dataclass(frozen=True)
