@@ -524,12 +524,6 @@ HINTED_OCTAVES = (-19, 19)  # hints lie within 2^-19 and 2^19: temperatures the 
 TEMPERATURE_STEPS = 12  # bisection steps on log2 T: the 38 octaves to within 1 % of T
 
 
-def fixing_temperature(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> float | None:
-    """`fixing_temperatures` of one sentence's rows scores [G, r, n_k] (visible alike): a float, or None."""
-    [found] = fixing_temperatures(scores[None], visible[None], scale_factor).tolist()
-    return None if math.isnan(found) else found
-
-
 def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> np.ndarray:
     """Per sentence of scores [S, G, r, n_k], a temperature at which no row saturates and no group is all flat, so
     a hint never earns the opposite warning: [S], NaN where there is none.

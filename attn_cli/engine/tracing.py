@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from attn_cli.engine.analysis import (FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits,
-                                     fixing_temperature, remedy_settings)
+                                     fixing_temperatures, remedy_settings)
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, rerun, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
@@ -173,8 +173,9 @@ def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, hea
     if result.config.mode == "trained":
         return []
     row = (head, slice(index, index + 1))  # [1, n_k] of the head: the row as a group of one
-    temperature = fixing_temperature(result.scores[row][None], result.visible[None, index:index + 1],
-                                     result.scale_factor)
+    [solved] = fixing_temperatures(result.scores[row][None, None], result.visible[None, None, index:index + 1],
+                                   result.scale_factor).tolist()  # [S = 1, G = 1, r = 1, n_k]
+    temperature = None if math.isnan(solved) else solved
     return [{"settings": settings, "weights": rerun(result, embeddings, **settings).weights[head, index].tolist()}
             for settings in remedy_settings(code, result.config, result.scale_factor, temperature)]
 
