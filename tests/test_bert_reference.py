@@ -39,7 +39,7 @@ def test_every_layer_equals_the_reference(minilm, reference):
         ids = np.array([piece.id for piece in model.pieces(sentence)])
         np.testing.assert_array_equal(ids, arrays[f"ids_{number}"], err_msg=sentence)
         embedded, layers = encode(model.weights, ids)
-        hidden = np.stack([embedded.inputs] + [layer.outputs for layer in layers])  # [7, n, d]
+        hidden = np.stack([embedded] + [layer.outputs for layer in layers])  # [7, n, d]
         attentions = np.stack([layer.attention.weights for layer in layers])  # [6, 12, n, n]
         assert attentions.shape == arrays[f"attentions_{number}"].shape == (6, 12, len(ids), len(ids))
         np.testing.assert_allclose(attentions, arrays[f"attentions_{number}"], rtol=0, atol=TOLERANCE)

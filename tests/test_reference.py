@@ -323,14 +323,14 @@ def test_glove_like_embeddings_saturate_and_agree(config):
 
 def test_auto_position_codes_are_as_long_as_their_words():
     """position_scale="auto": |PE_p| scaled to |x_p| for each row; a zero word gets no code."""
-    from attn_cli.engine.attention import scaled_positions
+    from attn_cli.engine.attention import position_codes
 
     x = np.array([[3.0, 4.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.1, 0.0, 0.0, 0.2]])
-    codes = scaled_positions(AttentionConfig(positions="sinusoidal"), x)
+    codes = position_codes(AttentionConfig(positions="sinusoidal"), x)
     np.testing.assert_allclose(np.linalg.norm(codes, axis=1), np.linalg.norm(x, axis=1), rtol=1e-15)
     raw = np.array(ref_positions(3, 4))
     np.testing.assert_allclose(codes[2] / np.linalg.norm(codes[2]), raw[2] / np.linalg.norm(raw[2]), rtol=1e-14)
-    np.testing.assert_allclose(scaled_positions(AttentionConfig(positions="sinusoidal", position_scale=2.5), x),
+    np.testing.assert_allclose(position_codes(AttentionConfig(positions="sinusoidal", position_scale=2.5), x),
                                2.5 * raw, rtol=1e-15)
 
 

@@ -1,10 +1,5 @@
-"""The documents of `compare`: a word across sentences, and cross-attention of one sentence over another.
-
-Each sentence of a comparison is described by exactly the document `explain`
-writes for it; `words` adds what the sentences' outputs say about each shared
-word. The cross-attention document has the shape of an explain document with
-rectangular matrices (rows: target tokens, columns: source tokens).
-"""
+"""The documents of `compare`: each sentence's explain document and the shared words, or cross-attention as an
+explain document with rectangular matrices (rows: target tokens, columns: source tokens)."""
 
 from __future__ import annotations
 
@@ -59,11 +54,8 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
 
 
 def verdict(word: dict, labels: dict[int, list[str]]) -> str:
-    """'bank: 1.000 -> 0.710; leans to river, flows (1) vs money (2)': static -> contextual cosine of the
-    least alike pair, then the pulling words per sentence (numbered from 1), named as the tables name them
-    (`labels`, per sentence: a repeated word keeps its `#8`, and so does the compared copy: '(1, bank#2)').
-    A word no context word pulls leans to itself, and says why when its softmax saturated: 'itself (saturated)
-    (2)', or when it saw no other word (a one-word sentence, the first word under the causal mask)."""
+    """'bank: 1.000 -> 0.710; leans to river, flows (1) vs money (2)': the least alike pair's cosines, then the
+    pulling words per sentence, named as the tables name them (`labels`: a repeated word keeps its `#8`)."""
     first, second = (number + 1 for number in word["pair"])
     which = f" (least alike: {first} vs {second})" if len(word["occurrences"]) > 2 else ""
     leans = " vs ".join(f"{leaning(occurrence, labels[occurrence['sentence']])} ({where(occurrence, labels)})"

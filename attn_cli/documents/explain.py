@@ -1,11 +1,5 @@
-"""Build the one document every renderer draws from (the JSON contract).
-
-`explain_document` turns tokens, an `AttentionResult` and its analysis into plain
-dicts, lists, strings and floats, with matrices kept as numpy arrays (the JSON
-writer encodes them directly, and a row at a time past STREAM_ABOVE numbers).
-The JSON output writes it as is; the terminal renderer reads the same document,
-so the tables and the JSON cannot disagree.
-"""
+"""The one document every renderer draws from (the JSON contract): plain data, matrices kept as numpy arrays, so
+the tables and the JSON cannot disagree."""
 
 from __future__ import annotations
 
@@ -29,6 +23,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 3  # 3: lean shifts, their shares as two n x n matrices (`shares`); 2: advice as settings
 INCLUDABLE = ("embeddings", "qkv", "outputs", "projections", "inputs", "layer")
+PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
 @dataclass(frozen=True)
@@ -41,14 +36,12 @@ class ReportOptions:
     include: tuple[str, ...] = ()
     # trained mode: the layer, shown with the random weights it started from (a trained one) or with its model
     layer: TrainedLayer | PretrainedLayer | None = None
-PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.random.default_rng(seed), N(0, 1/fan_in)"
 
 
 @dataclass(frozen=True)
 class Analysis:
-    """What was computed of a result beyond its attention and shifts, for a document to shape: its diagnosis and,
-    in trained mode, the same pass through the weights training started from. None where the document leaves
-    that block out (--fields), so nothing is computed for it."""
+    """A result's diagnosis and, in trained mode, the pass through the weights training started from; None where
+    the document leaves that block out (--fields)."""
 
     diagnosis: StackDiagnosis | None = None  # the stack's: a document reads its own sentence's
     position_norms: tuple[float, float] | None = None  # (mean |word|, mean |code|) with position codes
@@ -88,11 +81,7 @@ def checked(value: list | dict, numbers: int, stack: Stack, *arrays: str) -> lis
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
                      options: ReportOptions, analysis: Analysis, wanted: Collection[str] | None = None) -> dict:
-    """The explain document of one sentence of a stack already computed and analysed (compare reuses it per
-    sentence).
-
-    `wanted` names the attention blocks to build (None: all), for --fields, which drops the others anyway.
-    """
+    """The explain document of one sentence of a computed stack; `wanted` names the blocks to build (None: all)."""
     report = {
         **document_header("explain"),
         "sentence": sentence,
@@ -107,8 +96,7 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
 
 def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
                    options: ReportOptions, analysis: Analysis, traces: dict[int, dict], *, dims: int) -> dict:
-    """The trace document of one sentence of a stack already computed: each traced token step by step
-    (`traces`: engine.tracing's steps by token index)."""
+    """The trace document of one sentence of a computed stack (`traces`: engine.tracing's steps by token index)."""
     from attn_cli.engine.tracing import vector_summary  # only trace pays for its import
 
     stack, b = row
@@ -149,8 +137,7 @@ def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
 
 def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | PretrainedLayer | None,
                       dims: int) -> dict | None:
-    """Shapes, seed and initialisation of the projected or trained layer's weights, and the first `dims` rows of
-    each matrix as vector summaries, so the trace shows the numbers it multiplies by (None in raw mode)."""
+    """The layer's weights' shapes, seed and first `dims` rows, the numbers the trace multiplies by (None: raw)."""
     from attn_cli.engine.tracing import vector_summary
 
     if result.projections is None:
@@ -171,13 +158,8 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
 
 def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysis: Analysis,
                      wanted: Collection[str] | None = None) -> dict:
-    """`vectors`, `settings`, `heads`, `shares`, `shifts` and `diagnostics` of one sentence of a stack, those
-    `wanted` only.
-
-    The rows name the stack's query tokens, the columns its key tokens: the same list in self-attention,
-    another sentence's in cross-attention. The diagnostics (their advice reruns the softmax under each
-    remedy) are computed for the whole stack when the first of its documents holds them.
-    """
+    """The attention blocks of one sentence of a stack, those `wanted` only: rows name its query tokens, columns its
+    key tokens (another sentence's in cross-attention)."""
     stack, b = row
     texts, key_texts = stack.shifts.texts[b]
     n_q, n_k = len(texts), len(key_texts)
@@ -197,9 +179,8 @@ def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysi
 
 
 def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOptions, analysis: Analysis) -> dict:
-    """A trained layer's file and training (`weights`), and the same pass through the random weights training
-    started from (`initial`), so a reader sees what training changed; a pretrained model's layer (`model`: which
-    model, which layer). Nothing in the other modes."""
+    """A trained layer's `weights` and its pass through the random weights training started from (`initial`), or a
+    pretrained model's layer (`model`); nothing in the other modes."""
     if getattr(options.layer, "pretrained", False):  # no isinstance: explain's start-up never loads models/
         return {"model": options.layer.describe()}  # type: ignore[union-attr]
     if options.layer is None or analysis.initial is None:
@@ -211,8 +192,7 @@ def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOption
 
 
 def document_header(command: str) -> dict:
-    """The keys every JSON document of attn-cli starts with (schema_version, command, attn_cli_version): for
-    records a program writes beside them, as the command line's batch does for a line that failed."""
+    """The keys every JSON document of attn-cli starts with, for records a program writes beside them."""
     return {"schema_version": SCHEMA_VERSION, "command": command, "attn_cli_version": __version__}
 
 
@@ -239,8 +219,7 @@ def vectors_block(vectors: Vectors) -> Shared:
 
 
 def stack_settings(stack: Stack, options: ReportOptions, analysis: Analysis) -> dict:
-    """`settings_block` of a stack: one object for every sentence of it (but for the position codes' norms, each
-    sentence's own), which the JSON writer then encodes once."""
+    """`settings_block` of a stack: one object for its sentences (norms apart), which the JSON writer encodes once."""
     key = (options.neighbors, options.neighbor_vocab, analysis.position_norms)  # what it reads of them
     if stack.settings is None or stack.settings[0] != key:
         stack.settings = (key, Shared(settings_block(stack.attention, options, analysis)))
@@ -314,8 +293,7 @@ def advice_block(advice: Advice) -> dict:
 
 def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...],
                       layer: TrainedLayer | PretrainedLayer | None = None) -> dict:
-    """The opt-in matrices that let anyone recompute every number elsewhere (`layer`: a pretrained one's further
-    steps)."""
+    """The opt-in matrices that let anyone recompute every number elsewhere."""
     extra: dict[str, object] = {}
     if "embeddings" in include:
         extra["embeddings"] = embeddings
@@ -336,8 +314,7 @@ def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: 
 
 def after_attention_block(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None,
                           dims: int) -> dict | None:
-    """A pretrained layer's steps after attention as every token's vector summaries (None for other layers), for
-    the trace: x + y, h = LayerNorm(x + y), the feed-forward block's W_2 gelu(W_1 h + b_1) + b_2, the output."""
+    """A pretrained layer's steps after attention as vector summaries for the trace (None for other layers)."""
     from attn_cli.engine.tracing import vector_summary
 
     steps = layer_steps(result, layer)
@@ -348,8 +325,7 @@ def after_attention_block(result: AttentionResult, layer: TrainedLayer | Pretrai
 
 
 def layer_steps(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None) -> dict | None:
-    """A pretrained layer's steps after its attention, each [n, d] (the hidden one [n, d_ff]): x + y,
-    h = LayerNorm(x + y), gelu(h W_1 + b_1), its W_2 (+ b_2), and the layer's output; None for other layers."""
+    """A pretrained layer's steps after its attention, each [n, d] (hidden [n, d_ff]); None for other layers."""
     if not getattr(layer, "pretrained", False):
         return None
     steps = layer.finish(result)  # type: ignore[union-attr]

@@ -1,10 +1,5 @@
-"""The senses document (schemas/senses.schema.json), shaped from a `SensesResult`; it computes nothing.
-
-The result is read through its attributes only (this layer may not import the library's senses
-package): word, occurrences (the table), groups, assignments, chosen_by, silhouettes, silhouette,
-static_neighbors, labels_report (with each occurrence's label and the misgrouped rows), projection
-and layer.
-"""
+"""The senses document (schemas/senses.schema.json), shaped from a `SensesResult` read through its attributes only
+(this layer may not import the senses package); it computes nothing."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""What attention did to each word: shifts, contributions, neighbours, diagnostics.
-
-Pure numpy on top of an `AttentionResult`; nothing here knows about the CLI.
-"""
+"""What attention did to each word: shifts, contributions, neighbours, diagnostics; pure numpy, no CLI."""
 
 from __future__ import annotations
 
@@ -26,10 +23,6 @@ from attn_cli.vectors.store import Vectors
 
 MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
-RESCORED_SLACK = 8  # words ranked past the wanted ones and scored in float64 too: float32's near-ties (see _exact_top)
-GROUP_COLUMNS = 64  # a wide row's top k lies in its k groups of this many columns with the largest maxima
-WIDE_GROUPS = 16  # rows of at least this many x k groups are searched that way (see _top_of_wide_rows)
-WIDE_ROWS = 16  # wide rows searched at a time
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
@@ -114,12 +107,8 @@ class Diagnosis:
 
 
 class NeighborSearch:
-    """Cosine nearest neighbours among the most frequent words, in the outputs' space.
-
-    The vocabulary is held as float32 unit rows [N, d_out]; queries are answered
-    by matrix products of QUERY_BLOCK queries at a time, so the [N, m] cosines
-    stay small however long the sentence.
-    """
+    """Cosine nearest neighbours among the most frequent words, in the outputs' space: the vocabulary as float32
+    unit rows [N, d_out], queried QUERY_BLOCK at a time so the [N, m] cosines stay small."""
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
@@ -147,8 +136,7 @@ class NeighborSearch:
 
     @classmethod
     def shared(cls, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> "NeighborSearch":
-        """The search for this vector set, vocabulary size and configuration (all its rows depend on), built once
-        per run: every sentence of a batch reuses its rows."""
+        """The search for this vector set, vocabulary size and configuration, built once per run."""
         key = (id(vectors), vocabulary_size, result.config)
         found = _SEARCHES.get(key)
         if found is None or found[0] is not vectors:
@@ -157,10 +145,8 @@ class NeighborSearch:
         return found[1]
 
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """For each query row [m, d_out], the k closest words, leaving out exclude[row] (the token itself).
-
-        A query asked before (the same vector, word left out and k) is answered from memory: across a batch
-        most static queries repeat. An answer never depends on the other queries of its block."""
+        """For each query row [m, d_out], the k closest words but exclude[row]; a query asked before (the same
+        vector, word left out and k) is answered from memory: across a batch most static queries repeat."""
         unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
         keys = [(blake2b(row.tobytes(), digest_size=16).digest(), word, k)
                 for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
@@ -178,9 +164,8 @@ class NeighborSearch:
         return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """One float32 matrix product ranks every word for the block; the few best (and every word within float32's
-        rounding of them) are scored again in float64, so the answer is a full float64 sort's, alone or in a batch
-        (BLAS rounds a float32 product by its shape)."""
+        """A float32 product ranks every word; the best (within float32's rounding) are scored again in float64, so
+        the answer is a full float64 sort's, alone or in a batch (BLAS rounds a float32 product by its shape)."""
         cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
@@ -203,37 +188,22 @@ class NeighborSearch:
         return found
 
     def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column
-        (-inf where fewer words qualify). Every word within twice float32's rounding of the wanted-th best is
-        scored again in float64: usually the RESCORED_SLACK words ranked next reach past that margin; a query
-        with more near-ties takes every word within it."""
+        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column: every
+        word within twice float32's rounding of the wanted-th best is scored again in float64."""
         b, n = cosines.shape
-        ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
-        approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
-        floor = approximate[:, wanted - 1] - 2 * self.rounding  # [b]
-        crowded = ((approximate[:, -1] >= floor) & (ranked.shape[1] < n) & np.isfinite(floor)
-                   & unit_queries.any(axis=1))  # [b]; a zero query (no direction) ties with every word: no answer
-        ranked, exact = ranked[~crowded], self._cosines(unit_queries[~crowded], ranked[~crowded], approximate[~crowded])
-        picked = np.empty((b, wanted), dtype=np.intp), np.empty((b, wanted))
-        order = np.lexsort((ranked, -exact), axis=-1)[:, :wanted]  # by cosine down, then column
-        picked[0][~crowded], picked[1][~crowded] = (np.take_along_axis(ranked, order, axis=-1),
-                                                    np.take_along_axis(exact, order, axis=-1))
-        for row in np.flatnonzero(crowded).tolist():
-            columns = np.flatnonzero(cosines[row] >= floor[row])  # [c]
-            scores = np.concatenate([  # [c], a block of rows at a time (duplicated vectors can tie by the million)
-                self._cosines(unit_queries[row:row + 1], columns[None, block], cosines[row:row + 1, columns[block]])[0]
-                for block in row_blocks(len(columns), self.rows.shape[1])])
-            order = np.lexsort((columns, -scores))[:wanted]
-            picked[0][row], picked[1][row] = columns[order], scores[order]
+        floors = np.partition(cosines, n - wanted, axis=1)[:, n - wanted] - 2 * self.rounding  # [b]
+        picked = np.zeros((b, wanted), dtype=np.intp), np.full((b, wanted), -np.inf)
+        for row in np.flatnonzero(unit_queries.any(axis=1)).tolist():  # a zero query has no direction: no answer
+            columns = np.flatnonzero(cosines[row] >= floors[row])  # [c], duplicated vectors may tie by the million
+            exact = np.concatenate([np.einsum("bd,bkd->bk", unit_queries[row:row + 1],
+                                              self.rows[columns[None, block]].astype(np.float64))[0]
+                                    for block in row_blocks(len(columns), self.rows.shape[1])])  # [c]
+            if self.inverse_norms is not None:
+                exact *= self.inverse_norms[columns]
+            exact[np.isneginf(cosines[row, columns])] = -np.inf
+            order = np.lexsort((columns, -exact))[:wanted]
+            picked[0][row], picked[1][row] = columns[order], exact[order]
         return picked
-
-    def _cosines(self, unit_queries: np.ndarray, columns: np.ndarray, approximate: np.ndarray) -> np.ndarray:
-        """The float64 cosines of queries [b, d_out] with their columns [b, c]: -inf where the float32 ones were."""
-        exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[columns].astype(np.float64))  # [b, c]
-        if self.inverse_norms is not None:
-            exact *= self.inverse_norms[columns]
-        exact[np.isneginf(approximate)] = -np.inf
-        return exact
 
 
 def is_letter(word: str | None) -> bool:
@@ -252,8 +222,7 @@ _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
 
 
 def kept_unit_rows(vectors: Vectors, embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
-    """`mapped_unit_rows`, kept between runs where the vectors keep rows (an imported model's) and a digest names
-    the weights: the mapping of a 22,531-word vocabulary was most of a pretrained layer's run."""
+    """`mapped_unit_rows`, kept between runs where the vectors keep rows and a digest names the weights."""
     digest = result.config.weights_digest
     if vectors.keep_rows is None or digest is None:
         return mapped_unit_rows(embeddings, result)
@@ -262,11 +231,8 @@ def kept_unit_rows(vectors: Vectors, embeddings: np.ndarray, result: AttentionRe
 
 
 def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int = 4096) -> np.ndarray:
-    """The vocabulary mapped into the outputs' space, as float32 unit rows: [N, d] -> [N, d_out].
-
-    Mapped a block of rows at a time, so memory peaks at the float32 result, not at a float64
-    copy of it (at d_k = 4096 over 50,000 words: 0.8 GB instead of about 4 GB).
-    """
+    """The vocabulary in the outputs' space as float32 unit rows, [N, d] -> [N, d_out], a block at a time: memory
+    peaks at the float32 result, not at a float64 copy of it."""
     width = value_space(embeddings[:1], result).shape[1]
     rows = np.empty((len(embeddings), width), dtype=np.float32)  # [N, d_out]
     mapped = _fused(result)
@@ -276,9 +242,8 @@ def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int
 
 
 def _fused(result: AttentionResult) -> AttentionResult:
-    """The result with W_V and W_O (and their biases) made one map, W_V W_O (+ b_V W_O + b_O), when it has a
-    pretrained layer's biases: one product over the vocabulary instead of two (a 22,531 x 384 vocabulary through
-    two 384 x 384 products was most of a run), in float32 as the rows it fills are."""
+    """A pretrained layer's W_V and W_O (and biases) made one float32 map, W_V W_O (+ b_V W_O + b_O): one product
+    over the vocabulary instead of two."""
     p = result.projections
     if p is None or p.w_o is None or p.b_v is None:
         return result
@@ -288,8 +253,7 @@ def _fused(result: AttentionResult) -> AttentionResult:
 
 
 def shift_queries(stack: AttentionResult) -> np.ndarray:
-    """What the shifts search neighbours for: per sentence of a stack, each token's own value, then its output:
-    [B, n, d_out] twice -> [B * 2 n, d_out]."""
+    """Per sentence of a stack, each token's own value, then its output: [B, n, d_out] twice -> [B * 2 n, d_out]."""
     both = np.concatenate([static_outputs(stack), stack.outputs], axis=-2)  # [B, 2 n, d_out]
     return both.reshape(-1, both.shape[-1])
 
@@ -301,10 +265,8 @@ def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None =
 
 
 class StackShifts:
-    """How each token of a stack of sentences moved, as arrays: the measures [B, n_q], and (computed when first
-    read) each key's share of the output and of the shift [B, n_q, n_k], the keys that pulled most [B, n_q,
-    MAX_PULLS]. `nearest`: the neighbours of `shift_queries(stack)` in its order, if searched; `texts`: each
-    sentence's (query tokens, key tokens)."""
+    """How each token of a stack moved, as arrays [B, n_q] (shares and pulls computed when first read); `nearest`:
+    the neighbours of `shift_queries(stack)` in its order, `texts`: each sentence's (query tokens, key tokens)."""
 
     def __init__(self, stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
                  texts: list[tuple[list[str], list[str]]] | None = None) -> None:
@@ -357,9 +319,7 @@ class StackShifts:
         return self.columns[name]
 
     def document(self, b: int, fields: Collection[str] | None = None) -> list[dict]:
-        """Sentence b's `shifts` as the JSON document writes them: per query token its measures, the keys that
-        pulled it (at most MAX_PULLS, shift_share >= PULL_SHARE) and its neighbours; only `fields` of each (with
-        its token and index) when named."""
+        """Sentence b's `shifts` as the JSON document writes them (only `fields` of each when named)."""
         texts, key_texts = self.texts[b]
         if fields is not None:
             wanted = [name for name in MEASURES if name in fields]
@@ -400,74 +360,13 @@ MEASURES = ("cosine", "delta_norm", "static_norm", "contextual_norm", "self_weig
 
 
 def head_mean(weights: np.ndarray) -> np.ndarray:
-    """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k]; one head's are their own mean (x / 1 is
-    x), so the default single head needs no [n, n] copy."""
+    """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k], a single head's without a copy."""
     return weights[..., 0, :, :] if weights.shape[-3] == 1 else weights.mean(axis=-3)
 
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]. A
-    partition and a sort of the k survivors, not a full sort; rows far wider than k (a neighbour search's) only
-    partition the groups of columns that can hold the top (_top_of_wide_rows). No NaN."""
-    n = rows.shape[-1]
-    flat = rows.reshape(-1, n)  # [m, n]
-    wide = n >= WIDE_GROUPS * k * GROUP_COLUMNS
-    top = np.empty((len(flat), min(k, n)), dtype=np.intp)  # [m, k]
-    # long rows a block at a time: no [n, n] temporaries; wide rows WIDE_ROWS at a time, which the cache holds
-    blocks = [slice(start, start + WIDE_ROWS) for start in range(0, len(flat), WIDE_ROWS)] if wide else row_blocks(
-        len(flat), n)
-    for block in blocks:
-        top[block] = (_top_of_wide_rows if wide else _partitioned)(flat[block], k)
-    return top.reshape(rows.shape[:-1] + top.shape[1:])
-
-
-def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
-    """top_indices of the rows of a matrix by a partition of each whole row: [m, n] -> [m, min(k, n)]."""
-    m, n = flat.shape
-    if k < n:
-        candidates = np.sort(np.argpartition(flat, n - k, axis=-1)[:, n - k:], axis=-1)  # [m, k], no negated copy
-        kth = np.take_along_axis(flat, candidates, axis=-1).min(axis=-1, keepdims=True)  # [m, 1]: k-th largest
-        crowded = np.flatnonzero((flat >= kth).sum(axis=-1) > k)  # rows with more ties at kth than places
-        if len(crowded):
-            sub, level = flat[crowded], kth[crowded]  # [c, n], [c, 1]
-            above, ties = sub > level, sub == level
-            room = k - above.sum(axis=-1, keepdims=True)  # [c, 1]: places left for ties
-            keep = above | (ties & (np.cumsum(ties, axis=-1) <= room))  # exactly k per row
-            candidates[crowded] = np.nonzero(keep)[1].reshape(len(crowded), k)
-    else:
-        candidates = np.broadcast_to(np.arange(n), (m, n))
-    order = np.argsort(-np.take_along_axis(flat, candidates, axis=-1), axis=-1, kind="stable")
-    return np.take_along_axis(candidates, order, axis=-1)
-
-
-def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
-    """top_indices of rows far wider than k (a search's cosines over the vocabulary): [m, n] -> [m, k].
-
-    One pass finds the largest entry of each group of columns (group c: columns c, c + g, ... for g
-    groups); the k-th largest of those maxima is at most the row's k-th largest entry, so the top k
-    (ties included) lies in the k groups whose maxima reach it: only those (and the columns past the
-    last whole group) are partitioned. Rows where more than k group maxima tie take the general way.
-    """
-    m, n = flat.shape
-    width = n // GROUP_COLUMNS  # g groups of GROUP_COLUMNS columns; the n - g * GROUP_COLUMNS last are always kept
-    maxima = flat[:, :width * GROUP_COLUMNS].reshape(m, GROUP_COLUMNS, width).max(axis=1)  # [m, g]
-    level = np.partition(maxima, width - k, axis=-1)[:, width - k:width - k + 1]  # [m, 1]: k-th largest maximum
-    chosen = maxima >= level  # [m, g]
-    plain = chosen.sum(axis=-1) == k  # [m]
-    top = np.empty((m, k), dtype=np.intp)
-    if not plain.all():
-        top[~plain] = _partitioned(flat[~plain], k)
-    if not plain.any():
-        return top
-    groups = np.nonzero(chosen[plain])[1].reshape(-1, k)  # [p, k], ascending
-    # group c's j-th column is c + j g: ordered by j, then c, the candidates stay in column order, so the
-    # general way's ties by position are ties by column
-    columns = (groups[:, None, :] + width * np.arange(GROUP_COLUMNS)[None, :, None]).reshape(len(groups), -1)
-    rest = np.arange(width * GROUP_COLUMNS, n)
-    columns = np.concatenate([columns, np.broadcast_to(rest, (len(groups), len(rest)))], axis=-1)  # [p, c]
-    picked = _partitioned(flat[np.flatnonzero(plain)[:, None], columns], k)  # [p, k], no copy of whole rows
-    top[plain] = np.take_along_axis(columns, picked, axis=-1)
-    return top
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]."""
+    return np.argsort(-rows, axis=-1, kind="stable")[..., :k]
 
 
 def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -490,8 +389,7 @@ def diagnose(result: AttentionResult) -> Diagnosis:
 
 @dataclass(frozen=True)
 class StackDiagnosis:
-    """The softmax of a stack of sentences at a glance, as arrays: each row's entropy, largest weight and its key
-    [B, H, n_q], the keys each row sees [B, n_q]; and each sentence's warnings, with computed remedies."""
+    """The softmax of a stack of sentences at a glance, as arrays, and each sentence's warnings."""
 
     entropy_bits: np.ndarray  # [B, H, n_q]
     max_weight: np.ndarray  # [B, H, n_q]
@@ -501,9 +399,8 @@ class StackDiagnosis:
 
     @classmethod
     def of(cls, stack: AttentionResult) -> StackDiagnosis:
-        """A warning for each head with saturated rows (even one), and one naming every head whose every row is
-        flat (said once, not once per head), with computed remedies. Only rows that see at least two keys
-        count: a row with one visible key has no choice, so its weight of 1 says nothing."""
+        """A warning per head with saturated rows, one naming every all-flat head; only rows that see two keys or
+        more count (a row with one visible key has no choice)."""
         count, heads, n_q, n_k = stack.weights.shape
         flat = stack.weights.reshape(-1, n_k)  # [m, n_k]
         entropy = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).reshape(
@@ -550,15 +447,13 @@ def heads_text(heads: list[int]) -> str:
 
 
 def position_norms(result: AttentionResult) -> tuple[float, float] | None:
-    """(mean |word|, mean |code|) over the rows that entered the layer (queries, then other keys); None without
-    positions."""
+    """(mean |word|, mean |code|) over the rows that entered the layer; None without positions."""
     norms = stack_position_norms(as_stack(result))
     return None if norms is None else (float(norms[0][0]), float(norms[1][0]))
 
 
 def stack_position_norms(stack: AttentionResult) -> tuple[np.ndarray, np.ndarray] | None:
-    """Per sentence of a stack, the mean |word| and mean |code| [B] each over the rows that entered the layer
-    (queries, then other keys); None without positions."""
+    """Per sentence of a stack, the mean |word| and mean |code| [B] each; None without positions."""
     if stack.query_codes is None or stack.context_codes is None:
         return None
     codes = [stack.query_codes] + ([] if stack.self_attention else [stack.context_codes])
@@ -591,8 +486,7 @@ def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
 
 def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], argmax: list[int],
                        saturated: list[int], eligible: int, remedies: list[Remedy]) -> Advice:
-    """Saturated rows of one head (maxima, argmax: its rows'): all of them ("every row") or a count ("7 of 10
-    rows"), on themselves or not."""
+    """Saturated rows of one head: all of them ("every row") or a count ("7 of 10 rows"), on themselves or not."""
     lowest = min(maxima[i] for i in saturated)
     on_self = result.self_attention and all(argmax[i] == i for i in saturated)
     if len(saturated) == eligible:
@@ -607,8 +501,7 @@ def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], 
 
 def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, n_q: int,
                      remedies: list[Remedy]) -> Advice:
-    """The flat `heads` in one warning (`highest`: their largest weight). At a scale factor >= 1 no named scale is
-    larger, so the advice can only say "a larger scale"."""
+    """The flat `heads` in one warning; at a scale factor >= 1 no named scale is larger: "a larger scale"."""
     return Advice("flat", heads[0], f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}):"
                   " the scaled scores are too close together to prefer any word"
                   + UNTRAINED_NOTE * (result.config.mode == "projected"), remedies,
@@ -617,9 +510,8 @@ def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, 
 
 def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,
                     temperature: float | None) -> list[dict[str, Any]]:
-    """The settings that undo a "saturated" or "flat" softmax, as AttentionConfig keywords, for the warnings and
-    the trace notes alike. Saturated: the 1/sqrt(d_head) scale, cosine similarity and `temperature` (solved
-    for the rows; None: none helps). Flat: that temperature and no scale (when the scale shrinks the scores)."""
+    """The AttentionConfig keywords that undo a "saturated" or "flat" softmax, for the warnings and the trace notes
+    alike (`temperature`: the solved one, None when none helps)."""
     solved = [] if temperature is None else [{"temperature": temperature}]
     if code == "saturated":
         named = [{"scale": "sqrt"}] if config.scale != "sqrt" else []
@@ -632,23 +524,12 @@ HINTED_OCTAVES = (-19, 19)  # hints lie within 2^-19 and 2^19: temperatures the 
 TEMPERATURE_STEPS = 12  # bisection steps on log2 T: the 38 octaves to within 1 % of T
 
 
-def fixing_temperature(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> float | None:
-    """`fixing_temperatures` of one sentence's rows scores [G, r, n_k] (visible alike): a float, or None."""
-    [found] = fixing_temperatures(scores[None], visible[None], scale_factor).tolist()
-    return None if math.isnan(found) else found
-
-
 def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> np.ndarray:
-    """Per sentence, a temperature at which no row saturates and no group's rows are all flat: following the hint
-    clears the warning it was given for without earning the opposite one. [S] floats, NaN where there is none.
+    """Per sentence of scores [S, G, r, n_k], a temperature at which no row saturates and no group is all flat, so
+    a hint never earns the opposite warning: [S], NaN where there is none.
 
-    scores [S, G, r, n_k] are each sentence's rows to clear: every head's rows with a choice (the temperature
-    is the whole layer's, so a hint for one head must not spoil another), or the one row a trace note is
-    about; visible [S, G, r, n_k] their keys. A row's largest weight falls and its entropy rises as T grows,
-    so "some row saturates" holds below one temperature and "some group is all flat" above another: both are
-    bisected on log T, every sentence's at once, and the hint is their geometric mean with the fewest
-    significant digits that keep it between them, checked at last with the engine's own weights. NaN when
-    it fails: one head saturates wherever another is flat, or a group's scores tie (uniform at any T).
+    Saturation holds below one T and flatness above another: both are bisected on log T, and the hint is the
+    shortest number near their geometric mean between them, checked with the engine's own weights.
     """
     visible = np.broadcast_to(visible, scores.shape)
     flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(visible, axis=-1))  # [S, G, r]
@@ -682,8 +563,7 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
 
 
 def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per sentence, temperatures (below, above) [count] around where `test` (temperatures [count] -> bool
-    [count]) turns from False to True as T grows, by bisection on log2 T over HINTED_OCTAVES."""
+    """Per sentence, temperatures (below, above) [count] around where `test` turns True as T grows, by bisection."""
     low, high = np.full(count, float(HINTED_OCTAVES[0])), np.full(count, float(HINTED_OCTAVES[1]))
     for _ in range(TEMPERATURE_STEPS):
         middle = (low + high) / 2
@@ -709,10 +589,8 @@ def _shortest_between(value: float, low: float, high: float) -> float:
 
 
 class StackRemedies:
-    """The remedies for the heads each warning of a stack names, with the largest weights each would give over
-    the rows with a choice (`eligible` [B, n_q]) of those heads: a named setting's computed once for the stack,
-    the temperatures of every `warned` sentence [B] in one bisection. None for a trained layer (its file fixes
-    its settings)."""
+    """The remedies of a stack's warnings with the largest weights each would give over the rows with a choice
+    (`eligible` [B, n_q]), the `warned` sentences' temperatures in one bisection; none for a trained layer."""
 
     def __init__(self, stack: AttentionResult, eligible: np.ndarray, warned: np.ndarray) -> None:
         self.stack, self.eligible = stack, eligible
@@ -738,15 +616,13 @@ class StackRemedies:
         return found
 
     def _ranges(self, maxima: np.ndarray) -> tuple[list, list]:
-        """Per sentence and head, the smallest and largest of the rows' largest weights maxima [B, H, n_q] over the
-        rows with a choice."""
+        """Per sentence and head, the extremes of maxima [B, H, n_q] over the rows with a choice."""
         eligible = self.eligible[:, None, :]
         return (np.where(eligible, maxima, np.inf).min(axis=-1).tolist(),
                 np.where(eligible, maxima, -np.inf).max(axis=-1).tolist())
 
     def _solve(self, warned: np.ndarray) -> None:
-        """The `fixing_temperatures` of the warned sentences for every head's rows with a choice (sentences whose
-        rows with a choice differ are solved apart)."""
+        """The `fixing_temperatures` of the warned sentences, those with other rows with a choice apart."""
         stack = self.stack
         count, heads, n_q, n_k = stack.scores.shape
         visible = np.broadcast_to(stack.visible, (count, n_q, n_k))
@@ -760,8 +636,7 @@ class StackRemedies:
 
 
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
-    """Each row's largest weight [B, H, n_q] if the stack ran under `settings` (a scale, a similarity, or each
-    sentence's temperature [B]), recomputed from the heads' own queries and keys as the engine computes them."""
+    """Each row's largest weight [B, H, n_q] had the stack run under `settings` (temperature: one per sentence)."""
     config = stack.config
     similarity = settings.get("similarity", config.similarity)
     scores = stack.scores if similarity == config.similarity else similarity_scores(

@@ -1,10 +1,6 @@
 """The attention engine: pure numpy, float64, no CLI concerns.
 
-Everything the tool shows comes from `multi_head_attention`, which returns one
-`AttentionResult` holding every intermediate (Q, K, V, scores, logits, weights,
-outputs), so renderers never recompute anything.
-
-Conventions (the same letters as the reading):
+`multi_head_attention` returns one `AttentionResult` holding every intermediate, so renderers never recompute:
     scores  s_ij = q_i . k_j          (or cosine(q_i, k_j))
     logits  l_ij = s_ij * scale / temperature, -inf where masked
     weights w_ij = softmax_j(l_ij)
@@ -82,8 +78,7 @@ class AttentionConfig(LayerSettings):
     def __post_init__(self) -> None:
         super().__post_init__()
         _require(self.weights_digest is None or (self.mode == "trained" and isinstance(self.weights_digest, str)),
-                 "weights_digest",
-                 "names learned weights, which only trained mode uses", fix={"mode": "trained"})
+                 "weights_digest", "names learned weights, which only trained mode uses", fix={"mode": "trained"})
 
     def check_width(self, d_model: int) -> int:
         """The width of Q, K and V for inputs of `d_model` dims, which the heads must split evenly."""
@@ -95,20 +90,16 @@ class AttentionConfig(LayerSettings):
         return width
 
     def width(self, d_model: int) -> int:
-        """Total width of Q, K and V over all heads: d_k in projected (and trained) mode, d in raw mode."""
+        """Total width of Q, K and V over all heads: d_k, or d in raw mode."""
         return self.d_k if self.d_k is not None else d_model
 
     def output_width(self, d_model: int) -> int:
-        """The width of the outputs (d_out): the heads concatenated, mapped back to d by W_O when there is one."""
         return d_model if self.output_projection else self.width(d_model)
 
     def scale_factor(self, d_head: int) -> float:
-        """The multiplier applied to every score before the softmax."""
         if self.scale == "none":
             return 1.0
-        if self.scale == "sqrt":
-            return 1.0 / math.sqrt(d_head)
-        return float(self.scale)
+        return 1.0 / math.sqrt(d_head) if self.scale == "sqrt" else float(self.scale)
 
 
 def _require(condition: bool, setting: str, problem: str, fix: dict[str, object] | None = None) -> None:
@@ -124,32 +115,28 @@ class Projections:
     w_k: np.ndarray  # [d, d_k]
     w_v: np.ndarray  # [d, d_k]
     w_o: np.ndarray | None  # [d_k, d] or None
-    # a pretrained layer's biases (attn_cli/engine/bert.py), added after each product; None: no bias (this tool's
-    # own layers have none)
+    # a pretrained layer's biases (engine/bert.py), added after each product; this tool's own layers have none
     b_q: np.ndarray | None = None  # [d_k]
     b_k: np.ndarray | None = None  # [d_k]
     b_v: np.ndarray | None = None  # [d_k]
     b_o: np.ndarray | None = None  # [d]
 
     def output(self, concatenated: np.ndarray) -> np.ndarray:
-        """The heads side by side [.., n, d_k] -> the layer's output: through W_O (+ b_O) when it has one."""
+        """The heads side by side [.., n, d_k] -> the layer's output, through W_O (+ b_O) when it has one."""
         return concatenated if self.w_o is None else affine(concatenated, self.w_o, self.b_o)
 
 
 def affine(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """x W (+ b): [.., n, d_in] x [d_in, d_out] -> [.., n, d_out]. Both in one precision first: numpy multiplies
-    float32 by float64 without BLAS, many times slower (the neighbour search maps float32 vocabulary rows)."""
+    """x W (+ b): [.., n, d_in] x [d_in, d_out] -> [.., n, d_out], in one precision first: numpy multiplies float32
+    by float64 without BLAS."""
     x = np.asarray(x, dtype=np.result_type(x, w))
     return x @ w if b is None else x @ w + b
 
 
 @dataclass(frozen=True)
 class AttentionResult:
-    """Every intermediate of one multi-head attention pass (H heads, n_q queries, n_k keys).
-
-    The shapes are one sentence's; a stack of B sentences (`multi_head_attention` of [B, n, d])
-    leads each array with B, except `visible` and the codes when every sentence shares them.
-    """
+    """Every intermediate of one multi-head attention pass (H heads, n_q queries, n_k keys); a stack of B sentences
+    leads each array with B, except `visible` and the codes when every sentence shares them."""
 
     config: AttentionConfig
     query_inputs: np.ndarray  # [n_q, d]  embeddings (+ positions) that make the queries
@@ -180,8 +167,7 @@ class AttentionResult:
 
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Row softmax over the last axis; -inf (masked) entries get 0. Each row needs one finite entry."""
-    logits = np.asarray(logits, dtype=np.float64)
-    weights = logits - np.max(logits, axis=-1, keepdims=True)  # [.., n], <= 0 with a 0 in each row
+    weights = np.asarray(logits, dtype=np.float64) - np.max(logits, axis=-1, keepdims=True)  # [.., n], <= 0
     np.exp(weights, out=weights)  # in place: no second [n, n] temporary
     weights /= np.sum(weights, axis=-1, keepdims=True)
     return weights
@@ -195,8 +181,8 @@ def similarity_scores(q: np.ndarray, k: np.ndarray, similarity: str) -> np.ndarr
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1, a zero row kept zero; float32 stays float32, whose squares would overflow from
-    1.8e19, so each row is divided by its largest magnitude first."""
+    """Rows scaled to length 1, a zero row kept zero; float32 stays float32, whose squares overflow from 1.8e19,
+    so each row is divided by its largest magnitude first."""
     x = np.asarray(x)
     dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
     peak = np.max(np.abs(x), axis=-1, keepdims=True) if x.shape[-1] else np.zeros(x.shape[:-1] + (1,))
@@ -205,12 +191,19 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
     return np.divide(scaled, norms, out=np.zeros(x.shape, dtype=dtype), where=norms > 0)
 
 
-def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) -> np.ndarray:
-    """The keys each query may see under a mask name (one of MASKS): [.., n_q, n_k] bool, True = visible.
+def row_norms(x: np.ndarray) -> np.ndarray:
+    """|x_i| of each row [.., n, d] -> [.., n], each row divided by its peak first: the squares of a row of 1e-208
+    would underflow to a length of 0."""
+    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [.., n]
+    scaled = np.divide(x, peak[..., None], out=np.zeros(x.shape), where=peak[..., None] > 0)
+    with np.errstate(over="ignore"):
+        return peak * np.linalg.norm(scaled, axis=-1)
 
-    query_words [.., n_q] and key_words [.., n_k] are each position's word id. none: all; causal: j <= i;
-    others: every key that holds another word, never the word itself or a copy of it (a masked-word
-    objective's query that could find its own copy would know the answer).
+
+def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) -> np.ndarray:
+    """The keys each query may see, [.., n_q, n_k] bool, from each position's word id [.., n_q] and [.., n_k].
+
+    others: every key holding another word, never a copy of the query's own (it would know the answer).
     """
     n_q, n_k = query_words.shape[-1], key_words.shape[-1]
     if mask == "causal":
@@ -227,26 +220,21 @@ def word_ids(x_q: np.ndarray, x_k: np.ndarray | None = None) -> tuple[np.ndarray
     return ids[:len(x_q)], ids if x_k is None else ids[len(x_q):]
 
 
-def sinusoidal_positions(n: int, d: int) -> np.ndarray:
-    """The Transformer's fixed encodings: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)."""
-    positions = np.arange(n, dtype=np.float64)[:, None]  # [n, 1]
-    rates = 1.0 / 10000.0 ** (np.arange(0, d, 2, dtype=np.float64) / d)  # [ceil(d/2)]
-    angles = positions * rates  # [n, ceil(d/2)]
-    encoding = np.zeros((n, d), dtype=np.float64)
-    encoding[:, 0::2] = np.sin(angles)
-    encoding[:, 1::2] = np.cos(angles[:, : d // 2])
-    return encoding
+def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
+    """The codes the layer adds to the rows of x [.., n, d] (None without positions), as explain and training add
+    them: the sinusoids times position_scale, or ("auto") each code as long as its own word.
 
-
-def scaled_positions(config: AttentionConfig, x: np.ndarray) -> np.ndarray:
-    """The position codes added to the rows of x [n, d]: the sinusoids times position_scale, or for "auto"
-    each code scaled to the length of its own word, |code_p| = |x_p| (none for a zero vector).
-
-    "auto" keeps word order from swamping the words (raw codes have norm sqrt(d/2), the embedded set's
-    words ~1) without looking at other words, so a causal row still ignores the future. The Transformer
-    multiplies the embeddings by sqrt(d_model) instead, which saturates the softmax of dot scores.
+    "auto" keeps word order from swamping the words without looking at other words, so a causal row still
+    ignores the future (the Transformer's sqrt(d_model) would saturate the softmax of dot scores).
     """
-    codes = sinusoidal_positions(*x.shape[-2:])  # [n, d]
+    if config.positions != "sinusoidal":
+        return None
+    n, d = x.shape[-2:]
+    rates = 1.0 / 10000.0 ** (np.arange(0, d, 2, dtype=np.float64) / d)  # [ceil(d/2)]
+    angles = np.arange(n, dtype=np.float64)[:, None] * rates  # [n, ceil(d/2)]
+    codes = np.zeros((n, d), dtype=np.float64)  # PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)
+    codes[:, 0::2] = np.sin(angles)
+    codes[:, 1::2] = np.cos(angles[:, : d // 2])
     if not isinstance(config.position_scale, str):
         return float(config.position_scale) * codes  # [n, d]: every sentence of a stack alike
     code_norms = row_norms(codes)  # [n]
@@ -254,24 +242,9 @@ def scaled_positions(config: AttentionConfig, x: np.ndarray) -> np.ndarray:
     return codes * ratios[..., None]
 
 
-def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
-    """The codes the layer adds to the rows of x [n, d] (None without positions): the one rule that explain and
-    training both follow, so a trained layer sees its inputs exactly as it was trained on them."""
-    return scaled_positions(config, x) if config.positions == "sinusoidal" else None
-
-
-def row_norms(x: np.ndarray) -> np.ndarray:
-    """|x_i| of each row [.., n, d] -> [.., n], each row divided by its peak first: the squares of a row of 1e-208
-    (float64 arrays given to the API) would underflow to a length of 0."""
-    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [.., n]
-    scaled = np.divide(x, peak[..., None], out=np.zeros(x.shape), where=peak[..., None] > 0)
-    with np.errstate(over="ignore"):
-        return peak * np.linalg.norm(scaled, axis=-1)
-
-
 def draw_projections(d_model: int, config: AttentionConfig) -> Projections:
-    """Draw W_Q, W_K, W_V (then W_O) in that order from default_rng(seed), entries ~ N(0, 1/fan_in): LeCun's
-    variance keeps projected vectors about as long as the inputs, so scores stay comparable to raw mode."""
+    """W_Q, W_K, W_V (then W_O) in that order from default_rng(seed), entries ~ N(0, 1/fan_in): LeCun's variance
+    keeps projected vectors about as long as the inputs, so scores stay comparable to raw mode."""
     width = config.width(d_model)
     rng = np.random.default_rng(config.seed)
     w_q, w_k, w_v = (rng.normal(0.0, 1.0 / math.sqrt(d_model), size=(d_model, width)) for _ in range(3))
@@ -293,11 +266,8 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
 
 def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, temperature: float = 1.0,
            similarity: str = "dot", mask: np.ndarray | None = None):
-    """Scaled (masked) attention for one or more heads, returning every step.
-
-    q: [.., n_q, d], k: [.., n_k, d], v: [.., n_k, d_v], mask: [n_q, n_k] bool (True = visible).
-    Returns (outputs [.., n_q, d_v], weights, logits, scores), each [.., n_q, n_k] but outputs.
-    """
+    """Scaled (masked) attention of one or more heads: q [.., n_q, d], k [.., n_k, d], v [.., n_k, d_v], mask
+    [n_q, n_k] (True = visible) -> (outputs [.., n_q, d_v], weights, logits, scores [.., n_q, n_k])."""
     scores = similarity_scores(q, k, similarity)  # [.., n_q, n_k]
     logits = scaled_logits(scores, scale / temperature, mask)  # [.., n_q, n_k]
     weights = softmax(logits)
@@ -319,18 +289,13 @@ def row_blocks(rows: int, row_cells: int) -> list[slice]:
     return [slice(start, start + step) for start in range(0, rows, step)]
 
 
-def multi_head_attention(
-    query_embeddings: np.ndarray,
-    context_embeddings: np.ndarray | None = None,
-    config: AttentionConfig = AttentionConfig(),
-    projections: Projections | None = None,
-) -> AttentionResult:
+def multi_head_attention(query_embeddings: np.ndarray, context_embeddings: np.ndarray | None = None,
+                         config: AttentionConfig = AttentionConfig(),
+                         projections: Projections | None = None) -> AttentionResult:
     """Self-attention (context omitted) or cross-attention of queries [n_q, d] over a context [n_k, d].
 
-    Raw mode uses the (position-encoded) embeddings as Q, K and V; projected mode multiplies them by
-    seeded random W_Q, W_K, W_V; trained mode by the given `projections`. With H heads the width is split
-    into H equal slices, each attended on its own, then concatenated. A stack of B sentences of one
-    length, [B, n_q, d], gives one result whose arrays lead with B: the same numbers as B calls.
+    Q = K = V = X in raw mode; X times seeded random W_Q, W_K, W_V in projected mode, times the given
+    `projections` in trained mode. A stack [B, n_q, d] gives one result led by B: the numbers of B calls.
     """
     x_q = np.asarray(query_embeddings, dtype=np.float64)  # [.., n_q, d]
     x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [.., n_k, d]
@@ -346,8 +311,7 @@ def multi_head_attention(
 
 
 def sentence_words(mask: str, x_q: np.ndarray, x_k: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """What `visible_matrix` compares: each position's word id under the "others" mask (each sentence of a stack
-    numbered on its own), else the positions [n_q] and [n_k] themselves."""
+    """What `visible_matrix` compares: word ids under "others" (each sentence of a stack its own), else positions."""
     n_q, n_k = x_q.shape[-2], (x_q if x_k is None else x_k).shape[-2]
     if mask != "others":
         return np.arange(n_q), np.arange(n_k)
@@ -359,16 +323,19 @@ def sentence_words(mask: str, x_q: np.ndarray, x_k: np.ndarray | None) -> tuple[
 
 def attention_stacks(embeddings: list[np.ndarray], config: AttentionConfig,
                      projections: Projections | None = None) -> list[tuple[list[int], AttentionResult]]:
-    """Self-attention over each sentence [n_i, d]: the sentences of one length as one stack, each stack with the
-    indices of its sentences. A sentence the layer refuses raises its InputError, as a call of its own would."""
+    """Self-attention over each sentence [n_i, d], the sentences of one length as one stack, each with the indices
+    of its sentences. A sentence the layer refuses raises its InputError, as a call of its own would."""
     return [(members, multi_head_attention(np.stack([embeddings[i] for i in members]), config=config,
                                            projections=projections))
             for members in same_length(embeddings, config.heads)]
 
 
+STACK_CELLS = 1 << 20  # cells of a stack's [B, H, n, n] (plus [B, n, d]) arrays at most: 8 MB of float64 each
+
+
 def same_length(embeddings: list[np.ndarray], heads: int = 1) -> list[list[int]]:
-    """The indices of the sentences grouped by length (first appearance first), each group cut to at most
-    STACK_CELLS cells of a stack's largest arrays: long sentences go one at a time."""
+    """The sentences' indices grouped by length (first appearance first), each group cut to at most STACK_CELLS
+    cells: long sentences go one at a time."""
     groups: dict[int, list[int]] = {}
     for i, sentence in enumerate(embeddings):
         groups.setdefault(len(sentence), []).append(i)
@@ -377,9 +344,6 @@ def same_length(embeddings: list[np.ndarray], heads: int = 1) -> list[list[int]]
         size = max(1, STACK_CELLS // sentence_cells(embeddings[members[0]], heads))  # sentences per stack
         stacks += [members[start:start + size] for start in range(0, len(members), size)]
     return stacks
-
-
-STACK_CELLS = 1 << 20  # cells of a stack's [B, H, n, n] (plus [B, n, d]) arrays at most: 8 MB of float64 each
 
 
 def sentence_cells(embeddings: np.ndarray, heads: int) -> int:
@@ -393,7 +357,7 @@ STACKED = ("query_inputs", "context_inputs", "queries", "keys", "values", "score
 
 
 def as_stack(result: AttentionResult) -> AttentionResult:
-    """One sentence's result as a stack of one: each array led by 1 (its mask and codes stay as shared)."""
+    """One sentence's result as a stack of one (its mask and codes stay shared)."""
     return replace(result, **{name: getattr(result, name)[None] for name in STACKED})
 
 
@@ -408,8 +372,7 @@ def sentence_of(result: AttentionResult, i: int) -> AttentionResult:
 
 
 def reattend(result: AttentionResult, projections: Projections) -> AttentionResult:
-    """The same inputs (positions included) through other weights of the same shapes and settings: a trained
-    layer's random starting point, say."""
+    """The same inputs (positions included) through other weights of the same shapes and settings."""
     d_model = result.query_inputs.shape[1]
     checked = layer_projections(d_model, replace(result.config, mode="trained"), projections)
     config = replace(result.config, weights_digest=None)  # not the weights the digest names
@@ -420,18 +383,16 @@ def reattend(result: AttentionResult, projections: Projections) -> AttentionResu
 
 def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, projections: Projections | None,
                   visible: np.ndarray, *, self_attention: bool) -> AttentionResult:
-    """The layer over inputs that already carry their positions, x_q [.., n_q, d] and x_k [.., n_k, d], through
+    """The layer over inputs that carry their positions, x_q [.., n_q, d] and x_k [.., n_k, d], through
     `projections` (None: raw mode), each query seeing the keys `visible` [.., n_q, n_k] allows."""
-    d_model = x_q.shape[-1]
-    width = config.check_width(d_model)
+    width = config.check_width(x_q.shape[-1])
     if projections is None:
         q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
     else:
         q_all = affine(x_q, projections.w_q, projections.b_q)  # [n, d] x [d, d_k] (+ [d_k]) -> [n, d_k]
         k_all, v_all = affine(x_k, projections.w_k, projections.b_k), affine(x_k, projections.w_v, projections.b_v)
     queries, keys, values = (split_heads(m, config.heads) for m in (q_all, k_all, v_all))  # [H, n, d_head]
-    d_head = width // config.heads
-    scale = config.scale_factor(d_head)
+    scale = config.scale_factor(width // config.heads)
     require_visible(visible, config)
     head_outputs, weights, logits, scores = attend(queries, keys, values, scale=scale, temperature=config.temperature,
                                                    similarity=config.similarity,
@@ -467,29 +428,26 @@ def layer_projections(d_model: int, config: AttentionConfig, given: Projections 
         return draw_projections(d_model, config) if config.mode == "projected" else None
     _require(given is not None, "mode", "'trained' needs the trained weights: pass projections=")
     assert given is not None  # for mypy: _require raised otherwise
-    width = config.width(d_model)
+    width, has_w_o = config.width(d_model), given.w_o is not None
     _require(given.w_q.shape == given.w_k.shape == given.w_v.shape == (d_model, width), "d_k",
              f"must match the trained weights: W_Q is {given.w_q.shape[0]} x {given.w_q.shape[1]} for inputs of "
              f"{d_model} dims and a width of {width}")
-    _require(config.output_projection == (given.w_o is not None), "output_projection",
-             f"must be {given.w_o is not None}, as the trained weights {'have' if given.w_o is not None else 'lack'} "
-             "W_O")
+    _require(config.output_projection == has_w_o, "output_projection",
+             f"must be {has_w_o}, as the trained weights {'have' if has_w_o else 'lack'} W_O")
     _require(given.w_o is None or given.w_o.shape == (width, d_model), "projections",
              f"W_O must be {width} x {d_model}")
     return given
 
 
 def static_outputs(result: AttentionResult) -> np.ndarray:
-    """What each query token's output would be if it attended only to itself, [n, d_out]: the "before" of the
-    shift, its own value through the output projection (from the query inputs, not `values`: under
-    cross-attention those are the context's)."""
+    """Each query token's output had it attended only to itself, [n, d_out]: the "before" of its shift (from the
+    query inputs: under cross-attention `values` are the context's)."""
     return value_space(result.query_inputs, result)  # [n_q, d] -> [n_q, d_out]
 
 
 def output_shares(result: AttentionResult) -> np.ndarray:
-    """share[i, j] = term_ij . y_i / |y_i|^2, [.., n_q, n_k]: the part of output y_i that key j supplies (a row
-    sums to 1, 0 for a zero output). Computed as sum over heads of w_ij (v_j . z_i), z_i = y_i W_O^T: O(H n^2)
-    memory, not the O(n^2 d) of the terms term_ij (key j's weighted value through W_O) themselves."""
+    """share[i, j] = term_ij . y_i / |y_i|^2, [.., n_q, n_k]: the part of y_i key j supplies (0 for a zero output),
+    as sum over heads of w_ij (v_j . z_i), z_i = y_i W_O^T: O(H n^2) memory, not the terms' O(n^2 d)."""
     back = result.outputs
     if result.projections is not None and result.projections.w_o is not None:
         back = back @ result.projections.w_o.T  # [.., n_q, d] x [d, width] -> [.., n_q, width]
@@ -504,14 +462,10 @@ SHIFT_FLOOR = 1e-7  # a shift shorter than this part of the vectors that make it
 
 def shift_shares(result: AttentionResult) -> np.ndarray:
     """share[i, j] = w_ij (v_j - s_i) . d_i / |d_i|^2 with d_i = y_i - s_i: the part of token i's movement that
-    key j supplies, [.., n_q, n_k].
+    key j supplies, [.., n_q, n_k] (a row sums to 1; a token's own share in self-attention is exactly 0).
 
-    Each head's weights sum to 1, so d_i = sum_h sum_j w^h_ij (v^h_j - u^h_i) W_O^h (u_i: the token's own
-    value before W_O): a row's shares sum to 1, and a key far from the token moves it more than a heavier
-    key close to it. In self-attention the token's own share is exactly 0. Computed per head as
-    w_ij (v_j . z_i - u_i . z_i) / |d_i| with z_i = (d_i / |d_i|) W_O^T, a block of rows at a time (a long
-    sentence holds no [H, n, n] temporaries). A row whose shift is within SHIFT_FLOOR of the vectors that
-    make it (`shift_sizes`) is rounding: its shares are 0.
+    Per head w_ij (v_j . z_i - u_i . z_i) / |d_i| with z_i = (d_i / |d_i|) W_O^T and u_i the token's own value,
+    a block of rows at a time; a row whose shift is within SHIFT_FLOOR of `shift_sizes` is rounding: shares 0.
     """
     shift = result.outputs - static_outputs(result)  # [.., n_q, d_out]
     direction = unit_rows(shift)  # [.., n_q, d_out]: d_i / |d_i|, 0 for no shift
@@ -557,17 +511,13 @@ def value_bounds(x_k: np.ndarray, projections: Projections | None, heads: int) -
     return np.linalg.norm(x_k, axis=-1)[..., None, :] * np.linalg.norm(w_v, axis=(-2, -1))[:, None] + bias[:, None]
 
 
-def own_values(result: AttentionResult) -> np.ndarray:
-    """Each query token's own value before W_O, [.., n_q, width]: what its output would hold attending to itself
-    alone, head by head."""
-    projections = result.projections
-    return result.query_inputs if projections is None else affine(result.query_inputs, projections.w_v,
-                                                                   projections.b_v)
+def own_values(result: AttentionResult, embeddings: np.ndarray | None = None) -> np.ndarray:
+    """Embeddings [N, d] (default: the query inputs) through W_V, before W_O: [N, width]; unchanged in raw mode."""
+    x, p = result.query_inputs if embeddings is None else embeddings, result.projections
+    return x if p is None else affine(x, p.w_v, p.b_v)
 
 
 def value_space(embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
     """Vocabulary embeddings [N, d] in the outputs' space [N, d_out]: through W_V (and W_O), unchanged in raw mode."""
-    projections = result.projections
-    if projections is None:
-        return embeddings
-    return projections.output(affine(embeddings, projections.w_v, projections.b_v))
+    p = result.projections
+    return embeddings if p is None else p.output(own_values(result, embeddings))

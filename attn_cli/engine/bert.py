@@ -1,18 +1,10 @@
-"""A BERT encoder (post-LayerNorm, as all-MiniLM-L6-v2 is), in numpy float64, every step kept.
-
-One function per step, each with the shapes it maps, so that the tool can show every number of a real
-pretrained layer and the tests can check each against the reference implementation:
+"""A BERT encoder (post-LayerNorm, as all-MiniLM-L6-v2 is) in numpy float64, every step kept to be shown:
 
     x_1  = LayerNorm(E[token] + P[position] + T[0])                      embed
-    q, k, v = x W_Q + b_Q, x W_K + b_K, x W_V + b_V, split into heads    self_attention, through the engine's
-    A    = softmax(q k^T / sqrt(d_head)) per head                        own attention (attention.attend_inputs):
-    y    = concat_h(A v) W_O + b_O                                       one rule for every layer the tool shows
-    h    = LayerNorm(x + y)                                              encoder_layer
-    out  = LayerNorm(h + gelu(h W_1 + b_1) W_2 + b_2)                   encoder_layer
-    x_{l+1} = out
+    y    = concat_h(softmax(q k^T / sqrt(d_head)) v) W_O + b_O          encoder_layer (the engine's attention)
+    h    = LayerNorm(x + y); out = LayerNorm(h + gelu(h W_1 + b_1) W_2 + b_2)   finish_layer
 
-The weights are the model's own (HF's Linear stores [out, in]; here every W is [in, out], so x W reads as the
-formulas do). No dropout: the model is used for inference.
+Every W is [in, out] (HF's Linear stores [out, in]), so x W reads as the formulas do.
 """
 
 from __future__ import annotations
@@ -69,27 +61,14 @@ class BertWeights:
         return positions, np.array(self.type_embeddings[0], dtype=np.float64), (gain, bias)
 
     def config(self, digest: str) -> AttentionConfig:
-        """The engine's settings of every layer: H heads over the full width, logits scaled by 1/sqrt(d_head), W_O;
-        `digest` names the weights."""
+        """The engine's settings of every layer (`digest` names the weights)."""
         return AttentionConfig(mode="trained", scale="sqrt", heads=self.heads, d_k=self.dims, output_projection=True,
                                weights_digest=digest)
 
 
 @dataclass(frozen=True)
-class Embedded:
-    """The first layer's input and what it is made of, each [.., n, d]."""
-
-    words: np.ndarray  # E[token]
-    positions: np.ndarray  # P[0 .. n-1]
-    types: np.ndarray  # T[0] on every row
-    summed: np.ndarray  # their sum, before the LayerNorm
-    inputs: np.ndarray  # LayerNorm(summed): layer 1's x
-
-
-@dataclass(frozen=True)
 class LayerSteps:
-    """One encoder layer: its attention block (every number, its `outputs` the contextual y), then the residual
-    and LayerNorm, then the feed-forward block."""
+    """One encoder layer: its attention block, then the residual and LayerNorm, then the feed-forward block."""
 
     attention: AttentionResult
     residual: np.ndarray  # [.., n, d]  x + y
@@ -107,26 +86,18 @@ def layer_norm(x: np.ndarray, norm: tuple[np.ndarray, np.ndarray], eps: float) -
     return centred / np.sqrt(variance + eps) * gain + bias
 
 
-def embed(weights: BertWeights, ids: np.ndarray) -> Embedded:
+def embed(weights: BertWeights, ids: np.ndarray) -> np.ndarray:
     """Token ids [.., n] -> layer 1's input [.., n, d]: word, learned position and token type 0, summed and normed."""
     positions, type_row, norm = weights.added_rows
     words = weights.word_embeddings[ids].astype(np.float64)  # [.., n, d]
-    positions = np.broadcast_to(positions[:ids.shape[-1]], words.shape)  # [.., n, d]
-    types = np.broadcast_to(type_row, words.shape)  # [.., n, d]
-    summed = words + positions + types
-    return Embedded(words, positions, types, summed, layer_norm(summed, norm, weights.eps))
-
-
-def self_attention(layer: LayerWeights, x: np.ndarray, config: AttentionConfig) -> AttentionResult:
-    """x [.., n, d] -> the attention block's every number (the engine's own attention, biases included):
-    y = concat_h(softmax(q k^T / sqrt(d_head)) v) W_O + b_O, every token seeing every token."""
-    n = x.shape[-2]
-    return attend_inputs(x, x, config, layer.attention, np.ones((n, n), dtype=bool), self_attention=True)
+    return layer_norm(words + positions[:ids.shape[-1]] + type_row, norm, weights.eps)  # [.., n, d] + [n, d] + [d]
 
 
 def encoder_layer(layer: LayerWeights, x: np.ndarray, config: AttentionConfig, eps: float) -> LayerSteps:
-    """x [.., n, d] -> the layer's every step; its `outputs` are the next layer's input."""
-    return finish_layer(layer, self_attention(layer, x, config), eps)
+    """x [.., n, d] -> the layer's every step, every token seeing every token; `outputs` are the next layer's x."""
+    n = x.shape[-2]
+    attention = attend_inputs(x, x, config, layer.attention, np.ones((n, n), dtype=bool), self_attention=True)
+    return finish_layer(layer, attention, eps)
 
 
 def finish_layer(layer: LayerWeights, attention: AttentionResult, eps: float) -> LayerSteps:
@@ -141,11 +112,11 @@ def finish_layer(layer: LayerWeights, attention: AttentionResult, eps: float) ->
 
 
 def encode(weights: BertWeights, ids: np.ndarray, layers: int | None = None,
-           digest: str = "") -> tuple[Embedded, list[LayerSteps]]:
-    """Token ids [.., n] through the first `layers` layers (default: all): the embeddings and each layer's steps."""
+           digest: str = "") -> tuple[np.ndarray, list[LayerSteps]]:
+    """Token ids [.., n] through the first `layers` layers (default: all): layer 1's input and each layer's steps."""
     embedded = embed(weights, ids)
     config = weights.config(digest)
-    x, steps = embedded.inputs, []
+    x, steps = embedded, []
     for layer in weights.layers[:layers]:
         steps.append(encoder_layer(layer, x, config, weights.eps))
         x = steps[-1].outputs
@@ -161,9 +132,8 @@ _ERF_SERIES_CUTOFF, _ERF_SERIES_TERMS, _ERFC_FRACTION_TERMS, _ERFC_ZERO = 1.5, 2
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """The error function of every entry, to float64 precision, without scipy (whose import alone would cost a run
-    more than a layer): a power series below |x| = 1.5 and a continued fraction for erfc above, the method of
-    CPython's math.erf before 3.13 (erf(-x) = -erf(x))."""
+    """The error function of every entry to float64 precision without scipy's import: CPython's math.erf method
+    before 3.13, a power series below |x| = 1.5 and a continued fraction for erfc above."""
     x = np.asarray(x, dtype=np.float64)
     size = np.abs(x)
     small = size < _ERF_SERIES_CUTOFF

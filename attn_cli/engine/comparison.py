@@ -1,7 +1,5 @@
-"""The same word in several sentences: for each shared word, pair by pair, the cosine of its own value vectors
-(static: exactly 1 in raw mode without positions) and of its outputs (contextual), and the context words that
-pulled it in each sentence.
-"""
+"""The same word in several sentences: pair by pair the cosines of its own values (static) and of its outputs
+(contextual), and the words that pulled it in each."""
 
 from __future__ import annotations
 

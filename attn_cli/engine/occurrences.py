@@ -1,7 +1,5 @@
-"""One word's own rows of attention across many sentences, what `senses` needs: O(n d) per occurrence instead of
-the whole matrix's O(n^2 d), by the same `attend_inputs` as `multi_head_attention`, so each row holds the numbers
-the full matrix holds in that row.
-"""
+"""One word's own rows of attention across many sentences, for `senses`: O(n d) per occurrence instead of O(n^2 d),
+by the same `attend_inputs` as `multi_head_attention`, so each row holds the full matrix's numbers."""
 
 from __future__ import annotations
 
@@ -27,9 +25,8 @@ class OccurrenceRows:
 
 def occurrence_rows(embeddings: np.ndarray, sentences: np.ndarray, positions: np.ndarray, config: AttentionConfig,
                     projections: Projections | None = None) -> OccurrenceRows:
-    """The rows of the occurrences at `positions` (token indices) of `sentences` (indices into the stack
-    `embeddings` [B, n, d] of sentences of one length), under `config`: each query row with the position code of
-    its own position, over the whole sentence's keys and values, seeing the keys its mask's row allows."""
+    """The rows of the occurrences at `positions` of `sentences` (indices into the stack `embeddings` [B, n, d]),
+    each query with its own position code over its whole sentence's keys, as its mask's row allows."""
     x = np.asarray(embeddings, dtype=np.float64)  # [B, n, d]
     codes = position_codes(config, x)
     inputs = x if codes is None else x + codes
@@ -89,8 +86,7 @@ def biases(b: np.ndarray | None, heads: int) -> np.ndarray | float:
 
 
 def row_visibility(mask: str, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """The keys each occurrence's row may see, [m, n] bool, from its sentence's plain embeddings [m, n, d]: the
-    row `positions[i]` of `visible_matrix` for that sentence."""
+    """Row `positions[i]` of `visible_matrix` for each sentence's plain embeddings [m, n, d]: [m, n] bool."""
     m, n = sentences.shape[:2]
     if mask == "causal":
         return np.arange(n)[None, :] <= positions[:, None]

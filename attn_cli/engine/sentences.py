@@ -13,8 +13,7 @@ from attn_cli.vectors.store import Vectors
 
 
 class Stack:
-    """Sentences of one length attended together: the attention (arrays led by B), the shifts (`StackShifts`) and
-    the diagnosis (`StackDiagnosis`), computed for all when a sentence first needs it. A sentence is (stack, b)."""
+    """Sentences of one length attended together, their diagnosis computed when a sentence first needs it."""
 
     def __init__(self, attention: AttentionResult, shifts: StackShifts) -> None:
         self.attention, self.shifts = attention, shifts
@@ -32,8 +31,7 @@ class Stack:
         return sentence_of(self.attention, b)
 
     def finite(self, *names: str) -> bool:
-        """Whether the named arrays of the attention or the shifts are all finite (masked logits are -inf, written
-        as null), checked once per array for all the stack's sentences."""
+        """Whether the named arrays are all finite (masked logits: -inf), checked once per array for the stack."""
         for name in names:
             if name not in self._finite:
                 array = getattr(self.attention if name in ("scores", "logits", "weights") else self.shifts, name)
@@ -48,8 +46,7 @@ Row = tuple[Stack, int]  # one sentence: its stack, and its place there
 def attend_each(tokenized: list[TokenizedSentence], vectors: Vectors, config: AttentionConfig,
                 projections: Projections | None = None, *, neighbors: int = 5,
                 neighbor_vocab: int | None = 50_000) -> list[Row]:
-    """Self-attention over each sentence and the shifts of all of them (one neighbour search), in the sentences'
-    order, each as its place in a `Stack`."""
+    """Self-attention and shifts (one neighbour search) of each sentence, in order, as its place in a `Stack`."""
     with memory_named(lambda: too_long_for_memory(tokenized, config.heads)):
         stacks = attention_stacks([tokens.embeddings for tokens in tokenized], config, projections)
     shifts = analyse_shifts([stack for _, stack in stacks], [[tokenized[i] for i in members] for members, _ in stacks],
@@ -72,9 +69,8 @@ def too_long_for_memory(tokenized: list[TokenizedSentence], heads: int) -> Input
 def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
                    neighbors: int = 5, neighbor_vocab: int | None = 50_000,
                    sources: list[list[TokenizedSentence]] | None = None) -> list[StackShifts]:
-    """The shifts of each sentence of several stacks of one configuration (`queries` names each stack's query
-    sentences, `sources` their key sentences in cross-attention), with nearest vocabulary words if asked (one
-    search for all); each record carries its token's text beside its index."""
+    """The shifts of each stack of one configuration (`queries`: each stack's sentences, `sources`: their key
+    sentences in cross-attention), with nearest vocabulary words if asked, one search for all."""
     texts = [[([token.text for token in query.tokens], [token.text for token in source.tokens])
               for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:

@@ -1,10 +1,6 @@
-"""Spelling suggestions for an unknown word, at a bounded cost whatever the vocabulary's size.
-
-A usual typo is one edit (a letter changed, added, dropped, or two swapped), which never changes both ends of a
-word of two letters or more. So the index groups the most frequent words by (length, first letter) and by (length,
-last letter), and a search reads at most MAX_PER_GROUP words of each of its ten groups (lengths within two), the
-most frequent first, compared at once as arrays of code points; only the few that pass get an edit distance
-(benchmarks/bench_spelling.py).
+"""Spelling suggestions for an unknown word at a bounded cost: a usual typo never changes both ends of a word, so
+the index groups the frequent words by (length, first letter) and (length, last letter), reads at most
+MAX_PER_GROUP of each group and gives only the few close ones an edit distance.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Split a sentence into words and match them to the vocabulary's conventions.
-
-Words keep inner hyphens and apostrophes ("well-known", "don't"); every other punctuation mark is a token of its
-own (GloVe has vectors for "," and "."), dropped quietly when the vocabulary lacks it; a missing word follows the
-`oov` policy: error, skip (the default, with a warning and suggestions) or zero (kept, with a zero vector).
-"""
+"""Split a sentence into words (inner hyphens and apostrophes kept, each other punctuation mark a token) and match
+them to the vocabulary; a missing word follows the `oov` policy: error, skip (with suggestions) or zero."""
 
 from __future__ import annotations
 
@@ -99,8 +95,7 @@ def unread(sentence: Rows) -> TokenizedSentence:
 
 def tokenized_rows(sentence: str | Sequence[str], vectors: Vectors, oov: str = "skip",
                    max_tokens: int = DEFAULT_MAX_TOKENS) -> Rows:
-    """`tokenize` but for reading the vectors: the tokens, the dropped tokens and each token's vocabulary row (or
-    vector of its own), so a batch reads the rows of many sentences at once (`with_vectors`)."""
+    """`tokenize` but each token's vocabulary row (or own vector) unread, so a batch reads many at once."""
     pieces = sentence_pieces(sentence, vectors)
     if not pieces:
         raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
@@ -154,8 +149,7 @@ def has_letters(text: str) -> bool:
 
 
 class Lexicon:
-    """Each word's pieces and their vocabulary entries (rows' numbers, not vectors), looked up once per run: a
-    batch repeats its words."""
+    """Each word's pieces and their vocabulary rows, looked up once per run: a batch repeats its words."""
 
     def __init__(self, vectors: Vectors) -> None:
         self.vectors = vectors
@@ -172,8 +166,7 @@ class Lexicon:
         return found
 
     def unknown(self, word: str, position: int) -> DroppedToken:
-        """The unknown word left out, with its spelling suggestions, remembered; past spelling.MAX_SEARCHED
-        distinct words no more searches are made (`searched` False)."""
+        """The unknown word left out with its spelling suggestions, for at most spelling.MAX_SEARCHED words."""
         from attn_cli.engine.spelling import MAX_SEARCHED
 
         found = self.suggestions.get(word)

@@ -1,8 +1,6 @@
-"""One word followed through attention, step by step, as plain data: its vectors, each dot product, the scaling,
-exp and the softmax sum, and the weighted sum added up here term by term, so comparing it with the engine's matrix
-product shows that the two notations are one computation. Teaching notes appear only when their condition holds
-for this row, and any remedy they suggest is recomputed by the engine.
-"""
+"""One word followed through attention step by step as plain data, the weighted sum added up term by term so that
+comparing it with the engine's matrix product shows the two notations are one computation; teaching notes appear
+only when their condition holds."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ import math
 import numpy as np
 
 from attn_cli.engine.analysis import (FLATNESS_LEVEL, SATURATION_LEVEL, UNTRAINED_NOTE, entropy_bits,
-                                     fixing_temperature, remedy_settings)
+                                     fixing_temperatures, remedy_settings)
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, rerun, static_outputs
 
 EXP_LIMIT = 700.0  # exp(l) overflows float64 above ~709: beyond this, shift by the row's largest logit
@@ -28,20 +26,17 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
     """Every step of query `index` through every head, the result, and the notes that apply (`learned_positions`:
     a pretrained model's inputs, which carry its own positions)."""
     steps = [head_steps(result, head, index, texts, dims) for head in range(result.n_heads)]
-    heads = [block for block, _ in steps]
-    per_query = np.concatenate([total for _, total in steps])  # [width]: the heads' own sums side by side
-    concatenated = per_query
-    if result.projections is not None:
-        per_query = result.projections.output(per_query)  # [width] x [width, d] (+ b_O) -> [d], as it is without W_O
-    engine_heads = np.concatenate(result.head_outputs[:, index, :])  # [width]
+    concatenated = np.concatenate([total for _, total in steps])  # [width]: the heads' own sums side by side
+    p = result.projections
+    per_query = concatenated if p is None else p.output(concatenated)  # [width] x [width, d] (+ b_O) -> [d]
     difference = max(float(np.max(np.abs(per_query - result.outputs[index]))),
-                     float(np.max(np.abs(concatenated - engine_heads))))
+                     float(np.max(np.abs(concatenated - np.concatenate(result.head_outputs[:, index, :])))))
     n_q, n_k = result.weights.shape[1:]
     return {
-        "token": texts[index], "index": index, "heads": heads,
+        "token": texts[index], "index": index, "heads": [block for block, _ in steps],
         "concatenation": vector_summary(concatenated, dims) if result.n_heads > 1 else None,
-        "output_projection": None if result.projections is None or result.projections.w_o is None else {
-            "shape": list(result.projections.w_o.shape), "output": vector_summary(per_query, dims)},
+        "output_projection": None if p is None or p.w_o is None else {
+            "shape": list(p.w_o.shape), "output": vector_summary(per_query, dims)},
         "output": vector_summary(result.outputs[index], dims),
         "matrix_form": {  # the shapes of softmax(Q K^T x scale / T) V, and the engine's row for this query
             "queries_shape": [n_q, result.d_head], "keys_shape": [n_k, result.d_head],
@@ -54,14 +49,11 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
 
 def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
                dims: int) -> tuple[dict, np.ndarray]:
-    """Scores, scaling, softmax and weighted sum of one query in one head, and that sum [d_head]: exp and its sum
-    are computed here so the reader can redo the softmax, and the output is summed term by term."""
-    query = result.queries[head, index]  # [d_head]
-    logits = result.logits[head, index]  # [n_k], -inf where masked
-    weights = result.weights[head, index]  # [n_k]
+    """Scores, scaling, softmax and weighted sum of one query in one head, and that sum [d_head], summed term by
+    term; exp and its sum are computed here so the reader can redo the softmax."""
+    query, logits, weights = result.queries[head, index], result.logits[head, index], result.weights[head, index]
     peak = float(np.max(logits))
     shift = peak if peak > EXP_LIMIT else 0.0  # 0 unless exp would overflow
-
     exps = np.exp(logits - shift)  # [n_k], 0 where masked
     total = np.zeros(result.d_head)
     keys = []
@@ -80,9 +72,6 @@ def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
     return block, total
 
 
-# --- teaching notes ---------------------------------------------------------------------------
-
-
 def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, texts: list[str],
                    shuffle_check: bool, learned_positions: bool = False) -> list[dict]:
     """The notes whose condition holds for this query, each with the numbers that show it."""
@@ -91,24 +80,32 @@ def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, 
         said = any(note["code"] == "flat" for note in notes)  # random projections are said to be untrained once
         notes += row_shape_notes(result, embeddings, head, index, texts, untrained_said=said)
     if result.config.mask == "causal" and index < len(texts) - 1:
-        notes.append(causal_note(result, index, texts))
+        future = list(range(index + 1, len(texts)))
+        largest = max(float(result.weights[head, index, j]) for head in range(result.n_heads) for j in future)
+        notes.append({"code": "causal", "future": future, "largest_future_weight": largest,
+                      "message": f"causal mask: “{texts[index]}” may not look ahead, so "
+                                 f"{', '.join(f'“{texts[j]}”' for j in future)} get score −∞ and weight "
+                                 f"{largest:g} in every head"})
     if len(texts) > 1 and (shuffle_check or order_blind(result.config)):
         notes.append(permutation_note(result, embeddings, texts, shuffle_check, learned_positions))
     return notes
 
 
 def convexity_note(result: AttentionResult, index: int) -> dict:
-    """Check that each head's output lies inside the per-coordinate range of the values it weighs; after W_O,
-    several heads' sums are mixed, and `affine_miss` measures how far the output is from any mix of v_j W_O."""
+    """Each head's output lies inside the per-coordinate range of the values it weighs; after W_O, `affine_miss`
+    measures how far the output is from any mix of v_j W_O."""
     visible = result.visible[index]
-    inside = sum(int(np.sum(inside_range(result.head_outputs[head, index], result.values[head][visible])))
-                 for head in range(result.n_heads))
+    inside = 0
+    for head in range(result.n_heads):
+        rows = result.values[head][visible]  # [n_visible, d_head]
+        slack = 1e-12 * (1.0 + np.max(np.abs(rows), axis=0))  # up to rounding
+        point = result.head_outputs[head, index]
+        inside += int(np.sum((point >= rows.min(axis=0) - slack) & (point <= rows.max(axis=0) + slack)))
     dims = result.n_heads * result.d_head  # every head's coordinates
     note: dict = {"code": "convex", "inside": inside, "dims": dims, "after_projection": None,
                   "message": "the weights are ≥ 0 and sum to 1, so y is a convex combination of the values v_j: y "
                              f"lies within the values' range in {inside} of {dims} coordinates (checked)"}
-    w_o = None if result.projections is None else result.projections.w_o
-    if w_o is None:
+    if result.projections is None or result.projections.w_o is None:
         note["message"] += "; an output projection W_O after several heads would break this"
         note["see_with"] = {"mode": "projected", "heads": 2, "output_projection": True}
         return note
@@ -116,25 +113,17 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
     miss = affine_miss(result.outputs[index], mapped)
     outside = miss > 1e-9 * (1.0 + float(np.max(np.abs(mapped))))
     note["after_projection"] = {"miss": miss, "outside": bool(outside)}
-    if outside:
-        note["message"] += (f"; after W_O it is not: no mix of the mapped values v_j W_O with weights summing to 1 "
-                            f"gives the final vector (the closest misses by {miss:.3g}), because each head mixed "
-                            "with its own weights")
-    else:
-        note["message"] += (f"; after W_O it still is, of the mapped values v_j W_O (the closest mix misses by "
-                            f"{miss:.1e}): a single head's y W_O = Σ w_j (v_j W_O)")
+    note["message"] += (f"; after W_O it is not: no mix of the mapped values v_j W_O with weights summing to 1 "
+                        f"gives the final vector (the closest misses by {miss:.3g}), because each head mixed "
+                        "with its own weights" if outside else
+                        f"; after W_O it still is, of the mapped values v_j W_O (the closest mix misses by "
+                        f"{miss:.1e}): a single head's y W_O = Σ w_j (v_j W_O)")
     return note
 
 
-def inside_range(point: np.ndarray, rows: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:
-    """Per coordinate: min_j rows[j] <= point <= max_j rows[j] (up to rounding): [d] bool."""
-    slack = tolerance * (1.0 + np.max(np.abs(rows), axis=0))
-    return (point >= rows.min(axis=0) - slack) & (point <= rows.max(axis=0) + slack)
-
-
 def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
-    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]), a least-squares
-    problem: a point outside this affine hull is outside the convex hull too."""
+    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]), by least
+    squares: a point outside this affine hull is outside the convex hull too."""
     anchor = rows[-1]
     directions = (rows[:-1] - anchor).T  # [d, n - 1]
     if directions.shape[1] == 0:
@@ -146,10 +135,9 @@ def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
 def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, index: int,
                     texts: list[str], untrained_said: bool = False) -> list[dict]:
     """A saturated (one-hot) or flat (uniform) row, with the weights a suggested setting would give; a flat row of
-    random projections says they are untrained unless an earlier head's note said it (`untrained_said`)."""
-    logits = result.logits[head, index]
+    random projections says they are untrained unless an earlier head's note said it."""
+    logits, weights = result.logits[head, index], result.weights[head, index]
     visible = np.flatnonzero(result.visible[index])
-    weights = result.weights[head, index]
     if len(visible) < 2:
         return []
     top = int(np.argmax(weights))
@@ -166,40 +154,30 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
                         f"{'it sees ' if len(visible) < len(weights) else ''}barely count"),
             "alternatives": alternatives(result, embeddings, "saturated", head, index)}]
     entropy = entropy_bits(weights)
-    if entropy >= FLATNESS_LEVEL * math.log2(len(visible)):
-        spread = float(logits[visible].max() - logits[visible].min())
-        return [{
-            "code": "flat", "head": head, "max_weight": float(weights[top]), "entropy_bits": entropy,
-            "logit_spread": spread,
-            "message": (f"{label}the softmax is nearly flat: the largest weight is {weights[top]:.3f} against "
-                        f"1/{len(visible)} = {1 / len(visible):.3f} for uniform, because the scaled scores lie "
-                        f"within {spread:.3g} of each other"
-                        + UNTRAINED_NOTE * (result.config.mode == "projected" and not untrained_said)),
-            "alternatives": alternatives(result, embeddings, "flat", head, index)}]
-
-    return []
+    if entropy < FLATNESS_LEVEL * math.log2(len(visible)):
+        return []
+    spread = float(logits[visible].max() - logits[visible].min())
+    return [{
+        "code": "flat", "head": head, "max_weight": float(weights[top]), "entropy_bits": entropy,
+        "logit_spread": spread,
+        "message": (f"{label}the softmax is nearly flat: the largest weight is {weights[top]:.3f} against "
+                    f"1/{len(visible)} = {1 / len(visible):.3f} for uniform, because the scaled scores lie "
+                    f"within {spread:.3g} of each other"
+                    + UNTRAINED_NOTE * (result.config.mode == "projected" and not untrained_said)),
+        "alternatives": alternatives(result, embeddings, "flat", head, index)}]
 
 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
-    """Rerun the engine under each remedy for `code` (analysis.remedy_settings, its temperature solved for this
-    row) and keep this row's weights; none for a trained or pretrained layer, whose weights fix its settings."""
+    """This row's weights rerun under each remedy for `code`, its temperature solved for this row; none for a
+    trained or pretrained layer, whose weights fix its settings."""
     if result.config.mode == "trained":
         return []
     row = (head, slice(index, index + 1))  # [1, n_k] of the head: the row as a group of one
-    temperature = fixing_temperature(result.scores[row][None], result.visible[None, index:index + 1],
-                                     result.scale_factor)
+    [solved] = fixing_temperatures(result.scores[row][None, None], result.visible[None, None, index:index + 1],
+                                   result.scale_factor).tolist()  # [S = 1, G = 1, r = 1, n_k]
+    temperature = None if math.isnan(solved) else solved
     return [{"settings": settings, "weights": rerun(result, embeddings, **settings).weights[head, index].tolist()}
             for settings in remedy_settings(code, result.config, result.scale_factor, temperature)]
-
-
-def causal_note(result: AttentionResult, index: int, texts: list[str]) -> dict:
-    """The causal mask in numbers: every later word's logit is -inf and its weight exactly 0."""
-    future = list(range(index + 1, len(texts)))
-    weights = [float(result.weights[head, index, j]) for head in range(result.n_heads) for j in future]
-    names = ", ".join(f"“{texts[j]}”" for j in future)
-    return {"code": "causal", "future": future, "largest_future_weight": max(weights),
-            "message": (f"causal mask: “{texts[index]}” may not look ahead, so {names} get score −∞ and weight "
-                        f"{max(weights):g} in every head")}
 
 
 def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: list[str], check: bool,
@@ -207,16 +185,17 @@ def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: lis
     """Without positions and masks attention cannot see word order; with `check`, prove it: rotate the words by
     one place, rerun the engine and compare the outputs and weights put back in order."""
     note: dict = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
+    config = result.config
     if learned_positions:
         note["message"] = ("the layer sees word order only through its inputs x, which carry the model's learned "
                            "positions: reordering the words changes x, while reordering x's rows only reorders "
                            "the outputs")
-    elif order_blind(result.config):
-        note["message"] = (f"no positional encodings and {'no' if result.config.mask == 'none' else 'the others'} "
+    elif order_blind(config):
+        note["message"] = (f"no positional encodings and {'no' if config.mask == 'none' else 'the others'} "
                            "mask: word order is invisible, so shuffling the words only shuffles the outputs")
     else:
-        reasons = [f"{result.config.positions} positions"] * (result.config.positions != "none")
-        reasons += ["the causal mask"] * (result.config.mask == "causal")
+        reasons = [f"{config.positions} positions"] * (config.positions != "none")
+        reasons += ["the causal mask"] * (config.mask == "causal")
         note["message"] = f"word order matters here because of {' and '.join(reasons)}"
     if not check:
         note["see_with"] = {"shuffle_check": True}
@@ -234,6 +213,5 @@ def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: lis
 
 
 def order_blind(config: AttentionConfig) -> bool:
-    """True when attention cannot see word order: no position codes and a mask that moves with the words
-    (none, or others: j != i holds in any order), so shuffling the words only shuffles the outputs."""
+    """True when attention cannot see word order: no position codes and a mask that moves with the words."""
     return config.positions == "none" and config.mask != "causal"

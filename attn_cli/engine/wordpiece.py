@@ -1,15 +1,6 @@
-"""BERT's tokenizer, by hand from the model's vocab.txt: the sentence as an uncased BERT model sees it.
-
-Two passes, as BERT's BertTokenizer makes them (the `tokenizers` package would add a compiled dependency and
-its start-up to every run for a few dozen lines):
-
-1. Basic: drop control characters and U+FFFD, turn every whitespace into a space, put spaces around CJK
-   ideographs; then per whitespace-separated word: lowercase, strip accents (NFD, combining marks dropped),
-   and split off each punctuation character (ASCII symbols count as punctuation, as in BERT).
-2. WordPiece: each word greedily as the longest vocabulary prefix, then the longest "##"-prefixed piece of the
-   rest, and so on; a word that cannot be covered (or is longer than 100 characters) is one [UNK].
-
-The ids are checked against the reference tokenizer's by tests/test_bert_reference.py.
+"""BERT's tokenizer by hand from the model's vocab.txt (the `tokenizers` package would add a compiled dependency for
+a few dozen lines): basic words (cleaned, CJK apart, lowercased without accents, punctuation split), then greedy
+longest-match WordPiece. Checked against the reference tokenizer by tests/test_bert_reference.py.
 """
 
 from __future__ import annotations

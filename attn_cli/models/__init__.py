@@ -163,7 +163,7 @@ class PretrainedLayer:
             raise InputError(f"the sentence has {len(pieces):,} tokens with [CLS] and [SEP], more than the "
                              f"{limit:,} that {self.model.name} takes; shorten it",
                              *(() if limit < max_tokens else (" or pass ", Option("max_tokens", len(pieces)))))
-        x = embed(self.model.weights, np.array([piece.id for piece in pieces])).inputs  # [n, d]
+        x = embed(self.model.weights, np.array([piece.id for piece in pieces]))  # [n, d]
         for below in self.model.weights.layers[:self.number - 1]:
             x = encoder_layer(below, x, self.config(), self.model.weights.eps).outputs
         tokens = [Token(piece.text, piece.text, position) for position, piece in enumerate(pieces)]
