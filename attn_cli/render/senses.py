@@ -1,18 +1,12 @@
-"""Rich tables for `senses`, drawn from its report document alone.
-
-First what was read and with which settings; then how many groups the occurrences' contextual outputs fall
-into and why (the silhouette of every K tried), the static vector's neighbours once (every occurrence starts
-from it), one row per group (size, silhouette, the words nearest its centre, the context words that pulled
-it), the sentences nearest each centre with the word marked, and, with labels, how the groups and a
-nearest-neighbour probe agree with them next to the two baselines.
-"""
+"""Rich tables for `senses`, drawn from its report document alone: the groups and why (each K's silhouette), the
+static neighbours, each group's nearest words and pulling words, example sentences, and with labels the scores."""
 
 from __future__ import annotations
 
 import re
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -34,7 +28,6 @@ PROBE_NOTE = ("each occurrence takes the label of its nearest other occurrence (
 
 
 def render_senses(report: dict, console: Console) -> None:
-    """Every table of a senses document, in reading order."""
     console.print(senses_header(report))
     section(console, clusters_title(report["clusters"]), silhouettes_table(report), SILHOUETTE_NOTE)
     section(console, "Nearest words of the static vector (before attention; the same for every occurrence)",
@@ -49,17 +42,13 @@ def render_senses(report: dict, console: Console) -> None:
 
 
 def senses_header(report: dict) -> Group:
-    corpus = report["corpus"]
-    count = len(report["occurrences"])
+    corpus, count = report["corpus"], len(report["occurrences"])
     skipped = f", {corpus['skipped_lines']:,} skipped (too long, or no known word)" if corpus["skipped_lines"] else ""
-    lines: list[RenderableType] = [
-        Text.assemble(("Senses of ", "bold"), (f"“{report['word']}”", "bold cyan"),
-                      (" across the corpus", "bold")),
-        *settings_lines(report),
-        header_line("corpus", f"{corpus['lines']:,} lines read, {corpus['lines_with_word']:,} with "
-                              f"“{report['word']}”{skipped}; {count:,} occurrence{'s' if count != 1 else ''}"),
-    ]
-    return Group(*lines, Text())
+    return Group(Text.assemble(("Senses of ", "bold"), (f"“{report['word']}”", "bold cyan"),
+                               (" across the corpus", "bold")), *settings_lines(report),
+                 header_line("corpus", f"{corpus['lines']:,} lines read, {corpus['lines_with_word']:,} with "
+                                       f"“{report['word']}”{skipped}; {count:,} occurrence{'s' if count != 1 else ''}"),
+                 Text())
 
 
 def clusters_title(clusters: dict) -> str:
@@ -73,7 +62,6 @@ def clusters_title(clusters: dict) -> str:
 
 
 def silhouettes_table(report: dict) -> Table:
-    """Each K tried and its silhouette; the chosen one marked."""
     clusters = report["clusters"]
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("K", justify="right")
@@ -92,7 +80,6 @@ def silhouette_rows(clusters: dict) -> list[tuple[str, float | None]]:
 
 
 def groups_table(report: dict) -> Table:
-    """One row per group: its size (and share of the occurrences), silhouette, nearest words, pulling words."""
     before = {n["word"] for n in report["static_neighbors"]}
     total = max(len(report["occurrences"]), 1)
     table = Table(box=box.SIMPLE_HEAD)
@@ -112,7 +99,6 @@ def groups_table(report: dict) -> Table:
 
 
 def examples_table(report: dict) -> Table:
-    """The sentences nearest each group's centre, the word marked, and their line in the corpus."""
     places = occurrence_places(report["occurrences"])
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("#", justify="right", style="bold")
@@ -154,7 +140,6 @@ def render_labels(report: dict, console: Console) -> None:
 
 
 def misgrouped_title(report: dict) -> str:
-    """How many occurrences are misgrouped, and how many of them the table lists."""
     count = len(report["labels"]["misgrouped"])
     listed = f" (the first {MISGROUPED_SHOWN}; all of them in --json)" if count > MISGROUPED_SHOWN else ""
     return f"Misgrouped occurrences, each labelled otherwise than its group's majority: {count:,}{listed}"
@@ -164,7 +149,7 @@ EMPTY_LABEL = "(empty)"  # a blank labels line's label, which a table cell would
 
 
 def shown_label(label: str) -> str:
-    """A label as a table cell: shortened as messages shorten a word (a label is any text), an empty one named."""
+    """A label as a table cell: shortened as messages shorten a word, an empty one named."""
     return shorten(label) if label else EMPTY_LABEL
 
 
@@ -188,9 +173,8 @@ def misgrouped_table(rows: list[tuple[dict, tuple[str, str, str]]]) -> Table:
 
 
 def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[int, int] | None]:
-    """Where each occurrence (line, position) stands in its sentence, as a (start, end) of characters: the k-th
-    occurrence of a token in a line is the k-th place it stands there as a token of its own (marked_spans);
-    None when the text does not show it so (a sentence whose Unicode normalisation moved it)."""
+    """(line, position) -> the (start, end) characters of each occurrence in its sentence: the k-th occurrence of a
+    token in a line is its k-th place there (marked_spans); None where normalisation moved it."""
     found: dict[tuple[int, str], list[dict]] = {}
     for occurrence in occurrences:
         found.setdefault((occurrence["line"], occurrence["token"]), []).append(occurrence)
@@ -203,16 +187,15 @@ def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[in
 
 
 def marked_spans(sentence: str, token: str) -> list[tuple[int, int]]:
-    """Where `token` stands in `sentence` as a token of its own, as the tokenizer splits words: not inside a
-    longer word ("banks", "embankment") nor a hyphenated or apostrophed one ("bank-holiday"), but before a
-    clitic the tokenizer splits off ("bank's")."""
+    """Where `token` stands in `sentence` as the tokenizer splits words: not inside "banks", "embankment" or
+    "bank-holiday", but before a clitic it splits off ("bank's")."""
     pattern = re.compile(rf"(?<!\w)(?<!\w[-'’]){re.escape(token)}(?!\w)(?!-\w)")
     return [match.span() for match in pattern.finditer(sentence)] if token else []
 
 
 def excerpt(sentence: str, place: tuple[int, int] | None, context: int = CONTEXT) -> tuple[str, str, str]:
-    """(before, word, after): the occurrence's word and up to `context` characters on each side, "…" where the
-    sentence goes on (a line may be a whole article); the sentence as it is, unmarked, without a place."""
+    """(before, word, after): the word and up to `context` characters each side, "…" where the sentence goes on;
+    the sentence unmarked without a place."""
     if place is None:
         return sentence, "", ""
     start, end = place
@@ -226,5 +209,5 @@ def neighbor_words(neighbors: list[dict]) -> str:
 
 
 def number(value: float | None) -> str:
-    """Three places, as every table of attn-cli; a figure that does not exist (one group's silhouette) as a dash."""
+    """Three places; a figure that does not exist (one group's silhouette, a masked weight) as a dash."""
     return "—" if value is None else f"{value:.3f}"

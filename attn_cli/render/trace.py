@@ -1,39 +1,31 @@
-"""The trace as a worked example on the terminal, drawn from the trace document alone.
-
-Seven numbered steps per traced word, each a short plain-language caption and a
-small table, then the teaching notes that apply. Every number printed is a number
-of the document, formatted by `format_number` (or `tiny` for differences near 0).
-"""
+"""The trace as a worked example on the terminal, drawn from the trace document alone: seven numbered steps per
+traced word, each a plain-language caption and a small table, then the teaching notes that apply."""
 
 from __future__ import annotations
 
 from rich import box
 from rich.console import Console, Group
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from attn_cli.render.flags import settings_text, see_with_text
 from attn_cli.labels import token_labels
-from attn_cli.render.terminal import format_number, header, neighbor_lists, new_words_legend, section
+from attn_cli.render.terminal import format_number, header, neighbor_lists, new_words_legend, section, table_width
 
 
 def render_trace(report: dict, console: Console) -> None:
-    """Header, the static vectors and projections once, then every traced word step by step."""
     labels = token_labels([token["text"] for token in report["tokens"]])
     console.print(header(report, title="Attention, step by step, over "))
-    dims = report["static_vectors"][0]["dims"]
-    model = report.get("model")
+    dims, model = report["static_vectors"][0]["dims"], report.get("model")
+    inputs = vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console)
     if model is None:
-        section(console, f"Step 1 · Static vectors x: one embedding per word ({shown(report, dims)})",
-                vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
+        section(console, f"Step 1 · Static vectors x: one embedding per word ({shown(report, dims)})", inputs,
                 "the same vector for a word whatever the sentence; |x| is its length")
     else:
         made = ("LayerNorm(E[token] + P[position] + T[0]): the word embedding, its learned position and token type "
                 "0, normalised" if model["layer"] == 1 else f"the output of layer {model['layer'] - 1}, from the "
                 "embeddings (+ learned positions, LayerNorm) through the layers below")
-        section(console, f"Step 1 · Layer {model['layer']}'s input x: {made} ({shown(report, dims)})",
-                vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
+        section(console, f"Step 1 · Layer {model['layer']}'s input x: {made} ({shown(report, dims)})", inputs,
                 "WordPiece tokens of the model's vocabulary, [CLS] first and [SEP] last; |x| is the length")
     if report["inputs"] is not None:
         section(console, "Step 1b · Positions added: x = embedding + sinusoidal position code",
@@ -115,8 +107,7 @@ def render_one(report: dict, trace: dict, labels: list[str], console: Console) -
 
 
 def after_attention_steps(report: dict, index: int, word: str, console: Console) -> None:
-    """A pretrained layer's steps after attention, for the traced word: the residual and LayerNorm, then the
-    feed-forward block (nothing for the tool's own layers, which stop at y)."""
+    """A pretrained layer's residual, LayerNorm and feed-forward block (the tool's own layers stop at y)."""
     after = report.get("after_attention")
     if after is None:
         return
@@ -190,7 +181,6 @@ def scale_words(settings: dict) -> str:
 
 
 def comparison_step(report: dict, trace: dict, labels: list[str], console: Console) -> None:
-    """Step 6: the contextual vector against the word's own vector."""
     shift = trace["shift"]
     own = "x" if report["settings"]["mode"] == "raw" else "s"
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_header=False)
@@ -212,7 +202,6 @@ def comparison_step(report: dict, trace: dict, labels: list[str], console: Conso
 
 
 def matrix_step(report: dict, trace: dict, word: str, console: Console) -> None:
-    """Step 7: the same numbers from softmax(Q K^T x scale / T) V, and the difference."""
     form = trace["matrix_form"]
     n_q, d_head = form["queries_shape"]
     n_k = form["keys_shape"][0]
@@ -254,24 +243,15 @@ def notes_step(trace: dict, labels: list[str], console: Console) -> None:
 
 
 def vector_table(rows: list[tuple[str, str, dict]], console: Console, split_last: bool = False) -> Group:
-    """Rows of (role, word, vector summary): the first coordinates and the length.
-
-    When the coordinates asked for (--dims) do not fit the console, they are split
-    over several tables of consecutive coordinates; the ellipsis and the length
-    close the last one.
-    """
+    """Rows of (role, word, vector summary): the first coordinates and the length, split over tables of
+    consecutive coordinates when they do not fit the console (the last one closes with the ellipsis and length)."""
     count = len(rows[0][2]["first"])
     per_table = count
-    while per_table > 1 and _width(_vector_chunk(rows, range(per_table), split_last, True), console) > console.width:
+    while per_table > 1 and table_width(_vector_chunk(rows, range(per_table), split_last, True), console) > \
+            console.width:
         per_table -= 1
-    starts = range(0, count, per_table)
     return Group(*(_vector_chunk(rows, range(start, min(start + per_table, count)), split_last,
-                                 start + per_table >= count) for start in starts))
-
-
-def _width(table: Table, console: Console) -> int:
-    unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
-    return Measurement.get(console, unbounded, table).maximum
+                                 start + per_table >= count) for start in range(0, count, per_table)))
 
 
 def _vector_chunk(rows: list[tuple[str, str, dict]], coordinates: range, split_last: bool, last: bool) -> Table:
