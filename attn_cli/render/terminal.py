@@ -9,7 +9,7 @@ import numpy as np
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from attn_cli.labels import repeated_words, token_labels
@@ -235,24 +235,20 @@ def fits_whole(rows, labels: list[str], columns: list[str], console: Console) ->
 
 def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
     """The empty table of the first `shown` columns, a "…" column when some are left out, and Σ."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("", style="bold", no_wrap=True)
-    for label in columns[:shown]:
-        table.add_column(label, justify="right", no_wrap=True)
-    if shown < len(columns):
-        table.add_column("…", justify="center", no_wrap=True)
-    if row_sums:
-        table.add_column("Σ", justify="right", style="dim", no_wrap=True)
-    return table
+    return Table(Column("", style="bold", no_wrap=True), *(right(label, no_wrap=True) for label in columns[:shown]),
+                 *([Column("…", justify="center", no_wrap=True)] if shown < len(columns) else []),
+                 *([right("Σ", style="dim", no_wrap=True)] if row_sums else []), box=box.SIMPLE_HEAD, pad_edge=False)
+
+
+def right(header: str = "", footer: str = "", **options) -> Column:
+    return Column(header, footer, justify="right", **options)
 
 
 def top_keys_table(weights, labels: list[str], columns: list[str], console: Console) -> Table:
     """Each query's TOP_KEYS heaviest keys and their weights: the summary of a matrix too wide to print."""
     def frame() -> Table:
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-        table.add_column("query", style="bold", no_wrap=True)
-        table.add_column(f"largest weights (key=w), of {len(columns)} keys", overflow="fold")
-        return table
+        return Table(Column("query", style="bold", no_wrap=True), Column(
+            f"largest weights (key=w), of {len(columns)} keys", overflow="fold"), box=box.SIMPLE_HEAD, pad_edge=False)
 
     orders = np.argsort(-np.asarray(weights, dtype=float), axis=1, kind="stable")[:, :TOP_KEYS]  # [n_q, k]
     rows: list[list[str | Text]] = [[label, ", ".join(f"{columns[j]}={row[j]:.3f}" for j in order)]
@@ -285,12 +281,8 @@ def heat_cell(value: float | None, low: float, high: float) -> Text:
 
 def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = None) -> Table:
     """Shift per query token; in self-attention (no key_labels) its own weight has a column of its own."""
-    table = Table(box=box.SIMPLE_HEAD)
-    own_column = ["self w"] if key_labels is None else []
-    table.add_column("token", style="bold", no_wrap=True)
-    for name in ["cos(s,y)", "|y−s|", *own_column]:
-        table.add_column(name, justify="right")
-    table.add_column("pulled by")
+    table = Table(Column("token", style="bold", no_wrap=True), right("cos(s,y)"), right("|y−s|"),
+                  *([right("self w")] if key_labels is None else []), "pulled by", box=box.SIMPLE_HEAD)
     for label, shift in zip(labels, report["shifts"]):
         pulled = ", ".join(pull_text(c, key_labels or labels) for c in shift["pulled_by"])
         own = [f"{shift['self_weight']:.3f}"] if key_labels is None else []
@@ -312,10 +304,8 @@ def signed(value: float) -> str:
 def neighbor_table(report: dict, labels: list[str], console: Console) -> tuple[Table, str]:
     size = report["settings"]["neighbor_vocab"]
     among = "all words" if size is None else f"the {min(size, report['vectors']['count']):,} most frequent words"
-    table = Table(box=box.SIMPLE_HEAD)
-    table.add_column("token", style="bold", no_wrap=True)
-    table.add_column("before: s", overflow="fold")  # a line breaks between words; a word too long folds, whole
-    table.add_column("after: y", overflow="fold")
+    table = Table(Column("token", style="bold", no_wrap=True), Column("before: s", overflow="fold"),
+                  Column("after: y", overflow="fold"), box=box.SIMPLE_HEAD)  # a word too long folds, whole
     for label, shift in zip(labels, report["shifts"]):
         table.add_row(label, *neighbor_lists(shift))
     return table, f"searched {among}; {new_words_legend(console)}"
@@ -338,21 +328,16 @@ def diagnostics_table(report: dict, labels: list[str], key_labels: list[str],
     """Entropy and largest weight per query row: a column trio per head, or a row per head when that is too wide."""
     heads = report["diagnostics"]["heads"]
     note = f"entropy in bits: 0 = all weight on one word, {uniform_text(heads, len(key_labels))}"
-    table = Table(box=box.SIMPLE_HEAD)
-    table.add_column("token", style="bold", no_wrap=True)
-    for head in heads:
-        suffix = f" h{head['index'] + 1}" if len(heads) > 1 else ""
-        table.add_column(f"entropy{suffix}", justify="right", no_wrap=True)
-        table.add_column(f"largest w{suffix}", justify="right", no_wrap=True)
-        table.add_column("on", no_wrap=True)
+    suffixes = [f" h{head['index'] + 1}" if len(heads) > 1 else "" for head in heads]
+    table = Table(Column("token", style="bold", no_wrap=True), *(column for suffix in suffixes for column in (
+        right(f"entropy{suffix}", no_wrap=True), right(f"largest w{suffix}", no_wrap=True),
+        Column("on", no_wrap=True))), box=box.SIMPLE_HEAD)
     add_stacked_row(table, [[label, *(cell for head in heads for cell in _diagnostic_cells(head["rows"][i],
                                                                                            key_labels))]
                             for i, label in enumerate(labels)])
     if len(heads) > 1 and not fits_width(table, console):  # one line per token and head, the token named once
-        table = Table(box=box.SIMPLE_HEAD)
-        for name in ("token", "head", "entropy", "largest w", "on"):
-            table.add_column(name, justify="left" if name in ("token", "on") else "right", no_wrap=True,
-                             style="bold" if name == "token" else "")
+        table = Table(Column("token", style="bold", no_wrap=True), *(right(name, no_wrap=True) for name in (
+            "head", "entropy", "largest w")), Column("on", no_wrap=True), box=box.SIMPLE_HEAD)
         for i, label in enumerate(labels):
             add_stacked_row(table, [[label if head is heads[0] else "", str(head["index"] + 1),
                                      *_diagnostic_cells(head["rows"][i], key_labels)] for head in heads],

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console, Group
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from attn_cli.render.flags import settings_text, see_with_text
 from attn_cli.labels import token_labels
-from attn_cli.render.terminal import format_number, header, neighbor_lists, new_words_legend, section, table_width
+from attn_cli.render.terminal import (format_number, header, neighbor_lists, new_words_legend, right, section,
+                                      table_width)
 
 
 def render_trace(report: dict, console: Console) -> None:
@@ -124,10 +125,8 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
     """Steps 3, 4 and 5 of one head: scores, softmax, weighted sum."""
     dims = head["query"]["dims"]
     count = min(report["dims_shown"], dims)
-    scores = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    scores.add_column("key", style="bold", no_wrap=True)
-    scores.add_column(f"q · k_j = q₁k₁ + q₂k₂ + … ({dims} products)")
-    scores.add_column("s_j", justify="right", no_wrap=True)
+    scores = Table(Column("key", style="bold", no_wrap=True), f"q · k_j = q₁k₁ + q₂k₂ + … ({dims} products)",
+                   right("s_j", no_wrap=True), box=box.SIMPLE_HEAD, pad_edge=False)
     for key in head["keys"]:
         products = [f"{format_number(q)}×{format_number(k)}" for q, k in zip(head["query"]["first"],
                                                                            key["key"]["first"])]
@@ -141,15 +140,13 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
             scores, "multiply matching coordinates and add them up; a larger score means more alike")
 
     factor, temperature = settings["scale_factor"], settings["temperature"]
-    softmax = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_footer=True)
-    softmax.add_column("key", "Σ", style="bold", no_wrap=True)
-    softmax.add_column("s_j", justify="right", no_wrap=True)
-    softmax.add_column(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", justify="right",
-                       no_wrap=True)
     shift = head["exp_shift"]
-    exp_name = "exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})"
-    softmax.add_column(exp_name, format_number(head["exp_sum"]), justify="right", no_wrap=True)
-    softmax.add_column("w_j = exp/Σ", format_number(head["weight_sum"]), justify="right", no_wrap=True)
+    softmax = Table(Column("key", "Σ", style="bold", no_wrap=True), right("s_j", no_wrap=True),
+                    right(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", no_wrap=True),
+                    right("exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})",
+                          format_number(head["exp_sum"]), no_wrap=True),
+                    right("w_j = exp/Σ", format_number(head["weight_sum"]), no_wrap=True),
+                    box=box.SIMPLE_HEAD, pad_edge=False, show_footer=True)
     for key in head["keys"]:
         logit = "masked" if key["masked"] else format_number(key["logit"])
         softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
@@ -183,9 +180,8 @@ def scale_words(settings: dict) -> str:
 def comparison_step(report: dict, trace: dict, labels: list[str], console: Console) -> None:
     shift = trace["shift"]
     own = "x" if report["settings"]["mode"] == "raw" else "s"
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_header=False)
-    table.add_column("what", style="bold", no_wrap=True)
-    table.add_column("value")
+    table = Table(Column("what", style="bold", no_wrap=True), "value", box=box.SIMPLE_HEAD, pad_edge=False,
+                  show_header=False)
     table.add_row(f"cos({own}, y)", f"{format_number(shift['cosine'])} (1 = same direction)")
     table.add_row(f"|y − {own}|", f"{format_number(shift['delta_norm'])} (how far it moved; |{own}| "
                   f"{format_number(shift['static_norm'])} → |y| {format_number(shift['contextual_norm'])})")
@@ -223,19 +219,15 @@ def tiny(value: float) -> str:
 def notes_step(trace: dict, labels: list[str], console: Console) -> None:
     console.print(Text("Notes", style="bold"))
     for note in trace["notes"]:
-        bullet = Table.grid(padding=(0, 1))
-        bullet.add_column(no_wrap=True)
-        bullet.add_column()
+        bullet = Table.grid(Column(no_wrap=True), Column(), padding=(0, 1))
         bullet.add_row("•", note["message"] + see_with_text(note))
         console.print(bullet)
         if note.get("alternatives"):
-            table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-            table.add_column("weights if run with", no_wrap=True)
-            keys = [labels[k["index"]] for k in trace["heads"][note["head"]]["keys"]]
-            for label in keys:
-                table.add_column(label, justify="right", no_wrap=True)
-            current = [format_number(k["weight"]) for k in trace["heads"][note["head"]]["keys"]]
-            table.add_row("(as above)", *current)
+            keys = trace["heads"][note["head"]]["keys"]
+            table = Table(Column("weights if run with", no_wrap=True), *(right(labels[k["index"]], no_wrap=True)
+                                                                         for k in keys), box=box.SIMPLE_HEAD,
+                          pad_edge=False)
+            table.add_row("(as above)", *(format_number(k["weight"]) for k in keys))
             for option in note["alternatives"]:
                 table.add_row(settings_text(option["settings"]), *(format_number(w) for w in option["weights"]))
             console.print(table)
@@ -257,15 +249,10 @@ def vector_table(rows: list[tuple[str, str, dict]], console: Console, split_last
 def _vector_chunk(rows: list[tuple[str, str, dict]], coordinates: range, split_last: bool, last: bool) -> Table:
     dims = rows[0][2]["dims"]
     elided = last and coordinates.stop < dims
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("", style="bold", no_wrap=True)
-    table.add_column("", no_wrap=True)
-    for m in coordinates:
-        table.add_column(f"[{m + 1}]", justify="right", no_wrap=True)
-    if elided:
-        table.add_column(f"… {dims}", justify="center", no_wrap=True)
-    if last:
-        table.add_column("length", justify="right", no_wrap=True)
+    table = Table(Column("", style="bold", no_wrap=True), Column("", no_wrap=True),
+                  *(right(f"[{m + 1}]", no_wrap=True) for m in coordinates),
+                  *([Column(f"… {dims}", justify="center", no_wrap=True)] if elided else []),
+                  *([right("length", no_wrap=True)] if last else []), box=box.SIMPLE_HEAD, pad_edge=False)
     for position, (role, word, vector) in enumerate(rows):
         cells = [format_number(vector["first"][m]) for m in coordinates]
         cells += (["…"] if elided else []) + ([format_number(vector["norm"])] if last else [])
