@@ -1,12 +1,6 @@
-"""JSON output written by orjson straight from the documents' arrays: valid JSON (RFC 8259) whose numbers read back
-as the same float64, never NaN, never half a document (the contract is docs/json.md).
-
-Arrays are written as float64 (a float32's shortest digits would read back as another float64), infinite entries
-(masked logits) as null; a NaN anywhere is a bug, a ValueError. U+0085, U+2028 and U+2029 are escaped so a JSON
-Lines line is always one document; text orjson refuses (a lone surrogate) goes through the stdlib encoder. A
-document of more than STREAM_ABOVE numbers is written a part at a time into a spool (memory up to BUFFER_BYTES,
-then a temporary file), so it never exists as one bytes object.
-"""
+"""JSON written by orjson straight from the documents' arrays: numbers that read back as the same float64 (arrays
+as float64, ±inf as null), NaN refused, U+2028-style line breaks escaped so a JSON Lines line is one document, and
+never half a document; one of more than STREAM_ABOVE numbers goes a part at a time through a spool."""
 
 from __future__ import annotations
 

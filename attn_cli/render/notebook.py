@@ -1,8 +1,5 @@
-"""A result in a notebook cell: plain HTML tables, then the interactive report in a sandboxed iframe.
-
-Viewers that sanitise a saved notebook (GitHub's preview, docs builders) strip iframes, scripts and style sheets;
-the bare tables before the iframe survive them.
-"""
+"""A result in a notebook cell: plain HTML tables, which survive viewers that sanitise a saved notebook (GitHub's
+preview strips iframes, scripts and styles), then the interactive report in a sandboxed iframe."""
 
 from __future__ import annotations
 

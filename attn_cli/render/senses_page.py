@@ -11,7 +11,8 @@ from attn_cli.errors import shorten
 from attn_cli.render.consoles import literal_document
 from attn_cli.render.html import filled_page, paragraph, table, text
 from attn_cli.render.senses import (PROBE_NOTE, PROBES, SILHOUETTE_NOTE, clusters_title, excerpt, misgrouped_rows,
-                                    misgrouped_title, number, occurrence_places, silhouette_rows)
+                                    misgrouped_title, neighbor_words, number, occurrence_places,
+                                    silhouette_rows)
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 WIDTH, HEIGHT, MARGIN, LEGEND = 640, 420, 24, 150  # the plot's box, its margin, the legend's column (px)
@@ -105,11 +106,11 @@ def senses_tables_html(document: dict) -> str:
               [[k, number(v), "chosen" if int(k) == clusters["chosen"] else ""] for k, v in silhouette_rows(clusters)]),
         paragraph(SILHOUETTE_NOTE),
         paragraph("Nearest words of the static vector (before attention): " +
-                  ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in report["static_neighbors"])),
+                  neighbor_words(report["static_neighbors"])),
         table("Groups: the words nearest each centre (after attention), and what pulled it",
               ["#", "size", "silhouette", "nearest words of its centre", "pulled by (share of the shift)"],
               [[str(g["group"]), f"{g['size']:,}", number(g["silhouette"]),
-                ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in g["neighbors"]),
+                neighbor_words(g["neighbors"]),
                 ", ".join(f"{p['word']} {p['share']:.2f}" for p in g["pulled_by"])] for g in report["groups"]]),
         table("The sentences nearest each group's centre", ["#", "line", "cos", "sentence"],
               [[str(g["group"]), f"{e['line']:,}", number(e["cosine"]),

@@ -365,10 +365,6 @@ def _diagnostic_cells(row: dict, key_labels: list[str]) -> list[str | Text]:
     return [f"{row['entropy_bits']:.2f}", f"{row['max_weight']:.3f}", Text(key_labels[row["argmax"]])]
 
 
-def table_width(table: Table, console: Console) -> int:
-    """The table's natural width: no cell wrapped or cut."""
-    return Measurement.get(console, console.options.update_width(10 * console.width), table).maximum
-
-
 def fits_width(table: Table, console: Console) -> bool:
-    return table_width(table, console) <= console.width
+    """Whether the table's natural width (no cell wrapped or cut) fits the console."""
+    return Measurement.get(console, console.options.update_width(10 * console.width), table).maximum <= console.width

@@ -10,8 +10,8 @@ from rich.text import Text
 
 from attn_cli.render.flags import settings_text, see_with_text
 from attn_cli.labels import token_labels
-from attn_cli.render.terminal import (format_number, header, neighbor_lists, new_words_legend, right, section,
-                                      table_width)
+from attn_cli.render.terminal import (fits_width, format_number, header, neighbor_lists, new_words_legend, right,
+                                      section)
 
 
 def render_trace(report: dict, console: Console) -> None:
@@ -65,8 +65,7 @@ def projection_step(report: dict, console: Console) -> None:
         rows, cols = projections["w_o"]
         lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {setting(projections['std'][1])}) maps the "
                      "joined heads back to the embedding width.")
-    for line in lines:
-        console.print(line)
+    console.print("\n".join(lines))
     console.print()
     for name, matrix_rows in projections["rows"].items():
         shape = projections[name]
@@ -239,8 +238,7 @@ def vector_table(rows: list[tuple[str, str, dict]], console: Console, split_last
     consecutive coordinates when they do not fit the console (the last one closes with the ellipsis and length)."""
     count = len(rows[0][2]["first"])
     per_table = count
-    while per_table > 1 and table_width(_vector_chunk(rows, range(per_table), split_last, True), console) > \
-            console.width:
+    while per_table > 1 and not fits_width(_vector_chunk(rows, range(per_table), split_last, True), console):
         per_table -= 1
     return Group(*(_vector_chunk(rows, range(start, min(start + per_table, count)), split_last,
                                  start + per_table >= count) for start in range(0, count, per_table)))
