@@ -20,8 +20,8 @@ def html_page(documents: list[dict], command_line: str, spelling: str = "options
     """The report page: the documents exactly as --json writes them (so page and JSON cannot disagree), drawn by the
     script; `spelling` "keywords" spells settings as a Python call's keyword arguments."""
     more = f" (+{len(documents) - 1} more)" if len(documents) > 1 else ""
-    return filled_page("report", DATA=embedded_json({"command_line": command_line, "spelling": spelling,
-                                                     "documents": documents}),
+    data = dumps({"command_line": command_line, "spelling": spelling, "documents": documents})
+    return filled_page("report", DATA=data.replace("<", "\\u003c"),  # no sentence can close <script> or open <!--
                        TITLE=html.escape(f"attn-cli {documents[0]['command']}: {documents[0].get('sentence', '')}"
                                          f"{more}"))
 
@@ -38,11 +38,6 @@ def filled_page(name: str, **parts: str) -> str:
 def content_hash(text: str) -> str:
     """The Content-Security-Policy source for exactly this inline text: 'sha256-<base64>' without the quotes."""
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
-
-
-def embedded_json(value: dict) -> str:
-    """JSON safe inside <script>: every '<' escaped, so no sentence can close the element or open a comment."""
-    return dumps(value).replace("<", "\\u003c")
 
 
 def text(value: str) -> str:

@@ -43,7 +43,8 @@ def scatter_svg(document: dict, standalone: bool = False, color_by: str = "group
     legend = "".join([*(
         f'<rect x="{WIDTH + 12}" y="{MARGIN + 22 * i - 10}" width="12" height="12" fill="{colours[name]}"/>'
         f'<text x="{WIDTH + 30}" y="{MARGIN + 22 * i}">{text(shorten(name, LEGEND_LABEL))} ({keys.count(name):,})'
-        f'{_legend_title(name)}</text>' for i, name in enumerate(names)), *rings])
+        f'{"" if shorten(name, LEGEND_LABEL) == name else f"<title>{text(name)}</title>"}</text>'  # hover: all of it
+        for i, name in enumerate(names)), *rings])
     heading = (f'<title>attn-cli senses: {text(report["word"])} ({len(report["occurrences"]):,} occurrences)'
                f'</title>') if standalone else ""
     svg = (f'<svg xmlns="http://www.w3.org/2000/svg" class="senses-scatter" width="{WIDTH + LEGEND}" '
@@ -53,11 +54,6 @@ def scatter_svg(document: dict, standalone: bool = False, color_by: str = "group
            f'text-anchor="end">PCA 1</text><text x="8" y="{MARGIN - 8}">PCA 2</text></g>'
            f'<g class="points" stroke="#fff" stroke-width="0.8">{points}</g><g class="legend">{legend}</g></svg>')
     return ('<?xml version="1.0" encoding="UTF-8"?>\n' + svg + "\n") if standalone else svg
-
-
-def _legend_title(name: str) -> str:
-    """A shortened legend entry's whole text, for the hover."""
-    return "" if shorten(name, LEGEND_LABEL) == name else f"<title>{text(name)}</title>"
 
 
 def _colour_keys(report: dict, color_by: str) -> tuple[list[str], list[str]]:

@@ -140,6 +140,8 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
 
     factor, temperature = settings["scale_factor"], settings["temperature"]
     shift = head["exp_shift"]
+    scale = {"sqrt": f"1/√{settings['d_head']} = {setting(factor)}",
+             "none": "none (×1)"}.get(settings["scale"], f"×{setting(factor)}")
     softmax = Table(Column("key", "Σ", style="bold", no_wrap=True), right("s_j", no_wrap=True),
                     right(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", no_wrap=True),
                     right("exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})",
@@ -151,7 +153,7 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
         softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
                         format_number(key["weight"]))
     section(console, "Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,
-            f"scale {scale_words(settings)}, temperature {setting(temperature)}; exp makes every "
+            f"scale {scale}, temperature {setting(temperature)}; exp makes every "
             "score positive and dividing by the sum Σ makes the weights add up to 1")
 
     terms = [(labels[key["index"]], f"{format_number(key['weight'])}·v", key["term"])
@@ -166,14 +168,6 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
 def setting(value: float) -> str:
     """A setting or a constant derived from one (scale factor, temperature, std of W): 4 significant digits."""
     return f"{value:.4g}"
-
-
-def scale_words(settings: dict) -> str:
-    if settings["scale"] == "sqrt":
-        return f"1/√{settings['d_head']} = {setting(settings['scale_factor'])}"
-    if settings["scale"] == "none":
-        return "none (×1)"
-    return f"×{setting(settings['scale_factor'])}"
 
 
 def comparison_step(report: dict, trace: dict, labels: list[str], console: Console) -> None:
