@@ -1,8 +1,5 @@
-"""Parquet tables, written with pyarrow (the optional extra `parquet`) a row group at a time, whole or not at all.
-
-`ParquetOut` is the one writer every table goes through, into an `AtomicFile` (files.py). `ExplainParquet` is
-explain's table. pyarrow is imported only when a table is written, so the package works without it.
-"""
+"""Parquet tables, written with pyarrow (the optional extra `parquet`, imported only when a table is written) a row
+group at a time, whole or not at all, through one writer: `ParquetOut`."""
 
 from __future__ import annotations
 
@@ -35,10 +32,9 @@ def arrow(feature: Option) -> tuple[ModuleType, ModuleType]:
 
 
 class ParquetOut(WholeOrNothing):
-    """A Parquet file being written: `write(columns)` adds a row group now, `add_rows(columns)` holds rows until
-    there are `group_rows` of them. As an AtomicFile: `close()` puts it in place; `discard()`, an exception in a
-    `with` block, a failed write or a table never closed leave the path as it was. `schema` (with its metadata)
-    fixes the columns' types; `feature` is what the user asked for, named when pyarrow is missing."""
+    """A Parquet file being written into an AtomicFile: `close()` puts it in place; `discard()`, an exception in a
+    `with` block, a failed write or a table never closed leave the path as it was. `feature` is what the user asked
+    for, named when pyarrow is missing."""
 
     group_rows = 1 << 16  # rows per row group when added a few at a time: large enough for readers, flat memory
 
@@ -61,12 +57,11 @@ class ParquetOut(WholeOrNothing):
         self._discard = weakref.finalize(self, _discarded, self._sink, self._file, self._writer)
 
     def write(self, columns: Mapping[str, Any]) -> None:
-        """One row group: each column of the schema by name, as an array or a list."""
         with self._writing():
             self._write(columns)
 
     def add_rows(self, columns: Mapping[str, Iterable]) -> None:
-        """Rows held until `group_rows` of them make a row group: each column of the schema by name."""
+        """Rows held until `group_rows` of them make a row group."""
         with self._writing():
             for name, values in columns.items():
                 self._pending[name] += values
@@ -74,7 +69,7 @@ class ParquetOut(WholeOrNothing):
                 self._write_pending()
 
     def close(self) -> None:
-        """Write the rows held and the footer, and put the file in place; a table closed or discarded stays so."""
+        """Write the rows held and the footer, and put the file in place (once)."""
         if not self._discard.alive:
             return
         with self._writing():
@@ -85,8 +80,7 @@ class ParquetOut(WholeOrNothing):
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """A step of writing an open table (UsageError once closed): a failure discards the table, and an OSError
-        (a full disk) is the OutputError naming the path as the caller gave it."""
+        """A step of writing an open table: a failure discards it; an OSError is the OutputError naming the path."""
         if not self._discard.alive:
             raise UsageError(f"the Parquet table {shown_path(self.path)} is already closed (or discarded); open "
                              "another to write more rows")
@@ -99,8 +93,7 @@ class ParquetOut(WholeOrNothing):
             raise
 
     def discard(self) -> None:
-        """Leave the path as it was. A stream (a FIFO, /dev/stdout) keeps the rows it got, with no footer after
-        them: readers refuse it rather than take it for the whole table."""
+        """Leave the path as it was; a stream (a FIFO) keeps the rows it got without the footer readers need."""
         self._discard()
 
     def _write_pending(self) -> None:
@@ -116,12 +109,12 @@ class ParquetOut(WholeOrNothing):
 
 
 def text_array(pa: Any, texts: Iterable[str | None]) -> pyarrow.Array:
-    """Text as an Arrow string column (UTF-8 only): a lone surrogate written as its escape, as `encodable` has it."""
+    """Text as an Arrow string column (UTF-8 only): a lone surrogate written as its escape."""
     return pa.array(encodable(texts), pa.string())
 
 
 def _discarded(sink: Sink, file: AtomicFile, writer: Any) -> None:
-    """ParquetOut.discard's work (also its finaliser's, so it holds no reference to the table)."""
+    """ParquetOut.discard's work, a function so that its finaliser holds no reference to the table."""
     sink.writing = False
     file.discard()
     writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
@@ -149,8 +142,8 @@ class Sink:
 
 
 class ExplainParquet(ParquetOut):
-    """explain's results as a Parquet table, one row per token (`--parquet`'s; columns in docs/batch.md),
-    `group_rows` at a time: complete after `close()`, absent if the run stops before.
+    """explain's results as a Parquet table, one row per token (`--parquet`'s; columns in docs/batch.md):
+    complete after `close()`, absent if the run stops before.
 
         with attn_cli.ExplainParquet("tokens.parquet") as table:
             for number, result in enumerate(attn_cli.explain_many(lines), 1):
@@ -167,9 +160,7 @@ class ExplainParquet(ParquetOut):
         super().__init__(path, schema, feature=feature)
 
     def add(self, result: ExplainResult, line: int | None = None) -> None:
-        """The rows of one sentence's tokens, the result's own numbers (its `shifts`), so they equal its document's.
-        `line` is None or a whole number int64 holds; anything else, or a `result` that is no ExplainResult, is
-        refused naming it."""
+        """The rows of one sentence's tokens, from the result's own `shifts` (so they equal its document's)."""
         _check_row(result, line)
         shifts = result.shifts
         pulls = [shift.pulled_by[0] if shift.pulled_by else None for shift in shifts]
@@ -183,8 +174,7 @@ class ExplainParquet(ParquetOut):
 
 
 def _check_row(result: object, line: object) -> None:
-    """ExplainParquet.add's arguments, refused before a row is held: a LineError or another result as an
-    InputTypeError, a line number that is no int64 as the SettingsError naming `line`."""
+    """ExplainParquet.add's arguments, refused before a row is held."""
     from attn_cli.batches import LineError
     from attn_cli.results import ExplainResult
 

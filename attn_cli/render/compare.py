@@ -1,9 +1,5 @@
-"""Rich tables for `compare`, drawn from its report document alone.
-
-A comparison shows each sentence's weights, then each shared word sentence by
-sentence, then one verdict line per word. Cross-attention reuses the explain
-tables with target tokens as rows and source tokens as columns.
-"""
+"""Rich tables for `compare`, drawn from its report document alone: each sentence's weights, each shared word
+sentence by sentence, a verdict per word; cross-attention is explain's tables, target rows by source columns."""
 
 from __future__ import annotations
 
@@ -19,7 +15,6 @@ from attn_cli.render.terminal import (dropped_lines, header_line, matrix_table, 
 
 
 def render_compare(report: dict, console: Console) -> None:
-    """Header, each sentence's weights, each word across the sentences, the verdicts."""
     blocks = report["sentences"]
     labels = [token_labels([token["text"] for token in block["tokens"]]) for block in blocks]
     console.print(compare_header(report))
@@ -46,8 +41,8 @@ def render_compare(report: dict, console: Console) -> None:
 
 def compare_header(report: dict) -> Group:
     blocks = report["sentences"]
-    title = Text(f"Compare words across {len(blocks)} sentences (self-attention over each)", style="bold")
-    lines: list[RenderableType] = [title, *settings_lines(blocks[0])]
+    lines: list[RenderableType] = [Text(f"Compare words across {len(blocks)} sentences (self-attention over each)",
+                                        style="bold"), *settings_lines(blocks[0])]
     for number, block in enumerate(blocks, 1):
         lines.append(header_line(f"sentence {number}", tokens_text(block["tokens"], block["vectors"])))
         lines += dropped_lines(block["dropped_tokens"], f" in sentence {number}")
@@ -73,18 +68,15 @@ def word_table(word: dict, blocks: list[dict], labels: list[list[str]]) -> Table
 
 
 def render_cross(report: dict, console: Console) -> None:
-    """Cross-attention: the explain tables with target tokens as rows and source tokens as columns."""
     source, target = report["source"], report["target"]
-    lines: list[RenderableType] = [
+    console.print(Group(
         Text.assemble(("Cross-attention: ", "bold"), (f"“{target['sentence']}”", "bold cyan"),
                       (" attends over ", "bold"), (f"“{source['sentence']}”", "bold cyan")),
         *settings_lines(report),
         header_line("source", tokens_text(source["tokens"], report["vectors"]) + Text("  (keys, values)")),
         *dropped_lines(source["dropped_tokens"], " in the source"),
         header_line("target", tokens_text(target["tokens"], report["vectors"]) + Text("  (queries)")),
-        *dropped_lines(target["dropped_tokens"], " in the target"),
-    ]
-    console.print(Group(*lines, Text()))
+        *dropped_lines(target["dropped_tokens"], " in the target"), Text()))
     render_attention(report, console, token_labels([t["text"] for t in target["tokens"]]),
                      token_labels([t["text"] for t in source["tokens"]]),
                      axes="rows are target queries, columns are source keys")

@@ -1,11 +1,6 @@
-"""The standalone HTML report: one file, all CSS and JavaScript inline, the report documents embedded once.
-
-The page template, style sheet and script live next to this module in `page/` (package data, shipped in
-the wheel). The documents are exactly what `--json` writes, so the page and the JSON cannot disagree;
-the script draws each one with the view registered for its `command`. Nothing is fetched: the page works
-from file:// on a machine with no network, and its Content-Security-Policy forbids any request and runs
-only the page's own script and style sheet, named by their SHA-256 hashes.
-"""
+"""The standalone pages, each one file with its CSS and JavaScript inline from `page/` (package data). Nothing is
+fetched: the Content-Security-Policy forbids any request and runs only the page's own style sheet and script, named
+by their SHA-256 hashes, so a handler smuggled into the page would not run even if escaping failed."""
 
 from __future__ import annotations
 
@@ -15,45 +10,54 @@ import html
 import re
 from importlib import resources
 
-from attn_cli.version import __version__
 from attn_cli.render.json_out import dumps
+from attn_cli.version import __version__
 
-_PLACEHOLDER = re.compile(r"@@(CSS|JS|STYLE_HASH|SCRIPT_HASH|DATA|TITLE|VERSION)@@")
+_PLACEHOLDER = re.compile(r"@@([A-Z_]+)@@")
 
 
 def html_page(documents: list[dict], command_line: str, spelling: str = "options") -> str:
-    """The whole page for these report documents, written by `command_line` (a shell command, or a Python call
-    with `spelling` "keywords": settings in the page are then spelt as keyword arguments)."""
+    """The report page: the documents exactly as --json writes them (so page and JSON cannot disagree), drawn by the
+    script; `spelling` "keywords" spells settings as a Python call's keyword arguments."""
+    more = f" (+{len(documents) - 1} more)" if len(documents) > 1 else ""
+    data = dumps({"command_line": command_line, "spelling": spelling, "documents": documents})
+    return filled_page("report", DATA=data.replace("<", "\\u003c"),  # no sentence can close <script> or open <!--
+                       TITLE=html.escape(f"attn-cli {documents[0]['command']}: {documents[0].get('sentence', '')}"
+                                         f"{more}"))
+
+
+def filled_page(name: str, **parts: str) -> str:
+    """page/<name>.html with its style sheet, script, their hashes, the version and `parts` in place, in one pass:
+    the data put in is never rescanned for placeholders."""
     page = resources.files("attn_cli.render") / "page"
-    css, js = (page / "report.css").read_text(encoding="utf-8"), (page / "report.js").read_text(encoding="utf-8")
-    parts = {
-        "CSS": css,
-        "JS": js,
-        "STYLE_HASH": content_hash(css),
-        "SCRIPT_HASH": content_hash(js),
-        "DATA": embedded_json({"command_line": command_line, "spelling": spelling, "documents": documents}),
-        "TITLE": html.escape(page_title(documents)),
-        "VERSION": __version__,
-    }
-    template = (page / "report.html").read_text(encoding="utf-8")
-    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], template)  # one pass: data is never rescanned
+    css, js = ((page / f"{name}.{kind}").read_text(encoding="utf-8") for kind in ("css", "js"))
+    parts.update(CSS=css, JS=js, STYLE_HASH=content_hash(css), SCRIPT_HASH=content_hash(js), VERSION=__version__)
+    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], (page / f"{name}.html").read_text(encoding="utf-8"))
 
 
 def content_hash(text: str) -> str:
-    """The Content-Security-Policy source for exactly this inline text: 'sha256-<base64>' without the quotes.
-
-    The page allows its own style sheet and script by hash, nothing inline besides: a handler such as
-    onerror="..." smuggled into the page would not run even if escaping failed.
-    """
+    """The Content-Security-Policy source for exactly this inline text: 'sha256-<base64>' without the quotes."""
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
-def embedded_json(value: dict) -> str:
-    """JSON safe inside <script>: every '<' escaped, so no sentence can close the element or open a comment."""
-    return dumps(value).replace("<", "\\u003c")
+def text(value: str) -> str:
+    return html.escape(value, quote=False)
 
 
-def page_title(documents: list[dict]) -> str:
-    first = documents[0]
-    more = f" (+{len(documents) - 1} more)" if len(documents) > 1 else ""
-    return f"attn-cli {first['command']}: {first.get('sentence', '')}{more}"
+def paragraph(value: str) -> str:
+    return f"<p>{text(value)}</p>"
+
+
+def table(caption: str, header: list[str], rows: list[list[str | tuple[str, str, str]]]) -> str:
+    """A bare <table> (no class, style or script for a notebook viewer to strip), every cell escaped; a cell
+    (before, word, after) is an excerpt with its word in <mark>."""
+    head = "".join(f"<th>{text(cell)}</th>" for cell in header)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><caption>{text(caption)}</caption><tr>{head}</tr>{body}</table>"
+
+
+def _cell(value: str | tuple[str, str, str]) -> str:
+    if isinstance(value, str):
+        return text(value)
+    before, word, after = value
+    return text(before) + (f"<mark>{text(word)}</mark>" if word else "") + text(after)

@@ -1,21 +1,6 @@
-"""JSON output: written by orjson straight from the documents' arrays; never NaN, never half a document.
-
-Report documents hold their matrices as numpy arrays, and orjson writes a float64 array's
-numbers as their shortest round-trip digits, so each parses back to the same float64. Its
-spelling of numbers and its compact spacing are its own, which the contract leaves open
-(docs/json.md); what it guarantees is valid JSON (RFC 8259) whose numbers read back exactly.
-So every array is written as float64 (a float32 array's shortest digits would read back as
-another float64), infinite entries (masked logits) as null, and a NaN anywhere is a bug:
-ValueError, never `NaN` or a silent null. Strings are UTF-8; the three characters some JSON
-Lines readers take for line breaks (U+0085, U+2028, U+2029) are written as escapes, so a line
-is always one document. Text orjson refuses (a lone surrogate from a file name that is not
-UTF-8) is written by the stdlib encoder instead, with its ASCII escapes.
-
-A document whose arrays hold more than STREAM_ABOVE numbers (a 5,000-token sentence's
-matrices) is written a part at a time, each array a row at a time, into a spool that stays in
-memory up to BUFFER_BYTES and beyond that moves to an anonymous temporary file: it never
-exists as one bytes object, and a failure midway still leaves no cut document behind.
-"""
+"""JSON written by orjson straight from the documents' arrays: numbers that read back as the same float64 (arrays
+as float64, ±inf as null), NaN refused, U+2028-style line breaks escaped so a JSON Lines line is one document, and
+never half a document; one of more than STREAM_ABOVE numbers goes a part at a time through a spool."""
 
 from __future__ import annotations
 
@@ -38,6 +23,9 @@ from attn_cli.render.consoles import write_through
 STREAM_ABOVE = 1 << 21  # numbers in a document's arrays beyond which it is written a part at a time (~40 MB)
 BUFFER_BYTES = 64 << 20  # a large document's JSON is held in memory up to 64 MiB, then in a temporary file
 _LINE_BREAKS = (("\u0085".encode(), b"\\u0085"), ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+_WRITTEN_AS_IS = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
+_FRAGMENTS: dict[int, tuple[dict, orjson.Fragment]] = {}  # a run's shared blocks, encoded once each
+_FRAGMENTS_KEPT = 16
 
 
 def write_json(document: dict, stream: TextIO | None = None) -> None:
@@ -48,14 +36,19 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
         if numbers <= STREAM_ABOVE:
             write_through(stream, _encoded(document, as_is) + b"\n")
         else:
-            import tempfile  # only a large document pays for its import (~8 ms: random, hashlib)
+            import tempfile  # only a large document pays for its import
 
             with tempfile.SpooledTemporaryFile(BUFFER_BYTES, "w+b") as spool:
-                with spilled(spool, tempfile.gettempdir()):
+                try:
                     _write_parts(document, spool)  # type: ignore[arg-type]  # a binary spool is a BinaryIO
                     spool.write(b"\n")
                     spool.flush()  # a full folder fails here, not at the first read back
                     spool.seek(0)
+                except OSError as exc:  # the temporary folder's failure, never stdout's
+                    with suppress(OSError):
+                        spool.close()  # now: closing it later would try to write what it holds again
+                    raise OutputError(f"cannot hold the JSON in the temporary folder {tempfile.gettempdir()}: "
+                                      f"{exc.strerror}; set TMPDIR to a folder with room for it", exc) from None
                 stream.flush()  # whatever the text layer holds goes first
                 while chunk := spool.read(1 << 20):
                     write_through(stream, chunk)
@@ -63,24 +56,9 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
 
 
 @contextmanager
-def spilled(spool: Any, folder: str) -> Iterator[None]:
-    """A large document's JSON written into `spool`, a temporary file in `folder`: a failure there ($TMPDIR full)
-    is the temporary folder's, named with the fix, never taken for stdout's. The spool is closed at once, since
-    closing it later would try again to write what it holds (and fail in this error's place)."""
-    try:
-        yield
-    except OSError as exc:
-        with suppress(OSError):
-            spool.close()
-        raise OutputError(f"cannot hold the JSON in the temporary folder {folder}: {exc.strerror}; set TMPDIR to a "
-                          "folder with room for it", exc) from None
-
-
-@contextmanager
 def whole_or_none(stream: TextIO) -> Iterator[None]:
-    """A document written inside (through write_through): a write that fails (a full disk, a file size limit)
-    leaves no cut document in a regular file behind the stream (`> out.json`): the file is cut back to where the
-    document began. A pipe or terminal keeps what it read; the documents before this one stay whole either way."""
+    """A document written inside (through write_through) that fails midway (a full disk) is cut back out of the
+    regular file behind the stream (`> out.json`); a pipe or terminal keeps what it read."""
     try:
         descriptor = stream.fileno()
         regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
@@ -91,7 +69,7 @@ def whole_or_none(stream: TextIO) -> Iterator[None]:
         start = os.lseek(descriptor, 0, os.SEEK_CUR)
     try:
         yield
-    except (OSError, OutputError):  # OutputError: a character stdout's encoding cannot hold (consoles.encoded)
+    except (OSError, OutputError):  # OutputError: a character stdout's encoding cannot hold
         if regular:
             os.ftruncate(descriptor, start)
         raise
@@ -103,12 +81,7 @@ def dumps(document: dict) -> str:
 
 
 def encode(value: Any) -> bytes:
-    """The value as JSON bytes: orjson's, NaN refused, line-breaking characters escaped."""
     return _encoded(value, _survey(value)[1])
-
-
-_FRAGMENTS: dict[int, tuple[dict, orjson.Fragment]] = {}  # a run's shared blocks, encoded once each
-_FRAGMENTS_KEPT = 16
 
 
 def _fragment(block: dict) -> orjson.Fragment:
@@ -138,23 +111,20 @@ def _encoded(value: Any, as_is: bool) -> bytes:
 
 
 def _survey(value: Any) -> tuple[int, bool]:
-    """(how many numbers the value's arrays hold, whether orjson can write every array as it stands: float64 or
-    integer, C-contiguous); a NaN anywhere, or an infinite float outside an array, raises ValueError, as orjson
-    would write it as null.
+    """(how many numbers the arrays hold, whether orjson can write each as it stands: float64 or integer,
+    C-contiguous); a NaN, or an infinite float outside an array, raises ValueError.
 
-    A document is a few hundred small values (per-token records), so it is walked with a stack and each
-    container's items are checked in its own loop: no call per value. A list or dict subclass with `numbers`
-    (documents' `Checked`: finite, float64 and C-contiguous, one np.isfinite per array for a whole stack) is
-    counted, not walked; one whose class says `shared` (the same object on every line of a run) is walked
-    once, and encoded once.
+    Walked with a stack, no call per value. A list or dict with `numbers` (documents' `Checked`, finite float64
+    already) is counted, not walked; one whose class says `shared` is walked once, and encoded once.
     """
     count, clean = 0, True
     pending: list[Any] = [[value]]  # the value itself may be a float
     while pending:
         node = pending.pop()
         if isinstance(node, np.ndarray):
-            numbers, fine = _survey_array(node)
-            count, clean = count + numbers, clean and fine
+            if node.dtype.kind == "f" and np.isnan(node).any():
+                raise ValueError("refusing to write NaN to JSON")
+            count, clean = count + node.size, clean and node.dtype in _WRITTEN_AS_IS and node.flags.c_contiguous
             continue
         for item in node.values() if isinstance(node, dict) else node:
             kind = type(item)
@@ -175,19 +145,8 @@ def _survey(value: Any) -> tuple[int, bool]:
     return count, clean
 
 
-def _survey_array(array: np.ndarray) -> tuple[int, bool]:
-    """(its numbers, whether orjson writes it as it stands); a NaN raises ValueError."""
-    if array.dtype.kind == "f" and np.isnan(array).any():
-        raise ValueError("refusing to write NaN to JSON")
-    return array.size, array.dtype in _WRITTEN_AS_IS and array.flags.c_contiguous
-
-
-_WRITTEN_AS_IS = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
-
-
 def _widened(value: Any) -> Any:
-    """The value with each array as C-contiguous float64 (a float32 array's own shortest digits would read back
-    as another float64)."""
+    """The value with each array as C-contiguous float64 (integer and boolean arrays as they are)."""
     if isinstance(value, np.ndarray):
         return value if value.dtype in _WRITTEN_AS_IS[1:] else np.ascontiguousarray(value, dtype=np.float64)
     if isinstance(value, dict):
@@ -211,20 +170,21 @@ def _listed(value: Any) -> Any:
 
 def _write_parts(value: Any, stream: BinaryIO) -> None:
     """The value a part at a time: a small part in one piece, a large array one row (last axis) at a time."""
-    whole = value.ndim <= 1 or value.size <= STREAM_ABOVE if isinstance(value, np.ndarray) else \
-        _survey(value)[0] <= STREAM_ABOVE
+    if isinstance(value, np.ndarray):
+        whole = value.ndim <= 1 or value.size <= STREAM_ABOVE
+    else:
+        whole = _survey(value)[0] <= STREAM_ABOVE
     if whole:
         stream.write(encode(value))
-        return
-    if isinstance(value, dict):
+    elif isinstance(value, dict):
         stream.write(b"{")
         for position, (key, item) in enumerate(value.items()):
             stream.write((b"," if position else b"") + encode(str(key)) + b":")
             _write_parts(item, stream)
         stream.write(b"}")
-        return
-    stream.write(b"[")
-    for position, item in enumerate(value):  # a list, or an array of two or more axes
-        stream.write(b"," if position else b"")
-        _write_parts(item, stream)
-    stream.write(b"]")
+    else:  # a list, or an array of two or more axes
+        stream.write(b"[")
+        for position, item in enumerate(value):
+            stream.write(b"," if position else b"")
+            _write_parts(item, stream)
+        stream.write(b"]")

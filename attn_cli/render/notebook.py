@@ -1,17 +1,13 @@
-"""A result in a notebook cell: plain HTML tables, then the interactive report in a sandboxed iframe.
-
-Viewers that sanitise a saved notebook's HTML (GitHub's notebook preview, many docs
-builders) remove iframes, scripts and style sheets, and with them the whole
-interactive report. The plain part survives them: the tokens, each head's weights
-and each token's shift, as bare <table>s with no script, style or class to strip.
-Every text from the input (sentences, words, neighbours) is escaped.
-"""
+"""A result in a notebook cell: plain HTML tables, which survive viewers that sanitise a saved notebook (GitHub's
+preview strips iframes, scripts and styles), then the interactive report in a sandboxed iframe."""
 
 from __future__ import annotations
 
 from html import escape
 
 from attn_cli.labels import token_labels
+from attn_cli.render.html import paragraph, table, text
+from attn_cli.render.senses import number
 from attn_cli.render.terminal import pull_text
 
 IFRAME_STYLE = "width: 100%; height: 640px; border: 1px solid #ddd; resize: vertical;"
@@ -33,7 +29,10 @@ def plain_tables(document: dict) -> str:
     if document["command"] == "trace":
         return _trace(document)
     if document["command"] == "compare" and document["cross"]:
-        return _cross(document)
+        source, target = _labels(document["source"]["tokens"]), _labels(document["target"]["tokens"])
+        return (_heading(f"{document['target']['sentence']} attends over {document['source']['sentence']}") +
+                paragraph("source: " + "  ".join(source)) + paragraph("target: " + "  ".join(target)) +
+                _weights(document["heads"], target, source) + _shifts(document["shifts"], target, source))
     if document["command"] == "compare":
         return "".join(_attention(block, f"sentence {number}: ") for number, block in
                        enumerate(document["sentences"], 1))
@@ -43,64 +42,41 @@ def plain_tables(document: dict) -> str:
 def _attention(document: dict, title: str = "") -> str:
     """A sentence's tokens, each head's weights (queries by keys) and each token's shift."""
     labels = _labels(document["tokens"])
-    return (_heading(f"{title}{document['sentence']}") + _paragraph("tokens: " + "  ".join(labels)) +
+    return (_heading(f"{title}{document['sentence']}") + paragraph("tokens: " + "  ".join(labels)) +
             _weights(document["heads"], labels, labels) + _shifts(document["shifts"], labels, labels))
-
-
-def _cross(document: dict) -> str:
-    """Target tokens (queries) attending over source tokens (keys, values)."""
-    source, target = _labels(document["source"]["tokens"]), _labels(document["target"]["tokens"])
-    return (_heading(f"{document['target']['sentence']} attends over {document['source']['sentence']}") +
-            _paragraph("source: " + "  ".join(source)) + _paragraph("target: " + "  ".join(target)) +
-            _weights(document["heads"], target, source) + _shifts(document["shifts"], target, source))
 
 
 def _trace(document: dict) -> str:
     """For each traced word, every key's score and weight per head, then the word's shift."""
     labels = _labels(document["tokens"])
-    parts = [_heading(document["sentence"]), _paragraph("tokens: " + "  ".join(labels))]
+    parts = [_heading(document["sentence"]), paragraph("tokens: " + "  ".join(labels))]
     for trace in document["traces"]:
         for head in trace["heads"]:
-            rows = [[labels[key["index"]], _number(key["score"]), _number(key["weight"])] for key in head["keys"]]
-            parts.append(_table(f"{labels[trace['index']]}, head {head['index'] + 1}: each key's weight",
-                                ["key", "score", "weight"], rows))
+            rows = [[labels[key["index"]], number(key["score"]), number(key["weight"])] for key in head["keys"]]
+            parts.append(table(f"{labels[trace['index']]}, head {head['index'] + 1}: each key's weight",
+                               ["key", "score", "weight"], rows))
         parts.append(_shifts([trace["shift"]], labels, labels))
     return "".join(parts)
 
 
 def _weights(heads: list[dict], rows: list[str], columns: list[str]) -> str:
-    return "".join(_table(f"Weights, head {head['index'] + 1} of {len(heads)} (rows are queries, columns are keys)",
-                          ["", *columns], [[label, *(_number(w) for w in weights)]
-                                           for label, weights in zip(rows, head["weights"])])
+    return "".join(table(f"Weights, head {head['index'] + 1} of {len(heads)} (rows are queries, columns are keys)",
+                         ["", *columns], [[label, *(number(w) for w in weights)]
+                                          for label, weights in zip(rows, head["weights"])])
                    for head in heads)
 
 
 def _shifts(shifts: list[dict], labels: list[str], key_labels: list[str]) -> str:
-    rows = [[labels[shift["index"]], _number(shift["cosine"]), _number(shift["delta_norm"]),
-             _number(shift["self_weight"]), ", ".join(pull_text(pull, key_labels) for pull in shift["pulled_by"])]
+    rows = [[labels[shift["index"]], number(shift["cosine"]), number(shift["delta_norm"]),
+             number(shift["self_weight"]), ", ".join(pull_text(pull, key_labels) for pull in shift["pulled_by"])]
             for shift in shifts]
-    return _table("Shift: own value s → contextual output y", ["token", "cos(s,y)", "|y−s|", "self w", "pulled by"],
-                  rows)
-
-
-def _table(caption: str, header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><caption>{escape(caption)}</caption><tr>{head}</tr>{body}</table>"
+    return table("Shift: own value s → contextual output y", ["token", "cos(s,y)", "|y−s|", "self w", "pulled by"],
+                 rows)
 
 
 def _labels(tokens: list[dict]) -> list[str]:
     return token_labels([token["text"] for token in tokens])
 
 
-def _number(value: float | None) -> str:
-    """Three places, as the terminal's tables; a masked cell (no weight) as a dash."""
-    return "—" if value is None else f"{value:.3f}"
-
-
-def _heading(text: str) -> str:
-    return f"<p><strong>{escape(text)}</strong></p>"
-
-
-def _paragraph(text: str) -> str:
-    return f"<p>{escape(text)}</p>"
+def _heading(value: str) -> str:
+    return f"<p><strong>{text(value)}</strong></p>"

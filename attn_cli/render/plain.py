@@ -1,10 +1,5 @@
-"""`--plain`: one tab-separated record per token, for grep, cut, awk and spreadsheets.
-
-No colour, no box drawing, no wrapping: each line is complete on its own. The
-first line is a header comment (`#line<TAB>id<TAB>...`) naming the columns;
-`grep -v '^#'` or `awk 'NR > 1'` skips it. Numbers are written in full
-precision (Python's shortest round-trip form); an empty cell means "none".
-"""
+"""`--plain`: one tab-separated record per token for grep, cut, awk and spreadsheets, under a `#line<TAB>id...`
+header comment; numbers in full precision (shortest round-trip form), an empty cell for "none"."""
 
 from __future__ import annotations
 
@@ -39,8 +34,8 @@ def plain_records(report: dict) -> str:
 
 
 def cell_text(value) -> str:
-    """A cell as text: '' for none, tabs and line breaks in free text turned into spaces, other control and
-    bidi characters into their escapes (errors.literal)."""
+    """A cell as text: '' for none, tabs and line breaks in free text as spaces, other control and bidi characters
+    as escapes (errors.literal)."""
     if value is None:
         return ""
     if isinstance(value, float):

@@ -1,24 +1,18 @@
-"""Rich tables for `senses`, drawn from its report document alone.
-
-First what was read and with which settings; then how many groups the occurrences' contextual outputs fall
-into and why (the silhouette of every K tried), the static vector's neighbours once (every occurrence starts
-from it), one row per group (size, silhouette, the words nearest its centre, the context words that pulled
-it), the sentences nearest each centre with the word marked, and, with labels, how the groups and a
-nearest-neighbour probe agree with them next to the two baselines.
-"""
+"""Rich tables for `senses`, drawn from its report document alone: the groups and why (each K's silhouette), the
+static neighbours, each group's nearest words and pulling words, example sentences, and with labels the scores."""
 
 from __future__ import annotations
 
 import re
 
 from rich import box
-from rich.console import Console, Group, RenderableType
-from rich.table import Table
+from rich.console import Console, Group
+from rich.table import Column, Table
 from rich.text import Text
 
 from attn_cli.errors import shorten
 from attn_cli.render.flags import settings_text
-from attn_cli.render.terminal import NEW, header_line, new_words_legend, section, settings_lines
+from attn_cli.render.terminal import NEW, header_line, new_words_legend, right, section, settings_lines
 
 MARK = "bold reverse"  # the word in an example sentence: a style, never brackets added to the text
 CONTEXT = 50  # characters shown on each side of the word in an example: a long line shows the word's neighbourhood
@@ -34,7 +28,6 @@ PROBE_NOTE = ("each occurrence takes the label of its nearest other occurrence (
 
 
 def render_senses(report: dict, console: Console) -> None:
-    """Every table of a senses document, in reading order."""
     console.print(senses_header(report))
     section(console, clusters_title(report["clusters"]), silhouettes_table(report), SILHOUETTE_NOTE)
     section(console, "Nearest words of the static vector (before attention; the same for every occurrence)",
@@ -49,17 +42,13 @@ def render_senses(report: dict, console: Console) -> None:
 
 
 def senses_header(report: dict) -> Group:
-    corpus = report["corpus"]
-    count = len(report["occurrences"])
+    corpus, count = report["corpus"], len(report["occurrences"])
     skipped = f", {corpus['skipped_lines']:,} skipped (too long, or no known word)" if corpus["skipped_lines"] else ""
-    lines: list[RenderableType] = [
-        Text.assemble(("Senses of ", "bold"), (f"“{report['word']}”", "bold cyan"),
-                      (" across the corpus", "bold")),
-        *settings_lines(report),
-        header_line("corpus", f"{corpus['lines']:,} lines read, {corpus['lines_with_word']:,} with "
-                              f"“{report['word']}”{skipped}; {count:,} occurrence{'s' if count != 1 else ''}"),
-    ]
-    return Group(*lines, Text())
+    return Group(Text.assemble(("Senses of ", "bold"), (f"“{report['word']}”", "bold cyan"),
+                               (" across the corpus", "bold")), *settings_lines(report),
+                 header_line("corpus", f"{corpus['lines']:,} lines read, {corpus['lines_with_word']:,} with "
+                                       f"“{report['word']}”{skipped}; {count:,} occurrence{'s' if count != 1 else ''}"),
+                 Text())
 
 
 def clusters_title(clusters: dict) -> str:
@@ -73,12 +62,8 @@ def clusters_title(clusters: dict) -> str:
 
 
 def silhouettes_table(report: dict) -> Table:
-    """Each K tried and its silhouette; the chosen one marked."""
     clusters = report["clusters"]
-    table = Table(box=box.SIMPLE_HEAD)
-    table.add_column("K", justify="right")
-    table.add_column("silhouette", justify="right")
-    table.add_column("")
+    table = Table(right("K"), right("silhouette"), "", box=box.SIMPLE_HEAD)
     for k, value in silhouette_rows(clusters):
         table.add_row(k, number(value), Text("← chosen", style="bold") if int(k) == clusters["chosen"] else "")
     return table
@@ -92,15 +77,11 @@ def silhouette_rows(clusters: dict) -> list[tuple[str, float | None]]:
 
 
 def groups_table(report: dict) -> Table:
-    """One row per group: its size (and share of the occurrences), silhouette, nearest words, pulling words."""
     before = {n["word"] for n in report["static_neighbors"]}
     total = max(len(report["occurrences"]), 1)
-    table = Table(box=box.SIMPLE_HEAD)
-    table.add_column("#", justify="right", style="bold")
-    table.add_column("size", justify="right")
-    table.add_column("silh.", justify="right")
-    table.add_column("nearest words of its centre", overflow="fold")
-    table.add_column("pulled by (share)", overflow="fold")
+    table = Table(right("#", style="bold"), right("size"), right("silh."),
+                  Column("nearest words of its centre", overflow="fold"), Column("pulled by (share)", overflow="fold"),
+                  box=box.SIMPLE_HEAD)
     for group in report["groups"]:
         near = Text("\n").join(Text(f"{n['word']} {n['cosine']:.3f}") if n["word"] in before else
                                Text(f"{NEW}{n['word']} {n['cosine']:.3f}", style="bold green")
@@ -112,13 +93,9 @@ def groups_table(report: dict) -> Table:
 
 
 def examples_table(report: dict) -> Table:
-    """The sentences nearest each group's centre, the word marked, and their line in the corpus."""
     places = occurrence_places(report["occurrences"])
-    table = Table(box=box.SIMPLE_HEAD)
-    table.add_column("#", justify="right", style="bold")
-    table.add_column("line", justify="right")
-    table.add_column("cos", justify="right")
-    table.add_column("sentence", overflow="fold")
+    table = Table(right("#", style="bold"), right("line"), right("cos"), Column("sentence", overflow="fold"),
+                  box=box.SIMPLE_HEAD)
     for group in report["groups"]:
         for number_in_group, example in enumerate(group["examples"]):
             before, word, after = excerpt(example["sentence"], places.get((example["line"], example["position"])))
@@ -130,20 +107,15 @@ def examples_table(report: dict) -> Table:
 def render_labels(report: dict, console: Console) -> None:
     """The groups against the labels (purity, adjusted Rand, each group's majority), then the sense probe."""
     labels = report["labels"]
-    majority = Table(box=box.SIMPLE_HEAD)
-    majority.add_column("#", justify="right", style="bold")
-    majority.add_column("majority label", overflow="fold")
-    majority.add_column("share", justify="right")
+    majority = Table(right("#", style="bold"), Column("majority label", overflow="fold"), right("share"),
+                     box=box.SIMPLE_HEAD)
     for row in labels["groups"]:
         majority.add_row(str(row["group"]), shown_label(row["label"]), number(row["share"]))
     section(console, f"Groups against the labels: purity {number(labels['purity'])}, adjusted Rand index "
                      f"{number(labels['adjusted_rand'])}", majority,
             "purity: the share of occurrences whose group's majority label is theirs; adjusted Rand: agreement "
             "of groups and labels, 0 for chance, 1 for the same partition")
-    probe = Table(box=box.SIMPLE_HEAD)
-    probe.add_column("nearest other occurrence by")
-    probe.add_column("accuracy", justify="right")
-    probe.add_column("macro-F1", justify="right")
+    probe = Table("nearest other occurrence by", right("accuracy"), right("macro-F1"), box=box.SIMPLE_HEAD)
     for key, name in PROBES:
         probe.add_row(name, number(labels["probe"][key]["accuracy"]), number(labels["probe"][key]["macro_f1"]))
     rows = misgrouped_rows(report)
@@ -154,7 +126,6 @@ def render_labels(report: dict, console: Console) -> None:
 
 
 def misgrouped_title(report: dict) -> str:
-    """How many occurrences are misgrouped, and how many of them the table lists."""
     count = len(report["labels"]["misgrouped"])
     listed = f" (the first {MISGROUPED_SHOWN}; all of them in --json)" if count > MISGROUPED_SHOWN else ""
     return f"Misgrouped occurrences, each labelled otherwise than its group's majority: {count:,}{listed}"
@@ -164,7 +135,7 @@ EMPTY_LABEL = "(empty)"  # a blank labels line's label, which a table cell would
 
 
 def shown_label(label: str) -> str:
-    """A label as a table cell: shortened as messages shorten a word (a label is any text), an empty one named."""
+    """A label as a table cell: shortened as messages shorten a word, an empty one named."""
     return shorten(label) if label else EMPTY_LABEL
 
 
@@ -177,10 +148,9 @@ def misgrouped_rows(report: dict) -> list[tuple[dict, tuple[str, str, str]]]:
 
 
 def misgrouped_table(rows: list[tuple[dict, tuple[str, str, str]]]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD)
-    for name in ("#", "line", "label", "group's label", "sentence"):
-        table.add_column(name, justify="right" if name in ("#", "line") else "left", overflow="fold",
-                         style="bold" if name == "#" else "")
+    table = Table(right("#", style="bold", overflow="fold"), right("line", overflow="fold"),
+                  *(Column(name, overflow="fold") for name in ("label", "group's label", "sentence")),
+                  box=box.SIMPLE_HEAD)
     for m, (before, word, after) in rows:
         table.add_row(str(m["group"]), f"{m['line']:,}", shown_label(m["label"]), shown_label(m["majority_label"]),
                       Text.assemble(before, (word, MARK), after))
@@ -188,9 +158,8 @@ def misgrouped_table(rows: list[tuple[dict, tuple[str, str, str]]]) -> Table:
 
 
 def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[int, int] | None]:
-    """Where each occurrence (line, position) stands in its sentence, as a (start, end) of characters: the k-th
-    occurrence of a token in a line is the k-th place it stands there as a token of its own (marked_spans);
-    None when the text does not show it so (a sentence whose Unicode normalisation moved it)."""
+    """(line, position) -> the (start, end) characters of each occurrence in its sentence: the k-th occurrence of a
+    token in a line is its k-th place there (marked_spans); None where normalisation moved it."""
     found: dict[tuple[int, str], list[dict]] = {}
     for occurrence in occurrences:
         found.setdefault((occurrence["line"], occurrence["token"]), []).append(occurrence)
@@ -203,16 +172,15 @@ def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[in
 
 
 def marked_spans(sentence: str, token: str) -> list[tuple[int, int]]:
-    """Where `token` stands in `sentence` as a token of its own, as the tokenizer splits words: not inside a
-    longer word ("banks", "embankment") nor a hyphenated or apostrophed one ("bank-holiday"), but before a
-    clitic the tokenizer splits off ("bank's")."""
+    """Where `token` stands in `sentence` as the tokenizer splits words: not inside "banks", "embankment" or
+    "bank-holiday", but before a clitic it splits off ("bank's")."""
     pattern = re.compile(rf"(?<!\w)(?<!\w[-'’]){re.escape(token)}(?!\w)(?!-\w)")
     return [match.span() for match in pattern.finditer(sentence)] if token else []
 
 
 def excerpt(sentence: str, place: tuple[int, int] | None, context: int = CONTEXT) -> tuple[str, str, str]:
-    """(before, word, after): the occurrence's word and up to `context` characters on each side, "…" where the
-    sentence goes on (a line may be a whole article); the sentence as it is, unmarked, without a place."""
+    """(before, word, after): the word and up to `context` characters each side, "…" where the sentence goes on;
+    the sentence unmarked without a place."""
     if place is None:
         return sentence, "", ""
     start, end = place
@@ -226,5 +194,5 @@ def neighbor_words(neighbors: list[dict]) -> str:
 
 
 def number(value: float | None) -> str:
-    """Three places, as every table of attn-cli; a figure that does not exist (one group's silhouette) as a dash."""
+    """Three places; a figure that does not exist (one group's silhouette, a masked weight) as a dash."""
     return "—" if value is None else f"{value:.3f}"

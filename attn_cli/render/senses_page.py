@@ -1,31 +1,21 @@
-"""The pictures of `senses`: the scatter of the occurrences (SVG), the same tables as HTML, and the page.
-
-All drawn here from the senses document, nothing in the browser but a tooltip: the scatter places each
-occurrence at its x, y (the document's 2-D PCA of the contextual outputs) in its group's colour (or its
-label's, on demand), a misgrouped one ringed in black, with its sentence as the point's <title>, so the
-standalone `--svg` file shows the sentence on hover in any viewer.
-The page holds that SVG and the tables; its one small script shows the hovered point's sentence with the word
-marked. Every text from input is made literal (errors.literal: control and bidi characters as escapes) and
-escaped before it is written, so a sentence holding `</script>` or markup is shown as typed. Nothing is
-fetched: the page's Content-Security-Policy allows only its own style sheet and script, by hash.
+"""The pictures of `senses`, all drawn here from its document: the scatter of the occurrences (SVG), each point at
+its 2-D PCA x, y in its group's (or label's) colour with its sentence as <title> (so the standalone `--svg` shows it
+on hover in any viewer), the same tables as HTML, and the page. Every text from input is made literal and escaped.
 """
 
 from __future__ import annotations
 
-import html
-import re
-from importlib import resources
+from html import escape
 
 from attn_cli.errors import shorten
 from attn_cli.render.consoles import literal_document
-from attn_cli.render.html import content_hash
+from attn_cli.render.html import filled_page, paragraph, table, text
 from attn_cli.render.senses import (PROBE_NOTE, PROBES, SILHOUETTE_NOTE, clusters_title, excerpt, misgrouped_rows,
-                                    misgrouped_title, number, occurrence_places, silhouette_rows)
-from attn_cli.version import __version__
+                                    misgrouped_title, neighbor_words, number, occurrence_places,
+                                    silhouette_rows)
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 WIDTH, HEIGHT, MARGIN, LEGEND = 640, 420, 24, 150  # the plot's box, its margin, the legend's column (px)
-_PLACEHOLDER = re.compile(r"@@([A-Z]+)@@")
 MISGROUPED_RING = ", ringed in black when misgrouped (its label is not its group's majority label)"
 COLOR_BY = ("group", "label")  # what the scatter's colours tell apart
 LEGEND_LABEL = 16  # characters of a label the legend shows (a <title> has a longer one whole)
@@ -52,9 +42,10 @@ def scatter_svg(document: dict, standalone: bool = False, color_by: str = "group
              f'({len(misgrouped):,})</text>'] if misgrouped else []  # a rect: the page's script hovers circles
     legend = "".join([*(
         f'<rect x="{WIDTH + 12}" y="{MARGIN + 22 * i - 10}" width="12" height="12" fill="{colours[name]}"/>'
-        f'<text x="{WIDTH + 30}" y="{MARGIN + 22 * i}">{_text(shorten(name, LEGEND_LABEL))} ({keys.count(name):,})'
-        f'{_legend_title(name)}</text>' for i, name in enumerate(names)), *rings])
-    heading = (f'<title>attn-cli senses: {_text(report["word"])} ({len(report["occurrences"]):,} occurrences)'
+        f'<text x="{WIDTH + 30}" y="{MARGIN + 22 * i}">{text(shorten(name, LEGEND_LABEL))} ({keys.count(name):,})'
+        f'{"" if shorten(name, LEGEND_LABEL) == name else f"<title>{text(name)}</title>"}</text>'  # hover: all of it
+        for i, name in enumerate(names)), *rings])
+    heading = (f'<title>attn-cli senses: {text(report["word"])} ({len(report["occurrences"]):,} occurrences)'
                f'</title>') if standalone else ""
     svg = (f'<svg xmlns="http://www.w3.org/2000/svg" class="senses-scatter" width="{WIDTH + LEGEND}" '
            f'height="{HEIGHT}" viewBox="0 0 {WIDTH + LEGEND} {HEIGHT}" font-family="sans-serif" font-size="12" '
@@ -63,11 +54,6 @@ def scatter_svg(document: dict, standalone: bool = False, color_by: str = "group
            f'text-anchor="end">PCA 1</text><text x="8" y="{MARGIN - 8}">PCA 2</text></g>'
            f'<g class="points" stroke="#fff" stroke-width="0.8">{points}</g><g class="legend">{legend}</g></svg>')
     return ('<?xml version="1.0" encoding="UTF-8"?>\n' + svg + "\n") if standalone else svg
-
-
-def _legend_title(name: str) -> str:
-    """A shortened legend entry's whole text, for the hover."""
-    return "" if shorten(name, LEGEND_LABEL) == name else f"<title>{_text(name)}</title>"
 
 
 def _colour_keys(report: dict, color_by: str) -> tuple[list[str], list[str]]:
@@ -96,104 +82,58 @@ def _point(occurrence: dict, index: int, colour: str, at: tuple[float, float], p
     around the word and its label in data-* for the page's tooltip, which marks the word."""
     before, word, after = excerpt(occurrence["sentence"], place)
     ring = ' class="misgrouped" stroke="#000" stroke-width="1.6"' if misgrouped else ""
-    label = "" if occurrence["label"] is None else f' data-label="{_attribute(occurrence["label"])}"'
+    label = "" if occurrence["label"] is None else f' data-label="{escape(occurrence["label"])}"'
     return (f'<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5" fill="{colour}"{ring} data-index="{index}" '
             f'data-group="{occurrence["group"]}"{label} data-line="{occurrence["line"]}" '
-            f'data-before="{_attribute(before)}" '
-            f'data-word="{_attribute(word)}" data-after="{_attribute(after)}">'
-            f'<title>{_text(occurrence["sentence"])}</title></circle>')
-
-
-def _attribute(value: str) -> str:
-    return html.escape(value, quote=True)
-
-
-def _text(value: str) -> str:
-    return html.escape(value, quote=False)
+            f'data-before="{escape(before)}" '
+            f'data-word="{escape(word)}" data-after="{escape(after)}">'
+            f'<title>{text(occurrence["sentence"])}</title></circle>')
 
 
 def senses_tables_html(document: dict) -> str:
-    """The tables as bare HTML (no class, style or script for a notebook viewer to strip), the word in <mark>."""
+    """The tables as bare HTML, the word in <mark>."""
     report = literal_document(document)
-    labels = report["labels"]
-    clusters = report["clusters"]
+    labels, clusters = report["labels"], report["clusters"]
+    places = occurrence_places(report["occurrences"])
     parts = [
-        _paragraph(f"{report['corpus']['lines']:,} lines, {len(report['occurrences']):,} occurrences of "
-                   f"“{report['word']}”"),
-        _table(clusters_title(clusters), ["K", "silhouette", ""],
-               [[k, number(v), "chosen" if int(k) == clusters["chosen"] else ""]
-                for k, v in silhouette_rows(clusters)]),
-        _paragraph(SILHOUETTE_NOTE),
-        _paragraph("Nearest words of the static vector (before attention): " +
-                   ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in report["static_neighbors"])),
-        _table("Groups: the words nearest each centre (after attention), and what pulled it",
-               ["#", "size", "silhouette", "nearest words of its centre", "pulled by (share of the shift)"],
-               [[str(g["group"]), f"{g['size']:,}", number(g["silhouette"]),
-                 ", ".join(f"{n['word']} {n['cosine']:.3f}" for n in g["neighbors"]),
-                 ", ".join(f"{p['word']} {p['share']:.2f}" for p in g["pulled_by"])] for g in report["groups"]]),
-        _examples(report),
+        paragraph(f"{report['corpus']['lines']:,} lines, {len(report['occurrences']):,} occurrences of "
+                  f"“{report['word']}”"),
+        table(clusters_title(clusters), ["K", "silhouette", ""],
+              [[k, number(v), "chosen" if int(k) == clusters["chosen"] else ""] for k, v in silhouette_rows(clusters)]),
+        paragraph(SILHOUETTE_NOTE),
+        paragraph("Nearest words of the static vector (before attention): " +
+                  neighbor_words(report["static_neighbors"])),
+        table("Groups: the words nearest each centre (after attention), and what pulled it",
+              ["#", "size", "silhouette", "nearest words of its centre", "pulled by (share of the shift)"],
+              [[str(g["group"]), f"{g['size']:,}", number(g["silhouette"]),
+                neighbor_words(g["neighbors"]),
+                ", ".join(f"{p['word']} {p['share']:.2f}" for p in g["pulled_by"])] for g in report["groups"]]),
+        table("The sentences nearest each group's centre", ["#", "line", "cos", "sentence"],
+              [[str(g["group"]), f"{e['line']:,}", number(e["cosine"]),
+                excerpt(e["sentence"], places.get((e["line"], e["position"])))]
+               for g in report["groups"] for e in g["examples"]]),
     ]
     if labels is not None:
-        parts += [_table(f"Groups against the labels: purity {number(labels['purity'])}, adjusted Rand index "
-                         f"{number(labels['adjusted_rand'])}", ["#", "majority label", "share"],
-                         [[str(row["group"]), row["label"], number(row["share"])] for row in labels["groups"]]),
-                  _misgrouped(report),
-                  _table("Sense probe (leave-one-out nearest neighbour)", ["by", "accuracy", "macro-F1"],
-                         [[name, number(labels["probe"][key]["accuracy"]), number(labels["probe"][key]["macro_f1"])]
-                          for key, name in PROBES]),
-                  _paragraph(PROBE_NOTE)]
+        misgrouped = misgrouped_rows(report)
+        parts += [table(f"Groups against the labels: purity {number(labels['purity'])}, adjusted Rand index "
+                        f"{number(labels['adjusted_rand'])}", ["#", "majority label", "share"],
+                        [[str(row["group"]), row["label"], number(row["share"])] for row in labels["groups"]]),
+                  table(misgrouped_title(report), ["#", "line", "label", "group's label", "sentence"],
+                        [[str(m["group"]), f"{m['line']:,}", m["label"], m["majority_label"], words]
+                         for m, words in misgrouped]) if misgrouped else "",
+                  table("Sense probe (leave-one-out nearest neighbour)", ["by", "accuracy", "macro-F1"],
+                        [[name, number(labels["probe"][key]["accuracy"]), number(labels["probe"][key]["macro_f1"])]
+                         for key, name in PROBES]),
+                  paragraph(PROBE_NOTE)]
     return "".join(parts)
 
 
-def _examples(report: dict) -> str:
-    """The sentences nearest each centre, the word in <mark> (escaped text around it)."""
-    places = occurrence_places(report["occurrences"])
-    rows = "".join(
-        f"<tr><td>{g['group']}</td><td>{e['line']:,}</td><td>{number(e['cosine'])}</td>"
-        f"<td>{marked_html(*excerpt(e['sentence'], places.get((e['line'], e['position']))))}</td></tr>"
-        for g in report["groups"] for e in g["examples"])
-    return (f"<table><caption>The sentences nearest each group's centre</caption>"
-            f"<tr><th>#</th><th>line</th><th>cos</th><th>sentence</th></tr>{rows}</table>")
-
-
-def _misgrouped(report: dict) -> str:
-    """The misgrouped occurrences (at most MISGROUPED_SHOWN, the rest counted), the word in <mark>."""
-    rows = misgrouped_rows(report)
-    body = "".join(f"<tr><td>{m['group']}</td><td>{m['line']:,}</td><td>{_text(m['label'])}</td>"
-                   f"<td>{_text(m['majority_label'])}</td><td>{marked_html(*words)}</td></tr>" for m, words in rows)
-    return (f"<table><caption>{_text(misgrouped_title(report))}</caption><tr><th>#</th><th>line</th><th>label</th>"
-            f"<th>group's label</th><th>sentence</th></tr>{body}</table>") if rows else ""
-
-
-def marked_html(before: str, word: str, after: str) -> str:
-    """An excerpt escaped, its word inside <mark>."""
-    return _text(before) + (f"<mark>{_text(word)}</mark>" if word else "") + _text(after)
-
-
-def _table(caption: str, header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{_text(cell)}</th>" for cell in header)
-    body = "".join("<tr>" + "".join(f"<td>{_text(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><caption>{_text(caption)}</caption><tr>{head}</tr>{body}</table>"
-
-
-def _paragraph(text: str) -> str:
-    return f"<p>{_text(text)}</p>"
-
-
 def senses_page(document: dict, command_line: str, color_by: str = "group") -> str:
-    """The whole page: the command that made it, the scatter (coloured by `color_by`), the tables; offline, its
-    CSP naming its own style sheet and script by hash."""
-    page = resources.files("attn_cli.render") / "page"
-    css, js = (page / "senses.css").read_text(encoding="utf-8"), (page / "senses.js").read_text(encoding="utf-8")
+    """The whole page: the command that made it, the scatter (coloured by `color_by`), the tables."""
     report = literal_document(document)
-    parts = {
-        "CSS": css, "JS": js, "STYLEHASH": content_hash(css), "SCRIPTHASH": content_hash(js),
-        "VERSION": __version__, "WORD": _text(report["word"]), "COMMAND": _text(command_line),
-        "SVG": scatter_svg(document, color_by=color_by), "TABLES": senses_tables_html(document),
-        "LEGEND": _text(f"{len(report['occurrences']):,} occurrences, the 2-D PCA of their contextual outputs, "
-                        f"coloured by {color_by}{MISGROUPED_RING if report['labels'] else ''}; point at one to read "
-                        "its sentence"),
-    }
-    template = (page / "senses.html").read_text(encoding="utf-8")
-    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], template)  # one pass: data is never rescanned
-
+    return filled_page(
+        "senses", WORD=text(report["word"]), COMMAND=text(command_line),
+        SVG=scatter_svg(document, color_by=color_by), TABLES=senses_tables_html(document),
+        LEGEND=text(f"{len(report['occurrences']):,} occurrences, the 2-D PCA of their contextual outputs, "
+                    f"coloured by {color_by}{MISGROUPED_RING if report['labels'] else ''}; point at one to read its "
+                    "sentence"))

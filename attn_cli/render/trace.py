@@ -1,39 +1,32 @@
-"""The trace as a worked example on the terminal, drawn from the trace document alone.
-
-Seven numbered steps per traced word, each a short plain-language caption and a
-small table, then the teaching notes that apply. Every number printed is a number
-of the document, formatted by `format_number` (or `tiny` for differences near 0).
-"""
+"""The trace as a worked example on the terminal, drawn from the trace document alone: seven numbered steps per
+traced word, each a plain-language caption and a small table, then the teaching notes that apply."""
 
 from __future__ import annotations
 
 from rich import box
 from rich.console import Console, Group
-from rich.measure import Measurement
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from attn_cli.render.flags import settings_text, see_with_text
 from attn_cli.labels import token_labels
-from attn_cli.render.terminal import format_number, header, neighbor_lists, new_words_legend, section
+from attn_cli.render.terminal import (fits_width, format_number, header, neighbor_lists, new_words_legend, right,
+                                      section)
 
 
 def render_trace(report: dict, console: Console) -> None:
-    """Header, the static vectors and projections once, then every traced word step by step."""
     labels = token_labels([token["text"] for token in report["tokens"]])
     console.print(header(report, title="Attention, step by step, over "))
-    dims = report["static_vectors"][0]["dims"]
-    model = report.get("model")
+    dims, model = report["static_vectors"][0]["dims"], report.get("model")
+    inputs = vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console)
     if model is None:
-        section(console, f"Step 1 · Static vectors x: one embedding per word ({shown(report, dims)})",
-                vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
+        section(console, f"Step 1 · Static vectors x: one embedding per word ({shown(report, dims)})", inputs,
                 "the same vector for a word whatever the sentence; |x| is its length")
     else:
         made = ("LayerNorm(E[token] + P[position] + T[0]): the word embedding, its learned position and token type "
                 "0, normalised" if model["layer"] == 1 else f"the output of layer {model['layer'] - 1}, from the "
                 "embeddings (+ learned positions, LayerNorm) through the layers below")
-        section(console, f"Step 1 · Layer {model['layer']}'s input x: {made} ({shown(report, dims)})",
-                vector_table([("x", label, v) for label, v in zip(labels, report["static_vectors"])], console),
+        section(console, f"Step 1 · Layer {model['layer']}'s input x: {made} ({shown(report, dims)})", inputs,
                 "WordPiece tokens of the model's vocabulary, [CLS] first and [SEP] last; |x| is the length")
     if report["inputs"] is not None:
         section(console, "Step 1b · Positions added: x = embedding + sinusoidal position code",
@@ -72,8 +65,7 @@ def projection_step(report: dict, console: Console) -> None:
         rows, cols = projections["w_o"]
         lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {setting(projections['std'][1])}) maps the "
                      "joined heads back to the embedding width.")
-    for line in lines:
-        console.print(line)
+    console.print("\n".join(lines))
     console.print()
     for name, matrix_rows in projections["rows"].items():
         shape = projections[name]
@@ -115,8 +107,7 @@ def render_one(report: dict, trace: dict, labels: list[str], console: Console) -
 
 
 def after_attention_steps(report: dict, index: int, word: str, console: Console) -> None:
-    """A pretrained layer's steps after attention, for the traced word: the residual and LayerNorm, then the
-    feed-forward block (nothing for the tool's own layers, which stop at y)."""
+    """A pretrained layer's residual, LayerNorm and feed-forward block (the tool's own layers stop at y)."""
     after = report.get("after_attention")
     if after is None:
         return
@@ -133,10 +124,8 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
     """Steps 3, 4 and 5 of one head: scores, softmax, weighted sum."""
     dims = head["query"]["dims"]
     count = min(report["dims_shown"], dims)
-    scores = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    scores.add_column("key", style="bold", no_wrap=True)
-    scores.add_column(f"q · k_j = q₁k₁ + q₂k₂ + … ({dims} products)")
-    scores.add_column("s_j", justify="right", no_wrap=True)
+    scores = Table(Column("key", style="bold", no_wrap=True), f"q · k_j = q₁k₁ + q₂k₂ + … ({dims} products)",
+                   right("s_j", no_wrap=True), box=box.SIMPLE_HEAD, pad_edge=False)
     for key in head["keys"]:
         products = [f"{format_number(q)}×{format_number(k)}" for q, k in zip(head["query"]["first"],
                                                                            key["key"]["first"])]
@@ -150,21 +139,21 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
             scores, "multiply matching coordinates and add them up; a larger score means more alike")
 
     factor, temperature = settings["scale_factor"], settings["temperature"]
-    softmax = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_footer=True)
-    softmax.add_column("key", "Σ", style="bold", no_wrap=True)
-    softmax.add_column("s_j", justify="right", no_wrap=True)
-    softmax.add_column(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", justify="right",
-                       no_wrap=True)
     shift = head["exp_shift"]
-    exp_name = "exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})"
-    softmax.add_column(exp_name, format_number(head["exp_sum"]), justify="right", no_wrap=True)
-    softmax.add_column("w_j = exp/Σ", format_number(head["weight_sum"]), justify="right", no_wrap=True)
+    scale = {"sqrt": f"1/√{settings['d_head']} = {setting(factor)}",
+             "none": "none (×1)"}.get(settings["scale"], f"×{setting(factor)}")
+    softmax = Table(Column("key", "Σ", style="bold", no_wrap=True), right("s_j", no_wrap=True),
+                    right(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", no_wrap=True),
+                    right("exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})",
+                          format_number(head["exp_sum"]), no_wrap=True),
+                    right("w_j = exp/Σ", format_number(head["weight_sum"]), no_wrap=True),
+                    box=box.SIMPLE_HEAD, pad_edge=False, show_footer=True)
     for key in head["keys"]:
         logit = "masked" if key["masked"] else format_number(key["logit"])
         softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
                         format_number(key["weight"]))
     section(console, "Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,
-            f"scale {scale_words(settings)}, temperature {setting(temperature)}; exp makes every "
+            f"scale {scale}, temperature {setting(temperature)}; exp makes every "
             "score positive and dividing by the sum Σ makes the weights add up to 1")
 
     terms = [(labels[key["index"]], f"{format_number(key['weight'])}·v", key["term"])
@@ -181,21 +170,11 @@ def setting(value: float) -> str:
     return f"{value:.4g}"
 
 
-def scale_words(settings: dict) -> str:
-    if settings["scale"] == "sqrt":
-        return f"1/√{settings['d_head']} = {setting(settings['scale_factor'])}"
-    if settings["scale"] == "none":
-        return "none (×1)"
-    return f"×{setting(settings['scale_factor'])}"
-
-
 def comparison_step(report: dict, trace: dict, labels: list[str], console: Console) -> None:
-    """Step 6: the contextual vector against the word's own vector."""
     shift = trace["shift"]
     own = "x" if report["settings"]["mode"] == "raw" else "s"
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_header=False)
-    table.add_column("what", style="bold", no_wrap=True)
-    table.add_column("value")
+    table = Table(Column("what", style="bold", no_wrap=True), "value", box=box.SIMPLE_HEAD, pad_edge=False,
+                  show_header=False)
     table.add_row(f"cos({own}, y)", f"{format_number(shift['cosine'])} (1 = same direction)")
     table.add_row(f"|y − {own}|", f"{format_number(shift['delta_norm'])} (how far it moved; |{own}| "
                   f"{format_number(shift['static_norm'])} → |y| {format_number(shift['contextual_norm'])})")
@@ -212,7 +191,6 @@ def comparison_step(report: dict, trace: dict, labels: list[str], console: Conso
 
 
 def matrix_step(report: dict, trace: dict, word: str, console: Console) -> None:
-    """Step 7: the same numbers from softmax(Q K^T x scale / T) V, and the difference."""
     form = trace["matrix_form"]
     n_q, d_head = form["queries_shape"]
     n_k = form["keys_shape"][0]
@@ -234,19 +212,15 @@ def tiny(value: float) -> str:
 def notes_step(trace: dict, labels: list[str], console: Console) -> None:
     console.print(Text("Notes", style="bold"))
     for note in trace["notes"]:
-        bullet = Table.grid(padding=(0, 1))
-        bullet.add_column(no_wrap=True)
-        bullet.add_column()
+        bullet = Table.grid(Column(no_wrap=True), Column(), padding=(0, 1))
         bullet.add_row("•", note["message"] + see_with_text(note))
         console.print(bullet)
         if note.get("alternatives"):
-            table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-            table.add_column("weights if run with", no_wrap=True)
-            keys = [labels[k["index"]] for k in trace["heads"][note["head"]]["keys"]]
-            for label in keys:
-                table.add_column(label, justify="right", no_wrap=True)
-            current = [format_number(k["weight"]) for k in trace["heads"][note["head"]]["keys"]]
-            table.add_row("(as above)", *current)
+            keys = trace["heads"][note["head"]]["keys"]
+            table = Table(Column("weights if run with", no_wrap=True), *(right(labels[k["index"]], no_wrap=True)
+                                                                         for k in keys), box=box.SIMPLE_HEAD,
+                          pad_edge=False)
+            table.add_row("(as above)", *(format_number(k["weight"]) for k in keys))
             for option in note["alternatives"]:
                 table.add_row(settings_text(option["settings"]), *(format_number(w) for w in option["weights"]))
             console.print(table)
@@ -254,38 +228,23 @@ def notes_step(trace: dict, labels: list[str], console: Console) -> None:
 
 
 def vector_table(rows: list[tuple[str, str, dict]], console: Console, split_last: bool = False) -> Group:
-    """Rows of (role, word, vector summary): the first coordinates and the length.
-
-    When the coordinates asked for (--dims) do not fit the console, they are split
-    over several tables of consecutive coordinates; the ellipsis and the length
-    close the last one.
-    """
+    """Rows of (role, word, vector summary): the first coordinates and the length, split over tables of
+    consecutive coordinates when they do not fit the console (the last one closes with the ellipsis and length)."""
     count = len(rows[0][2]["first"])
     per_table = count
-    while per_table > 1 and _width(_vector_chunk(rows, range(per_table), split_last, True), console) > console.width:
+    while per_table > 1 and not fits_width(_vector_chunk(rows, range(per_table), split_last, True), console):
         per_table -= 1
-    starts = range(0, count, per_table)
     return Group(*(_vector_chunk(rows, range(start, min(start + per_table, count)), split_last,
-                                 start + per_table >= count) for start in starts))
-
-
-def _width(table: Table, console: Console) -> int:
-    unbounded = console.options.update_width(10 * console.width)  # measure, do not clamp
-    return Measurement.get(console, unbounded, table).maximum
+                                 start + per_table >= count) for start in range(0, count, per_table)))
 
 
 def _vector_chunk(rows: list[tuple[str, str, dict]], coordinates: range, split_last: bool, last: bool) -> Table:
     dims = rows[0][2]["dims"]
     elided = last and coordinates.stop < dims
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("", style="bold", no_wrap=True)
-    table.add_column("", no_wrap=True)
-    for m in coordinates:
-        table.add_column(f"[{m + 1}]", justify="right", no_wrap=True)
-    if elided:
-        table.add_column(f"… {dims}", justify="center", no_wrap=True)
-    if last:
-        table.add_column("length", justify="right", no_wrap=True)
+    table = Table(Column("", style="bold", no_wrap=True), Column("", no_wrap=True),
+                  *(right(f"[{m + 1}]", no_wrap=True) for m in coordinates),
+                  *([Column(f"… {dims}", justify="center", no_wrap=True)] if elided else []),
+                  *([right("length", no_wrap=True)] if last else []), box=box.SIMPLE_HEAD, pad_edge=False)
     for position, (role, word, vector) in enumerate(rows):
         cells = [format_number(vector["first"][m]) for m in coordinates]
         cells += (["…"] if elided else []) + ([format_number(vector["norm"])] if last else [])

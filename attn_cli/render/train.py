@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from attn_cli.render.terminal import right
+
 LAYER_NAMES = {"raw": "raw attention", "random": "random start", "trained": "trained layer"}
 
 
@@ -24,15 +26,11 @@ def render_train(report: dict, console: Console) -> None:
     console.print(f"{weights['layer']['objective']} objective, {weights['layer']['heads']} head(s), "
                   f"d_k {weights['layer']['d_k']}, mask {weights['layer']['mask']}, positions "
                   f"{weights['layer']['positions']}, predicting among {training['softmax_vocab']:,} words")
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for heading, justify in (("held-out split", "left"), ("loss", "right"), ("acc@1", "right"),
-                             ("acc@10", "right")):
-        table.add_column(heading, justify=justify)  # type: ignore[arg-type]  # Rich's JustifyMethod literals
     demo = report.get("demo")
     leads: dict = demo["sense_lead"] if demo is not None else {}
     sentences = list(leads.get("trained", {}))
-    for sentence in sentences:
-        table.add_column(f"“{sentence}”", justify="right")
+    table = Table("held-out split", right("loss"), right("acc@1"), right("acc@10"),
+                  *(right(f"“{sentence}”") for sentence in sentences), box=box.SIMPLE_HEAD, pad_edge=False)
     for row in weights["evaluation"]:
         cells = [LAYER_NAMES[row["layer"]], f"{row['loss']:.3f}", f"{row['accuracy_at_1']:.1%}",
                  f"{row['accuracy_at_10']:.1%}"]
