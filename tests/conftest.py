@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 # One BLAS thread for the suite and the programs it starts, unless the caller pins another count: two OpenBLAS
@@ -26,6 +28,21 @@ SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 # A guard against a run that never ends, never a measure of speed: the slowest run here takes seconds, so a
 # loaded machine cannot reach it; only a hang (a read of an endless input, a lost signal) does.
 HANG_SECONDS = 600
+
+
+
+@contextmanager
+def at_most(seconds: float = HANG_SECONDS):
+    """Fail (as an exception inside the run: exit 1) instead of hanging, e.g. on a lookup that never ends."""
+    def expire(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def gensim_datapath(name: str) -> str:
