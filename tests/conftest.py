@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import tempfile
 from contextlib import contextmanager
@@ -28,7 +29,21 @@ SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 # A guard against a run that never ends, never a measure of speed: the slowest run here takes seconds, so a
 # loaded machine cannot reach it; only a hang (a read of an endless input, a lost signal) does.
 HANG_SECONDS = 600
+SHORT_BASE = pytest.StashKey[str]()
 
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own tmp_path factory reads --basetemp
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary folders under a short base (/tmp/atXXXXXXXX, not /tmp/pytest-of-USER/pytest-N/, nor one level
+    deeper per pytest-xdist worker): messages name a path whole up to 80 characters, and the tests that check the
+    path a message names use tmp_path. pytest-xdist's workers are given their folders under it."""
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        config.option.basetemp = config.stash[SHORT_BASE] = tempfile.mkdtemp(prefix="at")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SHORT_BASE in config.stash:
+        shutil.rmtree(config.stash[SHORT_BASE], ignore_errors=True)
 
 
 @contextmanager
