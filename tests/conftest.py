@@ -14,6 +14,9 @@ from pathlib import Path
 # threads spin waiting for each other when other work holds a core, and the training tests then crawl. The
 # numbers are those of any run with a pinned thread count (docs/train.md).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# The programs the tests start import attn_cli afresh: they keep its compiled modules (__pycache__/, ignored by
+# git) instead of compiling them again at each start, as PYTHONDONTWRITEBYTECODE=1 would have them do.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import numpy as np  # after the thread count: OpenBLAS reads it as it loads
 import pytest
