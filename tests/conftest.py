@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 # One BLAS thread for the suite and the programs it starts, unless the caller pins another count: two OpenBLAS
 # threads spin waiting for each other when other work holds a core, and the training tests then crawl. The
 # numbers are those of any run with a pinned thread count (docs/train.md).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# The programs the tests start import attn_cli afresh: they keep its compiled modules (__pycache__/, ignored by
+# git) instead of compiling them again at each start, as PYTHONDONTWRITEBYTECODE=1 would have them do.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import numpy as np  # after the thread count: OpenBLAS reads it as it loads
 import pytest
@@ -26,6 +32,35 @@ SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 # A guard against a run that never ends, never a measure of speed: the slowest run here takes seconds, so a
 # loaded machine cannot reach it; only a hang (a read of an endless input, a lost signal) does.
 HANG_SECONDS = 600
+SHORT_BASE = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own tmp_path factory reads --basetemp
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary folders under a short base (/tmp/atXXXXXXXX, not /tmp/pytest-of-USER/pytest-N/, nor one level
+    deeper per pytest-xdist worker): messages name a path whole up to 80 characters, and the tests that check the
+    path a message names use tmp_path. pytest-xdist's workers are given their folders under it."""
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        config.option.basetemp = config.stash[SHORT_BASE] = tempfile.mkdtemp(prefix="at")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SHORT_BASE in config.stash:
+        shutil.rmtree(config.stash[SHORT_BASE], ignore_errors=True)
+
+
+@contextmanager
+def at_most(seconds: float = HANG_SECONDS):
+    """Fail (as an exception inside the run: exit 1) instead of hanging, e.g. on a lookup that never ends."""
+    def expire(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def gensim_datapath(name: str) -> str:

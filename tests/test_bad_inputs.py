@@ -19,7 +19,6 @@ import sys
 import time
 import warnings
 import zlib
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +28,7 @@ import attn_cli
 
 from attn_cli.errors import EXIT_CODES
 from attn_cli.vectors import load_vectors
-from conftest import HANG_SECONDS
+from conftest import HANG_SECONDS, at_most
 
 LONG_WORD = "q" * 100_000
 TEN_THOUSAND_WORDS = " ".join(["bank"] * 10_000)
@@ -464,20 +463,6 @@ def test_bad_vector_files_and_caches(run, tmp_path, name, build, patch, options,
     assert not [p for p in cache.rglob("*") if ".tmp" in p.name or p.name.startswith(".")], "a partial cache is left"
     if name != "a file growing during the import":
         assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before} == before  # nothing of the user's changed
-
-
-@contextmanager
-def at_most(seconds: float):
-    """Fail (as an exception inside the run: exit 1) instead of hanging, e.g. on a lookup that never ends."""
-    def expire(*_):
-        raise TimeoutError(f"still running after {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_the_whole_catalogue_has_at_least_forty_cases():

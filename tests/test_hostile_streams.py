@@ -257,12 +257,12 @@ def test_an_output_encoding_that_cannot_hold_the_text_names_the_fix(tmp_path, en
                                         f"{character}; set PYTHONIOENCODING=utf-8 or a UTF-8 locale (LC_ALL=C.UTF-8)\n")
 
 
-def test_a_listing_that_its_output_encoding_cannot_hold_names_the_fix(tmp_path):
+def test_a_listing_that_its_output_encoding_cannot_hold_names_the_fix(run, tmp_path):
     """`vectors list` and `vectors info` print their lines: a set named café under PYTHONIOENCODING=ascii was exit
     1, "this is a bug", as the tables were before; now the same one line and exit 2."""
     vectors = tmp_path / "café.txt"
     vectors.write_text("bank 0.1 0.2 0.3\nmoney 0.2 0.1 0.0\nriver 0.3 0.3 0.1\n", encoding="utf-8")
-    assert attn(["vectors", "import", str(vectors)]).returncode == 0
+    assert run("vectors", "import", str(vectors)).exit_code == 0
     for args in (["vectors", "list"], ["vectors", "info", str(vectors)]):
         finished = attn(args, env={"PYTHONIOENCODING": "ascii"})
         assert finished.returncode == 2, finished.stderr
