@@ -4,13 +4,13 @@ the tables and the JSON cannot disagree."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Callable, Collection
 
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Advice, Contribution, StackDiagnosis
+from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Contribution, StackDiagnosis
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, as_stack, merge_heads
 from attn_cli.engine.sentences import Row, Stack
 from attn_cli.errors import InputError, Option
@@ -222,12 +222,7 @@ def diagnostics_block(diagnosis: StackDiagnosis | None, b: int, texts: list[str]
     ]} for head, (entropies, maxima, argmaxes) in enumerate(zip(diagnosis.entropy_bits[b].tolist(),
                                                                  diagnosis.max_weight[b].tolist(),
                                                                  diagnosis.argmax[b].tolist()))]
-    return {"heads": heads, "warnings": [advice_block(advice) for advice in diagnosis.advice[b]]}
-
-
-def advice_block(advice: Advice) -> dict:
-    """`asdict(advice)` without its deep copy of every row number: the fields in order, remedies as dicts."""
-    return {**vars(advice), "remedies": [dict(vars(remedy)) for remedy in advice.remedies]}
+    return {"heads": heads, "warnings": list(map(asdict, diagnosis.advice[b]))}
 
 
 def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...],
