@@ -521,10 +521,10 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
     Saturation holds below one T and flatness above another: both are bisected on log T, and the hint is the
     shortest number near their geometric mean between them, checked with the engine's own weights.
     """
-    visible = np.broadcast_to(visible, scores.shape)
-    flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(visible, axis=-1))  # [S, G, r]
     if scale_factor == 0:  # every logit is 0 at any temperature: uniform rows, which no temperature sharpens
         return np.full(len(scores), math.nan)
+    visible = np.broadcast_to(visible, scores.shape)
+    flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(visible, axis=-1))  # [S, G, r]
     base = np.where(visible, scores, -np.inf)  # [S, G, r, n_k], then in place: no second copy of the rows
     base -= base.max(axis=-1, keepdims=True)
     base *= scale_factor  # <= 0, with a 0 at each row's top
@@ -545,8 +545,8 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
     lowest, highest = _root(fine, len(scores))[1], _root(flat, len(scores))[0]  # [S] each
     found = np.array([_shortest_between(math.sqrt(low * high), low, high) if low <= high else math.nan
                       for low, high in zip(lowest.tolist(), highest.tolist())])
-    tried = np.where(np.isnan(found), 1.0, found)
-    weights = _weights_at(scores, visible, scale_factor, tried)  # the check: the engine's own weights
+    tried = np.where(np.isnan(found), 1.0, found).reshape(-1, 1, 1, 1)
+    weights = softmax(scaled_logits(scores, scale_factor / tried, visible))  # the check: the engine's own weights
     cleared = (weights.max(axis=-1) < SATURATION_LEVEL).all(axis=(1, 2))
     spoilt = (entropy_bits(weights) >= flat_entropy).all(axis=-1).any(axis=-1)
     return np.where(cleared & ~spoilt, found, math.nan)
@@ -560,13 +560,6 @@ def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndar
         passed = test(np.exp2(middle))
         low, high = np.where(passed, low, middle), np.where(passed, middle, high)
     return np.exp2(low), np.exp2(high)
-
-
-def _weights_at(scores: np.ndarray, visible: np.ndarray, scale_factor: float,
-                temperatures: np.ndarray) -> np.ndarray:
-    """The engine's weights of scores [S, ..., n_k] (visible alike) at each sentence's temperature [S]."""
-    factors = (scale_factor / temperatures).reshape((-1,) + (1,) * (scores.ndim - 1))
-    return softmax(scaled_logits(scores, factors, visible))
 
 
 def _shortest_between(value: float, low: float, high: float) -> float:
