@@ -4,13 +4,13 @@ the tables and the JSON cannot disagree."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Callable, Collection
 
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Advice, Contribution, StackDiagnosis
+from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Contribution, StackDiagnosis
 from attn_cli.engine.attention import AttentionConfig, AttentionResult, as_stack, merge_heads
 from attn_cli.engine.sentences import Row, Stack
 from attn_cli.errors import InputError, Option
@@ -49,36 +49,6 @@ class Analysis:
     initial_diagnosis: StackDiagnosis | None = None  # a stack of one
 
 
-class Checked(list):
-    """Records or arrays whose numbers come from arrays a stack checked finite (one `np.isfinite` per array for all
-    its sentences): the JSON writer counts their `numbers` (the arrays' cells) and does not walk them."""
-
-    numbers = 0
-
-
-class CheckedBlock(dict):
-    """An object of arrays a stack checked finite, as `Checked`."""
-
-    numbers = 0
-
-
-class Shared(dict):
-    """A block the same on every line of a run (`vectors`, `settings`): the same object each time, so the JSON
-    writer encodes it once."""
-
-    shared = True
-
-
-def checked(value: list | dict, numbers: int, stack: Stack, *arrays: str) -> list | dict:
-    """`value` marked as checked when the stack's `arrays` it was made from are all finite; as it is otherwise (the
-    writer then walks it, and refuses the NaN it finds)."""
-    if not stack.finite(*arrays):
-        return value
-    marked = Checked(value) if isinstance(value, list) else CheckedBlock(value)
-    marked.numbers = numbers
-    return marked
-
-
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
                      options: ReportOptions, analysis: Analysis, wanted: Collection[str] | None = None) -> dict:
     """The explain document of one sentence of a computed stack; `wanted` names the blocks to build (None: all)."""
@@ -108,8 +78,7 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         **document_header("trace"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        "vectors": vectors_block(vectors),
-        "settings": stack_settings(stack, options, analysis),
+        **attention_blocks(row, vectors, options, analysis, ("vectors", "settings")),
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
@@ -162,15 +131,13 @@ def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysi
     key tokens (another sentence's in cross-attention)."""
     stack, b = row
     texts, key_texts = stack.shifts.texts[b]
-    n_q, n_k = len(texts), len(key_texts)
     blocks: dict[str, Callable[[], object]] = {
-        "vectors": lambda: vectors_block(vectors),
-        "settings": lambda: stack_settings(stack, options, analysis),
-        "heads": lambda: heads_block(stack, b),
-        "shares": lambda: checked({"output": stack.shifts.output_shares[b], "shift": stack.shifts.shift_shares[b]},
-                                  2 * n_q * n_k, stack, "output_shares", "shift_shares"),
+        "vectors": vectors.describe,
+        "settings": lambda: settings_block(stack.attention, options, analysis),
+        "heads": lambda: heads_block(stack.attention, b),
+        "shares": lambda: {"output": stack.shifts.output_shares[b], "shift": stack.shifts.shift_shares[b]},
         "shifts": lambda: shifts_block(stack, b, wanted),
-        "diagnostics": lambda: diagnostics_block(analysis.diagnosis, b, stack, texts, key_texts),
+        "diagnostics": lambda: diagnostics_block(analysis.diagnosis, b, texts, key_texts),
     }
     built = {name: build() for name, build in blocks.items() if wanted is None or name in wanted}
     if wanted is None or {"weights", "initial", "model"} & set(wanted):
@@ -185,10 +152,9 @@ def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOption
         return {"model": options.layer.describe()}  # type: ignore[union-attr]
     if options.layer is None or analysis.initial is None:
         return {}
-    initial = Stack(as_stack(analysis.initial), None)  # type: ignore[arg-type]  # its heads and diagnosis only
     return {"weights": options.layer.describe(),
-            "initial": {"heads": heads_block(initial, 0),
-                        "diagnostics": diagnostics_block(analysis.initial_diagnosis, 0, None, texts, key_texts)}}
+            "initial": {"heads": heads_block(as_stack(analysis.initial), 0),
+                        "diagnostics": diagnostics_block(analysis.initial_diagnosis, 0, texts, key_texts)}}
 
 
 def document_header(command: str) -> dict:
@@ -198,37 +164,16 @@ def document_header(command: str) -> dict:
 
 def tokens_block(tokenized: TokenizedSentence) -> dict:
     """`tokens` that took part and `dropped_tokens` left out, with why."""
-    return {  # no number but whole ones: nothing for the JSON writer to check
-        "tokens": Checked([{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position}
-                           for t in tokenized.tokens]),
+    return {
+        "tokens": [{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position} for t in tokenized.tokens],
         "dropped_tokens": [{"text": d.text, "position": d.position, "reason": d.reason,
                             "suggestions": list(d.suggestions)} for d in tokenized.dropped],
     }
 
 
-_SHARED: dict[int, tuple[object, Shared]] = {}  # the last vector set's block, by the set's id
-
-
-def vectors_block(vectors: Vectors) -> Shared:
-    """The vector set's description, one object for every document of a run."""
-    found = _SHARED.get(id(vectors))
-    if found is None or found[0] is not vectors:
-        _SHARED.clear()
-        found = _SHARED[id(vectors)] = (vectors, Shared(vectors.describe()))
-    return found[1]
-
-
-def stack_settings(stack: Stack, options: ReportOptions, analysis: Analysis) -> dict:
-    """`settings_block` of a stack: one object for its sentences (norms apart), which the JSON writer encodes once."""
-    key = (options.neighbors, options.neighbor_vocab, analysis.position_norms)  # what it reads of them
-    if stack.settings is None or stack.settings[0] != key:
-        stack.settings = (key, Shared(settings_block(stack.attention, options, analysis)))
-    return stack.settings[1]
-
-
 def settings_block(result: AttentionResult, options: ReportOptions, analysis: Analysis) -> dict:
     """The attention settings as given, what they came to for these inputs, and the neighbour search."""
-    settings = dict(vars(result.config))  # its fields in order (asdict's deep copy of scalars cost 0.1 ms a line)
+    settings = dict(vars(result.config))  # its fields in order, without asdict's deep copy
     del settings["weights_digest"]  # a trained layer's digest is in the document's own `weights` block
     norms = analysis.position_norms
     settings.update({
@@ -247,21 +192,16 @@ def settings_block(result: AttentionResult, options: ReportOptions, analysis: An
 
 
 def shifts_block(stack: Stack, b: int, wanted: Collection[str] | None) -> list[dict]:
-    """Sentence b's `shifts`; only the parts `wanted` names (`shifts.cosine`) when it names any."""
-    parts = None if wanted is None else {name[len("shifts."):] for name in wanted if name.startswith("shifts.")}
-    fields = [name for name in MEASURES if parts is None or name in parts]
-    if not parts or parts - set(fields):  # whole records: their pulls too
-        parts, fields = None, [*MEASURES, "shift_shares", "mean_weights"]
-    return checked(stack.shifts.document(b, parts), 0, stack, *fields)  # type: ignore[return-value]
+    """Sentence b's `shifts`; only the measures `wanted` names (`shifts.cosine`) when it names nothing else."""
+    parts = {name[len("shifts."):] for name in wanted or () if name.startswith("shifts.")}
+    return stack.shifts.document(b, parts if parts and parts <= set(MEASURES) else None)
 
 
-def heads_block(stack: Stack, b: int) -> list[dict]:
-    """Per head: raw scores, scaled logits (-inf where masked) and softmax weights, [n_q, n_k] arrays each."""
-    result = stack.attention
-    heads = [{"index": head, "scores": result.scores[b, head], "logits": result.logits[b, head],
-              "weights": result.weights[b, head]} for head in range(result.n_heads)]
-    return heads if stack.shifts is None else checked(heads, 3 * result.weights[b].size, stack,  # type: ignore
-                                                      "scores", "logits", "weights")
+def heads_block(result: AttentionResult, b: int) -> list[dict]:
+    """Per head of sentence b of a stack: raw scores, scaled logits (-inf where masked) and softmax weights,
+    [n_q, n_k] arrays each."""
+    return [{"index": head, "scores": result.scores[b, head], "logits": result.logits[b, head],
+             "weights": result.weights[b, head]} for head in range(result.n_heads)]
 
 
 def contribution_blocks(contributions: list[Contribution], key_texts: list[str]) -> list[dict]:
@@ -270,8 +210,7 @@ def contribution_blocks(contributions: list[Contribution], key_texts: list[str])
             for c in contributions]
 
 
-def diagnostics_block(diagnosis: StackDiagnosis | None, b: int, stack: Stack | None, texts: list[str],
-                      key_texts: list[str]) -> dict:
+def diagnostics_block(diagnosis: StackDiagnosis | None, b: int, texts: list[str], key_texts: list[str]) -> dict:
     """Sentence b's rows of each head and its warnings, from its stack's diagnosis."""
     assert diagnosis is not None, "the diagnosis of a document that holds diagnostics is computed before it"
     seen = diagnosis.visible_keys[b].tolist()
@@ -282,13 +221,7 @@ def diagnostics_block(diagnosis: StackDiagnosis | None, b: int, stack: Stack | N
     ]} for head, (entropies, maxima, argmaxes) in enumerate(zip(diagnosis.entropy_bits[b].tolist(),
                                                                  diagnosis.max_weight[b].tolist(),
                                                                  diagnosis.argmax[b].tolist()))]
-    return {"heads": heads if stack is None else checked(heads, 0, stack, "weights"),
-            "warnings": [advice_block(advice) for advice in diagnosis.advice[b]]}
-
-
-def advice_block(advice: Advice) -> dict:
-    """`asdict(advice)` without its deep copy of every row number: the fields in order, remedies as dicts."""
-    return {**vars(advice), "remedies": [dict(vars(remedy)) for remedy in advice.remedies]}
+    return {"heads": heads, "warnings": list(map(asdict, diagnosis.advice[b]))}
 
 
 def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: tuple[str, ...],

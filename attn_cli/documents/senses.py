@@ -12,6 +12,7 @@ def senses_document(result: Any) -> dict:
     """Every figure of the result as plain data; groups numbered from 1."""
     table = result.occurrences
     layer = table.settings.layer_weights
+    labels = [None] * len(result.assignments) if result.labels_report is None else list(result.labels_report.labels)
     return {
         **document_header("senses"),
         "word": result.word,
@@ -29,15 +30,9 @@ def senses_document(result: Any) -> dict:
                          "label": label, "x": x, "y": y}
                         for line, position, token, sentence, group, label, (x, y) in
                         zip(table.line.tolist(), table.position.tolist(), table.token, table.sentence,
-                            result.assignments.tolist(), occurrence_labels(result), result.projection.tolist())],
+                            result.assignments.tolist(), labels, result.projection.tolist())],
         "labels": None if result.labels_report is None else labels_block(result),
     }
-
-
-def occurrence_labels(result: Any) -> list[str | None]:
-    """Each occurrence's label, None for all without labels."""
-    report = result.labels_report
-    return [None] * len(result.assignments) if report is None else list(report.labels)
 
 
 def neighbors_block(neighbors: Any) -> list[dict]:

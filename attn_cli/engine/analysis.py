@@ -126,8 +126,10 @@ class NeighborSearch:
                 self.unusable = np.flatnonzero(~usable)
             self.rows, self.inverse_norms = embeddings, np.divide(1.0, norms, out=np.zeros_like(norms),
                                                                   where=usable)  # [N]
-        else:
-            self.rows, self.inverse_norms = kept_unit_rows(vectors, embeddings, result), None
+        else:  # kept between runs where the vectors keep rows and a digest names the weights
+            digest, build = result.config.weights_digest, lambda: mapped_unit_rows(embeddings, result)
+            self.rows, self.inverse_norms = build() if vectors.keep_rows is None or digest is None else (
+                vectors.keep_rows(f"mapped-{digest}-{size}", (size, result.outputs.shape[-1]), build)), None
         self.letters = letter_columns(self.words)  # columns of one-letter words
         self.answers: dict[tuple[bytes, str | None, int], list[Neighbor]] = {}  # see nearest()
         # |float32 cosine - float64 cosine| <= (d + 3) unit roundoffs for a unit query and a row as long as its norm
@@ -152,15 +154,12 @@ class NeighborSearch:
                 for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
         if len(self.answers) + len(keys) > MAX_ANSWERS:
             self.answers.clear()  # bounded memory over an endless batch (before this call counts on any answer)
-        first: dict[tuple[bytes, str | None, int], int] = {}
-        for row, key in enumerate(keys):
-            if key not in self.answers:
-                first.setdefault(key, row)
-        missing, rows = list(first), list(first.values())  # [u]: each new key and its first query
+        new = {key: row for row, key in enumerate(keys) if key not in self.answers}  # [u]: a query of each new key
+        missing, rows = list(new), list(new.values())
         for start in range(0, len(rows), QUERY_BLOCK):
             block = rows[start:start + QUERY_BLOCK]
-            found = self._nearest_block(unit_queries[block], k, [exclude[row] for row in block])
-            self.answers.update(zip(missing[start:start + QUERY_BLOCK], found))
+            self.answers.update(zip(missing[start:start + QUERY_BLOCK],
+                                    self._nearest_block(unit_queries[block], k, [exclude[row] for row in block])))
         return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
@@ -219,15 +218,6 @@ def letter_columns(words: Sequence[str]) -> np.ndarray:
 
 
 _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
-
-
-def kept_unit_rows(vectors: Vectors, embeddings: np.ndarray, result: AttentionResult) -> np.ndarray:
-    """`mapped_unit_rows`, kept between runs where the vectors keep rows and a digest names the weights."""
-    digest = result.config.weights_digest
-    if vectors.keep_rows is None or digest is None:
-        return mapped_unit_rows(embeddings, result)
-    return vectors.keep_rows(f"mapped-{digest}-{len(embeddings)}", (len(embeddings), result.outputs.shape[-1]),
-                             lambda: mapped_unit_rows(embeddings, result))
 
 
 def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int = 4096) -> np.ndarray:
@@ -531,10 +521,10 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
     Saturation holds below one T and flatness above another: both are bisected on log T, and the hint is the
     shortest number near their geometric mean between them, checked with the engine's own weights.
     """
-    visible = np.broadcast_to(visible, scores.shape)
-    flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(visible, axis=-1))  # [S, G, r]
     if scale_factor == 0:  # every logit is 0 at any temperature: uniform rows, which no temperature sharpens
         return np.full(len(scores), math.nan)
+    visible = np.broadcast_to(visible, scores.shape)
+    flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(visible, axis=-1))  # [S, G, r]
     base = np.where(visible, scores, -np.inf)  # [S, G, r, n_k], then in place: no second copy of the rows
     base -= base.max(axis=-1, keepdims=True)
     base *= scale_factor  # <= 0, with a 0 at each row's top
@@ -555,8 +545,8 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
     lowest, highest = _root(fine, len(scores))[1], _root(flat, len(scores))[0]  # [S] each
     found = np.array([_shortest_between(math.sqrt(low * high), low, high) if low <= high else math.nan
                       for low, high in zip(lowest.tolist(), highest.tolist())])
-    tried = np.where(np.isnan(found), 1.0, found)
-    weights = _weights_at(scores, visible, scale_factor, tried)  # the check: the engine's own weights
+    tried = np.where(np.isnan(found), 1.0, found).reshape(-1, 1, 1, 1)
+    weights = softmax(scaled_logits(scores, scale_factor / tried, visible))  # the check: the engine's own weights
     cleared = (weights.max(axis=-1) < SATURATION_LEVEL).all(axis=(1, 2))
     spoilt = (entropy_bits(weights) >= flat_entropy).all(axis=-1).any(axis=-1)
     return np.where(cleared & ~spoilt, found, math.nan)
@@ -570,13 +560,6 @@ def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndar
         passed = test(np.exp2(middle))
         low, high = np.where(passed, low, middle), np.where(passed, middle, high)
     return np.exp2(low), np.exp2(high)
-
-
-def _weights_at(scores: np.ndarray, visible: np.ndarray, scale_factor: float,
-                temperatures: np.ndarray) -> np.ndarray:
-    """The engine's weights of scores [S, ..., n_k] (visible alike) at each sentence's temperature [S]."""
-    factors = (scale_factor / temperatures).reshape((-1,) + (1,) * (scores.ndim - 1))
-    return softmax(scaled_logits(scores, factors, visible))
 
 
 def _shortest_between(value: float, low: float, high: float) -> float:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -52,12 +53,8 @@ class WordComparison:
 
 def shared_words(sentences: list[SentenceAttention]) -> list[str]:
     """Vocabulary keys present in at least two sentences, in order of first appearance."""
-    holders: dict[str, set[int]] = {}
-    for number, sentence in enumerate(sentences):
-        for key in sentence.keys:
-            if key is not None:
-                holders.setdefault(key, set()).add(number)
-    return [key for key, found_in in holders.items() if len(found_in) > 1]
+    holders = Counter(key for sentence in sentences for key in dict.fromkeys(sentence.keys) if key is not None)
+    return [key for key, count in holders.items() if count > 1]
 
 
 def missing_from(word: str, sentences: list[SentenceAttention]) -> list[int]:

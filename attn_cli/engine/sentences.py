@@ -18,8 +18,6 @@ class Stack:
     def __init__(self, attention: AttentionResult, shifts: StackShifts) -> None:
         self.attention, self.shifts = attention, shifts
         self._diagnosis: StackDiagnosis | None = None
-        self._finite: dict[str, bool] = {}
-        self.settings: tuple[object, dict] | None = None  # its documents' settings block, made once (documents)
 
     def diagnosis(self) -> StackDiagnosis:
         if self._diagnosis is None:
@@ -29,15 +27,6 @@ class Stack:
     def sentence(self, b: int) -> AttentionResult:
         """Sentence b's own result, its arrays views of the stack's."""
         return sentence_of(self.attention, b)
-
-    def finite(self, *names: str) -> bool:
-        """Whether the named arrays are all finite (masked logits: -inf), checked once per array for the stack."""
-        for name in names:
-            if name not in self._finite:
-                array = getattr(self.attention if name in ("scores", "logits", "weights") else self.shifts, name)
-                self._finite[name] = (not np.isnan(array).any() if name == "logits"
-                                      else array is None or bool(np.isfinite(array).all()))
-        return all(self._finite[name] for name in names)
 
 
 Row = tuple[Stack, int]  # one sentence: its stack, and its place there

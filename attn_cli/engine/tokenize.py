@@ -78,14 +78,9 @@ def with_vectors(sentences: list[Rows], vectors: Vectors) -> list[TokenizedSente
     """The sentences with their vectors, the vocabulary rows of all of them read (and checked) in one call."""
     stored = [row for _, _, rows in sentences for row in rows if isinstance(row, int)]
     read = vectors.rows(stored) if stored else np.zeros((0, vectors.dims))  # [m, d]
-    found, start = [], 0
-    for tokens, dropped, rows in sentences:
-        stop = start + sum(isinstance(row, int) for row in rows)
-        taken = iter(read[start:stop])
-        found.append(TokenizedSentence(tokens, dropped, read[start:stop] if stop - start == len(rows) else np.vstack(
-            [next(taken) if isinstance(row, int) else row for row in rows])))
-        start = stop
-    return found
+    taken = iter(read)
+    return [TokenizedSentence(tokens, dropped, np.vstack([next(taken) if isinstance(row, int) else row
+                                                          for row in rows])) for tokens, dropped, rows in sentences]
 
 
 def unread(sentence: Rows) -> TokenizedSentence:

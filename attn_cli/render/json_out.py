@@ -24,8 +24,6 @@ STREAM_ABOVE = 1 << 21  # numbers in a document's arrays beyond which it is writ
 BUFFER_BYTES = 64 << 20  # a large document's JSON is held in memory up to 64 MiB, then in a temporary file
 _LINE_BREAKS = (("\u0085".encode(), b"\\u0085"), ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
 _WRITTEN_AS_IS = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
-_FRAGMENTS: dict[int, tuple[dict, orjson.Fragment]] = {}  # a run's shared blocks, encoded once each
-_FRAGMENTS_KEPT = 16
 
 
 def write_json(document: dict, stream: TextIO | None = None) -> None:
@@ -84,24 +82,12 @@ def encode(value: Any) -> bytes:
     return _encoded(value, _survey(value)[1])
 
 
-def _fragment(block: dict) -> orjson.Fragment:
-    """A shared block's JSON, encoded the first time it is written (the object is kept, so its id is not reused)."""
-    found = _FRAGMENTS.get(id(block))
-    if found is None or found[0] is not block:
-        if len(_FRAGMENTS) >= _FRAGMENTS_KEPT:
-            _FRAGMENTS.clear()
-        found = _FRAGMENTS[id(block)] = (block, orjson.Fragment(_encoded(dict(block), True)))
-    return found[1]
-
-
 def _encoded(value: Any, as_is: bool) -> bytes:
     """`encode` of a value already surveyed: `as_is` says whether orjson can write its arrays as they stand."""
     if not as_is:
         value = _widened(value)
     try:
-        shared = {key: _fragment(item) if getattr(item, "shared", False) else item
-                  for key, item in value.items()} if type(value) is dict else value
-        encoded = orjson.dumps(shared, option=orjson.OPT_SERIALIZE_NUMPY)
+        encoded = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
     except orjson.JSONEncodeError:  # text orjson refuses (a lone surrogate), a key that is not a str
         return json.dumps(value, default=_listed, allow_nan=False).encode("ascii")
     for character, escape in _LINE_BREAKS:
@@ -112,11 +98,8 @@ def _encoded(value: Any, as_is: bool) -> bytes:
 
 def _survey(value: Any) -> tuple[int, bool]:
     """(how many numbers the arrays hold, whether orjson can write each as it stands: float64 or integer,
-    C-contiguous); a NaN, or an infinite float outside an array, raises ValueError.
-
-    Walked with a stack, no call per value. A list or dict with `numbers` (documents' `Checked`, finite float64
-    already) is counted, not walked; one whose class says `shared` is walked once, and encoded once.
-    """
+    C-contiguous); a NaN, or an infinite float outside an array, raises ValueError. Walked with a stack, no call
+    per value."""
     count, clean = 0, True
     pending: list[Any] = [[value]]  # the value itself may be a float
     while pending:
@@ -135,11 +118,6 @@ def _survey(value: Any) -> tuple[int, bool]:
                 continue
             elif kind is dict or kind is list or kind is tuple or kind is np.ndarray:
                 pending.append(item)
-            elif isinstance(item, (dict, list)) and hasattr(item, "numbers"):  # checked: counted, not walked
-                count += item.numbers
-            elif getattr(item, "shared", False):  # walked the first time it is written
-                if id(item) not in _FRAGMENTS:
-                    pending.append(item)
             elif isinstance(item, (float, dict, list, tuple, np.ndarray)):  # a subclass: the slow, general path
                 pending.append(item if not isinstance(item, float) else [float(item)])
     return count, clean
