@@ -9,11 +9,11 @@ from itertools import islice
 
 import numpy as np
 
-from attn_cli.declared import is_whole
-from attn_cli.engine.analysis import Neighbor, NeighborSearch
 from attn_cli.contexts.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
 from attn_cli.contexts.scan import THREADS, word_entry
 from attn_cli.contexts.table import Occurrences
+from attn_cli.declared import is_whole
+from attn_cli.engine.analysis import Neighbor, NeighborSearch
 from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
 from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, require_iterable, shorten
 
@@ -65,30 +65,25 @@ def check_seed(seed: object) -> None:  # a SettingsError, not scikit-learn's
 
 
 def _require_enough(occurrences: Occurrences) -> None:
-    """At least MIN_OCCURRENCES, else an InputError saying why: with lines skipped, the first one's own error, which
-    names the setting that skipped it (a line longer than max_tokens may be where the word was)."""
-    count = len(occurrences)
-    word = shorten(occurrences.word)  # a table's word: a file may hold any text
-    if count == 0:
-        raise InputError(f"found no occurrence of {word!r} in {occurrences.lines_read:,} lines (a token is the word "
-                         "when the vector set looks it up as the word's entry: case and accents as the set's "
-                         "vocabulary has them)", *_skipped(occurrences, "; give a corpus that contains it"))
-    if count < MIN_OCCURRENCES:
-        raise InputError(f"found {count} occurrence{'s' * (count != 1)} of {word!r}; senses needs at least "
-                         f"{MIN_OCCURRENCES}", *_skipped(occurrences, ": give a larger corpus"))
-
-
-def _skipped(occurrences: Occurrences, remedy: str) -> tuple[str | Option, ...]:
-    """How _require_enough's message ends: the skipped lines and the first one's error, else `remedy`; a table read
-    from a file keeps the count only, so the causes a scan can have are listed."""
+    """At least MIN_OCCURRENCES, else an InputError saying why: with lines skipped, the first one's own error names
+    the setting that skipped it (a line longer than max_tokens may be where the word was); a table read from a file
+    keeps the count only, so the causes a scan can have are listed."""
+    count, word = len(occurrences), shorten(occurrences.word)  # a table's word: a file may hold any text
+    if count >= MIN_OCCURRENCES:
+        return
+    found, remedy = ((f"found {count} occurrence{'s' * (count != 1)} of {word!r}; senses needs at least "
+                      f"{MIN_OCCURRENCES}", ": give a larger corpus") if count else
+                     (f"found no occurrence of {word!r} in {occurrences.lines_read:,} lines (a token is the word when "
+                      "the vector set looks it up as the word's entry: case and accents as the set's vocabulary has "
+                      "them)", "; give a corpus that contains it"))
     skipped, first = occurrences.skipped_lines, occurrences.first_skipped
     lines = f"; {skipped:,} line{'s' * (skipped != 1)} that may hold it {'were' if skipped != 1 else 'was'} skipped"
-    if not skipped:
-        return (remedy,)
-    if first is None:
-        return (f"{lines} by the scan (too long for ", Option("max_tokens"), ", without a known word, or refused by ",
-                Option("oov", "error"), " or ", Option("mask", "others"), ")", remedy)
-    return (f"{lines}, the first (line {first.line:,}): ", *first.error.parts)
+    why: tuple[str | Option, ...] = (
+        (remedy,) if not skipped else
+        (f"{lines}, the first (line {first.line:,}): ", *first.error.parts) if first is not None else
+        (f"{lines} by the scan (too long for ", Option("max_tokens"), ", without a known word, or refused by ",
+         Option("oov", "error"), " or ", Option("mask", "others"), ")", remedy))
+    raise InputError(found, *why)
 
 
 Grouping = tuple[np.ndarray, dict[int, float], "np.ndarray | None"]  # assignments, silhouettes by K, samples
@@ -105,27 +100,23 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
     tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, distinct, count - 1) + 1))
     if not tried:  # every output the same: one group, and no silhouette to score it
         return np.zeros(count, dtype=np.int64), {}, None
+    import warnings
+
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+
     silhouettes: dict[int, float] = {}
     scores, candidates = Silhouettes(unit, seed), []
     for k in tried:
-        assignments = numbered(kmeans(unit, k, seed))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than K: fewer groups
+            assignments = numbered(KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit))
         samples = scores.of(assignments)
         if samples is not None:
             silhouettes[k] = float(np.nanmean(samples))
         candidates.append((silhouettes.get(k, -np.inf), assignments, samples))
     _, assignments, samples = max(candidates, key=lambda candidate: candidate[0])  # the first of the best: smallest K
     return assignments, silhouettes, samples
-
-
-def kmeans(unit: np.ndarray, k: int, seed: int) -> np.ndarray:
-    import warnings
-
-    from sklearn.cluster import KMeans
-    from sklearn.exceptions import ConvergenceWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than K: fewer groups, said below
-        return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit).astype(np.int64)
 
 
 def numbered(labels: np.ndarray) -> np.ndarray:

@@ -56,8 +56,7 @@ class Occurrences:
     first_skipped: LineError | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        lengths = {name: len(getattr(self, name)) for name in ROW_COLUMNS}
-        if len(set(lengths.values())) > 1:
+        if len(set(lengths := {name: len(getattr(self, name)) for name in ROW_COLUMNS}.values())) > 1:
             raise InputError(f"the columns of an Occurrences table differ in length: {lengths}")
 
     def __len__(self) -> int:
@@ -74,12 +73,11 @@ class Occurrences:
         parts = list(require_iterable("parts", parts, "Occurrences tables"))
         if not parts:
             raise InputError("Occurrences.concat needs at least one table")
-        for index, part in enumerate(parts):
+        first = parts[0]
+        for index, (before, part) in enumerate(zip([first, *parts], parts)):
             if not isinstance(part, Occurrences):
                 raise InputTypeError(f"parts[{index}] must be an Occurrences table, not {type(part).__name__}")
-        first = parts[0]
-        for before, part in zip(parts, parts[1:]):
-            if part.first_line != before.first_line + before.lines_read:
+            if index and part.first_line != before.first_line + before.lines_read:
                 raise InputError(f"Occurrences.concat joins consecutive parts of a corpus: a part read from line "
                                  f"{before.first_line:,} to {before.first_line + before.lines_read - 1:,} is followed "
                                  f"by one from line {part.first_line:,}")
@@ -133,23 +131,20 @@ class Occurrences:
                 f"lines>")
 
 
-# The file forms. Metadata: the word, the settings (a trained layer by its digest), the vector set, the static
-# vector and the line counts; reading refuses other vectors or weights. float64 numbers survive bit for bit.
+# The file: metadata the word, the settings (a trained layer by its digest), the vectors, the static vector and the
+# line counts; reading refuses other vectors or weights. float64 numbers survive bit for bit.
 METADATA_KEY = "attn_cli"
 FORMAT = "attn-cli occurrences 1"  # changed when the columns or the metadata change meaning
 ABOUT = {"word": str, "settings": dict, "vectors": dict, "static": list, "first_line": int, "lines_read": int,
          "skipped_lines": int}  # the metadata's fields, each of its JSON type
 VECTORS = {"name": str, "size": int, "dims": int, "fingerprint": str}  # its vectors' fields
-WIDE = ("outputs", "bags")  # the columns whose width the metadata and the vectors fix
 LEFT = ("group", "label")  # a grouping's columns: not read back, and `label` missing from a table of an older writer
-TEXT_COLUMNS = ("token", "sentence", "context_words")
 TEXT_BYTES_PER_ROW = 1 << 20  # 1 MiB, a corpus line's bound: real rows average far less (--max-tokens words)
 
 
 def to_arrow(table: Occurrences, groups: np.ndarray | None = None, labels: Sequence[str] | None = None, *,
              name: str) -> pyarrow.Table:
-    """The occurrences as an Arrow table; `groups` (1-based) fills `group`, `labels` `label`, one per row. `name`
-    is the method a missing pyarrow is blamed on."""
+    """`groups` (1-based) fill `group`, `labels` `label`, one per row; `name` is what a missing pyarrow blames."""
     pa, _ = arrow(name)
     return pa.Table.from_arrays(list(_columns(pa, table, groups, labels).values()), schema=_schema(pa, table))
 
@@ -262,7 +257,7 @@ def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
         raise ValueError(f"its footer counts {values:,} values in {rows:,} rows, more than such rows hold")
     for index, (group, columns) in enumerate(zip(groups, chunks)):
         text = sum(chunk.total_uncompressed_size for chunk in columns
-                   if chunk.path_in_schema.split(".")[0] in TEXT_COLUMNS)
+                   if chunk.path_in_schema.split(".")[0] in ("token", "sentence", "context_words"))
         if text > (group.num_rows + 1) * TEXT_BYTES_PER_ROW:  # one row more: the pages' own bytes
             raise InputError(f"the occurrences table {shown_path(path)} holds {text:,} bytes of text in the "
                              f"{group.num_rows:,} rows of its row group {index}, more than the "
@@ -281,8 +276,8 @@ def _checked(pa: Any, stored: pyarrow.parquet.ParquetFile, about: dict[str, Any]
     for name, kind in types.items():
         found = schema.field(name).type if name in schema.names else None
         if found != kind and not (name == "label" and found is None):
-            widths = f" (the settings give {width} numbers, the vectors {dims} dims)" if name in WIDE else ""
-            raise ValueError(f"its column {name} is {'missing' if found is None else found}, not {kind}{widths}")
+            wide = f" (the settings give {width} numbers, the vectors {dims} dims)" * (name in ("outputs", "bags"))
+            raise ValueError(f"its column {name} is {'missing' if found is None else found}, not {kind}{wide}")
     read = stored.read(columns=[name for name in types if name not in LEFT])
     columns = {name: read.column(name).combine_chunks() for name in read.column_names}
     for name, column in columns.items():
