@@ -42,7 +42,7 @@ class ParquetOut(WholeOrNothing):
         self._pyarrow, parquet = arrow(name)
         self.path = path_argument("path", path)
         self.schema = schema
-        self._pending: dict[str, list] = {name: [] for name in self.schema.names}
+        self._pending: dict[str, list] = {column: [] for column in schema.names}
         try:
             self._file = AtomicFile(self.path)
         except OSError as exc:

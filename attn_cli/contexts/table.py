@@ -272,18 +272,7 @@ def _checked(pa: Any, stored: pyarrow.parquet.ParquetFile, about: dict[str, Any]
     if len(static) != width:
         raise ValueError(f"its metadata's static has {len(static)} numbers, not the {width} its settings give for "
                          f"vectors of {dims} dims")
-    schema, types = stored.schema_arrow, _types(pa, width, dims)
-    for name, kind in types.items():
-        found = schema.field(name).type if name in schema.names else None
-        if found != kind and not (name == "label" and found is None):
-            wide = f" (the settings give {width} numbers, the vectors {dims} dims)" * (name in ("outputs", "bags"))
-            raise ValueError(f"its column {name} is {'missing' if found is None else found}, not {kind}{wide}")
-    read = stored.read(columns=[name for name in types if name not in LEFT])
-    columns = {name: read.column(name).combine_chunks() for name in read.column_names}
-    for name, column in columns.items():
-        nested = pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)
-        if column.null_count or nested and column.flatten().null_count:
-            raise ValueError(f"its column {name} has nulls")
+    columns = _typed_columns(pa, stored, width, dims)
     shares = columns["context_shares"].flatten().to_numpy()
     offsets = columns["context_shares"].offsets.to_numpy() - columns["context_shares"].offsets[0].as_py()
     fields = {
@@ -307,6 +296,23 @@ def _checked(pa: Any, stored: pyarrow.parquet.ParquetFile, about: dict[str, Any]
     if not np.array_equal(columns["context_words"].value_lengths(), columns["context_shares"].value_lengths()):
         raise ValueError("its context_words and context_shares differ in length for an occurrence")
     return fields
+
+
+def _typed_columns(pa: Any, stored: pyarrow.parquet.ParquetFile, width: int, dims: int) -> dict[str, Any]:
+    """The row columns, read once each is of write_parquet's type; ValueError for one that is not, or has nulls."""
+    schema, types = stored.schema_arrow, _types(pa, width, dims)
+    for name, kind in types.items():
+        found = schema.field(name).type if name in schema.names else None
+        if found != kind and not (name == "label" and found is None):
+            wide = f" (the settings give {width} numbers, the vectors {dims} dims)" * (name in ("outputs", "bags"))
+            raise ValueError(f"its column {name} is {'missing' if found is None else found}, not {kind}{wide}")
+    read = stored.read(columns=[name for name in types if name not in LEFT])
+    columns = {name: read.column(name).combine_chunks() for name in read.column_names}
+    for name, column in columns.items():
+        nested = pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)
+        if column.null_count or nested and column.flatten().null_count:
+            raise ValueError(f"its column {name} has nulls")
+    return columns
 
 
 def _matrix(column: Any) -> np.ndarray:
