@@ -4,7 +4,7 @@ cosine geometry, as the neighbour searches use."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import islice
 
 import numpy as np
@@ -106,12 +106,12 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
     from sklearn.exceptions import ConvergenceWarning
 
     silhouettes: dict[int, float] = {}
-    scores, candidates = Silhouettes(unit, seed), []
+    scores, candidates = silhouette_scorer(unit, seed), []
     for k in tried:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than K: fewer groups
             assignments = numbered(KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit))
-        samples = scores.of(assignments)
+        samples = scores(assignments)
         if samples is not None:
             silhouettes[k] = float(np.nanmean(samples))
         candidates.append((silhouettes.get(k, -np.inf), assignments, samples))
@@ -128,28 +128,25 @@ def numbered(labels: np.ndarray) -> np.ndarray:
     return renumber[np.searchsorted(found, labels)]
 
 
-class Silhouettes:
-    """Each occurrence's silhouette (cosine distance) on a sample of SILHOUETTE_SAMPLE occurrences (silhouette_score's
-    with random_state=seed), its distances computed once for every K tried."""
+def silhouette_scorer(unit: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray | None]:
+    """Each occurrence's silhouette (cosine distance) under a grouping, NaN outside a sample of SILHOUETTE_SAMPLE
+    (silhouette_score's, random_state=seed) whose distances serve every K; None for one group (or one each)."""
+    from sklearn.metrics import silhouette_samples
 
-    def __init__(self, unit: np.ndarray, seed: int) -> None:
-        self.count = len(unit)
-        self.sample = (np.arange(self.count) if self.count <= SILHOUETTE_SAMPLE
-                       else np.random.RandomState(seed).permutation(self.count)[:SILHOUETTE_SAMPLE])
-        rows = unit[self.sample]  # [s, d_out], unit length (or zero)
-        self.distances = np.clip(1.0 - rows @ rows.T, 0.0, 2.0)  # [s, s], as sklearn's cosine_distances
-        np.fill_diagonal(self.distances, 0.0)
+    count = len(unit)
+    sample = (np.arange(count) if count <= SILHOUETTE_SAMPLE
+              else np.random.RandomState(seed).permutation(count)[:SILHOUETTE_SAMPLE])
+    rows = unit[sample]  # [s, d_out], unit length (or zero)
+    distances = np.clip(1.0 - rows @ rows.T, 0.0, 2.0)  # [s, s], as sklearn's cosine_distances
+    np.fill_diagonal(distances, 0.0)
 
-    def of(self, assignments: np.ndarray) -> np.ndarray | None:
-        """[m], NaN for those left out; None when the sample holds one group (or one per occurrence)."""
-        from sklearn.metrics import silhouette_samples
-
-        groups = len(np.unique(assignments[self.sample]))
-        if not 2 <= groups <= len(self.sample) - 1:
+    def of(assignments: np.ndarray) -> np.ndarray | None:  # [m]
+        if not 2 <= len(np.unique(assignments[sample])) <= len(sample) - 1:
             return None
-        samples = np.full(self.count, np.nan)
-        samples[self.sample] = silhouette_samples(self.distances, assignments[self.sample], metric="precomputed")
+        samples = np.full(count, np.nan)
+        samples[sample] = silhouette_samples(distances, assignments[sample], metric="precomputed")
         return samples
+    return of
 
 
 def _neighbors(occurrences: Occurrences, alone: tuple[str, AttentionResult], queries: np.ndarray
