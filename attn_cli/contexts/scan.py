@@ -30,9 +30,8 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
                 settings: Settings | None = None, progress: Callable[[int], None] | None = None,
                 max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> Occurrences:
     """Every occurrence of `word` (a token whose vocabulary entry is the word's) in `lines` (sentences or word
-    lists, numbered from `first_line`), each with its contextual output. A line that cannot be attended is skipped
-    and counted, the first kept with why; `progress` hears the lines read after each group. More than
-    `max_occurrences` is an InputError as soon as it is read, so an endless stream stops."""
+    lists, numbered from `first_line`) with its contextual output; a line that cannot be attended is skipped and
+    counted. `progress` hears the lines read after each group; past `max_occurrences` an InputError stops the read."""
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
     lines = require_iterable("lines", lines, "sentences (str) or of word lists")
@@ -195,15 +194,13 @@ class Scan:  # the occurrences found so far, column by column, and the counts of
 
     def table(self) -> Occurrences:
         self.attend_pending()
-        static = static_outputs(self.layer)[0]
-        width, dims = len(static), self.vectors.dims
-        columns = self.columns
+        static, columns = static_outputs(self.layer)[0], self.columns
         return Occurrences(
             word=self.word, settings=self.settings, vectors=self.vectors, static=static,
             line=np.array(columns["line"], dtype=np.int64), position=np.array(columns["position"], dtype=np.int64),
             token=columns["token"], sentence=columns["sentence"],
-            outputs=np.vstack(columns["outputs"]) if columns["outputs"] else np.zeros((0, width)),
-            bags=np.vstack(columns["bags"]) if columns["bags"] else np.zeros((0, dims)),
+            outputs=np.vstack(columns["outputs"]) if columns["outputs"] else np.zeros((0, len(static))),
+            bags=np.vstack(columns["bags"]) if columns["bags"] else np.zeros((0, self.vectors.dims)),
             context_words=columns["context_words"], context_shares=columns["context_shares"],
             first_line=self.first_line, lines_read=self.lines_read, skipped_lines=self.skipped_lines,
             first_skipped=self.first_skipped)
