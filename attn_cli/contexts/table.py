@@ -1,6 +1,6 @@
 """`Occurrences`: one row per occurrence of a word in a corpus, as columns, and as Arrow and Parquet (pyarrow, the
-extra `parquet`). The file's metadata (key `attn_cli`, JSON) holds what grouping needs besides the rows; a file
-read is checked whole, so a damaged or hostile one is one InputError naming it, never a failure later."""
+extra `parquet`), float64 bit for bit, with what grouping needs besides the rows in the metadata; a file read is
+checked whole, so a damaged or hostile one is one InputError naming it, never a failure later."""
 
 from __future__ import annotations
 
@@ -131,8 +131,6 @@ class Occurrences:
                 f"lines>")
 
 
-# The file: metadata the word, the settings (a trained layer by its digest), the vectors, the static vector and the
-# line counts; reading refuses other vectors or weights. float64 numbers survive bit for bit.
 METADATA_KEY = "attn_cli"
 FORMAT = "attn-cli occurrences 1"  # changed when the columns or the metadata change meaning
 ABOUT = {"word": str, "settings": dict, "vectors": dict, "static": list, "first_line": int, "lines_read": int,
@@ -349,8 +347,7 @@ def _columns(pa: Any, table: Occurrences, groups: np.ndarray | None,
         if given is not None and len(given) != count:
             raise InputError(f"{name} has {len(given):,} entries for {count:,} occurrences; give one per occurrence")
     offsets = np.concatenate([[0], np.cumsum([len(words) for words in table.context_words])]).astype(np.int32)
-    shares = np.concatenate([np.asarray(row, dtype=np.float64) for row in table.context_shares]) if count else \
-        np.zeros(0)
+    shares = np.concatenate([np.zeros(0), *(np.asarray(row, dtype=np.float64) for row in table.context_shares)])
     matrices = {name: pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(matrix, np.float64).ravel()),
                                                         matrix.shape[1])
                 for name, matrix in (("outputs", table.outputs), ("bags", table.bags))}
