@@ -86,12 +86,10 @@ def _require_enough(occurrences: Occurrences) -> None:
     raise InputError(found, *why)
 
 
-Grouping = tuple[np.ndarray, dict[int, float], "np.ndarray | None"]  # assignments, silhouettes by K, samples
-
-
-def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
-    """The given K, else the best silhouette's (the smallest among equals) over 2..8, at most the number of
-    different outputs. On unit rows Euclidean k-means follows cosine distance."""
+def grouping(unit: np.ndarray, clusters: int | None, seed: int
+             ) -> tuple[np.ndarray, dict[int, float], np.ndarray | None]:
+    """Assignments, each K's silhouette and each occurrence's for the given K, else the best silhouette's (smallest K
+    among equals) over 2..8, at most the number of different outputs. On unit rows k-means follows cosine distance."""
     count, distinct = len(unit), len(np.unique(unit, axis=0))  # k-means finds at most as many groups as points
     if clusters is not None and clusters > distinct:
         outputs = f"{distinct:,} different output{'s' * (distinct != 1)}"
