@@ -1,5 +1,5 @@
-"""Parquet tables, written with pyarrow (the optional extra `parquet`, imported only when a table is written) a row
-group at a time, whole or not at all, through one writer: `ParquetOut`."""
+"""Parquet tables written with pyarrow (the extra `parquet`, imported when a table is written), whole or not at
+all, a row group at a time: `ParquetOut`."""
 
 from __future__ import annotations
 
@@ -21,28 +21,28 @@ if TYPE_CHECKING:
     from attn_cli.results import ExplainResult
 
 
-def arrow(feature: Option) -> tuple[ModuleType, ModuleType]:
-    """pyarrow and pyarrow.parquet, or a MissingExtra naming `feature` and the extra that installs them."""
+def arrow(name: str) -> tuple[ModuleType, ModuleType]:
+    """pyarrow and pyarrow.parquet, or a MissingExtra naming `--parquet` (`name` in Python) and the extra."""
     try:
         import pyarrow
         import pyarrow.parquet
     except ImportError:
-        raise MissingExtra(feature, ' needs pyarrow: pip install "attn-cli[parquet]"') from None
+        raise MissingExtra(Option("parquet", python_text=name), ' needs pyarrow: pip install "attn-cli[parquet]"'
+                           ) from None
     return pyarrow, pyarrow.parquet
 
 
 class ParquetOut(WholeOrNothing):
-    """A Parquet file being written into an AtomicFile: `close()` puts it in place; `discard()`, an exception in a
-    `with` block, a failed write or a table never closed leave the path as it was. `feature` is what the user asked
-    for, named when pyarrow is missing."""
+    """A Parquet file written into an AtomicFile: `close()` puts it in place; `discard()`, an exception in a `with`
+    block, a failed write or a table never closed leave the path as it was."""
 
     group_rows = 1 << 16  # rows per row group when added a few at a time: large enough for readers, flat memory
 
-    def __init__(self, path: str | os.PathLike[str], schema: pyarrow.Schema, *, feature: Option) -> None:
-        self._pyarrow, parquet = arrow(feature)
+    def __init__(self, path: str | os.PathLike[str], schema: pyarrow.Schema, *, name: str) -> None:
+        self._pyarrow, parquet = arrow(name)
         self.path = path_argument("path", path)
         self.schema = schema
-        self._pending: dict[str, list] = {name: [] for name in self.schema.names}
+        self._pending: dict[str, list] = {column: [] for column in schema.names}
         try:
             self._file = AtomicFile(self.path)
         except OSError as exc:
@@ -60,8 +60,7 @@ class ParquetOut(WholeOrNothing):
         with self._writing():
             self._write(columns)
 
-    def add_rows(self, columns: Mapping[str, Iterable]) -> None:
-        """Rows held until `group_rows` of them make a row group."""
+    def add_rows(self, columns: Mapping[str, Iterable]) -> None:  # held until `group_rows` make a row group
         with self._writing():
             for name, values in columns.items():
                 self._pending[name] += values
@@ -69,7 +68,6 @@ class ParquetOut(WholeOrNothing):
                 self._write_pending()
 
     def close(self) -> None:
-        """Write the rows held and the footer, and put the file in place (once)."""
         if not self._discard.alive:
             return
         with self._writing():
@@ -80,7 +78,7 @@ class ParquetOut(WholeOrNothing):
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """A step of writing an open table: a failure discards it; an OSError is the OutputError naming the path."""
+        """A step of writing an open table: a failure discards it; an OSError is an OutputError naming the path."""
         if not self._discard.alive:
             raise UsageError(f"the Parquet table {shown_path(self.path)} is already closed (or discarded); open "
                              "another to write more rows")
@@ -93,7 +91,7 @@ class ParquetOut(WholeOrNothing):
             raise
 
     def discard(self) -> None:
-        """Leave the path as it was; a stream (a FIFO) keeps the rows it got without the footer readers need."""
+        """Leave the path as it was; a FIFO keeps the rows it got, without the footer readers need."""
         self._discard()
 
     def _write_pending(self) -> None:
@@ -109,12 +107,12 @@ class ParquetOut(WholeOrNothing):
 
 
 def text_array(pa: Any, texts: Iterable[str | None]) -> pyarrow.Array:
-    """Text as an Arrow string column (UTF-8 only): a lone surrogate written as its escape."""
+    """Text as an Arrow string column: a lone surrogate written as its escape (Arrow holds UTF-8 only)."""
     return pa.array(encodable(texts), pa.string())
 
 
 def _discarded(sink: Sink, file: AtomicFile, writer: Any) -> None:
-    """ParquetOut.discard's work, a function so that its finaliser holds no reference to the table."""
+    """ParquetOut.discard's work: a function, so that its finaliser holds no reference to the table."""
     sink.writing = False
     file.discard()
     writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
@@ -142,8 +140,7 @@ class Sink:
 
 
 class ExplainParquet(ParquetOut):
-    """explain's results as a Parquet table, one row per token (`--parquet`'s; columns in docs/batch.md):
-    complete after `close()`, absent if the run stops before.
+    """explain's results as a Parquet table, one row per token (`--parquet`'s; columns in docs/batch.md).
 
         with attn_cli.ExplainParquet("tokens.parquet") as table:
             for number, result in enumerate(attn_cli.explain_many(lines), 1):
@@ -152,16 +149,15 @@ class ExplainParquet(ParquetOut):
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        feature = Option("parquet", python_text="ExplainParquet")
-        pa, number, text = arrow(feature)[0], "float64", "string"
+        pa, number, text = arrow("ExplainParquet")[0], "float64", "string"
         schema = pa.schema([("line", "int64"), ("index", "int64"), ("position", "int64"), ("token", text),
                             ("cosine", number), ("delta_norm", number), ("self_weight", number), ("pulled_by", text),
                             ("pulled_share", number)])
-        super().__init__(path, schema, feature=feature)
+        super().__init__(path, schema, name="ExplainParquet")
 
     def add(self, result: ExplainResult, line: int | None = None) -> None:
         """The rows of one sentence's tokens, from the result's own `shifts` (so they equal its document's)."""
-        _check_row(result, line)
+        _check_row(result, line)  # before a row is held
         shifts = result.shifts
         pulls = [shift.pulled_by[0] if shift.pulled_by else None for shift in shifts]
         self.add_rows({
@@ -174,7 +170,6 @@ class ExplainParquet(ParquetOut):
 
 
 def _check_row(result: object, line: object) -> None:
-    """ExplainParquet.add's arguments, refused before a row is held."""
     from attn_cli.batches import LineError
     from attn_cli.results import ExplainResult
 

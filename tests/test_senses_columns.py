@@ -287,9 +287,9 @@ def test_text_columns_larger_than_sentences_give_are_refused_from_the_footer(tab
     """Issue 32 audit 4: a 4.8 MB table whose first sentence was "bank " + "a " * 50,000,000 was read whole (1.1 GB
     of memory) and grouped, exit 0: the footer's uncompressed sizes of the text columns bound them, a sentence at
     most 1 MiB (lowered here, so the file stays small)."""
-    from attn_cli.contexts import columns
+    from attn_cli.contexts import table as module
 
-    monkeypatch.setattr(columns, "TEXT_BYTES_PER_ROW", 1024)
+    monkeypatch.setattr(module, "TEXT_BYTES_PER_ROW", 1024)
     path = tmp_path / "bomb.parquet"
     arrow = table.to_arrow()
     sentences = arrow.column("sentence").to_pylist()

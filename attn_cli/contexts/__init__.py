@@ -1,9 +1,4 @@
-"""A word's contexts across a whole corpus: its occurrences' outputs, grouped (`senses`, library side).
-
-    occurrences(word, lines, ...)  -> Occurrences   (scan.py: the word's own rows of attention only)
-    group_senses(occurrences, ...) -> SensesResult  (grouping.py: scikit-learn k-means, scores, the probe)
-    senses(word, lines, ...)       = group_senses(occurrences(word, lines, ...), ...)
-"""
+"""A word's contexts across a corpus (`senses`): `occurrences` (scan.py) then `group_senses` (grouping.py)."""
 
 from __future__ import annotations
 
@@ -24,8 +19,7 @@ __all__ = ["senses", "occurrences", "group_senses", "Occurrences", "SensesResult
 def senses(word: str, sentences: Iterable[Line], *, clusters: int | None = None, labels: Sequence[str] | None = None,
            seed: int = 0, vectors: Any = None, settings: Settings | None = None,
            max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> SensesResult:
-    """The occurrences of `word` in `sentences` grouped by their contextual outputs: `occurrences` then
-    `group_senses` (see both); the seed is checked before the corpus is read."""
+    """`occurrences` then `group_senses` (see both); the seed is checked before the corpus is read."""
     check_seed(seed)
     return group_senses(occurrences(word, sentences, vectors=vectors, settings=settings,
                                     max_occurrences=max_occurrences, **changes),
@@ -33,8 +27,8 @@ def senses(word: str, sentences: Iterable[Line], *, clusters: int | None = None,
 
 
 def example_corpus() -> tuple[list[str], list[str]]:
-    """The bundled corpus (sentences, labels): 40 sentences of our own, 20 about a river bank, then 20 about money,
-    in the embedded set's words, each labelled "river" or "money". It ships inside the package (data/senses/)."""
+    """The bundled corpus (sentences, labels): 40 sentences of our own, 20 about a river bank then 20 about money,
+    labelled "river" or "money"."""
     folder = default_data_dir() / "senses"
     sentences, labels = ((folder / name).read_text(encoding="utf-8").splitlines()
                          for name in ("bank.txt", "bank.labels.txt"))

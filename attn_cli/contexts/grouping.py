@@ -1,22 +1,21 @@
-"""Grouping a word's occurrences: k-means groups of its outputs (scikit-learn, imported where used), what each
-group is near and pulled by, and, given labels, how well the groups and a nearest-neighbour probe recover them.
-Everything is computed on unit-length outputs: cosine geometry, as the neighbour searches use."""
+"""Grouping a word's occurrences: k-means groups of its outputs (scikit-learn), what each group is near and pulled
+by, and, given labels, how well the groups and a nearest-neighbour probe recover them. All on unit-length outputs:
+cosine geometry, as the neighbour searches use."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import islice
 
 import numpy as np
 
-from attn_cli.declared import is_whole
-from attn_cli.engine.analysis import Neighbor, NeighborSearch
-from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
-from attn_cli.engine.occurrences import word_layer
-from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, require_iterable, shorten
 from attn_cli.contexts.result import Example, LabelsReport, Pull, SenseGroup, SensesResult
 from attn_cli.contexts.scan import THREADS, word_entry
 from attn_cli.contexts.table import Occurrences
+from attn_cli.declared import is_whole
+from attn_cli.engine.analysis import Neighbor, NeighborSearch
+from attn_cli.engine.attention import AttentionResult, row_blocks, unit_rows
+from attn_cli.errors import InputError, InputTypeError, Option, SettingsError, require_iterable, shorten
 
 MIN_OCCURRENCES = 3  # two points make one distance: no grouping can be scored
 MAX_SEED = 2**32 - 1  # the largest seed k-means takes (numpy's RandomState)
@@ -43,74 +42,54 @@ def group_senses(occurrences: Occurrences, *, clusters: int | None = None, label
         labels = list(islice(require_iterable("labels", labels, "str, one per corpus line"),
                              occurrences.lines_read + 1))
     line_labels = None if labels is None else occurrence_labels(occurrences, labels)
-    order = None if labels is None else list(dict.fromkeys(labels))  # the labels in the order first seen
     from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 
     with threadpool_limits(limits=THREADS):
-        return _grouped(occurrences, clusters, line_labels, order, seed)
+        unit = unit_rows(occurrences.outputs)  # [m, d_out]
+        assignments, silhouettes, samples = grouping(unit, clusters, seed)
+        alone = word_entry(occurrences.word, occurrences.vectors, occurrences.settings)  # key, layer
+        return SensesResult(
+            word=occurrences.word, occurrences=occurrences,
+            groups=tuple(_groups(occurrences, unit, assignments, samples, alone)), assignments=assignments,
+            chosen_by="silhouette" if clusters is None else "given", silhouettes=silhouettes,
+            silhouette=None if samples is None else float(np.nanmean(samples)),
+            static_neighbors=tuple(_neighbors(occurrences, alone, occurrences.static[None, :])[0]),
+            labels_report=None if labels is None or line_labels is None else labels_report(
+                occurrences, assignments, line_labels, list(dict.fromkeys(labels))),  # labels in order first seen
+            projection=projection(unit), layer=alone[1])
 
 
-def _grouped(occurrences: Occurrences, clusters: int | None, line_labels: list[str] | None,
-             order: list[str] | None, seed: int) -> SensesResult:
-    """group_senses' work, its arguments checked: `line_labels` each occurrence's label, `order` the labels in the
-    order first seen (both None without labels)."""
-    unit = unit_rows(occurrences.outputs)  # [m, d_out]
-    assignments, silhouettes, samples = grouping(unit, clusters, seed)
-    row = word_entry(occurrences.word, occurrences.vectors)[1]
-    settings = occurrences.settings
-    layer = word_layer(occurrences.vectors.rows([row])[0], settings.attention, settings.projections)  # the word alone
-    return SensesResult(
-        word=occurrences.word, occurrences=occurrences, groups=tuple(_groups(occurrences, unit, assignments, samples,
-                                                                             layer)),
-        assignments=assignments, chosen_by="silhouette" if clusters is None else "given", silhouettes=silhouettes,
-        silhouette=None if samples is None else float(np.nanmean(samples)),
-        static_neighbors=tuple(_neighbors(occurrences, layer, occurrences.static[None, :])[0]),
-        labels_report=(None if line_labels is None or order is None
-                       else labels_report(occurrences, assignments, line_labels, order)),
-        projection=projection(unit), layer=layer)
-
-
-def check_seed(seed: object) -> None:
-    """k-means' seed: a whole number numpy's RandomState takes (SettingsError otherwise, not scikit-learn's)."""
+def check_seed(seed: object) -> None:  # a SettingsError, not scikit-learn's
     if not (is_whole(seed) and 0 <= seed <= MAX_SEED):  # type: ignore[operator]
         raise SettingsError("seed", f"must be a whole number from 0 to 2**32 - 1 (got {seed!r})")
 
 
 def _require_enough(occurrences: Occurrences) -> None:
-    """At least MIN_OCCURRENCES, else an InputError that says why: with lines skipped, the first one's own error,
-    which names the setting that skipped it (a line longer than max_tokens may be where the word was)."""
-    count = len(occurrences)
-    word = shorten(occurrences.word)  # a table's word: a file may hold any text
-    if count == 0:
-        raise InputError(f"found no occurrence of {word!r} in {occurrences.lines_read:,} lines (a token is the word "
-                         "when the vector set looks it up as the word's entry: case and accents as the set's "
-                         "vocabulary has them)", *_skipped(occurrences, "; give a corpus that contains it"))
-    if count < MIN_OCCURRENCES:
-        raise InputError(f"found {count} occurrence{'s' * (count != 1)} of {word!r}; senses needs at least "
-                         f"{MIN_OCCURRENCES}", *_skipped(occurrences, ": give a larger corpus"))
-
-
-def _skipped(occurrences: Occurrences, remedy: str) -> tuple[str | Option, ...]:
-    """How _require_enough's message ends: the skipped lines and the first one's error (its remedy), else
-    `remedy`. A table read from a file keeps the count only, so the causes a scan can have are listed."""
+    """At least MIN_OCCURRENCES, else an InputError saying why: with lines skipped, the first one's own error names
+    the setting that skipped it (a line longer than max_tokens may be where the word was); a table read from a file
+    keeps the count only, so the causes a scan can have are listed."""
+    count, word = len(occurrences), shorten(occurrences.word)  # a table's word: a file may hold any text
+    if count >= MIN_OCCURRENCES:
+        return
+    found, remedy = ((f"found {count} occurrence{'s' * (count != 1)} of {word!r}; senses needs at least "
+                      f"{MIN_OCCURRENCES}", ": give a larger corpus") if count else
+                     (f"found no occurrence of {word!r} in {occurrences.lines_read:,} lines (a token is the word when "
+                      "the vector set looks it up as the word's entry: case and accents as the set's vocabulary has "
+                      "them)", "; give a corpus that contains it"))
     skipped, first = occurrences.skipped_lines, occurrences.first_skipped
     lines = f"; {skipped:,} line{'s' * (skipped != 1)} that may hold it {'were' if skipped != 1 else 'was'} skipped"
-    if not skipped:
-        return (remedy,)
-    if first is None:
-        return (f"{lines} by the scan (too long for ", Option("max_tokens"), ", without a known word, or refused by ",
-                Option("oov", "error"), " or ", Option("mask", "others"), ")", remedy)
-    return (f"{lines}, the first (line {first.line:,}): ", *first.error.parts)
+    why: tuple[str | Option, ...] = (
+        (remedy,) if not skipped else
+        (f"{lines}, the first (line {first.line:,}): ", *first.error.parts) if first is not None else
+        (f"{lines} by the scan (too long for ", Option("max_tokens"), ", without a known word, or refused by ",
+         Option("oov", "error"), " or ", Option("mask", "others"), ")", remedy))
+    raise InputError(found, *why)
 
 
-Grouping = tuple[np.ndarray, dict[int, float], "np.ndarray | None"]  # assignments, silhouettes by K, samples
-
-
-def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
-    """K-means (n_init=10, random_state=seed) for each K tried; the given K, else the best silhouette's (the
-    smallest K among equals) over 2..8, at most the number of different outputs; one group when all are the same.
-    Unit rows: Euclidean k-means on them follows cosine distance. Gives the assignments (0-based, numbered by
-    size), each K's silhouette, and each occurrence's [m] (NaN when left out of the sample; None for one group)."""
+def grouping(unit: np.ndarray, clusters: int | None, seed: int
+             ) -> tuple[np.ndarray, dict[int, float], np.ndarray | None]:
+    """Assignments, each K's silhouette and each occurrence's for the given K, else the best silhouette's (smallest K
+    among equals) over 2..8, at most the number of different outputs. On unit rows k-means follows cosine distance."""
     count, distinct = len(unit), len(np.unique(unit, axis=0))  # k-means finds at most as many groups as points
     if clusters is not None and clusters > distinct:
         outputs = f"{distinct:,} different output{'s' * (distinct != 1)}"
@@ -119,28 +98,23 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int) -> Grouping:
     tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, distinct, count - 1) + 1))
     if not tried:  # every output the same: one group, and no silhouette to score it
         return np.zeros(count, dtype=np.int64), {}, None
-    silhouettes: dict[int, float] = {}
-    scores, candidates = Silhouettes(unit, seed), []
-    for k in tried:
-        assignments = numbered(kmeans(unit, k, seed))
-        samples = scores.of(assignments)
-        if samples is not None:
-            silhouettes[k] = float(np.nanmean(samples))
-        candidates.append((silhouettes.get(k, -np.inf), assignments, samples))
-    _, assignments, samples = max(candidates, key=lambda candidate: candidate[0])  # the first of the best: smallest K
-    return assignments, silhouettes, samples
-
-
-def kmeans(unit: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """scikit-learn's KMeans labels of the rows."""
     import warnings
 
     from sklearn.cluster import KMeans
     from sklearn.exceptions import ConvergenceWarning
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than K: fewer groups, said below
-        return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit).astype(np.int64)
+    silhouettes: dict[int, float] = {}
+    scores, candidates = silhouette_scorer(unit, seed), []
+    for k in tried:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than K: fewer groups
+            assignments = numbered(KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit))
+        samples = scores(assignments)
+        if samples is not None:
+            silhouettes[k] = float(np.nanmean(samples))
+        candidates.append((silhouettes.get(k, -np.inf), assignments, samples))
+    _, assignments, samples = max(candidates, key=lambda candidate: candidate[0])  # the first of the best: smallest K
+    return assignments, silhouettes, samples
 
 
 def numbered(labels: np.ndarray) -> np.ndarray:
@@ -152,49 +126,43 @@ def numbered(labels: np.ndarray) -> np.ndarray:
     return renumber[np.searchsorted(found, labels)]
 
 
-class Silhouettes:
-    """Each occurrence's silhouette (cosine distance) under a grouping, on a sample of SILHOUETTE_SAMPLE occurrences
-    when there are more (the sample silhouette_score takes with random_state=seed): the sample's distances are
-    computed once for every K tried."""
+def silhouette_scorer(unit: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray | None]:
+    """Each occurrence's silhouette (cosine distance) under a grouping, NaN outside a sample of SILHOUETTE_SAMPLE
+    (silhouette_score's, random_state=seed) whose distances serve every K; None for one group (or one each)."""
+    from sklearn.metrics import silhouette_samples
 
-    def __init__(self, unit: np.ndarray, seed: int) -> None:
-        self.count = len(unit)
-        self.sample = (np.arange(self.count) if self.count <= SILHOUETTE_SAMPLE
-                       else np.random.RandomState(seed).permutation(self.count)[:SILHOUETTE_SAMPLE])
-        rows = unit[self.sample]  # [s, d_out], unit length (or zero)
-        self.distances = np.clip(1.0 - rows @ rows.T, 0.0, 2.0)  # [s, s], as sklearn's cosine_distances
-        np.fill_diagonal(self.distances, 0.0)
+    count = len(unit)
+    sample = (np.arange(count) if count <= SILHOUETTE_SAMPLE
+              else np.random.RandomState(seed).permutation(count)[:SILHOUETTE_SAMPLE])
+    rows = unit[sample]  # [s, d_out], unit length (or zero)
+    distances = np.clip(1.0 - rows @ rows.T, 0.0, 2.0)  # [s, s], as sklearn's cosine_distances
+    np.fill_diagonal(distances, 0.0)
 
-    def of(self, assignments: np.ndarray) -> np.ndarray | None:
-        """[m] each sampled occurrence's silhouette, NaN for those left out; None when the sample holds one group
-        (or a group per occurrence), which has none."""
-        from sklearn.metrics import silhouette_samples
-
-        groups = len(np.unique(assignments[self.sample]))
-        if not 2 <= groups <= len(self.sample) - 1:
+    def of(assignments: np.ndarray) -> np.ndarray | None:  # [m]
+        if not 2 <= len(np.unique(assignments[sample])) <= len(sample) - 1:
             return None
-        samples = np.full(self.count, np.nan)
-        samples[self.sample] = silhouette_samples(self.distances, assignments[self.sample], metric="precomputed")
+        samples = np.full(count, np.nan)
+        samples[sample] = silhouette_samples(distances, assignments[sample], metric="precomputed")
         return samples
+    return of
 
 
-def _neighbors(occurrences: Occurrences, layer: AttentionResult, queries: np.ndarray) -> list[list[Neighbor]]:
+def _neighbors(occurrences: Occurrences, alone: tuple[str, AttentionResult], queries: np.ndarray
+               ) -> list[list[Neighbor]]:
     """The words nearest each query [q, d_out] in the outputs' space, the word itself left out, as explain's
     "after" neighbours are searched."""
-    settings = occurrences.settings
+    settings, (key, layer) = occurrences.settings, alone
     if settings.neighbors == 0:
         return [[] for _ in queries]
-    key = word_entry(occurrences.word, occurrences.vectors)[0]
     search = NeighborSearch.shared(occurrences.vectors, layer, settings.neighbor_vocab)
     return search.nearest(queries, settings.neighbors, [key] * len(queries))
 
 
 def _groups(occurrences: Occurrences, unit: np.ndarray, assignments: np.ndarray, samples: np.ndarray | None,
-            layer: AttentionResult) -> list[SenseGroup]:
-    """Each group's figures: size, centre, silhouette, neighbours of the centre, pulled by, examples."""
+            alone: tuple[str, AttentionResult]) -> list[SenseGroup]:
     members = [np.flatnonzero(assignments == g) for g in range(int(assignments.max()) + 1)]
     centres = np.array([unit[rows].mean(axis=0) for rows in members])  # [K, d_out]
-    neighbors = _neighbors(occurrences, layer, centres)
+    neighbors = _neighbors(occurrences, alone, centres)
     return [SenseGroup(number=g + 1, members=rows, centre=centres[g],
                        silhouette=None if samples is None or np.isnan(samples[rows]).all()
                        else float(np.nanmean(samples[rows])),
@@ -204,9 +172,8 @@ def _groups(occurrences: Occurrences, unit: np.ndarray, assignments: np.ndarray,
 
 
 def pulled_by(occurrences: Occurrences, rows: np.ndarray) -> list[Pull]:
-    """The context words with the largest mean share of the shift over the group's occurrences: each word's shares
-    (by its case-folded text) summed over the group, divided by the group's size; the top `neighbors` (5 when
-    that is 0), largest first, ties by first appearance."""
+    """The context words (case-folded) with the largest mean share of the shift over the group's occurrences: the
+    top `neighbors` (5 when that is 0), largest first, ties by first appearance."""
     totals: dict[str, float] = {}
     for row in rows.tolist():
         for word, share in zip(occurrences.context_words[row], occurrences.context_shares[row].tolist()):
@@ -227,8 +194,8 @@ def examples(occurrences: Occurrences, unit: np.ndarray, rows: np.ndarray, centr
 
 
 def occurrence_labels(occurrences: Occurrences, labels: list[str]) -> list[str]:
-    """Each occurrence's label: its line's, `labels` holding one per line read (line first_line.. in order), or
-    one per line through the last that holds an occurrence (a table may claim more lines than any list holds)."""
+    """Each occurrence's line's label; `labels` holds one per line read, or one per line through the last with an
+    occurrence (a table may claim more lines than any list holds)."""
     if not all(isinstance(label, str) for label in labels):
         raise InputTypeError("labels must be a sequence of str, one per corpus line")
     needed = int(occurrences.line[-1]) - occurrences.first_line + 1 if len(occurrences) else 0
@@ -240,8 +207,8 @@ def occurrence_labels(occurrences: Occurrences, labels: list[str]) -> list[str]:
 
 def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: list[str],
                   order: list[str]) -> LabelsReport:
-    """Purity and adjusted Rand index of the groups against the labels, each group's commonest label, and the
-    sense probe for the outputs and the two baselines (static vector, bag of words)."""
+    """Purity and adjusted Rand index of the groups, each group's commonest label, and the sense probe for the
+    outputs and the two baselines (static vector, bag of words)."""
     from sklearn.metrics import adjusted_rand_score
 
     codes = {label: code for code, label in enumerate(order)}
@@ -264,9 +231,8 @@ def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: lis
 
 
 def probe(vectors: np.ndarray, truth: np.ndarray, order: list[str]) -> dict[str, float]:
-    """Leave-one-out nearest neighbour by cosine, scored as accuracy and macro-F1 over the labels present. Ties (the
-    others within TIE of the best cosine) give their commonest label, then the first seen, so a vector shared by
-    all (the static baseline) predicts the majority label of the others."""
+    """Leave-one-out nearest neighbour by cosine, scored as accuracy and macro-F1 over the labels present. Ties give
+    their commonest label, so a vector shared by all (the static baseline) predicts the others' majority."""
     from sklearn.metrics import f1_score
 
     predicted = nearest_labels(unit_rows(vectors), truth, len(order))
@@ -275,7 +241,7 @@ def probe(vectors: np.ndarray, truth: np.ndarray, order: list[str]) -> dict[str,
 
 
 def nearest_labels(unit: np.ndarray, truth: np.ndarray, labels: int) -> np.ndarray:
-    """The probe's prediction for each row, a block of rows at a time: never the whole [m, m] cosines at once."""
+    """The probe's prediction for each row (ties: the first of the commonest), never all [m, m] cosines at once."""
     count = len(unit)
     one_hot = np.zeros((count, labels))
     one_hot[np.arange(count), truth] = 1.0
@@ -290,8 +256,8 @@ def nearest_labels(unit: np.ndarray, truth: np.ndarray, labels: int) -> np.ndarr
 
 
 def projection(unit: np.ndarray) -> np.ndarray:
-    """The occurrences on the plane of their two main directions (PCA of the unit outputs by SVD), [m, 2]: each
-    direction's sign fixed so its largest loading is positive, so the same input gives the same picture."""
+    """[m, 2] the unit outputs on their two main directions (PCA by SVD), each one's largest loading positive, so
+    the same input gives the same picture."""
     centred = unit - unit.mean(axis=0)
     _, _, directions = np.linalg.svd(centred, full_matrices=False)  # [r, d_out], r = min(m, d_out)
     directions = directions[:2]

@@ -11,9 +11,9 @@ import numpy as np
 from attn_cli.documents.senses import senses_document
 from attn_cli.engine.analysis import Neighbor
 from attn_cli.engine.attention import AttentionResult
-from attn_cli.errors import InputError, Option, SettingsError
+from attn_cli.contexts.table import Occurrences, to_arrow, write_parquet
+from attn_cli.errors import InputError, SettingsError
 from attn_cli.results import Report, changed_settings
-from attn_cli.contexts.table import Occurrences
 
 if TYPE_CHECKING:
     import pandas
@@ -22,16 +22,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Pull:
-    """A context word and its mean share of the shift over a group's occurrences."""
-
-    word: str  # case-folded
-    share: float
+    word: str  # a context word, case-folded
+    share: float  # its mean share of the shift over a group's occurrences
 
 
 @dataclass(frozen=True)
-class Example:
-    """An occurrence near a group's centre."""
-
+class Example:  # an occurrence near a group's centre
     index: int  # its row in the occurrences table
     line: int
     position: int
@@ -41,9 +37,7 @@ class Example:
 
 @dataclass(frozen=True, eq=False)
 class SenseGroup:
-    """One group of occurrences: numbered from 1 by size (largest first)."""
-
-    number: int
+    number: int  # from 1, by size (largest first)
     members: np.ndarray  # int64 [size]: rows of the occurrences table
     centre: np.ndarray  # [d_out] the mean of the members' unit outputs
     silhouette: float | None  # the members' mean silhouette (None with one group)
@@ -60,9 +54,7 @@ class SenseGroup:
 
 
 @dataclass(frozen=True)
-class LabelsReport:
-    """How the groups and the outputs match labels given per line."""
-
+class LabelsReport:  # how the groups and the outputs match labels given per line
     purity: float  # the share of occurrences whose group's commonest label is theirs
     adjusted_rand: float  # agreement of groups and labels, 0 for chance, 1 for the same partition
     groups: tuple[tuple[int, str, float], ...]  # (group, its commonest label, that label's share of the group)
@@ -73,8 +65,7 @@ class LabelsReport:
 
 @dataclass(frozen=True, eq=False)
 class SensesResult(Report):
-    """A word across a corpus: its occurrences (the table), their groups and, given labels, the probe; its document
-    as every result's (Report: to_dict, to_json, tables as str(), the Jupyter cell)."""
+    """A word across a corpus: its occurrences (the table), their groups and, given labels, the probe."""
 
     word: str
     occurrences: Occurrences
@@ -94,13 +85,11 @@ class SensesResult(Report):
     def clusters(self) -> int:
         return len(self.groups)
 
-    def document(self, wanted: Any = None) -> dict:
-        """The document of schemas/senses.schema.json, whole."""
+    def document(self, wanted: Any = None) -> dict:  # always whole
         return senses_document(self)
 
     @property
-    def occurrence_labels(self) -> tuple[str, ...] | None:
-        """Each occurrence's label (its line's), None without labels."""
+    def occurrence_labels(self) -> tuple[str, ...] | None:  # each occurrence's (its line's), None without labels
         return None if self.labels_report is None else self.labels_report.labels
 
     def to_pandas(self) -> pandas.DataFrame:
@@ -121,24 +110,17 @@ class SensesResult(Report):
 
     def to_arrow(self) -> pyarrow.Table:
         """The occurrences' table (Occurrences.to_arrow) with each one's `group` (from 1) and `label`."""
-        from attn_cli.contexts.columns import to_arrow
-
-        return to_arrow(self.occurrences, self.assignments + 1, self.occurrence_labels,
-                        feature=Option("parquet", python_text="SensesResult.to_arrow"))
+        return to_arrow(self.occurrences, self.assignments + 1, self.occurrence_labels, name="SensesResult.to_arrow")
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
         """That table as a Parquet file, whole or not at all (`attn-cli senses --parquet`)."""
-        from attn_cli.contexts.columns import write_parquet
-
         write_parquet(path, self.occurrences, self.assignments + 1, self.occurrence_labels,
-                      feature=Option("parquet", python_text="SensesResult.write_parquet"))
+                      name="SensesResult.write_parquet")
 
     def to_html(self, path: str | os.PathLike[str] | None = None, *, color_by: str = "group") -> str:
         """The self-contained page of `attn-cli senses --html`, its scatter coloured by group (or, with labels,
         `color_by="label"`); written atomically to `path` if given."""
-        from attn_cli.render.senses_page import senses_page
-
-        return _written(senses_page(senses_document(self), self.python_call(), self._colour(color_by)), path)
+        return _written(self._page(senses_document(self), self._colour(color_by)), path)
 
     def to_svg(self, path: str | os.PathLike[str] | None = None, *, color_by: str = "group") -> str:
         """The scatter alone as an SVG file (as `--svg`), coloured as to_html's; written atomically to `path`."""
@@ -147,7 +129,6 @@ class SensesResult(Report):
         return _written(scatter_svg(senses_document(self), standalone=True, color_by=self._colour(color_by)), path)
 
     def _colour(self, color_by: str) -> str:
-        """`color_by` checked: "group", or "label" for a result with labels."""
         from attn_cli.render.senses_page import COLOR_BY
 
         if color_by not in COLOR_BY:
@@ -156,14 +137,14 @@ class SensesResult(Report):
             raise SettingsError("color_by", "'label' needs labels: group with labels=... (one per corpus line)")
         return color_by
 
-    def _page(self, document: dict) -> str:
+    def _page(self, document: dict, color_by: str = "group") -> str:
         from attn_cli.render.senses_page import senses_page
 
-        return senses_page(document, self.python_call())
+        return senses_page(document, self.python_call(), color_by)
 
     def python_call(self) -> str:
-        """`attn_cli.senses('bank', sentences, clusters=2, labels=labels, mode='projected')` for the page's header:
-        the settings that differ from the defaults; the corpus and the labels by name only."""
+        """`attn_cli.senses('bank', sentences, clusters=2, labels=labels, mode='projected')`: the corpus and the
+        labels by name only."""
         given = [f"clusters={self.clusters}"] if self.chosen_by == "given" else []
         labels = ["labels=labels"] if self.labels_report is not None else []
         arguments = [repr(self.word), "sentences", *given, *labels, *changed_settings(self.occurrences.settings)]
@@ -176,7 +157,6 @@ class SensesResult(Report):
 
 
 def _written(text: str, path: str | os.PathLike[str] | None) -> str:
-    """`text`, also written whole (never half a file) to `path` when one is given."""
     if path is not None:
         from attn_cli.files import write_file
 

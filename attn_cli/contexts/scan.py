@@ -1,9 +1,5 @@
-"""The scan: every occurrence of one word in a corpus, with its own row of attention and nothing more.
-
-Lines are read lazily, a group at a time; a line whose raw text cannot hold the word (`could_hold`) is never
-tokenized. Only the occurrences' rows of attention are computed (engine/occurrences.py) and kept, so memory stays
-flat in the number of lines.
-"""
+"""The scan: every occurrence of one word in a corpus with its own row of attention only (engine/occurrences.py),
+lines read a group at a time, a line that cannot hold the word (`could_hold`) never tokenized: memory stays flat."""
 
 from __future__ import annotations
 
@@ -18,13 +14,12 @@ import numpy as np
 from attn_cli.api import check_layer, prepared, tokenized_for
 from attn_cli.batches import GROUP_CELLS, GROUP_LINES, LINE_TYPES, Line, LineError, is_line, runs_within
 from attn_cli.declared import is_whole
-from attn_cli.engine.attention import static_outputs
+from attn_cli.contexts.table import LARGEST_LINE, ROW_COLUMNS, Occurrences
+from attn_cli.engine.attention import AttentionResult, static_outputs
 from attn_cli.engine.occurrences import occurrence_rows, word_layer
 from attn_cli.engine.tokenize import TokenizedSentence
-from attn_cli.contexts.columns import LARGEST_LINE, ROW_COLUMNS
 from attn_cli.errors import (InputError, InputTypeError, Option, SettingsError, SettingsTypeError, require_iterable,
                              shorten)
-from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import MAX_OCCURRENCES, Settings, check_max_occurrences
 from attn_cli.vectors.store import Vectors, without_accents
 
@@ -35,9 +30,8 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
                 settings: Settings | None = None, progress: Callable[[int], None] | None = None,
                 max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> Occurrences:
     """Every occurrence of `word` (a token whose vocabulary entry is the word's) in `lines` (sentences or word
-    lists, numbered from `first_line`), each with its contextual output. A line that cannot be attended is skipped
-    and counted, the first kept with why. `progress` hears the lines read after each group of lines. More than
-    `max_occurrences` is an InputError as soon as it is read: an endless stream stops."""
+    lists, numbered from `first_line`) with its contextual output; a line that cannot be attended is skipped and
+    counted. `progress` hears the lines read after each group; past `max_occurrences` an InputError stops the read."""
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
     lines = require_iterable("lines", lines, "sentences (str) or of word lists")
@@ -53,40 +47,34 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
     check_layer(chosen, found)
     from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 
+    numbered = enumerate(lines, first_line)
     with threadpool_limits(limits=THREADS):
-        return _scanned(Scan(word, found, chosen, first_line), enumerate(lines, first_line), progress, max_occurrences)
+        scan = Scan(word, found, chosen, first_line)
+        while group := list(islice(numbered, GROUP_LINES)):
+            scan.read(group)
+            if progress is not None:
+                progress(scan.lines_read)
+            if scan.found > max_occurrences:
+                raise InputError(f"more than {max_occurrences:,} occurrences of {word!r} by line "
+                                 f"{scan.lines_read:,}; give a smaller corpus (or scan its parts: docs/senses-dask.md)"
+                                 ", or raise ", Option("max_occurrences"))
+        return scan.table()
 
 
-def _scanned(scan: Scan, numbered: Iterator[tuple[int, Line]], progress: Callable[[int], None] | None,
-             max_occurrences: int) -> Occurrences:
-    """The scan's reading of every group of numbered lines, then its table."""
-    word = scan.word
-    while group := list(islice(numbered, GROUP_LINES)):
-        scan.read(group)
-        if progress is not None:
-            progress(scan.lines_read)
-        if scan.found > max_occurrences:
-            raise InputError(f"more than {max_occurrences:,} occurrences of {word!r} by line {scan.lines_read:,}; "
-                             "give a smaller corpus (or scan its parts: docs/senses-dask.md), or raise ",
-                             Option("max_occurrences"))
-    return scan.table()
-
-
-def word_entry(word: str, vectors: Vectors) -> tuple[str, int]:
-    """The vocabulary entry (key and row) the word's tokens match, as `tokenize` looks a token up; InputError if
-    the vector set has none."""
+def word_entry(word: str, vectors: Vectors, settings: Settings) -> tuple[str, AttentionResult]:
+    """The vocabulary key the word's tokens match (as `tokenize` looks a token up) and the layer over the word
+    alone; InputError if the vector set has no entry for it."""
     found = vectors.lookup(unicodedata.normalize("NFC", word)) if word else None
     if found is None:
         raise InputError(f"{shorten(word)!r} is not in the vocabulary of {vectors.name}, so no token can be it; "
                          "give a word the vector set knows")
-    return found
+    key, row = found
+    return key, word_layer(vectors.rows([row])[0], settings.attention, settings.projections)
 
 
 def folded(text: str) -> str:
-    """The text as the pre-filter compares it: accents removed, upper-cased, case-folded, accents removed again.
-    Safe because folded(c) equals folded(s) for each spelling s `Vectors.candidate_keys` may try for a character c,
-    character by character: a token matching the key has folded(key) in folded(line) (the tests check every
-    code point). ASCII text folds to its lower case."""
+    """The text as the pre-filter compares it: safe because folded(c) equals folded(s) for each spelling s
+    `Vectors.candidate_keys` may try for a character c (the tests check every code point)."""
     if text.isascii():
         return text.lower()
     return without_accents(without_accents(without_accents(text).upper()).casefold())
@@ -94,37 +82,31 @@ def folded(text: str) -> str:
 
 def could_hold(line: Line, folded_key: str) -> bool:
     """False only for a str line without the folded key in its folded NFC text (a word list is always tokenized)."""
-    if not isinstance(line, str):
-        return True
-    return folded_key in folded(line if line.isascii() else unicodedata.normalize("NFC", line))
+    return not isinstance(line, str) or folded_key in folded(line if line.isascii() else
+                                                             unicodedata.normalize("NFC", line))
 
 
 @dataclass
-class Found:
-    """A line's occurrences before attention: its tokens and the token indices that are the word."""
-
+class Found:  # a line's occurrences before attention: its tokens and the indices of those that are the word
     number: int
     text: str
     tokenized: TokenizedSentence
     indices: list[int]
 
 
-class Scan:
-    """The occurrences found so far, column by column, and the counts of lines."""
+class Scan:  # the occurrences found so far, column by column, and the counts of lines
 
     def __init__(self, word: str, vectors: Vectors, settings: Settings, first_line: int) -> None:
         self.word, self.vectors, self.settings, self.first_line = word, vectors, settings, first_line
-        self.key, row = word_entry(word, vectors)
+        self.key, self.layer = word_entry(word, vectors, settings)
         self.folded_key = folded(self.key)
-        self.layer = word_layer(vectors.rows([row])[0], settings.attention, settings.projections)
         self.lines_read = self.skipped_lines = 0
         self.first_skipped: LineError | None = None  # the first line skipped, with why
         self.pending: list[Found] = []  # lines with the word, not attended yet
         self.columns: dict[str, list] = {name: [] for name in ROW_COLUMNS}
 
     @property
-    def found(self) -> int:
-        """The occurrences found so far, attended or waiting."""
+    def found(self) -> int:  # attended or waiting
         return len(self.columns["line"]) + sum(len(item.indices) for item in self.pending)
 
     def read(self, group: list[tuple[int, Line]]) -> None:
@@ -135,8 +117,7 @@ class Scan:
         if len(self.pending) >= GROUP_LINES:
             self.attend_pending()
 
-    def attend_pending(self) -> None:
-        """Attend the lines found so far, in runs of at most GROUP_CELLS numbers, and keep their rows."""
+    def attend_pending(self) -> None:  # in runs of at most GROUP_CELLS numbers
         for run in runs_within(self.pending, self._cells, GROUP_CELLS):
             for item in sorted(self._attended(run), key=lambda attended: attended[0].number):  # corpus order
                 self._keep(item)
@@ -165,8 +146,7 @@ class Scan:
         if self.first_skipped is None or number < self.first_skipped.line:
             self.first_skipped = LineError(number, error)
 
-    def _cells(self, item: Found) -> int:
-        """The numbers a line's rows take: each occurrence's copy of its sentence's [n, d] inputs."""
+    def _cells(self, item: Found) -> int:  # each occurrence's copy of its sentence's [n, d] inputs
         return len(item.indices) * item.tokenized.embeddings.size
 
     def _attended(self, run: list[Found]) -> Iterator[tuple[Found, Any]]:
@@ -190,8 +170,7 @@ class Scan:
                 yield item, [part[start:start + len(item.indices)] for part in rows]
                 start += len(item.indices)
 
-    def _rows(self, stack: list[Found]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The outputs, shares and bags of the stack's occurrences, in order."""
+    def _rows(self, stack: list[Found]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # outputs, shares, bags
         embeddings = np.stack([item.tokenized.embeddings for item in stack])  # [B, n, d]
         sentences = np.array([s for s, item in enumerate(stack) for _ in item.indices], dtype=np.int64)
         positions = np.array([i for item in stack for i in item.indices], dtype=np.int64)
@@ -214,17 +193,14 @@ class Scan:
         self.columns["bags"].append(bags)
 
     def table(self) -> Occurrences:
-        """What the scan found, as columns."""
         self.attend_pending()
-        static = static_outputs(self.layer)[0]
-        width, dims = len(static), self.vectors.dims
-        columns = self.columns
+        static, columns = static_outputs(self.layer)[0], self.columns
         return Occurrences(
             word=self.word, settings=self.settings, vectors=self.vectors, static=static,
             line=np.array(columns["line"], dtype=np.int64), position=np.array(columns["position"], dtype=np.int64),
             token=columns["token"], sentence=columns["sentence"],
-            outputs=np.vstack(columns["outputs"]) if columns["outputs"] else np.zeros((0, width)),
-            bags=np.vstack(columns["bags"]) if columns["bags"] else np.zeros((0, dims)),
+            outputs=np.vstack(columns["outputs"]) if columns["outputs"] else np.zeros((0, len(static))),
+            bags=np.vstack(columns["bags"]) if columns["bags"] else np.zeros((0, self.vectors.dims)),
             context_words=columns["context_words"], context_shares=columns["context_shares"],
             first_line=self.first_line, lines_read=self.lines_read, skipped_lines=self.skipped_lines,
             first_skipped=self.first_skipped)
