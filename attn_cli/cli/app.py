@@ -28,7 +28,7 @@ from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOption
                                   Help, Html, Include, InputFormat, InputFormatOption, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection, Plain,
                                   PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Strict,
-                                  Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, parquet_option,
+                                  Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, Parquet,
                                   picked)
 from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, command_line, is_output_failure, renderer,
                                   silence_stdout, stdout_failure)
@@ -192,7 +192,7 @@ def explain(
     similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
     mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
     output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
-    parquet: Annotated[Optional[Path], parquet_option("token of each sentence")] = None,
+    parquet: Parquet = None,
     vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
     trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
     neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,

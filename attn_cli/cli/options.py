@@ -106,11 +106,12 @@ VectorsOption = Annotated[Optional[str], _option(
          "Default: the embedded set.")]
 Format = Annotated[Optional[VectorFormat], _option(
     "--format", panel=OUTPUT_PANEL, metavar="FORMAT",
-    help="Read --vectors as glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle (default: detected).")]
+    help="Read the vector file as glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle (default: "
+         "detected).")]
 Limit = Annotated[Optional[int], _option("--limit", panel=OUTPUT_PANEL, metavar="N",
                                          help="Keep the first (most frequent) N words of the vectors.")]
 SkipBadLines = Annotated[bool, _option("--skip-bad-lines", panel=OUTPUT_PANEL,
-                                       help="Leave out malformed lines of --vectors (counted).")]
+                                       help="Leave out malformed lines of the vector file (counted).")]
 TrustPickle = Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,
                                       help="Allow gensim .kv/.model pickles (loading one can run code).")]
 Json = Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write JSON to stdout.")]
@@ -118,22 +119,15 @@ Quiet = Annotated[bool, _option("--quiet", "-q", panel=OUTPUT_PANEL,
                                 help="No warnings on stderr (errors are still said).")]
 
 
-def html_option(text: str = "Also write an interactive HTML report.") -> Any:
-    return _option("--html", panel=OUTPUT_PANEL, metavar="FILE", help=text)
-
-
-def svg_option(text: str = "Also write the tables as an SVG picture.") -> Any:
-    return _option("--svg", panel=OUTPUT_PANEL, metavar="FILE", help=text)
-
-
-def parquet_option(rows: str) -> Any:
-    """A command's --parquet FILE, `rows` saying what one row is."""
-    return _option("--parquet", panel=OUTPUT_PANEL, metavar="FILE",
-                   help=f"Also write a Parquet table, one row per {rows} (needs pyarrow).")
-
-
-Html = Annotated[Optional[Path], html_option()]
-Svg = Annotated[Optional[Path], svg_option()]
+Html = Annotated[Optional[Path], _option(
+    "--html", panel=OUTPUT_PANEL, metavar="FILE",
+    help="Also write an interactive HTML report (senses: the occurrences' scatter and the tables).")]
+Svg = Annotated[Optional[Path], _option(
+    "--svg", panel=OUTPUT_PANEL, metavar="FILE",
+    help="Also write the tables as an SVG picture (senses: the occurrences' scatter, coloured by group).")]
+Parquet = Annotated[Optional[Path], _option(
+    "--parquet", panel=OUTPUT_PANEL, metavar="FILE",
+    help="Also write a Parquet table, one row per token of each sentence (senses: per occurrence); needs pyarrow.")]
 File = Annotated[Optional[Path], _option("--file", panel=BATCH_PANEL, metavar="FILE",
                                          help="Read sentences from FILE, one per line (as - reads stdin).")]
 InputFormatOption = Annotated[InputFormat, _option(

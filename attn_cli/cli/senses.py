@@ -17,8 +17,7 @@ from attn_cli.cli.messages import QUIET, warn
 from attn_cli.cli.options import (DK, S, EngineOptions, File, Format, Heads, Help, Include, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection,
                                   PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Temperature,
-                                  TrustPickle, VectorsOption, Weights, _option, html_option, parquet_option,
-                                  svg_option)
+                                  TrustPickle, VectorsOption, Weights, _option, Html, Parquet, Svg)
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
 from attn_cli.errors import UsageError, flag, shorten, shown_path
 from attn_cli import MAX_OCCURRENCES, LayerSettings, Settings, Vectors, declarations
@@ -60,8 +59,6 @@ COLOR_BY_OPTION = Annotated[str, _option(
     help="Colour the scatter of --html and --svg by group, or by label (with --labels or --example).")]
 SOURCE_ARGUMENT = Annotated[Optional[str], typer.Argument(
     metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")]
-PICTURED = {"html": "Also write the page: the occurrences' scatter (hover: the sentence) and the tables.",
-            "svg": "Also write the occurrences' scatter, coloured by group, as an SVG picture."}
 
 
 def senses(
@@ -80,12 +77,11 @@ def senses(
     occurrences_file: OCCURRENCES_OPTION = None,
     example: EXAMPLE_OPTION = False,
     color_by: COLOR_BY_OPTION = "group",
-    parquet: Annotated[Optional[Path], parquet_option("occurrence")] = None,
+    parquet: Parquet = None,
     vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
     trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
     neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
-    include: Include = "", html: Annotated[Optional[Path], html_option(PICTURED["html"])] = None,
-    svg: Annotated[Optional[Path], svg_option(PICTURED["svg"])] = None, quiet: Quiet = False,
+    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
     file: File = None, help_: Help = False,
 ) -> None:
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""

