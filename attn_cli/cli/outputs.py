@@ -16,7 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from attn_cli.errors import UsageError, shown_path
 from attn_cli.cli.fields import Selection, select
@@ -65,6 +65,24 @@ def command_line(ctx: typer.Context) -> str:
 def stdout_closed() -> None:
     """Rich's broken-pipe hook: the CLI then stops quietly with 141 (Rich would exit 1, a bug's code)."""
     raise BrokenPipeError(errno.EPIPE, "stdout was closed")
+
+
+@contextlib.contextmanager
+def status_bar(enabled: bool, columns: Callable[[Any], tuple], stream: TextIO | None = None,
+               **fields: Any) -> Iterator[Callable[..., None]]:
+    """A transient Rich bar on stderr (or `stream`) when it is a terminal, so a pipe and --json stay silent;
+    `columns(rich.progress)` lays it out, and the function given moves it (Progress.update's keywords)."""
+    stream = stream or sys.stderr
+    if not (enabled and stream.isatty()):
+        yield lambda **changes: None
+        return
+    from rich import progress
+    from rich.console import Console
+
+    with progress.Progress(*columns(progress), console=Console(file=stream, force_terminal=True),
+                           transient=True) as bar:
+        task = bar.add_task(**{"description": "", "total": None, **fields})
+        yield lambda **changes: bar.update(task, **changes)
 
 
 MAX_PICTURED = 1_000  # sentences an --html page or --svg picture holds: ~20 kB of page each (7 words), all in memory
