@@ -30,7 +30,7 @@ from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOption
                                   PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Strict,
                                   Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, Parquet,
                                   picked)
-from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, command_line, is_output_failure, renderer,
+from attn_cli.cli.outputs import (Draw, ReportOutputs, command_line, is_output_failure, renderer,
                                   silence_stdout, stdout_failure)
 from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
@@ -254,7 +254,6 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
     names = batch.field_names(engine)
     selection = None if names is None else parse_selection(names, command)
     files = engine.picture_files(batch.file, stdin=sentence == STDIN, parquet=parquet)
-    table = None if parquet is None else ParquetTable(parquet)
     unknown = UnknownWords()
 
     def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
@@ -268,14 +267,12 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
                 yield outcome
             else:
                 unknown.add(outcome, line)
-                if table is not None:
-                    table.add(outcome, line.number)
+                outputs.add_row(outcome, line.number)
                 yield partial(outcome.document, outputs.wanted)
 
+    outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
+                            selection=selection, one_document=sentence not in (None, STDIN) and batch.file is None)
     try:
-        outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
-                                selection=selection, table=table,
-                                one_document=sentence not in (None, STDIN) and batch.file is None)
         lines = input_lines(sentence, batch.file, batch.input_format.value,
                             f'echo "money bank grows" | attn-cli {command} -')
         vectors = engine.load(warn, progress=not engine.json)
@@ -285,8 +282,8 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
         finally:
             unknown.tell(outputs.json)
     finally:
-        if table is not None:
-            table.discard()  # nothing once the run has put it in place
+        if outputs.table is not None:
+            outputs.table.discard()  # nothing once the run has put it in place
 
 
 class UnknownWords:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import textwrap
 from pathlib import Path
 from typing import Annotated, Any, Optional, Sequence
 
@@ -104,23 +105,12 @@ def list_(json: Json = False) -> None:
 
 
 def two_line_rows(names: Sequence[str], rows: Sequence[Sequence[str]], right: tuple[int, ...]) -> list[str]:
-    """Each name on a line, its row of details aligned on the next, so long names and paths fit the terminal."""
+    """Each name on a line, its row of details aligned on the next, so long names and paths fit the terminal
+    (wrapped, every character kept)."""
     width = max(shutil.get_terminal_size().columns, len(DETAILS_INDENT) + 20)
-    lines = []
-    for name, row in zip(names, aligned(rows, right=right, indent=DETAILS_INDENT)):
-        lines += folded(f"  {literal(name)}", width) + folded(row, width)
-    return lines
-
-
-def folded(line: str, width: int) -> list[str]:
-    """The line in pieces of at most `width`, broken after a space or '/' where it can, every character kept."""
-    pieces = []
-    while len(line) > width:
-        cut = max(line.rfind(" ", len(DETAILS_INDENT) + 1, width), line.rfind("/", len(DETAILS_INDENT) + 1, width))
-        cut = cut + 1 if cut > 0 else width
-        pieces.append(line[:cut].rstrip())
-        line = DETAILS_INDENT + line[cut:].lstrip(" ")
-    return [*pieces, line]
+    return [piece for name, row in zip(names, aligned(rows, right=right, indent=DETAILS_INDENT))
+            for line in (f"  {literal(name)}", row) for piece in textwrap.wrap(
+                line, width, subsequent_indent=DETAILS_INDENT, break_on_hyphens=False)]
 
 
 @vectors_app.command(cls=Command, epilog=examples("attn-cli vectors remove vectors.txt",
