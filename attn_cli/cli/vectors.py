@@ -50,7 +50,7 @@ def import_(
         return
     if from_path is not None:
         raise UsageError(f"--from applies only to a model ({', '.join(MODELS)}); give a vector file as SOURCE")
-    not_stdout("SOURCE", source)
+    read_back(Path(source), f"SOURCE {shown_path(source)}")  # an empty name is the library's to refuse (exit 4)
     vectors = load_vectors(source, limit=limit, format=file_format.value if file_format else None,
                            skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn,
                            require_cache=True)
@@ -64,10 +64,7 @@ def info(
     json: Json = False,
 ) -> None:
     """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
-    if not source:
-        raise UsageError("vectors info needs a SOURCE: a cache id (attn-cli vectors list shows them), a vector file "
-                         "or a gensim-data name")
-    not_stdout("SOURCE", source)
+    named("info", "SOURCE", source)
     found = find_cached(source, warn)
     if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
@@ -168,10 +165,7 @@ def export(
     json: Json = False,
 ) -> None:
     """Write a vector set as a word2vec file (text or binary), which gensim and the word2vec tools read."""
-    if not source:
-        raise UsageError("vectors export needs a NAME: default, a cache id (attn-cli vectors list shows them), a "
-                         "vector file or a gensim-data name")
-    not_stdout("NAME", source)
+    named("export", "NAME", source, "default, ")
     output_target("FILE", file, "vectors.txt", {"NAME": Path(source)})
     found = find_cached(source, warn)
     try:
@@ -186,8 +180,12 @@ def export(
           [literal(f"wrote {vectors.count:,} words x {vectors.dims} dims of {vectors.name} to {file} ({chosen})")])
 
 
-def not_stdout(name: str, source: str) -> None:
-    """Refuse a vector file that is the very file stdout writes into (`vectors export v.txt o.txt >> v.txt`)."""
+def named(command: str, name: str, source: str, default: str = "") -> None:
+    """A vector set named (an empty name names nothing), and not the very file stdout writes into
+    (`vectors export v.txt o.txt >> v.txt`)."""
+    if not source:
+        raise UsageError(f"vectors {command} needs a {name}: {default}a cache id (attn-cli vectors list shows them), "
+                         "a vector file or a gensim-data name")
     read_back(Path(source), f"{name} {shown_path(source)}")
 
 
