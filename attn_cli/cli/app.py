@@ -23,15 +23,14 @@ from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
-from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
+from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, to_null, warn
 from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOptions, Fields, File, Format, Heads,
                                   Help, Html, Include, InputFormat, InputFormatOption, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection, Plain,
                                   PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Strict,
                                   Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, Parquet,
                                   picked)
-from attn_cli.cli.outputs import (Draw, ReportOutputs, command_line, is_output_failure, renderer,
-                                  silence_stdout, stdout_failure)
+from attn_cli.cli.outputs import Draw, ReportOutputs, command_line, renderer, stdout_failure
 from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
@@ -85,7 +84,7 @@ class OneLineErrors(NarrowHelp, TyperGroup):
 def failed(exc: Exception) -> int:
     """The one stderr line of an exception that ends the run, and its exit code."""
     if isinstance(exc, OSError) and exc.errno == errno.EPIPE:  # a reader gone (`| head`): stop quietly, as Unix
-        silence_stdout()  # tools do on SIGPIPE
+        to_null(sys.stdout)  # tools do on SIGPIPE
         return PIPE_CLOSED
     if isinstance(exc, UnicodeEncodeError) and sys.stdout.encoding != "utf-8":  # a line stdout cannot hold
         exc = unencodable(exc)
@@ -101,9 +100,8 @@ def failed(exc: Exception) -> int:
             context = getattr(exc, "ctx", None)
             fail(parser.format_message() + (f" (see '{context.command_path} --help')" if context is not None else ""))
         return parser.exit_code
-    if isinstance(exc, OSError) and is_output_failure(exc):
-        silence_stdout()
-        fail(stdout_failure(exc))
+    if isinstance(exc, OSError) and (said := stdout_failure(exc)):
+        fail(said)
         return UsageError.exit_code
     if isinstance(exc, MemoryError):  # where no one setting drives it: those that bound a run's memory
         fail(OUT_OF_MEMORY)

@@ -44,18 +44,13 @@ def renderer(module: str, function: str) -> Draw:
         report, console)
 
 
-def is_output_failure(exc: OSError) -> bool:
-    """Whether a disk error is stdout's (`> /dev/full`): every file the commands write names itself."""
-    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO) and exc.filename is None
-
-
-def stdout_failure(exc: OSError) -> str:
-    return f"cannot write to stdout: {exc.strerror}; redirect it to a file on a disk with room"
-
-
-def silence_stdout() -> None:
-    """/dev/null in stdout's place, so the interpreter's final flush cannot fail again."""
+def stdout_failure(exc: OSError) -> str | None:
+    """What a disk error says when it is stdout's (`> /dev/full`: every file the commands write names itself),
+    /dev/null then in stdout's place so the interpreter's final flush cannot fail again; None for another's."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO) or exc.filename is not None:
+        return None
     to_null(sys.stdout)
+    return f"cannot write to stdout: {exc.strerror}; redirect it to a file on a disk with room"
 
 
 def command_line(ctx: typer.Context) -> str:
