@@ -23,7 +23,7 @@ from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
-from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, to_null, warn
+from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
 from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOptions, Fields, File, Format, Heads,
                                   Help, Html, Include, InputFormat, InputFormatOption, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection, Plain,
@@ -243,7 +243,6 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
     """Load the vectors once, then show the documents of `many`'s results for each group of sentences (lines of
     stdin or --file arrive in groups), in order; explain's tokens go to the `parquet` table, put in place when
     the run ends (as the pictures are) and removed if it stops before."""
-    QUIET.set(engine.quiet)
     settings = engine.settings()
     sentence = " ".join(words) if words else None  # `explain money bank grows` is `explain "money bank grows"`
     if batch.listing_fields():
@@ -344,7 +343,6 @@ def compare(
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
     engine = EngineOptions.of(ctx, locals())
-    QUIET.set(engine.quiet)
     settings = engine.settings()
     texts = texts or []
     if cross and word:

@@ -18,6 +18,7 @@ import attn_cli
 from attn_cli import VECTOR_FORMATS, Settings, Vectors, declarations, load_vectors
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.inputs import INPUT_FORMATS, read_back, stdout_file
+from attn_cli.cli.messages import QUIET
 
 PANELS = {"attention": "Attention", "output": "Vectors and output", "training": "Training"}
 ENGINE_PANEL, OUTPUT_PANEL, TRAIN_PANEL = PANELS.values()
@@ -115,10 +116,15 @@ SkipBadLines = Annotated[bool, _option("--skip-bad-lines", panel=OUTPUT_PANEL,
 TrustPickle = Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,
                                       help="Allow gensim .kv/.model pickles (loading one can run code).")]
 Json = Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write JSON to stdout.")]
-Quiet = Annotated[bool, _option("--quiet", "-q", panel=OUTPUT_PANEL,
+
+
+def _quiet(value: bool) -> bool:
+    QUIET.set(value)  # as the option is parsed: every warning after it obeys, and no command need remember it
+    return value
+
+
+Quiet = Annotated[bool, _option("--quiet", "-q", panel=OUTPUT_PANEL, callback=_quiet,
                                 help="No warnings on stderr (errors are still said).")]
-
-
 Html = Annotated[Optional[Path], _option(
     "--html", panel=OUTPUT_PANEL, metavar="FILE",
     help="Also write an interactive HTML report (senses: the occurrences' scatter and the tables).")]
@@ -176,7 +182,6 @@ class EngineOptions(VectorOptions):
     json: bool = False
     html: Optional[Path] = None
     svg: Optional[Path] = None
-    quiet: bool = False
 
     @classmethod
     def of(cls, ctx: typer.Context, values: dict[str, Any]) -> EngineOptions:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Iterator, Optional
 import typer
 
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
-from attn_cli.cli.messages import QUIET, warn
+from attn_cli.cli.messages import warn
 from attn_cli.cli.options import (DK, S, EngineOptions, File, Format, Heads, Help, Include, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection,
                                   PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Temperature,
@@ -83,7 +83,6 @@ def senses(
 ) -> None:
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
     engine = EngineOptions.of(ctx, locals())
-    QUIET.set(engine.quiet)
     settings = engine.settings()
     check_corpus(source, file, occurrences_file, example, labels)
     check_color_by(color_by, labels is not None or example, engine.html is not None or engine.svg is not None)

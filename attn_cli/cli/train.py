@@ -13,7 +13,7 @@ import typer
 
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines
-from attn_cli.cli.messages import QUIET, say, warn
+from attn_cli.cli.messages import say, warn
 from attn_cli.cli.options import (TRAIN_PANEL, Format, Help, Json, Limit, Quiet, SkipBadLines, TrustPickle,
                                   VectorOptions, VectorsOption, _option, output_target, picked, setting)
 from attn_cli.cli.outputs import ReportOutputs, renderer, status_bar, write_target
@@ -64,7 +64,6 @@ def train(
     values = locals()
     source: VectorOptions = picked(VectorOptions, values)
     changes = {name: values[name] for name in declarations(TrainingSettings) if values[name] is not None}
-    QUIET.set(quiet)
     target = output_file(out, corpus, demo, source.vectors)
     if demo and changes.get("mask", "none") != "none":
         raise UsageError("--demo hides a word and asks the layer to predict it from its topic (the masked-word "
