@@ -353,7 +353,7 @@ def compare(
                          f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
     lines = line_list(texts, file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
                       input_format.value)
-    found = [line.sentence() for line in lines]
+    found = [line.sentence() for line in lines]  # the first unreadable line ends the run
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
                          f"{COMPARE_EXAMPLE} --cross")
