@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from attn_cli.cli.senses import DelayedBar
+from attn_cli.cli.outputs import status_bar
+from attn_cli.cli.senses import status_line
 
 RIVER = ["the river bank flooded after the rain", "fish swim near the bank of the river",
          "water rose over the muddy bank", "boats rest on the grassy bank of the stream",
@@ -24,35 +25,19 @@ class Terminal(io.StringIO):
         return True
 
 
-def test_the_status_line_shows_lines_read_then_the_grouping_once_the_delay_has_passed():
+def test_the_status_line_shows_lines_read_then_the_grouping():
     stream = Terminal()
-    with DelayedBar(stream=stream) as bar:
-        assert bar.timer is not None
-        bar.update(500)
-        assert bar.progress is None and stream.getvalue() == ""  # within the delay: nothing drawn
-        bar.show()  # what the timer does once DELAY has passed
-        bar.update(2_345)
-        assert bar.progress is not None and bar.progress.tasks[0].description == "reading (2,345 lines read)"
-        bar.grouping(40)
-        assert bar.progress.tasks[0].description == "grouping 40 occurrences (2,345 lines read)"
-    assert "grouping 40 occurrences" in stream.getvalue()
-    assert not bar.timer.is_alive()
-
-
-def test_a_quick_run_draws_nothing():
-    stream = Terminal()
-    with DelayedBar(stream=stream) as bar:
-        bar.update(10)
-        bar.grouping(3)
-    assert stream.getvalue() == "" and bar.progress is None and not bar.timer.is_alive()
+    with status_bar(True, status_line, stream=stream, description="reading", lines=0) as show:
+        show(lines=2_345)
+        show(description="grouping 40 occurrences")
+    assert "grouping 40 occurrences (2,345 lines read)" in stream.getvalue()
 
 
 @pytest.mark.parametrize("enabled, stream", [(True, io.StringIO()), (False, Terminal())],
                          ids=["not a terminal", "json"])
 def test_no_status_line_on_a_pipe_or_with_json(enabled, stream):
-    with DelayedBar(enabled=enabled, stream=stream) as bar:
-        assert bar.timer is None
-        bar.update(10)
+    with status_bar(enabled, status_line, stream=stream, description="reading", lines=0) as show:
+        show(lines=10)
     assert stream.getvalue() == ""
 
 

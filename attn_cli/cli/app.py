@@ -23,15 +23,14 @@ from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
-from attn_cli.cli.messages import QUIET, as_options, bug_message, fail, warn
+from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
 from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOptions, Fields, File, Format, Heads,
                                   Help, Html, Include, InputFormat, InputFormatOption, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection, Plain,
                                   PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Strict,
-                                  Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, parquet_option,
+                                  Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, Parquet,
                                   picked)
-from attn_cli.cli.outputs import (Draw, ParquetTable, ReportOutputs, command_line, is_output_failure, renderer,
-                                  silence_stdout, stdout_failure)
+from attn_cli.cli.outputs import Draw, ReportOutputs, command_line, renderer, stdout_failure
 from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
 from attn_cli.cli.vectors import vectors_app
@@ -85,7 +84,7 @@ class OneLineErrors(NarrowHelp, TyperGroup):
 def failed(exc: Exception) -> int:
     """The one stderr line of an exception that ends the run, and its exit code."""
     if isinstance(exc, OSError) and exc.errno == errno.EPIPE:  # a reader gone (`| head`): stop quietly, as Unix
-        silence_stdout()  # tools do on SIGPIPE
+        to_null(sys.stdout)  # tools do on SIGPIPE
         return PIPE_CLOSED
     if isinstance(exc, UnicodeEncodeError) and sys.stdout.encoding != "utf-8":  # a line stdout cannot hold
         exc = unencodable(exc)
@@ -101,9 +100,8 @@ def failed(exc: Exception) -> int:
             context = getattr(exc, "ctx", None)
             fail(parser.format_message() + (f" (see '{context.command_path} --help')" if context is not None else ""))
         return parser.exit_code
-    if isinstance(exc, OSError) and is_output_failure(exc):
-        silence_stdout()
-        fail(stdout_failure(exc))
+    if isinstance(exc, OSError) and (said := stdout_failure(exc)):
+        fail(said)
         return UsageError.exit_code
     if isinstance(exc, MemoryError):  # where no one setting drives it: those that bound a run's memory
         fail(OUT_OF_MEMORY)
@@ -192,7 +190,7 @@ def explain(
     similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
     mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
     output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
-    parquet: Annotated[Optional[Path], parquet_option("token of each sentence")] = None,
+    parquet: Parquet = None,
     vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
     trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
     neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
@@ -245,7 +243,6 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
     """Load the vectors once, then show the documents of `many`'s results for each group of sentences (lines of
     stdin or --file arrive in groups), in order; explain's tokens go to the `parquet` table, put in place when
     the run ends (as the pictures are) and removed if it stops before."""
-    QUIET.set(engine.quiet)
     settings = engine.settings()
     sentence = " ".join(words) if words else None  # `explain money bank grows` is `explain "money bank grows"`
     if batch.listing_fields():
@@ -254,7 +251,6 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
     names = batch.field_names(engine)
     selection = None if names is None else parse_selection(names, command)
     files = engine.picture_files(batch.file, stdin=sentence == STDIN, parquet=parquet)
-    table = None if parquet is None else ParquetTable(parquet)
     unknown = UnknownWords()
 
     def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
@@ -268,14 +264,12 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
                 yield outcome
             else:
                 unknown.add(outcome, line)
-                if table is not None:
-                    table.add(outcome, line.number)
+                outputs.add_row(outcome, line.number)
                 yield partial(outcome.document, outputs.wanted)
 
+    outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
+                            selection=selection, one_document=sentence not in (None, STDIN) and batch.file is None)
     try:
-        outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
-                                selection=selection, table=table,
-                                one_document=sentence not in (None, STDIN) and batch.file is None)
         lines = input_lines(sentence, batch.file, batch.input_format.value,
                             f'echo "money bank grows" | attn-cli {command} -')
         vectors = engine.load(warn, progress=not engine.json)
@@ -285,8 +279,8 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
         finally:
             unknown.tell(outputs.json)
     finally:
-        if table is not None:
-            table.discard()  # nothing once the run has put it in place
+        if outputs.table is not None:
+            outputs.table.discard()  # nothing once the run has put it in place
 
 
 class UnknownWords:
@@ -349,7 +343,6 @@ def compare(
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
     engine = EngineOptions.of(ctx, locals())
-    QUIET.set(engine.quiet)
     settings = engine.settings()
     texts = texts or []
     if cross and word:
@@ -360,7 +353,7 @@ def compare(
                          f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
     lines = line_list(texts, file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
                       input_format.value)
-    found = [line.sentence() for line in lines]
+    found = [line.sentence() for line in lines]  # the first unreadable line ends the run
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
                          f"{COMPARE_EXAMPLE} --cross")

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Union
 from attn_cli.errors import AttnError, InputError, Option, OutputError, UsageError, memory_named
 from attn_cli.cli.inputs import InputLine
 from attn_cli.cli.messages import as_options, bug_message
-from attn_cli.cli.outputs import ReportOutputs, is_output_failure, silence_stdout, stdout_failure
+from attn_cli.cli.outputs import ReportOutputs, stdout_failure
 from attn_cli import document_header
 from attn_cli.render.json_out import write_json
 
@@ -56,10 +56,10 @@ def stopped(exc: AttnError | OSError, group: list[InputLine], place: int) -> Exc
     if isinstance(exc, OutputError):  # also an OSError, but ours: it says what failed and the fix
         exc = OutputError(group[place].located(exc.message))
     elif isinstance(exc, OSError):
-        if not is_output_failure(exc):
+        said = stdout_failure(exc)
+        if said is None:
             return exc
-        silence_stdout()
-        exc = UsageError(group[place].located(stdout_failure(exc)))
+        exc = UsageError(group[place].located(said))
     number, last = group[place].number, group[-1].number
     if number is None:  # a sentence argument: nothing else to read
         return exc

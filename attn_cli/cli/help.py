@@ -6,30 +6,16 @@ from __future__ import annotations
 
 import copy
 import functools
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:  # Rich loads with the first help screen: a run that shows none (explain --json) never loads it
     from rich.console import Console, Group
-    from rich.panel import Panel
     from rich.table import Table
 
 HELP_INDENT = 4  # how far an option's help sits under its name in the stacked layout
-UNLIMITED = 10_000  # columns: wide enough that no option's row wraps
-# The consoles (one per help screen) where a panel has stacked: the panels after it stack too (one layout a screen)
-_STACKING: weakref.WeakSet[Console] = weakref.WeakSet()
-
-
-def fits(panel: Panel, console: Console) -> bool:
-    """Whether every word of the panel's table, drawn unbounded, stands whole in the panel at the console's width
-    (Rich's own measures cannot say: a help cell measures as zero wide)."""
-    def words(renderable: Any, width: int) -> set[str]:
-        lines = console.render_lines(renderable, console.options.update_width(width), pad=False)
-        return set("".join(segment.text for line in lines for segment in line).split())
-
-    return words(panel.renderable, UNLIMITED) <= words(panel, console.width)
+STACKED_BELOW = 80  # columns: in fewer, Rich would cut the longest option names (--output-projec…)
 
 
 def stacked(table: Table) -> Group:
@@ -46,7 +32,7 @@ def stacked(table: Table) -> Group:
 
 
 def _options_panel(draw, console: Console, **panel: Any) -> None:
-    """Typer's panel of options, stacked when it (or a panel before it on the screen) cannot fit."""
+    """Typer's panel of options, stacked on a narrow terminal (every panel of the screen alike)."""
     from rich.panel import Panel
     from rich.table import Table
 
@@ -57,10 +43,8 @@ def _options_panel(draw, console: Console, **panel: Any) -> None:
     finally:
         del console.print  # the class's own again
     for item in drawn:
-        if isinstance(item, Panel) and isinstance(item.renderable, Table) and (
-                console in _STACKING or not fits(item, console)):
+        if isinstance(item, Panel) and isinstance(item.renderable, Table) and console.width < STACKED_BELOW:
             item.renderable = stacked(item.renderable)
-            _STACKING.add(console)
         console.print(item)
 
 

@@ -82,16 +82,9 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
 
 
 def line_list(arguments: list[str], file: Path | None, example: str, input_format: str = "text") -> list[InputLine]:
-    """Every argument in order ('-' expands to the lines of stdin), then the lines of `file`; all readable."""
-    found = [readable(line) for argument in arguments for line in input_lines(argument, None, input_format, example)]
-    if file is not None:
-        found += [readable(line) for line in _stream_lines(file, input_format)]
-    return found
-
-
-def readable(line: InputLine) -> InputLine:
-    line.sentence()
-    return line
+    """Every argument in order ('-' expands to the lines of stdin), then the lines of `file`."""
+    found = [line for argument in arguments for line in input_lines(argument, None, input_format, example)]
+    return found + ([] if file is None else list(_stream_lines(file, input_format)))
 
 
 def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",

@@ -18,6 +18,7 @@ import attn_cli
 from attn_cli import VECTOR_FORMATS, Settings, Vectors, declarations, load_vectors
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.inputs import INPUT_FORMATS, read_back, stdout_file
+from attn_cli.cli.messages import QUIET
 
 PANELS = {"attention": "Attention", "output": "Vectors and output", "training": "Training"}
 ENGINE_PANEL, OUTPUT_PANEL, TRAIN_PANEL = PANELS.values()
@@ -106,34 +107,33 @@ VectorsOption = Annotated[Optional[str], _option(
          "Default: the embedded set.")]
 Format = Annotated[Optional[VectorFormat], _option(
     "--format", panel=OUTPUT_PANEL, metavar="FORMAT",
-    help="Read --vectors as glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle (default: detected).")]
+    help="Read the vector file as glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle (default: "
+         "detected).")]
 Limit = Annotated[Optional[int], _option("--limit", panel=OUTPUT_PANEL, metavar="N",
                                          help="Keep the first (most frequent) N words of the vectors.")]
 SkipBadLines = Annotated[bool, _option("--skip-bad-lines", panel=OUTPUT_PANEL,
-                                       help="Leave out malformed lines of --vectors (counted).")]
+                                       help="Leave out malformed lines of the vector file (counted).")]
 TrustPickle = Annotated[bool, _option("--trust-pickle", panel=OUTPUT_PANEL,
                                       help="Allow gensim .kv/.model pickles (loading one can run code).")]
 Json = Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write JSON to stdout.")]
-Quiet = Annotated[bool, _option("--quiet", "-q", panel=OUTPUT_PANEL,
+
+
+def _quiet(value: bool) -> bool:
+    QUIET.set(value)  # as the option is parsed: every warning after it obeys, and no command need remember it
+    return value
+
+
+Quiet = Annotated[bool, _option("--quiet", "-q", panel=OUTPUT_PANEL, callback=_quiet,
                                 help="No warnings on stderr (errors are still said).")]
-
-
-def html_option(text: str = "Also write an interactive HTML report.") -> Any:
-    return _option("--html", panel=OUTPUT_PANEL, metavar="FILE", help=text)
-
-
-def svg_option(text: str = "Also write the tables as an SVG picture.") -> Any:
-    return _option("--svg", panel=OUTPUT_PANEL, metavar="FILE", help=text)
-
-
-def parquet_option(rows: str) -> Any:
-    """A command's --parquet FILE, `rows` saying what one row is."""
-    return _option("--parquet", panel=OUTPUT_PANEL, metavar="FILE",
-                   help=f"Also write a Parquet table, one row per {rows} (needs pyarrow).")
-
-
-Html = Annotated[Optional[Path], html_option()]
-Svg = Annotated[Optional[Path], svg_option()]
+Html = Annotated[Optional[Path], _option(
+    "--html", panel=OUTPUT_PANEL, metavar="FILE",
+    help="Also write an interactive HTML report (senses: the occurrences' scatter and the tables).")]
+Svg = Annotated[Optional[Path], _option(
+    "--svg", panel=OUTPUT_PANEL, metavar="FILE",
+    help="Also write the tables as an SVG picture (senses: the occurrences' scatter, coloured by group).")]
+Parquet = Annotated[Optional[Path], _option(
+    "--parquet", panel=OUTPUT_PANEL, metavar="FILE",
+    help="Also write a Parquet table, one row per token of each sentence (senses: per occurrence); needs pyarrow.")]
 File = Annotated[Optional[Path], _option("--file", panel=BATCH_PANEL, metavar="FILE",
                                          help="Read sentences from FILE, one per line (as - reads stdin).")]
 InputFormatOption = Annotated[InputFormat, _option(
@@ -182,7 +182,6 @@ class EngineOptions(VectorOptions):
     json: bool = False
     html: Optional[Path] = None
     svg: Optional[Path] = None
-    quiet: bool = False
 
     @classmethod
     def of(cls, ctx: typer.Context, values: dict[str, Any]) -> EngineOptions:

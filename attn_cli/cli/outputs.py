@@ -16,7 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from attn_cli.errors import UsageError, shown_path
 from attn_cli.cli.fields import Selection, select
@@ -30,6 +30,7 @@ from attn_cli.render.consoles import draw_literally, report_console, trimmed, wr
 
 if TYPE_CHECKING:
     import typer
+    from attn_cli import ExplainParquet
     from rich.console import Console
 
 Draw = Callable[[dict, "Console"], None]
@@ -43,18 +44,13 @@ def renderer(module: str, function: str) -> Draw:
         report, console)
 
 
-def is_output_failure(exc: OSError) -> bool:
-    """Whether a disk error is stdout's (`> /dev/full`): every file the commands write names itself."""
-    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO) and exc.filename is None
-
-
-def stdout_failure(exc: OSError) -> str:
-    return f"cannot write to stdout: {exc.strerror}; redirect it to a file on a disk with room"
-
-
-def silence_stdout() -> None:
-    """/dev/null in stdout's place, so the interpreter's final flush cannot fail again."""
+def stdout_failure(exc: OSError) -> str | None:
+    """What a disk error says when it is stdout's (`> /dev/full`: every file the commands write names itself),
+    /dev/null then in stdout's place so the interpreter's final flush cannot fail again; None for another's."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO) or exc.filename is not None:
+        return None
     to_null(sys.stdout)
+    return f"cannot write to stdout: {exc.strerror}; redirect it to a file on a disk with room"
 
 
 def command_line(ctx: typer.Context) -> str:
@@ -67,26 +63,49 @@ def stdout_closed() -> None:
     raise BrokenPipeError(errno.EPIPE, "stdout was closed")
 
 
+@contextlib.contextmanager
+def status_bar(enabled: bool, columns: Callable[[Any], tuple], stream: TextIO | None = None,
+               **fields: Any) -> Iterator[Callable[..., None]]:
+    """A transient Rich bar on stderr (or `stream`) when it is a terminal, so a pipe and --json stay silent;
+    `columns(rich.progress)` lays it out, and the function given moves it (Progress.update's keywords)."""
+    stream = stream or sys.stderr
+    if not (enabled and stream.isatty()):
+        yield lambda **changes: None
+        return
+    from rich import progress
+    from rich.console import Console
+
+    with progress.Progress(*columns(progress), console=Console(file=stream, force_terminal=True),
+                           transient=True) as bar:
+        task = bar.add_task(**{"description": "", "total": None, **fields})
+        yield lambda **changes: bar.update(task, **changes)
+
+
 MAX_PICTURED = 1_000  # sentences an --html page or --svg picture holds: ~20 kB of page each (7 words), all in memory
 
 
 class ReportOutputs:
     """Sends each document to stdout ("tables", "json" or "plain" `style`) and keeps what --html and --svg need.
 
-    A run of `one_document` with files (the pictures, the --parquet `table`) writes them before stdout, so a
-    file that cannot be written leaves nothing on stdout before its error; a batch's files follow its documents.
+    A run of `one_document` with files (the pictures, explain's --parquet table) writes them before stdout, so
+    a file that cannot be written leaves nothing on stdout before its error; a batch's files follow its documents.
     """
 
     def __init__(self, draw: Draw, *, style: str, files: dict[str, Path], command_line: str,
-                 selection: Selection | None = None, table: ParquetTable | None = None,
-                 one_document: bool = False) -> None:
+                 selection: Selection | None = None, one_document: bool = False) -> None:
         self.draw, self.style, self.command_line = draw, style, command_line
         self.files = {option: path for option, path in files.items() if option in ("--html", "--svg")}
-        self.selection, self.table = selection, table
+        self.selection, self.parquet = selection, files.get("--parquet")
+        self.table: ExplainParquet | None = None
+        if self.parquet is not None:
+            from attn_cli import ExplainParquet  # the Parquet writer loads for a run that asks for a table
+
+            with writing(self.parquet, "--parquet"):
+                self.table = ExplainParquet(self.parquet)
         self.documents: list[dict] = []  # kept for --html only
         self.pictured = 0  # documents the pictures hold
         self.title = ""  # the SVG's title, from the first document
-        held = one_document and (self.files or table is not None)
+        held = one_document and (self.files or self.table is not None)
         self.held: list[dict] | None = [] if held else None  # stdout's documents, after the files
         self.header = header() if style == "plain" else ""  # the records' header, before the first document
         self.terminal = self.recorder = None
@@ -133,6 +152,12 @@ class ReportOutputs:
         else:
             self._write(report)
 
+    def add_row(self, result: ExplainResult, line: int | None) -> None:
+        """explain's tokens of one sentence, to --parquet (when asked)."""
+        if self.table is not None:
+            with writing(self.parquet, "--parquet"):  # type: ignore[arg-type]
+                self.table.add(result, line)
+
     def _write(self, report: dict) -> None:
         """The document on stdout, whole or (cut by a failed write) not at all."""
         if self.style == "json":
@@ -159,7 +184,8 @@ class ReportOutputs:
         if self.recorder is not None:
             write_target(self.files["--svg"], "--svg", _WEB_FONT.sub("", self.recorder.export_svg(title=self.title)))
         if self.table is not None:
-            self.table.close()
+            with writing(self.parquet, "--parquet"):  # type: ignore[arg-type]
+                self.table.close()
         for report in self.held or ():
             self._write(report)
 
@@ -186,25 +212,3 @@ def writing(path: Path, flag: str) -> Iterator[None]:
             raise
         raise UsageError(f"cannot write {flag} {shown_path(path)}: {exc.strerror or exc}; choose a writable "
                          "file") from None
-
-
-class ParquetTable:
-    """explain's --parquet (attn_cli.ExplainParquet), whole or absent; its write failures name --parquet."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        from attn_cli import ExplainParquet  # the Parquet writer loads for a run that asks for a table
-
-        with writing(path, "--parquet"):
-            self.table = ExplainParquet(path)
-
-    def add(self, result: ExplainResult, line: int | None) -> None:
-        with writing(self.path, "--parquet"):
-            self.table.add(result, line)
-
-    def close(self) -> None:
-        with writing(self.path, "--parquet"):
-            self.table.close()
-
-    def discard(self) -> None:
-        self.table.discard()

@@ -4,27 +4,23 @@ two steps (`occurrences`, then `group_senses`); this reads the corpus and labels
 from __future__ import annotations
 
 import itertools
-import sys
-import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Iterator, Optional, TextIO
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional
 
 import typer
 
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
-from attn_cli.cli.messages import QUIET, warn
+from attn_cli.cli.messages import warn
 from attn_cli.cli.options import (DK, S, EngineOptions, File, Format, Heads, Help, Include, Json, Layer, Limit, Mask,
                                   MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection,
                                   PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Temperature,
-                                  TrustPickle, VectorsOption, Weights, _option, html_option, parquet_option,
-                                  svg_option)
-from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, write_target, writing
+                                  TrustPickle, VectorsOption, Weights, _option, Html, Parquet, Svg)
+from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, status_bar, write_target, writing
 from attn_cli.errors import UsageError, flag, shorten, shown_path
 from attn_cli import MAX_OCCURRENCES, LayerSettings, Settings, Vectors, declarations
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
 
     from attn_cli import Occurrences
 
@@ -33,7 +29,7 @@ EXAMPLE = "attn-cli senses bank --file corpus.txt"
 STDIN_EXAMPLE = "cat corpus.txt | attn-cli senses bank -"
 SCAN_SETTINGS = ("oov", "max_tokens")  # which lines a scan attends: fixed in its table
 SEARCH_SETTINGS = ("neighbors", "neighbor_vocab")  # the grouping's neighbour searches: a table's may change
-DELAY = 1.0  # seconds a run goes without a status line: a quick run's stderr stays clean
+
 
 CLUSTERS_OPTION = Annotated[Optional[int], _option(
     "--clusters", panel=SENSES_PANEL, metavar="K", min=1, show_default=False,
@@ -60,8 +56,6 @@ COLOR_BY_OPTION = Annotated[str, _option(
     help="Colour the scatter of --html and --svg by group, or by label (with --labels or --example).")]
 SOURCE_ARGUMENT = Annotated[Optional[str], typer.Argument(
     metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")]
-PICTURED = {"html": "Also write the page: the occurrences' scatter (hover: the sentence) and the tables.",
-            "svg": "Also write the occurrences' scatter, coloured by group, as an SVG picture."}
 
 
 def senses(
@@ -80,17 +74,15 @@ def senses(
     occurrences_file: OCCURRENCES_OPTION = None,
     example: EXAMPLE_OPTION = False,
     color_by: COLOR_BY_OPTION = "group",
-    parquet: Annotated[Optional[Path], parquet_option("occurrence")] = None,
+    parquet: Parquet = None,
     vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
     trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
     neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
-    include: Include = "", html: Annotated[Optional[Path], html_option(PICTURED["html"])] = None,
-    svg: Annotated[Optional[Path], svg_option(PICTURED["svg"])] = None, quiet: Quiet = False,
+    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
     file: File = None, help_: Help = False,
 ) -> None:
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
     engine = EngineOptions.of(ctx, locals())
-    QUIET.set(engine.quiet)
     settings = engine.settings()
     check_corpus(source, file, occurrences_file, example, labels)
     check_color_by(color_by, labels is not None or example, engine.html is not None or engine.svg is not None)
@@ -105,12 +97,12 @@ def senses(
 
     bundled = example_corpus() if example else None
     unreadable: list[InputLine] = []
-    with DelayedBar(enabled=not engine.json) as bar:
+    with status_bar(not engine.json, status_line, description="reading", lines=0) as show:
         lines = bundled[0] if bundled else corpus_lines(source, file, unreadable)
-        table = (occurrences(word, lines, vectors=loaded, settings=settings, progress=bar.update,
+        table = (occurrences(word, lines, vectors=loaded, settings=settings, progress=lambda read: show(lines=read),
                              max_occurrences=max_occurrences) if occurrences_file is None else
                  tabled(word, occurrences_file, loaded, settings, engine.given, max_occurrences))
-        bar.grouping(len(table))
+        show(description=f"grouping {len(table):,} occurrences")
         label_list = bundled[1] if bundled else None if label_lines is None else read_labels(
             label_lines, int(table.line[-1]) if len(table) else table.first_line)[table.first_line - 1:]
         result = group_senses(table, clusters=clusters, labels=label_list, seed=cluster_seed)
@@ -206,54 +198,6 @@ def read_labels(lines: Iterator[InputLine], corpus_lines: int) -> list[str]:
     return labels
 
 
-class DelayedBar:
-    """A transient status line on stderr (lines read, then the grouping), shown by a timer once the run has gone
-    on for `delay` seconds, on a terminal only: a quick run, a pipe and --json stay silent."""
-
-    def __init__(self, enabled: bool = True, stream: TextIO | None = None, delay: float = DELAY) -> None:
-        self.stream = stream or sys.stderr
-        self.lines, self.step = 0, "reading"
-        self.lock = threading.Lock()
-        self.progress: Progress | None = None
-        self.task: TaskID | None = None
-        self.timer = threading.Timer(delay, self.show) if enabled and self.stream.isatty() else None
-
-    def update(self, lines: int) -> None:
-        self.lines = lines
-        self.refresh()
-
-    def grouping(self, count: int) -> None:
-        self.step = f"grouping {count:,} occurrences"
-        self.refresh()
-
-    def description(self) -> str:
-        return f"{self.step} ({self.lines:,} lines read)"
-
-    def show(self) -> None:
-        from rich.console import Console
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        with self.lock:
-            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                     console=Console(file=self.stream, force_terminal=True), transient=True)
-            self.progress.start()
-            self.task = self.progress.add_task(self.description(), total=None)
-
-    def refresh(self) -> None:
-        with self.lock:
-            if self.progress is not None and self.task is not None:
-                self.progress.update(self.task, description=self.description())
-
-    def __enter__(self) -> DelayedBar:
-        if self.timer is not None:
-            self.timer.daemon = True
-            self.timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer.join()  # a bar the timer is starting right now is started before it is stopped
-        with self.lock:
-            if self.progress is not None:
-                self.progress.stop()
+def status_line(rich):
+    return rich.SpinnerColumn(), rich.TextColumn("{task.description} ({task.fields[lines]:,} lines read)"), \
+        rich.TimeElapsedColumn()

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
 
 import typer
 
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines
-from attn_cli.cli.messages import QUIET, say, warn
-from attn_cli.cli.options import (OUTPUT_PANEL, TRAIN_PANEL, Format, Help, Limit, Quiet, SkipBadLines, TrustPickle,
+from attn_cli.cli.messages import say, warn
+from attn_cli.cli.options import (TRAIN_PANEL, Format, Help, Json, Limit, Quiet, SkipBadLines, TrustPickle,
                                   VectorOptions, VectorsOption, _option, output_target, picked, setting)
-from attn_cli.cli.outputs import ReportOutputs, renderer, write_target
+from attn_cli.cli.outputs import ReportOutputs, renderer, status_bar, write_target
 from attn_cli.errors import INTERRUPTED, UsageError, literal
 
 if TYPE_CHECKING:  # the training run's modules load when a run starts, not with every command
@@ -57,7 +55,7 @@ def train(
     epochs: Annotated[int, training("epochs")] = PLAIN.epochs,
     max_words: Annotated[int, training("max_words")] = PLAIN.max_words,
     max_sentences: Annotated[int, training("max_sentences")] = PLAIN.max_sentences,
-    json: Annotated[bool, _option("--json", panel=OUTPUT_PANEL, help="Write the result as JSON to stdout.")] = False,
+    json: Json = False,
     quiet: Quiet = False,
     vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
     trust_pickle: TrustPickle = False, help_: Help = False,
@@ -66,7 +64,6 @@ def train(
     values = locals()
     source: VectorOptions = picked(VectorOptions, values)
     changes = {name: values[name] for name in declarations(TrainingSettings) if values[name] is not None}
-    QUIET.set(quiet)
     target = output_file(out, corpus, demo, source.vectors)
     if demo and changes.get("mask", "none") != "none":
         raise UsageError("--demo hides a word and asks the layer to predict it from its topic (the masked-word "
@@ -79,8 +76,10 @@ def train(
         warn(training.skipped)
     started = time.perf_counter()
     try:
-        with progress_bar(enabled=not json) as show:
-            run = training.run(show)
+        with status_bar(not json, progress_line, epoch="1", loss=0.0, rate=0.0) as show:
+            run = training.run(lambda progress: show(
+                completed=progress.sentences, total=progress.total, loss=progress.loss, epoch=f"{progress.epoch}/"
+                f"{progress.epochs}", rate=progress.sentences / max(time.perf_counter() - started, 1e-9)))
     except KeyboardInterrupt:  # while training or scoring the held-out split at the end
         return interrupted(training, target, keep_on_interrupt)
     write_target(target, "--out", run.layer.to_bytes())
@@ -144,25 +143,7 @@ def interrupted(training: Training, target: Path, keep: bool) -> int:
     return INTERRUPTED
 
 
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[Callable]:
-    """A transient bar on stderr (epoch, sentences, running loss, sentences/s) when stderr is a terminal."""
-    if not (enabled and sys.stderr.isatty()):
-        yield lambda progress: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    columns = (TextColumn("epoch {task.fields[epoch]}"), BarColumn(bar_width=20), MofNCompleteColumn(),
-               TextColumn("sentences, loss {task.fields[loss]:.3f}, {task.fields[rate]:,.0f}/s"),
-               TimeRemainingColumn())
-    started = time.perf_counter()
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("", total=None, epoch="1", loss=0.0, rate=0.0)
-
-        def show(progress) -> None:
-            rate = progress.sentences / max(time.perf_counter() - started, 1e-9)
-            bar.update(task, completed=progress.sentences, total=progress.total, loss=progress.loss, rate=rate,
-                       epoch=f"{progress.epoch}/{progress.epochs}")
-
-        yield show
+def progress_line(rich):  # epoch, sentences, running loss, sentences/s
+    return (rich.TextColumn("epoch {task.fields[epoch]}"), rich.BarColumn(bar_width=20), rich.MofNCompleteColumn(),
+            rich.TextColumn("sentences, loss {task.fields[loss]:.3f}, {task.fields[rate]:,.0f}/s"),
+            rich.TimeRemainingColumn())

