@@ -151,7 +151,7 @@ class ExplainResult(Report):
     shifts: FromRow[list[Shift]] = FromRow()  # one per token: cosine, delta_norm, contributions, neighbours
     # not a field: the sentence's place in the stack it was computed with, which its documents read
     _row: ClassVar[Row | None] = None
-    _draw = ("terminal", "render_explain")
+    _draw, _function = ("terminal", "render_explain"), "explain"
 
     @property
     def tokens(self) -> list[str]:
@@ -229,7 +229,7 @@ class ExplainResult(Report):
                                 analysed(row, self.settings, wanted), wanted)
 
     def python_call(self) -> str:
-        return call_text("explain", [self.sentence], self.settings)
+        return call_text(self._function, [self.sentence], self.settings)
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.sentence!r}: {len(self.tokens)} tokens, "
@@ -243,7 +243,7 @@ class TraceResult(ExplainResult):
     traced: list[int] = field(default_factory=list)  # indices of the traced tokens
     dims: int = 3  # coordinates shown of each vector
     shuffle_check: bool = False
-    _draw = ("trace", "render_trace")
+    _draw, _function = ("trace", "render_trace"), "trace"
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
         from attn_cli.engine.tracing import trace_token  # only trace pays for its import
@@ -255,9 +255,6 @@ class TraceResult(ExplainResult):
                   for i in self.traced}
         return trace_document(self.sentence, self.tokenized, self.vectors, row, self.settings.report,
                               analysed(row, self.settings, None), traces, dims=self.dims)
-
-    def python_call(self) -> str:
-        return call_text("trace", [self.sentence], self.settings)
 
 
 @dataclass(frozen=True, repr=False)
