@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Generic, TypeVar
 
 import numpy as np
@@ -50,14 +51,8 @@ def read_only(array: np.ndarray) -> np.ndarray:
 T = TypeVar("T")
 
 
-class Later:  # a field's value still to be made: `make(*arguments)` when the field is first read
-
-    def __init__(self, make: Callable[..., Any], *arguments: Any) -> None:
-        self.make, self.arguments = make, arguments
-
-
 class FromRow(Generic[T]):
-    """A field made from its stack when first read (given as `Later`), so a batch's results cost nothing until
+    """A field made from its stack when first read (given as a `partial`), so a batch's results cost nothing until
     read; a data descriptor, so the frozen dataclass's __init__ and `replace()` go through it."""
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -67,11 +62,11 @@ class FromRow(Generic[T]):
         if result is None:
             raise AttributeError(self.name)  # no default: the field stays required
         value = result.__dict__[self.name]
-        if isinstance(value, Later):
-            value = result.__dict__[self.name] = value.make(*value.arguments)
+        if isinstance(value, partial):
+            value = result.__dict__[self.name] = value()
         return value
 
-    def __set__(self, result: Any, value: T | Later) -> None:
+    def __set__(self, result: Any, value: T | partial) -> None:
         result.__dict__[self.name] = value
 
 
@@ -212,8 +207,8 @@ class ExplainResult(Report):
     def of_row(cls, sentence: str, tokenized: TokenizedSentence, vectors: Vectors, settings: Settings, row: Row,
                **more: Any) -> Any:
         stack, b = row
-        result = cls(sentence, tokenized, vectors, settings, Later(stack.sentence, b), Later(stack.shifts.records, b),
-                     **more)
+        result = cls(sentence, tokenized, vectors, settings, partial(stack.sentence, b),
+                     partial(stack.shifts.records, b), **more)
         object.__setattr__(result, "_row", row)  # frozen: set as dataclasses set fields
         return result
 

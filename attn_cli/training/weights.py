@@ -10,7 +10,7 @@ import math
 import os
 import zipfile
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -47,9 +47,7 @@ MAX_WEIGHT = 1e6
 MAX_COUNT = 2**63 - 1  # the largest whole number the metadata may give (see _fits)
 
 
-def shown_set(name: str) -> str:
-    """A vector set's name in a message, cut only when longer than a real path (the remedy gives it back)."""
-    return shorten(name, LONGEST_WORD)
+shown_set = partial(shorten, limit=LONGEST_WORD)  # a set's name, cut only when longer than a real path
 
 
 @dataclass(frozen=True, eq=False)
