@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from attn_cli.documents.explain import traced_indices
 from attn_cli.engine.sentences import Row, analyse_shifts, attend_each
-from attn_cli.declared import is_whole
+from attn_cli.declared import require_count
 from attn_cli.engine.attention import as_stack, multi_head_attention
 from attn_cli.engine.tokenize import Rows, TokenizedSentence, describe_unknown, tokenized_rows, with_vectors
 from attn_cli.errors import (InputError, InputTypeError, SettingsError, SettingsTypeError, UnknownWordsWarning,
@@ -39,8 +39,8 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
                  require_cache: bool = False) -> Vectors:
     """The embedded set (`source` None), or a vector file or gensim-data name read through the cache; `limit` keeps
     the most frequent words; `require_cache`: a cache that cannot be written is a VectorsError, not a warning."""
-    if limit is not None and not (is_whole(limit) and limit >= 1):
-        raise SettingsError("limit", f"must be at least 1 (got {limit!r})")
+    if limit is not None:
+        require_count("limit", limit)
     if format is not None and format not in VECTOR_FORMATS:
         raise SettingsError("format", f"must be one of {', '.join(VECTOR_FORMATS)} (got {format!r})")
     if source is None or str(source) == DEFAULT_NAME:
@@ -74,7 +74,7 @@ def as_vectors(vectors: VectorsLike) -> Vectors:
 def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | None = None,
             **changes: Any) -> ExplainResult:
     """Self-attention over `sentence`: scores, weights, outputs, and how each word's vector moved."""
-    _require_text(sentence=sentence)
+    require_text(sentence=sentence)
     chosen, source = prepared(vectors, settings, changes)
     [result] = explain_tokenized([(sentence, tokenized_for(sentence, source, chosen))], source, chosen)
     _warn_unknown(result.tokenized)
@@ -84,9 +84,8 @@ def explain(sentence: str, *, vectors: VectorsLike = None, settings: Settings | 
 def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_check: bool = False,
           vectors: VectorsLike = None, settings: Settings | None = None, **changes: Any) -> TraceResult:
     """Follow `word` (default: each word in turn) through attention step by step."""
-    _require_text(sentence=sentence, **({} if word is None else {"word": word}))
-    if not (is_whole(dims) and dims >= 1):
-        raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
+    require_text(sentence=sentence, **({} if word is None else {"word": word}))
+    require_count("dims", dims)
     chosen, source = prepared(vectors, settings, changes)
     [result] = trace_tokenized([(sentence, tokenized_for(sentence, source, chosen))], source, chosen, word=word,
                                dims=dims, shuffle_check=shuffle_check)
@@ -105,7 +104,7 @@ def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[st
     words = _words(word)
     if all(isinstance(sentence, ExplainResult) for sentence in sentences):
         return _compared(list(sentences), words)  # type: ignore[arg-type]
-    _require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
+    require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
     chosen, source = prepared(vectors, settings, changes)
     texts = [str(sentence) for sentence in sentences]
     results = explain_tokenized([(text, tokenized_for(text, source, chosen)) for text in texts], source, chosen)
@@ -119,7 +118,7 @@ def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: 
     if isinstance(source, ExplainResult) and isinstance(target, ExplainResult):
         return cross_tokenized((source.sentence, source.tokenized), (target.sentence, target.tokenized),
                                target.vectors, target.settings)
-    _require_text(source=source, target=target)
+    require_text(source=source, target=target)
     chosen, found = prepared(vectors, settings, changes)
     result = cross_tokenized((source, tokenized_for(source, found, chosen)),  # type: ignore[arg-type]
                              (target, tokenized_for(target, found, chosen)), found, chosen)  # type: ignore[arg-type]
@@ -238,7 +237,7 @@ def _words(word: object) -> tuple[str, ...]:
     return words
 
 
-def _require_text(**arguments: object) -> None:
+def require_text(**arguments: object) -> None:
     for name, value in arguments.items():
         if not isinstance(value, str):
             raise InputTypeError(f"{name} must be a str, not {type(value).__name__}")

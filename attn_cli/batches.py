@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, TypeVar, Union
 
-from attn_cli.api import (Tokenized, VectorsLike, check_layer, explain_tokenized, prepared, tokens_for,
-                          trace_tokenized)
-from attn_cli.declared import is_whole
+from attn_cli.api import (Tokenized, VectorsLike, check_layer, explain_tokenized, prepared, require_text,
+                          tokens_for, trace_tokenized)
+from attn_cli.declared import require_count
 from attn_cli.documents.explain import traced_indices
 from attn_cli.engine.attention import sentence_cells
 from attn_cli.engine.tokenize import Rows, TokenizedSentence, unread, with_vectors
-from attn_cli.errors import InputError, InputTypeError, SettingsError, require_iterable
+from attn_cli.errors import InputError, require_iterable
 from attn_cli.results import ExplainResult, TraceResult
 from attn_cli.settings import Settings
 from attn_cli.vectors.store import Vectors
@@ -58,10 +58,8 @@ def trace_many(lines: Iterable[Line], *, word: str | None = None, dims: int = 3,
                vectors: VectorsLike = None, settings: Settings | None = None,
                **changes: Any) -> Iterator[TraceResult | LineError]:
     """`trace` over each line of `lines`, lazily and in order; a line without `word` is a `LineError`."""
-    if word is not None and not isinstance(word, str):
-        raise InputTypeError(f"word must be a str, not {type(word).__name__}")
-    if not (is_whole(dims) and dims >= 1):
-        raise SettingsError("dims", f"must be at least 1 (got {dims!r})")
+    require_text(**({} if word is None else {"word": word}))
+    require_count("dims", dims)
     chosen, found = prepared(vectors, settings, changes)
     check_layer(chosen, found)
     return _each_line(lines, found, chosen, lambda items: trace_tokenized(

@@ -145,6 +145,12 @@ def allowed_text(declared: Declared) -> str:
     return f"at least {low:,}{none}" if low is not None else f"an int{none}"
 
 
+def require_count(name: str, value: object) -> None:
+    """The one rule of a count argument (limit, dims, max_occurrences): a whole number, at least 1."""
+    if not (is_whole(value) and value >= 1):  # type: ignore[operator]
+        raise SettingsError(name, f"must be at least 1 (got {value!r})")
+
+
 def is_whole(value: object) -> bool:
     """An integer (numpy's too) and not a bool: what counts, widths and seeds must be."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)

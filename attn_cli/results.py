@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Generic, TypeVar
 
 import numpy as np
@@ -50,14 +51,8 @@ def read_only(array: np.ndarray) -> np.ndarray:
 T = TypeVar("T")
 
 
-class Later:  # a field's value still to be made: `make(*arguments)` when the field is first read
-
-    def __init__(self, make: Callable[..., Any], *arguments: Any) -> None:
-        self.make, self.arguments = make, arguments
-
-
 class FromRow(Generic[T]):
-    """A field made from its stack when first read (given as `Later`), so a batch's results cost nothing until
+    """A field made from its stack when first read (given as a `partial`), so a batch's results cost nothing until
     read; a data descriptor, so the frozen dataclass's __init__ and `replace()` go through it."""
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -67,11 +62,11 @@ class FromRow(Generic[T]):
         if result is None:
             raise AttributeError(self.name)  # no default: the field stays required
         value = result.__dict__[self.name]
-        if isinstance(value, Later):
-            value = result.__dict__[self.name] = value.make(*value.arguments)
+        if isinstance(value, partial):
+            value = result.__dict__[self.name] = value()
         return value
 
-    def __set__(self, result: Any, value: T | Later) -> None:
+    def __set__(self, result: Any, value: T | partial) -> None:
         result.__dict__[self.name] = value
 
 
@@ -151,7 +146,7 @@ class ExplainResult(Report):
     shifts: FromRow[list[Shift]] = FromRow()  # one per token: cosine, delta_norm, contributions, neighbours
     # not a field: the sentence's place in the stack it was computed with, which its documents read
     _row: ClassVar[Row | None] = None
-    _draw = ("terminal", "render_explain")
+    _draw, _function = ("terminal", "render_explain"), "explain"
 
     @property
     def tokens(self) -> list[str]:
@@ -212,8 +207,8 @@ class ExplainResult(Report):
     def of_row(cls, sentence: str, tokenized: TokenizedSentence, vectors: Vectors, settings: Settings, row: Row,
                **more: Any) -> Any:
         stack, b = row
-        result = cls(sentence, tokenized, vectors, settings, Later(stack.sentence, b), Later(stack.shifts.records, b),
-                     **more)
+        result = cls(sentence, tokenized, vectors, settings, partial(stack.sentence, b),
+                     partial(stack.shifts.records, b), **more)
         object.__setattr__(result, "_row", row)  # frozen: set as dataclasses set fields
         return result
 
@@ -229,7 +224,7 @@ class ExplainResult(Report):
                                 analysed(row, self.settings, wanted), wanted)
 
     def python_call(self) -> str:
-        return call_text("explain", [self.sentence], self.settings)
+        return call_text(self._function, [self.sentence], self.settings)
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.sentence!r}: {len(self.tokens)} tokens, "
@@ -243,7 +238,7 @@ class TraceResult(ExplainResult):
     traced: list[int] = field(default_factory=list)  # indices of the traced tokens
     dims: int = 3  # coordinates shown of each vector
     shuffle_check: bool = False
-    _draw = ("trace", "render_trace")
+    _draw, _function = ("trace", "render_trace"), "trace"
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
         from attn_cli.engine.tracing import trace_token  # only trace pays for its import
@@ -255,9 +250,6 @@ class TraceResult(ExplainResult):
                   for i in self.traced}
         return trace_document(self.sentence, self.tokenized, self.vectors, row, self.settings.report,
                               analysed(row, self.settings, None), traces, dims=self.dims)
-
-    def python_call(self) -> str:
-        return call_text("trace", [self.sentence], self.settings)
 
 
 @dataclass(frozen=True, repr=False)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import MISSING, dataclass, field, fields, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
-from attn_cli.declared import CHOICE, NAMES, WHOLE, check_declared, declarations, is_whole, setting
+from attn_cli.declared import CHOICE, NAMES, WHOLE, check_declared, declarations, require_count, setting
 from attn_cli.documents.explain import INCLUDABLE, ReportOptions
 from attn_cli.engine.attention import AttentionConfig, LayerSettings, Projections
 from attn_cli.engine.tokenize import DEFAULT_MAX_TOKENS, OOV_POLICIES
@@ -20,11 +20,7 @@ if TYPE_CHECKING:
     from attn_cli.training.weights import TrainedLayer
 
 MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and shares: 50,000 took about 1 GB
-
-
-def check_max_occurrences(value: object) -> None:
-    if not (is_whole(value) and value >= 1):  # type: ignore[operator]
-        raise SettingsError("max_occurrences", f"must be at least 1 (got {value!r})")
+check_max_occurrences = partial(require_count, "max_occurrences")
 
 
 MAX_NEIGHBORS = 100  # neighbours listed per token: each costs a word and a cosine per token twice, in every format

@@ -227,7 +227,7 @@ def test_a_diverging_run_names_the_learning_rate(run, tmp_path, corpus_text):
 def test_a_held_out_table_of_few_predictions_says_it_means_little(run, tmp_path, schema_validator):
     """25 sentences train (20 is the least) and score a couple of dozen held-out predictions: too few to rank the
     layers, which stderr and the JSON say, naming the count and the size the table needs."""
-    from attn_cli.training.trainer import MIN_PREDICTIONS
+    from attn_cli.training.run import MIN_PREDICTIONS
 
     corpus = "\n".join(demo_corpus(attn_cli.load_vectors(), sentences=25, seed=5).lines) + "\n"
     result = run("train", "-", "--out", str(tmp_path / "small.npz"), "--epochs", "1", "--softmax-vocab", "3000",

@@ -10,12 +10,14 @@ from attn_cli.errors import InputError, SettingsError, memory_named
 from attn_cli.training.corpus import Corpus, read_corpus
 from attn_cli.training.demo import DemoCorpus, sense_leads
 from attn_cli.training.settings import TrainingSettings
-from attn_cli.training.trainer import Evaluation, Progress, Trainer, evaluation_warnings
+from attn_cli.training.trainer import Evaluation, Progress, Trainer
 from attn_cli.training.weights import LAYER_KEYS, TrainedLayer
 from attn_cli.vectors.store import Vectors
 from attn_cli.vectors import DEFAULT_NAME
 from attn_cli.version import __version__
 
+# An accuracy over m predictions is uncertain by up to 0.98 / sqrt(m) either way (95%): 10 points at 100.
+MIN_PREDICTIONS = 100
 OBJECTIVE_NAMES = {"others": "masked-word", "causal": "next-word"}  # the layer's mask -> what a position predicts
 
 
@@ -31,7 +33,14 @@ class TrainingRun:
 
     @property
     def warnings(self) -> list[dict]:
-        return evaluation_warnings(self.evaluation)
+        """A warning when the held-out table rests on too few predictions to rank its rows."""
+        predictions = self.evaluation.trained.predictions
+        if predictions >= MIN_PREDICTIONS:
+            return []
+        return [{"code": "small_held_out", "predictions": predictions, "minimum": MIN_PREDICTIONS,
+                 "message": f"the held-out table rests on {predictions:,} predictions, fewer than {MIN_PREDICTIONS}: "
+                            f"its accuracies are uncertain by up to ±{98 / max(predictions, 1) ** 0.5:.0f} points "
+                            "and its rows may rank by chance; train on more sentences (a tenth of them is held out)"}]
 
     def __repr__(self) -> str:
         trained = self.evaluation.trained

@@ -19,8 +19,6 @@ from attn_cli.training.settings import TrainingSettings
 from attn_cli.vectors.store import Vectors
 
 EVALUATION_BATCH = 64  # sentences per forward pass
-# An accuracy over m predictions is uncertain by up to 0.98 / sqrt(m) either way (95%): 10 points at 100.
-MIN_PREDICTIONS = 100
 
 
 @dataclass(frozen=True)
@@ -86,17 +84,6 @@ def length_batches(lengths: Sequence[int], size: int, rng: np.random.Generator |
     if rng is not None:
         batches = [batches[i] for i in rng.permutation(len(batches))]
     return batches
-
-
-def evaluation_warnings(evaluation: Evaluation) -> list[dict]:
-    """A warning when the held-out table rests on too few predictions to rank its rows."""
-    predictions = evaluation.trained.predictions
-    if predictions >= MIN_PREDICTIONS:
-        return []
-    return [{"code": "small_held_out", "predictions": predictions, "minimum": MIN_PREDICTIONS,
-             "message": f"the held-out table rests on {predictions:,} predictions, fewer than {MIN_PREDICTIONS}: "
-                        f"its accuracies are uncertain by up to ±{98 / max(predictions, 1) ** 0.5:.0f} points and "
-                        "its rows may rank by chance; train on more sentences (a tenth of them is held out)"}]
 
 
 def projected_layer(config: AttentionConfig, projections: Projections) -> Layer:

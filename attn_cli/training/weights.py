@@ -10,7 +10,7 @@ import math
 import os
 import zipfile
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -47,9 +47,7 @@ MAX_WEIGHT = 1e6
 MAX_COUNT = 2**63 - 1  # the largest whole number the metadata may give (see _fits)
 
 
-def shown_set(name: str) -> str:
-    """A vector set's name in a message, cut only when longer than a real path (the remedy gives it back)."""
-    return shorten(name, LONGEST_WORD)
+shown_set = partial(shorten, limit=LONGEST_WORD)  # a set's name, cut only when longer than a real path
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,8 +227,10 @@ def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
 def _matrices(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile,
               sizes: dict[str, int]) -> dict[str, np.ndarray]:
     """Each matrix, its member no larger than its declared shape needs (no file makes us decompress more)."""
+    d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
     matrices = {}
-    for name, (rows, columns) in _shapes(metadata).items():
+    for name, (rows, columns) in {"w_q": (d_model, width), "w_k": (d_model, width), "w_v": (d_model, width),
+                                  "w_o": (width, d_model)}.items():
         if sizes.get(f"{name}.npy", math.inf) > 8 * rows * columns + ARRAY_HEADER_BYTES:
             raise _not_ours(source, f"{name} is missing or larger than its {rows} x {columns} shape")
         matrices[name] = _member(source, archive, name, (rows, columns))
@@ -250,11 +250,6 @@ def _member(source: str, archive: zipfile.ZipFile, name: str, shape: tuple[int, 
         raise _not_ours(source, f"{name} is not a float64 {shape[0]} x {shape[1]} matrix")
     with archive.open(f"{name}.npy") as member:
         return np.lib.format.read_array(member, allow_pickle=False)
-
-
-def _shapes(metadata: dict[str, Any]) -> dict[str, tuple[int, int]]:
-    d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
-    return {"w_q": (d_model, width), "w_k": (d_model, width), "w_v": (d_model, width), "w_o": (width, d_model)}
 
 
 def _projections(source: str, metadata: dict[str, Any], matrices: dict[str, np.ndarray]) -> Projections:
