@@ -33,7 +33,9 @@ MATRIX_FILE, NORMS_FILE, META_FILE = "matrix.npy", "norms.npy", "meta.json"
 VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
 _EMPTY = -1  # a free slot of index.npy
 _SAMPLE_BYTES = 1 << 16
-_KEY = re.compile(r"[\w.-]{1,40}-[0-9a-f]{16}")  # up to 40 characters of the file name, "-", 16 hex digits
+# a name Fingerprint.key makes (what `vectors list` shows, `vectors remove` may delete): up to 40 characters
+# of the file name, "-", 16 hex digits
+_KEY = re.compile(r"[\w.-]{1,40}-[0-9a-f]{16}")
 DATA_FILES = (MATRIX_FILE, NORMS_FILE, VOCAB_FILE, OFFSETS_FILE, INDEX_FILE)
 # every field CacheWriter.finish writes, with its type (a bool is no int here); the source's fields are Fingerprint's
 META_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -88,11 +90,6 @@ class Fingerprint:
             raise CorruptCache(f"its {META_FILE} records another source: {recorded['path']}, "
                                f"{recorded['size']:,} bytes, read as {meta['format']}, "
                                f"limit {'none' if meta['limit'] is None else meta['limit']}")
-
-
-def is_key_name(name: str) -> bool:
-    """True for a name Fingerprint.key can make: what `vectors list` shows and `vectors remove` may delete."""
-    return _KEY.fullmatch(name) is not None
 
 
 class CacheWriter:
@@ -256,7 +253,7 @@ def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
     found: list[tuple[float, Path, dict | None]] = []
     for entry in os.scandir(layout):
         try:  # another process may remove a set (or rename its import into place) at any moment
-            if not (is_key_name(entry.name) and entry.is_dir(follow_symlinks=False)):
+            if not (_KEY.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
                 continue
             modified = entry.stat(follow_symlinks=False).st_mtime
         except FileNotFoundError:
@@ -310,14 +307,9 @@ class Wanted:
 def warm_vectors(wanted: Wanted) -> Vectors | None:
     """The sound cached set of this very file, else None: the importer deals with it."""
     try:
-        return served(layout_folder() / wanted.key, wanted)
+        return serve(layout_folder() / wanted.key, wanted)
     except (OSError, CorruptCache):
         return None
-
-
-def served(final: Path, wanted: Wanted) -> Vectors | None:
-    """The set at `final` (`serve`), or None when nothing is there; CorruptCache when what is there is unsound."""
-    return serve(final, wanted) if os.path.lexists(final) else None
 
 
 _WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in this process
