@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, check_values, first_unfit_row, is_lowercase_vocabulary
+from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, first_unfit_row
 
 CACHEABLE = ("glove", "word2vec", "word2vec-binary")
 VECTOR_FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
@@ -119,17 +119,7 @@ def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> V
     keyed = getattr(loaded, "wv", loaded)  # a full .model carries its vectors in .wv
     if not hasattr(keyed, "index_to_key"):
         raise VectorsError(f"{path} holds a {type(loaded).__name__}, not word vectors; pass a KeyedVectors file")
-    return from_keyed(path, keyed, "gensim-pickle", limit)
-
-
-def from_keyed(path: Path, keyed, file_format: str, limit: int | None, subword=None) -> Vectors:
-    """gensim's vectors as `Vectors`: the first `limit` words, refused (naming the word) if any value is NaN,
-    infinite or beyond float32's range."""
-    words = list(keyed.index_to_key)[:limit]
-    matrix = keyed.vectors[:limit]
-    check_values(matrix, words, str(path))
-    return Vectors(name=str(path), words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
-                   details={"format": file_format}, subword=subword)
+    return Vectors.of_keyed(keyed, str(path), "gensim-pickle", limit)
 
 
 def finite(path: Path, values) -> np.ndarray:
