@@ -250,20 +250,21 @@ def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
     layout = layout_folder(root)
     if not layout.is_dir():
         return []
-    found: list[tuple[float, Path, dict | None]] = []
+    found: list[tuple[float, Path]] = []
     for entry in os.scandir(layout):
         try:  # another process may remove a set (or rename its import into place) at any moment
-            if not (_KEY.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
-                continue
-            modified = entry.stat(follow_symlinks=False).st_mtime
+            if _KEY.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                found.append((entry.stat(follow_symlinks=False).st_mtime, Path(entry.path)))
         except FileNotFoundError:
             continue
-        folder = Path(entry.path)
-        try:
-            found.append((modified, folder, read_meta(folder)))
-        except CorruptCache:
-            found.append((modified, folder, None))
-    return [(folder, meta) for _, folder, meta in sorted(found, key=lambda item: item[0], reverse=True)]
+    return [(folder, _meta_or_none(folder)) for _, folder in sorted(found, reverse=True)]
+
+
+def _meta_or_none(folder: Path) -> dict | None:
+    try:
+        return read_meta(folder)
+    except CorruptCache:
+        return None
 
 
 def folder_size(folder: Path) -> int:
