@@ -1,10 +1,8 @@
 """gensim-data names (glove-wiki-gigaword-100, ...): found offline in `$GENSIM_DATA_DIR/<name>/<name>.gz`,
 downloaded without running code (never the folder's `__init__.py`, which gensim's downloader imports).
 
-A download goes into a `.part` file beside the target, its MD5s checked, then renamed into place. Nothing a server
-sends is trusted to end or to fit: the whole download has a deadline (a byte every 50 s trips no read timeout),
-list.json at most MAX_LIST_BYTES, a model at most the size list.json gives it.
-"""
+Nothing a server sends is trusted to end or to fit: the whole download has a deadline (a byte every 50 s trips no
+read timeout), list.json at most MAX_LIST_BYTES, a model at most the size list.json gives it."""
 
 from __future__ import annotations
 
