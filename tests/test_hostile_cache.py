@@ -270,9 +270,8 @@ def test_stale_leftovers_are_swept_without_being_asked_only_when_old(run, user, 
     assert result.exit_code == 0 and result.stderr == "" and json.loads(result.stdout)["tokens"]
     assert [path.exists() for path in old] == [False, True, False]  # the import's own kinds
     monkeypatch.setattr(gensim_data, "catalogue", lambda deadline: {"glove-test-50": {}})
-    monkeypatch.setattr(gensim_data, "planned_parts", lambda name, entry: [])
-    monkeypatch.setattr(gensim_data, "store", lambda handle, temporary, target, *rest: (
-        os.write(handle, b"data"), os.close(handle), os.replace(temporary, target)))
+    monkeypatch.setattr(gensim_data, "planned_parts", lambda name, entry: [("url", "md5")])
+    monkeypatch.setattr(gensim_data, "fetch", lambda url, out, *rest: out.write(b"data"))
     downloaded = run("vectors", "download", "glove-test-50", "--json")
     assert downloaded.exit_code == 0 and downloaded.stderr == "" and json.loads(downloaded.stdout)["bytes"] == 4
     assert not any(path.exists() for path in old)
@@ -283,8 +282,8 @@ KILLED = {  # what a process does while it is killed: a leftover appears, then i
     "import": ("from attn_cli.vectors import load_vectors; load_vectors(sys.argv[1])", "v1/.tmp-*/matrix.npy"),
     "download": ("import os\nfrom attn_cli.vectors import gensim_data as g\n"
                  "g.catalogue = lambda deadline: {'glove-test-50': {}}\n"
-                 "g.planned_parts, g.listed_size = (lambda name, entry: []), (lambda entry: 0)\n"
-                 "g.store = lambda handle, *rest: (os.write(handle, b'part'), threading.Event().wait())\n"
+                 "g.planned_parts = lambda name, entry: [('url', 'md5')]\n"
+                 "g.fetch = lambda url, out, *rest: (out.write(b'part'), out.flush(), threading.Event().wait())\n"
                  "g.download('glove-test-50')", "glove-test-50/.glove-test-50-*.part"),
     "fastText .bin.gz": ("from attn_cli.vectors.fasttext import checked_model\n"
                          "with checked_model(Path(sys.argv[2])):\n    threading.Event().wait()", "attn-cli-*.bin"),

@@ -33,7 +33,9 @@ MATRIX_FILE, NORMS_FILE, META_FILE = "matrix.npy", "norms.npy", "meta.json"
 VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
 _EMPTY = -1  # a free slot of index.npy
 _SAMPLE_BYTES = 1 << 16
-_KEY = re.compile(r"[\w.-]{1,40}-[0-9a-f]{16}")  # up to 40 characters of the file name, "-", 16 hex digits
+# a name Fingerprint.key makes (what `vectors list` shows, `vectors remove` may delete): up to 40 characters
+# of the file name, "-", 16 hex digits
+_KEY = re.compile(r"[\w.-]{1,40}-[0-9a-f]{16}")
 DATA_FILES = (MATRIX_FILE, NORMS_FILE, VOCAB_FILE, OFFSETS_FILE, INDEX_FILE)
 # every field CacheWriter.finish writes, with its type (a bool is no int here); the source's fields are Fingerprint's
 META_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -88,11 +90,6 @@ class Fingerprint:
             raise CorruptCache(f"its {META_FILE} records another source: {recorded['path']}, "
                                f"{recorded['size']:,} bytes, read as {meta['format']}, "
                                f"limit {'none' if meta['limit'] is None else meta['limit']}")
-
-
-def is_key_name(name: str) -> bool:
-    """True for a name Fingerprint.key can make: what `vectors list` shows and `vectors remove` may delete."""
-    return _KEY.fullmatch(name) is not None
 
 
 class CacheWriter:
@@ -253,20 +250,21 @@ def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
     layout = layout_folder(root)
     if not layout.is_dir():
         return []
-    found: list[tuple[float, Path, dict | None]] = []
+    found: list[tuple[float, Path]] = []
     for entry in os.scandir(layout):
         try:  # another process may remove a set (or rename its import into place) at any moment
-            if not (is_key_name(entry.name) and entry.is_dir(follow_symlinks=False)):
-                continue
-            modified = entry.stat(follow_symlinks=False).st_mtime
+            if _KEY.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                found.append((entry.stat(follow_symlinks=False).st_mtime, Path(entry.path)))
         except FileNotFoundError:
             continue
-        folder = Path(entry.path)
-        try:
-            found.append((modified, folder, read_meta(folder)))
-        except CorruptCache:
-            found.append((modified, folder, None))
-    return [(folder, meta) for _, folder, meta in sorted(found, key=lambda item: item[0], reverse=True)]
+    return [(folder, _meta_or_none(folder)) for _, folder in sorted(found, reverse=True)]
+
+
+def _meta_or_none(folder: Path) -> dict | None:
+    try:
+        return read_meta(folder)
+    except CorruptCache:
+        return None
 
 
 def folder_size(folder: Path) -> int:
@@ -310,14 +308,9 @@ class Wanted:
 def warm_vectors(wanted: Wanted) -> Vectors | None:
     """The sound cached set of this very file, else None: the importer deals with it."""
     try:
-        return served(layout_folder() / wanted.key, wanted)
+        return serve(layout_folder() / wanted.key, wanted)
     except (OSError, CorruptCache):
         return None
-
-
-def served(final: Path, wanted: Wanted) -> Vectors | None:
-    """The set at `final` (`serve`), or None when nothing is there; CorruptCache when what is there is unsound."""
-    return serve(final, wanted) if os.path.lexists(final) else None
 
 
 _WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in this process

@@ -21,7 +21,7 @@ import numpy as np
 
 from attn_cli.files import write_all
 from attn_cli.errors import VectorsError
-from attn_cli.vectors.formats import finite, from_keyed, open_maybe_compressed
+from attn_cli.vectors.formats import finite, open_maybe_compressed
 import attn_cli.vectors.leftovers as leftovers
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
@@ -149,7 +149,7 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
     except (ValueError, EOFError, OSError, AssertionError, zlib.error, struct.error) as exc:
         raise VectorsError(f"cannot read {path} as a fastText .bin model: {exc}; "
                            "check the file is complete, or pass its .vec text file instead") from exc
-    return from_keyed(path, keyed, "fasttext-bin", limit, subword=lambda word: finite(path, keyed[word]))
+    return Vectors.of_keyed(keyed, str(path), "fasttext-bin", limit, subword=lambda word: finite(path, keyed[word]))
 
 
 @contextmanager

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, check_values, first_unfit_row, is_lowercase_vocabulary
+from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, first_unfit_row
 
 CACHEABLE = ("glove", "word2vec", "word2vec-binary")
 VECTOR_FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
@@ -71,17 +71,24 @@ def _holds_binary_records(body: bytes, count: int, dims: int) -> bool:
     lines = body.split(b"\n")[:-1][:_PROBE_LINES]  # complete lines only
     if any(_ends_in_numbers(line, dims) for line in lines):
         return False
-    position, records = 0, 0
-    while records < count:
-        space = body.find(b" ", position, position + MAX_WORD_BYTES + 2)
-        end = space + 1 + 4 * dims
-        if space < 0 or end > len(body):
-            break  # a record longer than the probe: judge by those read
-        values = body[space + 1:end]
-        if not body[position:space].lstrip(b"\n") or _mostly_text(values):
-            return False  # no word, or text where the float32s should be
-        position, records = end, records + 1
-    return records > 0
+    words, rows, _ = split_records(body, dims)  # a record longer than the probe: judged by those before it
+    probe = words[:count]
+    return bool(probe) and all(word and not _mostly_text(row.tobytes()) for word, row in zip(probe, rows))
+
+
+def split_records(buffer: bytes, dims: int) -> tuple[list[bytes], np.ndarray, int]:
+    """The complete word2vec binary records at the start of `buffer`: their words, rows [n, dims] float32, and
+    bytes used."""
+    record = dims * 4
+    words, rows, position = [], [], 0
+    while True:
+        space = buffer.find(b" ", position, position + MAX_WORD_BYTES + 2)  # after a newline and the word
+        if space < 0 or space + 1 + record > len(buffer):
+            break
+        words.append(buffer[position:space].lstrip(b"\n"))
+        rows.append(buffer[space + 1:space + 1 + record])
+        position = space + 1 + record
+    return words, np.frombuffer(b"".join(rows), dtype="<f4").reshape(-1, dims), position
 
 
 def _mostly_text(data: bytes) -> bool:
@@ -119,17 +126,7 @@ def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> V
     keyed = getattr(loaded, "wv", loaded)  # a full .model carries its vectors in .wv
     if not hasattr(keyed, "index_to_key"):
         raise VectorsError(f"{path} holds a {type(loaded).__name__}, not word vectors; pass a KeyedVectors file")
-    return from_keyed(path, keyed, "gensim-pickle", limit)
-
-
-def from_keyed(path: Path, keyed, file_format: str, limit: int | None, subword=None) -> Vectors:
-    """gensim's vectors as `Vectors`: the first `limit` words, refused (naming the word) if any value is NaN,
-    infinite or beyond float32's range."""
-    words = list(keyed.index_to_key)[:limit]
-    matrix = keyed.vectors[:limit]
-    check_values(matrix, words, str(path))
-    return Vectors(name=str(path), words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
-                   details={"format": file_format}, subword=subword)
+    return Vectors.of_keyed(keyed, str(path), "gensim-pickle", limit)
 
 
 def finite(path: Path, values) -> np.ndarray:

@@ -1,10 +1,8 @@
 """gensim-data names (glove-wiki-gigaword-100, ...): found offline in `$GENSIM_DATA_DIR/<name>/<name>.gz`,
 downloaded without running code (never the folder's `__init__.py`, which gensim's downloader imports).
 
-A download goes into a `.part` file beside the target, its MD5s checked, then renamed into place. Nothing a server
-sends is trusted to end or to fit: the whole download has a deadline (a byte every 50 s trips no read timeout),
-list.json at most MAX_LIST_BYTES, a model at most the size list.json gives it.
-"""
+Nothing a server sends is trusted to end or to fit: the whole download has a deadline (a byte every 50 s trips no
+read timeout), list.json at most MAX_LIST_BYTES, a model at most the size list.json gives it."""
 
 from __future__ import annotations
 
@@ -18,10 +16,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from attn_cli.files import write_all
 from attn_cli.errors import UsageError, VectorsError
@@ -38,6 +35,7 @@ MAX_LIST_BYTES = 16 << 20  # gensim-data's list.json is about 30 kB
 UNLISTED_BYTES = 16 << 30  # a model whose file_size list.json does not give: 10 x the largest set
 MAX_PARTS = 99
 MD5 = re.compile(r"^[0-9a-f]{32}$")
+Left = Callable[[str], float]  # the seconds left to download `url` in; a VectorsError when there are none
 
 
 def data_dir() -> Path:
@@ -59,38 +57,30 @@ def resolve(name: str) -> Path:
                        f"get it with: attn-cli vectors download {name} (or pass a file path)")
 
 
-@dataclass(frozen=True)
-class Deadline:
-    """When the whole download must be over: ATTN_CLI_DOWNLOAD_TIMEOUT seconds (TIMEOUT_SECONDS) from its start."""
+def deadline() -> Left:
+    """The check of a whole download that starts now: ATTN_CLI_DOWNLOAD_TIMEOUT (TIMEOUT_SECONDS) seconds."""
+    text = os.environ.get("ATTN_CLI_DOWNLOAD_TIMEOUT", "").strip() or str(TIMEOUT_SECONDS)
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise UsageError(f"ATTN_CLI_DOWNLOAD_TIMEOUT must be a number of seconds above 0 (got {text!r})")
+    end = time.monotonic() + seconds
 
-    seconds: float
-    end: float
-
-    @classmethod
-    def from_environment(cls) -> Deadline:
-        text = os.environ.get("ATTN_CLI_DOWNLOAD_TIMEOUT", "").strip() or str(TIMEOUT_SECONDS)
-        try:
-            seconds = float(text)
-        except ValueError:
-            seconds = math.nan
-        if not 0 < seconds < math.inf:
-            raise UsageError(f"ATTN_CLI_DOWNLOAD_TIMEOUT must be a number of seconds above 0 (got "
-                             f"{os.environ['ATTN_CLI_DOWNLOAD_TIMEOUT']!r})")
-        return cls(seconds, time.monotonic() + seconds)
-
-    def left(self, url: str) -> float:
-        """The seconds left; a VectorsError once there are none."""
-        if (left := self.end - time.monotonic()) <= 0:
-            raise VectorsError(f"cannot download {url}: it took longer than the {self.seconds:g} s "
+    def left(url: str) -> float:
+        if (remaining := end - time.monotonic()) <= 0:
+            raise VectorsError(f"cannot download {url}: it took longer than the {seconds:g} s "
                                "ATTN_CLI_DOWNLOAD_TIMEOUT allows; try again, or raise it")
-        return left
+        return remaining
+    return left
 
 
-def receive(url: str, deadline: Deadline, limit: int) -> Iterator[tuple[bytes, int | None]]:
+def receive(url: str, left: Left, limit: int) -> Iterator[tuple[bytes, int | None]]:
     """The body of `url` as it arrives, with the size the server announces; a VectorsError past the deadline or
     `limit` bytes, or when the connection fails."""
     try:
-        with urllib.request.urlopen(url, timeout=min(READ_TIMEOUT_SECONDS, deadline.left(url))) as response:
+        with urllib.request.urlopen(url, timeout=min(READ_TIMEOUT_SECONDS, left(url))) as response:
             announced = getattr(response, "length", None)  # None when chunked or not a number
             received = 0
             while chunk := response.read1(_CHUNK):  # whatever has arrived: a slow server cannot hold a call
@@ -98,18 +88,18 @@ def receive(url: str, deadline: Deadline, limit: int) -> Iterator[tuple[bytes, i
                 if max(received, announced or 0) > limit:
                     raise VectorsError(f"{url} holds more than the {limit:,} bytes expected of it; it is not "
                                        "the listed file: check the mirror (ATTN_CLI_GENSIM_DATA_URL)")
-                deadline.left(url)
+                left(url)
                 yield chunk, announced
     except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:  # ValueError: no URL
-        deadline.left(url)  # a read timed out at the deadline: say so
+        left(url)  # a read timed out at the deadline: say so
         raise VectorsError(f"cannot download {url}: {exc or type(exc).__name__}; check the network and try "
                            "again") from exc
 
 
-def catalogue(deadline: Deadline) -> dict[str, dict]:
+def catalogue(left: Left) -> dict[str, dict]:
     """gensim-data's list.json as {name: entry}, for the models whose name follows NAME."""
     url = os.environ.get("ATTN_CLI_GENSIM_DATA_LIST", LIST_URL)
-    body = b"".join(chunk for chunk, _ in receive(url, deadline, MAX_LIST_BYTES))
+    body = b"".join(chunk for chunk, _ in receive(url, left, MAX_LIST_BYTES))
     try:
         listing = json.loads(body.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
@@ -127,26 +117,32 @@ def download(name: str, show_progress: bool = True) -> Path:
     if not looks_like_name(name):
         raise VectorsError(f"{name!r} is not a gensim-data name (such as glove-wiki-gigaword-100): a name is "
                            "lower-case letters, digits, '_' and '.', in parts joined by '-'")
-    deadline = Deadline.from_environment()
-    models = catalogue(deadline)
+    left = deadline()
+    models = catalogue(left)
     entry = models.get(name)
     if entry is None:
         raise VectorsError(f"gensim-data has no model named {name!r}; its models are: {', '.join(sorted(models))}")
     target = data_dir() / name / f"{name}.gz"
     if target.is_file():
         return target
-    parts = planned_parts(name, entry)
+    parts, size = planned_parts(name, entry), entry.get("file_size")  # all parts together
+    limit = size if type(size) is int and size > 0 else UNLISTED_BYTES
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         leftovers.sweep([(target.parent, leftovers.DOWNLOAD)])  # the .part files of downloads killed long ago
         handle, temporary = tempfile.mkstemp(prefix=f".{name}-", suffix=".part", dir=target.parent)
-    except OSError as exc:
-        raise unwritable(exc) from exc
-    try:
-        store(handle, Path(temporary), target, parts, listed_size(entry), deadline, show_progress)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        try:
+            with os.fdopen(handle, "wb") as out:
+                for url, checksum in parts:
+                    limit -= fetch(url, out, checksum, show_progress, left, limit)
+            os.umask(umask := os.umask(0))
+            os.chmod(temporary, 0o666 & ~umask)  # as any downloaded file, not mkstemp's private 0600
+            os.replace(temporary, target)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+    except OSError as exc:  # the network's errors are VectorsErrors already: this is the disk
+        raise VectorsError(f"cannot write the download in {data_dir()}: {exc.strerror or exc}; set GENSIM_DATA_DIR "
+                           "to a writable folder with room for the model") from exc
     return target
 
 
@@ -168,36 +164,10 @@ def planned_parts(name: str, entry: dict) -> list[tuple[str, str]]:
     return planned
 
 
-def listed_size(entry: dict) -> int:
-    """The model's size in bytes as list.json gives it (all parts together), else UNLISTED_BYTES."""
-    size = entry.get("file_size")
-    return size if type(size) is int and size > 0 else UNLISTED_BYTES
-
-
-def store(handle: int, temporary: Path, target: Path, parts: list[tuple[str, str]], limit: int,
-          deadline: Deadline, show_progress: bool) -> None:
-    """Write every part into the temporary file, then rename it into place."""
-    try:
-        with os.fdopen(handle, "wb") as out:
-            for url, checksum in parts:
-                limit -= fetch(url, out, checksum, show_progress, deadline, limit)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # as any downloaded file, not mkstemp's private 0600
-        os.replace(temporary, target)
-    except OSError as exc:  # the network's errors are VectorsErrors already: this is the disk
-        raise unwritable(exc) from exc
-
-
-def unwritable(exc: OSError) -> VectorsError:
-    return VectorsError(f"cannot write the download in {data_dir()}: {exc.strerror or exc}; set GENSIM_DATA_DIR "
-                        "to a writable folder with room for the model")
-
-
-def fetch(url: str, out: BinaryIO, checksum: str, show_progress: bool, deadline: Deadline, limit: int) -> int:
+def fetch(url: str, out: BinaryIO, checksum: str, show_progress: bool, left: Left, limit: int) -> int:
     """Stream one file into `out`, then compare its MD5 with list.json's; returns its size."""
     md5, done = hashlib.md5(), 0
-    pieces = receive(url, deadline, limit)
+    pieces = receive(url, left, limit)
     first, announced = next(pieces, (b"", None))  # the bar's total comes with the response
     with progress_bar(url.rsplit("/", 1)[-1], announced, show_progress, unit=None) as update:
         for chunk in chain([first], (chunk for chunk, _ in pieces)):

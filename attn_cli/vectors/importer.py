@@ -14,7 +14,7 @@ from pathlib import Path
 from attn_cli.errors import Option, VectorsError
 import attn_cli.vectors.leftovers as leftovers
 from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
-                                    cached_sets, layout_folder, load_cached, read_meta, serve, served)
+                                    cached_sets, layout_folder, load_cached, read_meta, serve)
 from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
 from attn_cli.vectors.leftovers import delete as discard
 from attn_cli.vectors.progress import progress_bar
@@ -30,7 +30,7 @@ def cached_vectors(wanted: Wanted) -> Vectors:
     try:
         final = layout_folder(root) / wanted.key
         try:
-            vectors = served(final, wanted)
+            vectors = serve(final, wanted) if os.path.lexists(final) else None
         except CorruptCache as exc:
             wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
             discard(final)  # a link itself, never what it leads to; what cannot be deleted stays

@@ -13,6 +13,7 @@ from typing import BinaryIO, Callable, Iterator, Protocol
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
+from attn_cli.vectors.formats import split_records
 from attn_cli.vectors.store import MAX_WORD_BYTES
 from attn_cli.vectors.textparse import MAX_LINE_BYTES, LineTooLong, parse_block
 
@@ -148,20 +149,6 @@ def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink,
         raise VectorsError(f"{path}: the file ends inside a record after {seen:,} words (the header promises "
                            f"{count:,}); the file is truncated: download or copy it again")
     return report
-
-
-def split_records(buffer: bytes, dims: int) -> tuple[list[bytes], np.ndarray, int]:
-    """The complete records at the start of `buffer`: their words, rows [n, dims] float32, and bytes used."""
-    record = dims * 4
-    words, rows, position = [], [], 0
-    while True:
-        space = buffer.find(b" ", position, position + MAX_WORD_BYTES + 2)  # after a newline and the word
-        if space < 0 or space + 1 + record > len(buffer):
-            break
-        words.append(buffer[position:space].lstrip(b"\n"))
-        rows.append(buffer[space + 1:space + 1 + record])
-        position = space + 1 + record
-    return words, np.frombuffer(b"".join(rows), dtype="<f4").reshape(-1, dims), position
 
 
 def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadReport, options: ReadOptions) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Callable, Protocol
 
@@ -119,15 +119,22 @@ class Vectors:
         if not (hasattr(keyed, "index_to_key") and hasattr(keyed, "vectors")):
             raise SettingsTypeError("keyed", f"must be a gensim KeyedVectors, got {type(keyed).__name__}")
         matrix = np.asarray(keyed.vectors)
-        words = list(keyed.index_to_key)
         if matrix.ndim != 2 or matrix.dtype.kind not in "fiu":
             raise VectorsError(f"{name} holds {matrix.dtype} values in {matrix.ndim} dimension(s), not a matrix of "
                                "numbers; it cannot be attended")
-        check_values(matrix, words, name)
         subword = (lambda word: np.asarray(keyed[word], dtype=np.float64)) if getattr(keyed, "bucket", 0) else None
+        vectors = cls.of_keyed(keyed, name, type(keyed).__name__, subword=subword)
+        return replace(vectors, norms=row_norms(matrix))  # as the cache stores them: the same neighbours
+
+    @classmethod
+    def of_keyed(cls, keyed: Any, name: str, file_format: str, limit: int | None = None,
+                 subword: Callable[[str], np.ndarray] | None = None) -> Vectors:
+        """gensim's vectors, the first `limit` words, refused (naming the word) if any value is NaN, infinite or
+        beyond float32's range."""
+        words, matrix = list(keyed.index_to_key)[:limit], np.asarray(keyed.vectors)[:limit]
+        check_values(matrix, words, name)
         return cls(name=name, words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
-                   details={"format": type(keyed).__name__}, subword=subword,
-                   norms=row_norms(matrix))  # as the cache stores them: the same neighbours
+                   details={"format": file_format}, subword=subword)
 
     def to_keyedvectors(self) -> Any:
         """These vectors as a gensim `KeyedVectors` (float32 values)."""
