@@ -9,9 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from attn_cli.labels import copy_label, token_labels
-from attn_cli.render.terminal import (dropped_lines, header_line, matrix_table, print_warnings, pull_text,
-                                      render_attention, repeated_lines, section, settings_lines, tokens_text,
-                                      weights_formula, weights_table)
+from attn_cli.render.terminal import (dropped_lines, head_table, header_line, matrix_table, print_warnings,
+                                      pull_text, render_attention, repeated_lines, section, settings_lines,
+                                      tokens_text, weights_formula)
 
 
 def render_compare(report: dict, console: Console) -> None:
@@ -22,7 +22,7 @@ def render_compare(report: dict, console: Console) -> None:
         for head in block["heads"]:
             suffix = f", head {head['index'] + 1} of {len(block['heads'])}" if len(block["heads"]) > 1 else ""
             section(console, f"Weights in sentence {number}{suffix}: {weights_formula(block['settings'])}",
-                    *weights_table(head, names, names, console))
+                    *head_table(head, "weights", names, names, console))
         print_warnings(block, console, f" in sentence {number}")
     for word in report["words"]:
         section(console, f"“{word['word']}” in each sentence", word_table(word, blocks, labels),

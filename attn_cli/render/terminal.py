@@ -41,11 +41,9 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
                     f"the {TOP_KEYS} largest of each row: all {len(columns)} columns do not fit {console.width} "
                     "columns; widen the terminal or use --json for the full matrices")
             continue
-        masked = masked_cells(head)
-        section(console, f"Scores{suffix}: s = q·k ({axes})", *matrix_table(
-            head["scores"], labels, console, columns=columns, masked=masked, note=MASK_LEGEND if masked.any() else ""))
+        section(console, f"Scores{suffix}: s = q·k ({axes})", *head_table(head, "scores", labels, columns, console))
         section(console, f"Weights{suffix}: {weights_formula(settings)}",
-                *weights_table(head, labels, columns, console, "each row sums to 1 (Σ column)"))
+                *head_table(head, "weights", labels, columns, console, "each row sums to 1 (Σ column)"))
     context = "context" if key_labels is None else "source"
     section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
             "\n".join(filter(None, [f"pulled by: {context} words, weight w (share of the shift y−s they supply)",
@@ -68,11 +66,12 @@ def layer_scale_note(report: dict) -> str:
             "own, while cos(s,y), w and the shares read the same on any scale")
 
 
-def weights_table(head: dict, labels: list[str], columns: list[str], console: Console,
-                  note: str = "") -> tuple[Table, str]:
-    """A head's weights with their Σ column; masked cells show as MASKED, not as a weight of 0 the query could give."""
+def head_table(head: dict, key: str, labels: list[str], columns: list[str], console: Console,
+               note: str = "") -> tuple[Table, str]:
+    """A head's scores or weights (with their Σ column); masked cells show as MASKED, not as a value the query
+    could give."""
     masked = masked_cells(head)
-    return matrix_table(head["weights"], labels, console, columns=columns, row_sums=True, masked=masked,
+    return matrix_table(head[key], labels, console, columns=columns, row_sums=key == "weights", masked=masked,
                         note="; ".join(filter(None, [note, MASK_LEGEND if masked.any() else ""])))
 
 

@@ -52,7 +52,7 @@ def projection_step(report: dict, console: Console) -> None:
         return
     d_model, width = projections["w_q"]
     origin = (f"from numpy.random.default_rng({projections['seed']}), entries normal with standard deviation "
-              f"1/√{d_model} = {setting(projections['std'][0])}")
+              f"1/√{d_model} = {projections['std'][0]:.4g}")
     model = report.get("model")
     lines = [f"q = x W_Q, k = x W_K, v = x W_V, each W of shape {d_model} × {width}: "
              + (f"untrained random weights {origin}." if projections["trained"] is None else
@@ -63,7 +63,7 @@ def projection_step(report: dict, console: Console) -> None:
                  "W_O (+ b_O) maps the joined heads back to the model's width: y, the attention's contextual output."]
     elif projections["w_o"] is not None:
         rows, cols = projections["w_o"]
-        lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {setting(projections['std'][1])}) maps the "
+        lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {projections['std'][1]:.4g}) maps the "
                      "joined heads back to the embedding width.")
     console.print("\n".join(lines))
     console.print()
@@ -140,10 +140,10 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
 
     factor, temperature = settings["scale_factor"], settings["temperature"]
     shift = head["exp_shift"]
-    scale = {"sqrt": f"1/√{settings['d_head']} = {setting(factor)}",
-             "none": "none (×1)"}.get(settings["scale"], f"×{setting(factor)}")
+    scale = {"sqrt": f"1/√{settings['d_head']} = {factor:.4g}",
+             "none": "none (×1)"}.get(settings["scale"], f"×{factor:.4g}")
     softmax = Table(Column("key", "Σ", style="bold", no_wrap=True), right("s_j", no_wrap=True),
-                    right(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", no_wrap=True),
+                    right(f"l_j = s_j×{factor:.4g}/{temperature:.4g}", no_wrap=True),
                     right("exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})",
                           format_number(head["exp_sum"]), no_wrap=True),
                     right("w_j = exp/Σ", format_number(head["weight_sum"]), no_wrap=True),
@@ -153,7 +153,7 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
         softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
                         format_number(key["weight"]))
     section(console, "Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,
-            f"scale {scale}, temperature {setting(temperature)}; exp makes every "
+            f"scale {scale}, temperature {temperature:.4g}; exp makes every "
             "score positive and dividing by the sum Σ makes the weights add up to 1")
 
     terms = [(labels[key["index"]], f"{format_number(key['weight'])}·v", key["term"])
@@ -163,11 +163,6 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
             vector_table(terms + [("y", "= Σ", head["output"])], console, split_last=True),
             "each word passes on its value v_j in proportion to its weight; y is their sum"
             + (f"; masked ({masked}): not in the sum" if masked else ""))
-
-
-def setting(value: float) -> str:
-    """A setting or a constant derived from one (scale factor, temperature, std of W): 4 significant digits."""
-    return f"{value:.4g}"
 
 
 def comparison_step(report: dict, trace: dict, labels: list[str], console: Console) -> None:
@@ -200,13 +195,8 @@ def matrix_step(report: dict, trace: dict, word: str, console: Console) -> None:
                   f"· V [{n_k} × {d_head}] → Y [{n_q} × {d_head}]{heads}.")
     console.print(vector_table([("Y", word, form["output"])], console))
     console.print(f"Row “{word}” of Y differs from the term-by-term sum above by at most "
-                  f"{tiny(trace['matrix_form_max_abs_diff'])}: one computation, two notations.")
+                  f"{trace['matrix_form_max_abs_diff']:.1e}: one computation, two notations.")
     console.print()
-
-
-def tiny(value: float) -> str:
-    """A difference near zero, in scientific notation (1.1e-16)."""
-    return f"{value:.1e}"
 
 
 def notes_step(trace: dict, labels: list[str], console: Console) -> None:
