@@ -234,20 +234,30 @@ def fits_whole(rows, labels: list[str], columns: list[str], console: Console) ->
 
 def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
     """The empty table of the first `shown` columns, a "…" column when some are left out, and Σ."""
-    return Table(Column("", style="bold", no_wrap=True), *(right(label, no_wrap=True) for label in columns[:shown]),
-                 *([Column("…", justify="center", no_wrap=True)] if shown < len(columns) else []),
-                 *([right("Σ", style="dim", no_wrap=True)] if row_sums else []), box=box.SIMPLE_HEAD, pad_edge=False)
+    return simple(lead(""), *(right(label, no_wrap=True) for label in columns[:shown]),
+                  *([Column("…", justify="center", no_wrap=True)] if shown < len(columns) else []),
+                  *([right("Σ", style="dim", no_wrap=True)] if row_sums else []), pad_edge=False)
 
 
 def right(header: str = "", footer: str = "", **options) -> Column:
     return Column(header, footer, justify="right", **options)
 
 
+def lead(header: str = "", footer: str = "") -> Column:
+    """A table's first column, naming its rows."""
+    return Column(header, footer, style="bold", no_wrap=True)
+
+
+def simple(*columns: Column | str, **options) -> Table:
+    """Every report table's one look: a rule under the header, no frame."""
+    return Table(*columns, box=box.SIMPLE_HEAD, **options)
+
+
 def top_keys_table(weights, labels: list[str], columns: list[str], console: Console) -> Table:
     """Each query's TOP_KEYS heaviest keys and their weights: the summary of a matrix too wide to print."""
     def frame() -> Table:
-        return Table(Column("query", style="bold", no_wrap=True), Column(
-            f"largest weights (key=w), of {len(columns)} keys", overflow="fold"), box=box.SIMPLE_HEAD, pad_edge=False)
+        return simple(lead("query"), Column(f"largest weights (key=w), of {len(columns)} keys", overflow="fold"),
+                      pad_edge=False)
 
     orders = np.argsort(-np.asarray(weights, dtype=float), axis=1, kind="stable")[:, :TOP_KEYS]  # [n_q, k]
     rows: list[list[str | Text]] = [[label, ", ".join(f"{columns[j]}={row[j]:.3f}" for j in order)]
@@ -280,8 +290,8 @@ def heat_cell(value: float | None, low: float, high: float) -> Text:
 
 def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = None) -> Table:
     """Shift per query token; in self-attention (no key_labels) its own weight has a column of its own."""
-    table = Table(Column("token", style="bold", no_wrap=True), right("cos(s,y)"), right("|y−s|"),
-                  *([right("self w")] if key_labels is None else []), "pulled by", box=box.SIMPLE_HEAD)
+    table = simple(lead("token"), right("cos(s,y)"), right("|y−s|"), *([right("self w")] if key_labels is None else []),
+                   "pulled by")
     for label, shift in zip(labels, report["shifts"]):
         pulled = ", ".join(pull_text(c, key_labels or labels) for c in shift["pulled_by"])
         own = [f"{shift['self_weight']:.3f}"] if key_labels is None else []
@@ -303,8 +313,7 @@ def signed(value: float) -> str:
 def neighbor_table(report: dict, labels: list[str], console: Console) -> tuple[Table, str]:
     size = report["settings"]["neighbor_vocab"]
     among = "all words" if size is None else f"the {min(size, report['vectors']['count']):,} most frequent words"
-    table = Table(Column("token", style="bold", no_wrap=True), Column("before: s", overflow="fold"),
-                  Column("after: y", overflow="fold"), box=box.SIMPLE_HEAD)  # a word too long folds, whole
+    table = simple(lead("token"), Column("before: s", overflow="fold"), Column("after: y", overflow="fold"))  # folds
     for label, shift in zip(labels, report["shifts"]):
         table.add_row(label, *neighbor_lists(shift))
     return table, f"searched {among}; {new_words_legend(console)}"
@@ -328,15 +337,15 @@ def diagnostics_table(report: dict, labels: list[str], key_labels: list[str],
     heads = report["diagnostics"]["heads"]
     note = f"entropy in bits: 0 = all weight on one word, {uniform_text(heads, len(key_labels))}"
     suffixes = [f" h{head['index'] + 1}" if len(heads) > 1 else "" for head in heads]
-    table = Table(Column("token", style="bold", no_wrap=True), *(column for suffix in suffixes for column in (
+    table = simple(lead("token"), *(column for suffix in suffixes for column in (
         right(f"entropy{suffix}", no_wrap=True), right(f"largest w{suffix}", no_wrap=True),
-        Column("on", no_wrap=True))), box=box.SIMPLE_HEAD)
+        Column("on", no_wrap=True))))
     add_stacked_row(table, [[label, *(cell for head in heads for cell in _diagnostic_cells(head["rows"][i],
                                                                                            key_labels))]
                             for i, label in enumerate(labels)])
     if len(heads) > 1 and not fits_width(table, console):  # one line per token and head, the token named once
-        table = Table(Column("token", style="bold", no_wrap=True), *(right(name, no_wrap=True) for name in (
-            "head", "entropy", "largest w")), Column("on", no_wrap=True), box=box.SIMPLE_HEAD)
+        table = simple(lead("token"), *(right(name, no_wrap=True) for name in ("head", "entropy", "largest w")),
+                       Column("on", no_wrap=True))
         for i, label in enumerate(labels):
             add_stacked_row(table, [[label if head is heads[0] else "", str(head["index"] + 1),
                                      *_diagnostic_cells(head["rows"][i], key_labels)] for head in heads],
