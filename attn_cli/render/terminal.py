@@ -35,7 +35,7 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
     columns = labels if key_labels is None else key_labels
     for head in report["heads"]:
         suffix = f", head {head['index'] + 1} of {len(report['heads'])}" if len(report["heads"]) > 1 else ""
-        if not fits_whole(head["weights"], labels, columns, console):
+        if fitting_columns(head["weights"], labels, columns, console, True) < len(columns):
             section(console, f"Largest weights per query{suffix}: {weights_formula(settings)}",
                     top_keys_table(head["weights"], labels, columns, console),
                     f"the {TOP_KEYS} largest of each row: all {len(columns)} columns do not fit {console.width} "
@@ -123,8 +123,8 @@ def header(report: dict, title: str = "Self-attention over ") -> Group:
 
 def repeated_lines(tokens: list[dict], settings: dict, where: str = "", model: dict | None = None
                    ) -> list[RenderableType]:
-    """A note when a word occurs twice without positions: its copies share one vector, which looks like a bug
-    unless said (a pretrained model's inputs carry its learned positions)."""
+    """A note when a word occurs twice without positions (a model's inputs carry its own): its copies share one
+    vector, which looks like a bug unless said."""
     repeated = repeated_words([token["text"] for token in tokens])
     if not repeated or settings["positions"] != "none" or model is not None:
         return []
@@ -224,12 +224,6 @@ def fitting_columns(rows, labels: list[str], columns: list[str], console: Consol
         if fits_width(table, console):
             return shown
     return 1
-
-
-def fits_whole(rows, labels: list[str], columns: list[str], console: Console) -> bool:
-    """Whether every column of a weights matrix fits the console (no measuring past width / MIN_COLUMN_WIDTH)."""
-    return len(columns) <= console.width // MIN_COLUMN_WIDTH and \
-        fitting_columns(rows, labels, columns, console, True) == len(columns)
 
 
 def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
@@ -363,8 +357,7 @@ def uniform_text(heads: list[dict], n_keys: int) -> str:
 
 
 def add_stacked_row(table: Table, rows: list[list[str | Text]], end_section: bool = False) -> None:
-    """Rows of one-line cells as one row of multi-line cells: drawn alike while no cell wraps, but Rich measures
-    and renders each column once, not every cell."""
+    """Rows of one-line cells as one row of multi-line cells: drawn alike while no cell wraps, measured once."""
     table.add_row(*(Text("\n").join(cell if isinstance(cell, Text) else Text(cell) for cell in column)
                     for column in zip(*rows)), end_section=end_section)
 
