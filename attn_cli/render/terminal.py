@@ -139,13 +139,9 @@ def settings_lines(report: dict) -> list[Table]:
     vectors, settings, model = report["vectors"], report["settings"], report.get("model")
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
-    if model is not None:
-        mode = f"{model['name']} layer {model['layer']} of {model['layers']} (pretrained)"
-    elif settings["mode"] == "trained":
-        mode = f"trained projections (from seed {settings['seed']})"
-    else:  # projected mode's W are random draws, not learnt
-        mode = f"random, untrained projections (seed {settings['seed']})" if settings["mode"] == "projected" else \
-            "raw mode"
+    mode = f"{model['name']} layer {model['layer']} of {model['layers']} (pretrained)" if model is not None else {
+        "raw": "raw mode", "projected": f"random, untrained projections (seed {settings['seed']})",
+        "trained": f"trained projections (from seed {settings['seed']})"}[settings["mode"]]
     lines = [header_line("vectors", f"{vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
              header_line("attention", f"{mode}, {settings['similarity']} similarity, scale {scale} "
                                       f"(×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
