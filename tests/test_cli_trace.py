@@ -10,7 +10,6 @@ import pytest
 
 from attn_cli.render.flags import settings_text
 from attn_cli.render.terminal import format_number
-from attn_cli.render.trace import setting, tiny
 
 BANK = ("trace", "money bank grows", "--word", "bank")
 # a number as printed: not glued to a word (q₁, y1, l6-128d), thousands separators removed first
@@ -37,7 +36,7 @@ def printable(document) -> set[str]:
         if isinstance(node, int):
             found.add(str(node))
         elif isinstance(node, float):
-            found.update({format_number(node), setting(node), tiny(node)})
+            found.update({format_number(node), f"{node:.4g}", f"{node:.1e}"})
         elif isinstance(node, str):
             found.update(numbers_in(node))
         elif isinstance(node, dict):
@@ -92,7 +91,7 @@ def test_the_worked_example_shows_each_step_in_order_with_the_documents_numbers(
     output = " ".join(format_number(v) for v in trace["output"]["first"])
     assert f"y = Σ {output} … {format_number(trace['output']['norm'])}" in flat
     assert f"Y bank {output} …" in flat
-    assert f"by at most {tiny(trace['matrix_form_max_abs_diff'])}" in flat
+    assert f"by at most {trace['matrix_form_max_abs_diff']:.1e}" in flat
     assert trace["matrix_form_max_abs_diff"] < 1e-12
     shift = trace["shift"]
     assert f"cos(x, y) {format_number(shift['cosine'])}" in flat

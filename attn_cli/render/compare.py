@@ -3,15 +3,14 @@ sentence by sentence, a verdict per word; cross-attention is explain's tables, t
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console, Group, RenderableType
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from attn_cli.labels import copy_label, token_labels
-from attn_cli.render.terminal import (dropped_lines, header_line, matrix_table, print_warnings, pull_text,
-                                      render_attention, repeated_lines, section, settings_lines, tokens_text,
-                                      weights_formula, weights_table)
+from attn_cli.render.terminal import (dropped_lines, head_table, header_line, matrix_table, print_warnings,
+                                      pull_text, render_attention, repeated_lines, right, section, settings_lines,
+                                      simple, tokens_text, weights_formula)
 
 
 def render_compare(report: dict, console: Console) -> None:
@@ -22,7 +21,7 @@ def render_compare(report: dict, console: Console) -> None:
         for head in block["heads"]:
             suffix = f", head {head['index'] + 1} of {len(block['heads'])}" if len(block["heads"]) > 1 else ""
             section(console, f"Weights in sentence {number}{suffix}: {weights_formula(block['settings'])}",
-                    *weights_table(head, names, names, console))
+                    *head_table(head, "weights", names, names, console))
         print_warnings(block, console, f" in sentence {number}")
     for word in report["words"]:
         section(console, f"“{word['word']}” in each sentence", word_table(word, blocks, labels),
@@ -52,11 +51,8 @@ def compare_header(report: dict) -> Group:
 
 def word_table(word: dict, blocks: list[dict], labels: list[list[str]]) -> Table:
     """One row per sentence holding the word: its shift, the context words that pulled it, its new neighbours."""
-    table = Table(box=box.SIMPLE_HEAD)
-    table.add_column("#", style="bold", justify="right", no_wrap=True)
-    table.add_column("cos(s,y)", justify="right")
-    table.add_column("context words: w (share)", no_wrap=True)
-    table.add_column("nearest words after attention", overflow="fold")  # breaks between words; never cuts one
+    table = simple(right("#", style="bold", no_wrap=True), right("cos(s,y)"), Column("context words: w (share)",
+                   no_wrap=True), Column("nearest words after attention", overflow="fold"))  # folds between words
     for occurrence in word["occurrences"]:
         number, index = occurrence["sentence"], occurrence["index"]
         shift, names = blocks[number]["shifts"][index], labels[number]

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 
-from rich import box
 from rich.console import Console, Group
 from rich.table import Column, Table
 from rich.text import Text
 
 from attn_cli.errors import shorten
 from attn_cli.render.flags import settings_text
-from attn_cli.render.terminal import NEW, header_line, new_words_legend, right, section, settings_lines
+from attn_cli.render.terminal import NEW, header_line, new_words_legend, right, section, settings_lines, simple
 
 MARK = "bold reverse"  # the word in an example sentence: a style, never brackets added to the text
 CONTEXT = 50  # characters shown on each side of the word in an example: a long line shows the word's neighbourhood
@@ -63,7 +62,7 @@ def clusters_title(clusters: dict) -> str:
 
 def silhouettes_table(report: dict) -> Table:
     clusters = report["clusters"]
-    table = Table(right("K"), right("silhouette"), "", box=box.SIMPLE_HEAD)
+    table = simple(right("K"), right("silhouette"), "")
     for k, value in silhouette_rows(clusters):
         table.add_row(k, number(value), Text("← chosen", style="bold") if int(k) == clusters["chosen"] else "")
     return table
@@ -79,9 +78,8 @@ def silhouette_rows(clusters: dict) -> list[tuple[str, float | None]]:
 def groups_table(report: dict) -> Table:
     before = {n["word"] for n in report["static_neighbors"]}
     total = max(len(report["occurrences"]), 1)
-    table = Table(right("#", style="bold"), right("size"), right("silh."),
-                  Column("nearest words of its centre", overflow="fold"), Column("pulled by (share)", overflow="fold"),
-                  box=box.SIMPLE_HEAD)
+    table = simple(right("#", style="bold"), right("size"), right("silh."),
+                   Column("nearest words of its centre", overflow="fold"), Column("pulled by (share)", overflow="fold"))
     for group in report["groups"]:
         near = Text("\n").join(Text(f"{n['word']} {n['cosine']:.3f}") if n["word"] in before else
                                Text(f"{NEW}{n['word']} {n['cosine']:.3f}", style="bold green")
@@ -94,8 +92,7 @@ def groups_table(report: dict) -> Table:
 
 def examples_table(report: dict) -> Table:
     places = occurrence_places(report["occurrences"])
-    table = Table(right("#", style="bold"), right("line"), right("cos"), Column("sentence", overflow="fold"),
-                  box=box.SIMPLE_HEAD)
+    table = simple(right("#", style="bold"), right("line"), right("cos"), Column("sentence", overflow="fold"))
     for group in report["groups"]:
         for number_in_group, example in enumerate(group["examples"]):
             before, word, after = excerpt(example["sentence"], places.get((example["line"], example["position"])))
@@ -107,15 +104,14 @@ def examples_table(report: dict) -> Table:
 def render_labels(report: dict, console: Console) -> None:
     """The groups against the labels (purity, adjusted Rand, each group's majority), then the sense probe."""
     labels = report["labels"]
-    majority = Table(right("#", style="bold"), Column("majority label", overflow="fold"), right("share"),
-                     box=box.SIMPLE_HEAD)
+    majority = simple(right("#", style="bold"), Column("majority label", overflow="fold"), right("share"))
     for row in labels["groups"]:
         majority.add_row(str(row["group"]), shown_label(row["label"]), number(row["share"]))
     section(console, f"Groups against the labels: purity {number(labels['purity'])}, adjusted Rand index "
                      f"{number(labels['adjusted_rand'])}", majority,
             "purity: the share of occurrences whose group's majority label is theirs; adjusted Rand: agreement "
             "of groups and labels, 0 for chance, 1 for the same partition")
-    probe = Table("nearest other occurrence by", right("accuracy"), right("macro-F1"), box=box.SIMPLE_HEAD)
+    probe = simple("nearest other occurrence by", right("accuracy"), right("macro-F1"))
     for key, name in PROBES:
         probe.add_row(name, number(labels["probe"][key]["accuracy"]), number(labels["probe"][key]["macro_f1"]))
     rows = misgrouped_rows(report)
@@ -148,9 +144,8 @@ def misgrouped_rows(report: dict) -> list[tuple[dict, tuple[str, str, str]]]:
 
 
 def misgrouped_table(rows: list[tuple[dict, tuple[str, str, str]]]) -> Table:
-    table = Table(right("#", style="bold", overflow="fold"), right("line", overflow="fold"),
-                  *(Column(name, overflow="fold") for name in ("label", "group's label", "sentence")),
-                  box=box.SIMPLE_HEAD)
+    table = simple(right("#", style="bold", overflow="fold"), right("line", overflow="fold"),
+                   *(Column(name, overflow="fold") for name in ("label", "group's label", "sentence")))
     for m, (before, word, after) in rows:
         table.add_row(str(m["group"]), f"{m['line']:,}", shown_label(m["label"]), shown_label(m["majority_label"]),
                       Text.assemble(before, (word, MARK), after))

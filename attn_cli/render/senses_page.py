@@ -1,7 +1,5 @@
-"""The pictures of `senses`, all drawn here from its document: the scatter of the occurrences (SVG), each point at
-its 2-D PCA x, y in its group's (or label's) colour with its sentence as <title> (so the standalone `--svg` shows it
-on hover in any viewer), the same tables as HTML, and the page. Every text from input is made literal and escaped.
-"""
+"""The pictures of `senses` from its document: the scatter (SVG, each sentence a <title> any viewer shows on hover),
+the tables as HTML, and the page. Every text from input is made literal and escaped."""
 
 from __future__ import annotations
 

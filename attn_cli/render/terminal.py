@@ -35,17 +35,15 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
     columns = labels if key_labels is None else key_labels
     for head in report["heads"]:
         suffix = f", head {head['index'] + 1} of {len(report['heads'])}" if len(report["heads"]) > 1 else ""
-        if not fits_whole(head["weights"], labels, columns, console):
+        if fitting_columns(head["weights"], labels, columns, console, True) < len(columns):
             section(console, f"Largest weights per query{suffix}: {weights_formula(settings)}",
                     top_keys_table(head["weights"], labels, columns, console),
                     f"the {TOP_KEYS} largest of each row: all {len(columns)} columns do not fit {console.width} "
                     "columns; widen the terminal or use --json for the full matrices")
             continue
-        masked = masked_cells(head)
-        section(console, f"Scores{suffix}: s = q·k ({axes})", *matrix_table(
-            head["scores"], labels, console, columns=columns, masked=masked, note=MASK_LEGEND if masked.any() else ""))
+        section(console, f"Scores{suffix}: s = q·k ({axes})", *head_table(head, "scores", labels, columns, console))
         section(console, f"Weights{suffix}: {weights_formula(settings)}",
-                *weights_table(head, labels, columns, console, "each row sums to 1 (Σ column)"))
+                *head_table(head, "weights", labels, columns, console, "each row sums to 1 (Σ column)"))
     context = "context" if key_labels is None else "source"
     section(console, "Shift: own value s → contextual output y", shift_table(report, labels, key_labels),
             "\n".join(filter(None, [f"pulled by: {context} words, weight w (share of the shift y−s they supply)",
@@ -68,11 +66,12 @@ def layer_scale_note(report: dict) -> str:
             "own, while cos(s,y), w and the shares read the same on any scale")
 
 
-def weights_table(head: dict, labels: list[str], columns: list[str], console: Console,
-                  note: str = "") -> tuple[Table, str]:
-    """A head's weights with their Σ column; masked cells show as MASKED, not as a weight of 0 the query could give."""
+def head_table(head: dict, key: str, labels: list[str], columns: list[str], console: Console,
+               note: str = "") -> tuple[Table, str]:
+    """A head's scores or weights (with their Σ column); masked cells show as MASKED, not as a value the query
+    could give."""
     masked = masked_cells(head)
-    return matrix_table(head["weights"], labels, console, columns=columns, row_sums=True, masked=masked,
+    return matrix_table(head[key], labels, console, columns=columns, row_sums=key == "weights", masked=masked,
                         note="; ".join(filter(None, [note, MASK_LEGEND if masked.any() else ""])))
 
 
@@ -124,8 +123,8 @@ def header(report: dict, title: str = "Self-attention over ") -> Group:
 
 def repeated_lines(tokens: list[dict], settings: dict, where: str = "", model: dict | None = None
                    ) -> list[RenderableType]:
-    """A note when a word occurs twice without positions: its copies share one vector, which looks like a bug
-    unless said (a pretrained model's inputs carry its learned positions)."""
+    """A note when a word occurs twice without positions (a model's inputs carry its own): its copies share one
+    vector, which looks like a bug unless said."""
     repeated = repeated_words([token["text"] for token in tokens])
     if not repeated or settings["positions"] != "none" or model is not None:
         return []
@@ -140,13 +139,9 @@ def settings_lines(report: dict) -> list[Table]:
     vectors, settings, model = report["vectors"], report["settings"], report.get("model")
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
-    if model is not None:
-        mode = f"{model['name']} layer {model['layer']} of {model['layers']} (pretrained)"
-    elif settings["mode"] == "trained":
-        mode = f"trained projections (from seed {settings['seed']})"
-    else:  # projected mode's W are random draws, not learnt
-        mode = f"random, untrained projections (seed {settings['seed']})" if settings["mode"] == "projected" else \
-            "raw mode"
+    mode = f"{model['name']} layer {model['layer']} of {model['layers']} (pretrained)" if model is not None else {
+        "raw": "raw mode", "projected": f"random, untrained projections (seed {settings['seed']})",
+        "trained": f"trained projections (from seed {settings['seed']})"}[settings["mode"]]
     lines = [header_line("vectors", f"{vectors['name']}: {vectors['count']:,} words × {vectors['dims']} dims"),
              header_line("attention", f"{mode}, {settings['similarity']} similarity, scale {scale} "
                                       f"(×{settings['scale_factor']:.4g}), temperature {settings['temperature']:g}"),
@@ -227,28 +222,32 @@ def fitting_columns(rows, labels: list[str], columns: list[str], console: Consol
     return 1
 
 
-def fits_whole(rows, labels: list[str], columns: list[str], console: Console) -> bool:
-    """Whether every column of a weights matrix fits the console (no measuring past width / MIN_COLUMN_WIDTH)."""
-    return len(columns) <= console.width // MIN_COLUMN_WIDTH and \
-        fitting_columns(rows, labels, columns, console, True) == len(columns)
-
-
 def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
     """The empty table of the first `shown` columns, a "…" column when some are left out, and Σ."""
-    return Table(Column("", style="bold", no_wrap=True), *(right(label, no_wrap=True) for label in columns[:shown]),
-                 *([Column("…", justify="center", no_wrap=True)] if shown < len(columns) else []),
-                 *([right("Σ", style="dim", no_wrap=True)] if row_sums else []), box=box.SIMPLE_HEAD, pad_edge=False)
+    return simple(lead(""), *(right(label, no_wrap=True) for label in columns[:shown]),
+                  *([Column("…", justify="center", no_wrap=True)] if shown < len(columns) else []),
+                  *([right("Σ", style="dim", no_wrap=True)] if row_sums else []), pad_edge=False)
 
 
 def right(header: str = "", footer: str = "", **options) -> Column:
     return Column(header, footer, justify="right", **options)
 
 
+def lead(header: str = "", footer: str = "") -> Column:
+    """A table's first column, naming its rows."""
+    return Column(header, footer, style="bold", no_wrap=True)
+
+
+def simple(*columns: Column | str, **options) -> Table:
+    """Every report table's one look: a rule under the header, no frame."""
+    return Table(*columns, box=box.SIMPLE_HEAD, **options)
+
+
 def top_keys_table(weights, labels: list[str], columns: list[str], console: Console) -> Table:
     """Each query's TOP_KEYS heaviest keys and their weights: the summary of a matrix too wide to print."""
     def frame() -> Table:
-        return Table(Column("query", style="bold", no_wrap=True), Column(
-            f"largest weights (key=w), of {len(columns)} keys", overflow="fold"), box=box.SIMPLE_HEAD, pad_edge=False)
+        return simple(lead("query"), Column(f"largest weights (key=w), of {len(columns)} keys", overflow="fold"),
+                      pad_edge=False)
 
     orders = np.argsort(-np.asarray(weights, dtype=float), axis=1, kind="stable")[:, :TOP_KEYS]  # [n_q, k]
     rows: list[list[str | Text]] = [[label, ", ".join(f"{columns[j]}={row[j]:.3f}" for j in order)]
@@ -281,8 +280,8 @@ def heat_cell(value: float | None, low: float, high: float) -> Text:
 
 def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = None) -> Table:
     """Shift per query token; in self-attention (no key_labels) its own weight has a column of its own."""
-    table = Table(Column("token", style="bold", no_wrap=True), right("cos(s,y)"), right("|y−s|"),
-                  *([right("self w")] if key_labels is None else []), "pulled by", box=box.SIMPLE_HEAD)
+    table = simple(lead("token"), right("cos(s,y)"), right("|y−s|"), *([right("self w")] if key_labels is None else []),
+                   "pulled by")
     for label, shift in zip(labels, report["shifts"]):
         pulled = ", ".join(pull_text(c, key_labels or labels) for c in shift["pulled_by"])
         own = [f"{shift['self_weight']:.3f}"] if key_labels is None else []
@@ -304,8 +303,7 @@ def signed(value: float) -> str:
 def neighbor_table(report: dict, labels: list[str], console: Console) -> tuple[Table, str]:
     size = report["settings"]["neighbor_vocab"]
     among = "all words" if size is None else f"the {min(size, report['vectors']['count']):,} most frequent words"
-    table = Table(Column("token", style="bold", no_wrap=True), Column("before: s", overflow="fold"),
-                  Column("after: y", overflow="fold"), box=box.SIMPLE_HEAD)  # a word too long folds, whole
+    table = simple(lead("token"), Column("before: s", overflow="fold"), Column("after: y", overflow="fold"))  # folds
     for label, shift in zip(labels, report["shifts"]):
         table.add_row(label, *neighbor_lists(shift))
     return table, f"searched {among}; {new_words_legend(console)}"
@@ -329,15 +327,15 @@ def diagnostics_table(report: dict, labels: list[str], key_labels: list[str],
     heads = report["diagnostics"]["heads"]
     note = f"entropy in bits: 0 = all weight on one word, {uniform_text(heads, len(key_labels))}"
     suffixes = [f" h{head['index'] + 1}" if len(heads) > 1 else "" for head in heads]
-    table = Table(Column("token", style="bold", no_wrap=True), *(column for suffix in suffixes for column in (
+    table = simple(lead("token"), *(column for suffix in suffixes for column in (
         right(f"entropy{suffix}", no_wrap=True), right(f"largest w{suffix}", no_wrap=True),
-        Column("on", no_wrap=True))), box=box.SIMPLE_HEAD)
+        Column("on", no_wrap=True))))
     add_stacked_row(table, [[label, *(cell for head in heads for cell in _diagnostic_cells(head["rows"][i],
                                                                                            key_labels))]
                             for i, label in enumerate(labels)])
     if len(heads) > 1 and not fits_width(table, console):  # one line per token and head, the token named once
-        table = Table(Column("token", style="bold", no_wrap=True), *(right(name, no_wrap=True) for name in (
-            "head", "entropy", "largest w")), Column("on", no_wrap=True), box=box.SIMPLE_HEAD)
+        table = simple(lead("token"), *(right(name, no_wrap=True) for name in ("head", "entropy", "largest w")),
+                       Column("on", no_wrap=True))
         for i, label in enumerate(labels):
             add_stacked_row(table, [[label if head is heads[0] else "", str(head["index"] + 1),
                                      *_diagnostic_cells(head["rows"][i], key_labels)] for head in heads],
@@ -355,8 +353,7 @@ def uniform_text(heads: list[dict], n_keys: int) -> str:
 
 
 def add_stacked_row(table: Table, rows: list[list[str | Text]], end_section: bool = False) -> None:
-    """Rows of one-line cells as one row of multi-line cells: drawn alike while no cell wraps, but Rich measures
-    and renders each column once, not every cell."""
+    """Rows of one-line cells as one row of multi-line cells: drawn alike while no cell wraps, measured once."""
     table.add_row(*(Text("\n").join(cell if isinstance(cell, Text) else Text(cell) for cell in column)
                     for column in zip(*rows)), end_section=end_section)
 

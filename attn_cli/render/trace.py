@@ -3,15 +3,14 @@ traced word, each a plain-language caption and a small table, then the teaching 
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console, Group
 from rich.table import Column, Table
 from rich.text import Text
 
 from attn_cli.render.flags import settings_text, see_with_text
 from attn_cli.labels import token_labels
-from attn_cli.render.terminal import (fits_width, format_number, header, neighbor_lists, new_words_legend, right,
-                                      section)
+from attn_cli.render.terminal import (fits_width, format_number, header, lead, neighbor_lists, new_words_legend,
+                                      right, section, simple)
 
 
 def render_trace(report: dict, console: Console) -> None:
@@ -52,7 +51,7 @@ def projection_step(report: dict, console: Console) -> None:
         return
     d_model, width = projections["w_q"]
     origin = (f"from numpy.random.default_rng({projections['seed']}), entries normal with standard deviation "
-              f"1/√{d_model} = {setting(projections['std'][0])}")
+              f"1/√{d_model} = {projections['std'][0]:.4g}")
     model = report.get("model")
     lines = [f"q = x W_Q, k = x W_K, v = x W_V, each W of shape {d_model} × {width}: "
              + (f"untrained random weights {origin}." if projections["trained"] is None else
@@ -63,7 +62,7 @@ def projection_step(report: dict, console: Console) -> None:
                  "W_O (+ b_O) maps the joined heads back to the model's width: y, the attention's contextual output."]
     elif projections["w_o"] is not None:
         rows, cols = projections["w_o"]
-        lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {setting(projections['std'][1])}) maps the "
+        lines.append(f"W_O ({rows} × {cols}, std 1/√{rows} = {projections['std'][1]:.4g}) maps the "
                      "joined heads back to the embedding width.")
     console.print("\n".join(lines))
     console.print()
@@ -124,8 +123,8 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
     """Steps 3, 4 and 5 of one head: scores, softmax, weighted sum."""
     dims = head["query"]["dims"]
     count = min(report["dims_shown"], dims)
-    scores = Table(Column("key", style="bold", no_wrap=True), f"q · k_j = q₁k₁ + q₂k₂ + … ({dims} products)",
-                   right("s_j", no_wrap=True), box=box.SIMPLE_HEAD, pad_edge=False)
+    scores = simple(lead("key"), f"q · k_j = q₁k₁ + q₂k₂ + … ({dims} products)", right("s_j", no_wrap=True),
+                    pad_edge=False)
     for key in head["keys"]:
         products = [f"{format_number(q)}×{format_number(k)}" for q, k in zip(head["query"]["first"],
                                                                            key["key"]["first"])]
@@ -140,20 +139,20 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
 
     factor, temperature = settings["scale_factor"], settings["temperature"]
     shift = head["exp_shift"]
-    scale = {"sqrt": f"1/√{settings['d_head']} = {setting(factor)}",
-             "none": "none (×1)"}.get(settings["scale"], f"×{setting(factor)}")
-    softmax = Table(Column("key", "Σ", style="bold", no_wrap=True), right("s_j", no_wrap=True),
-                    right(f"l_j = s_j×{setting(factor)}/{setting(temperature)}", no_wrap=True),
-                    right("exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})",
-                          format_number(head["exp_sum"]), no_wrap=True),
-                    right("w_j = exp/Σ", format_number(head["weight_sum"]), no_wrap=True),
-                    box=box.SIMPLE_HEAD, pad_edge=False, show_footer=True)
+    scale = {"sqrt": f"1/√{settings['d_head']} = {factor:.4g}",
+             "none": "none (×1)"}.get(settings["scale"], f"×{factor:.4g}")
+    softmax = simple(lead("key", "Σ"), right("s_j", no_wrap=True),
+                     right(f"l_j = s_j×{factor:.4g}/{temperature:.4g}", no_wrap=True),
+                     right("exp(l_j)" if shift == 0 else f"exp(l_j−{format_number(shift)})",
+                           format_number(head["exp_sum"]), no_wrap=True),
+                     right("w_j = exp/Σ", format_number(head["weight_sum"]), no_wrap=True), pad_edge=False,
+                     show_footer=True)
     for key in head["keys"]:
         logit = "masked" if key["masked"] else format_number(key["logit"])
         softmax.add_row(labels[key["index"]], format_number(key["score"]), logit, format_number(key["exp"]),
                         format_number(key["weight"]))
     section(console, "Step 4 · Scale, then softmax: w_j = exp(l_j) / Σ exp(l_m)", softmax,
-            f"scale {scale}, temperature {setting(temperature)}; exp makes every "
+            f"scale {scale}, temperature {temperature:.4g}; exp makes every "
             "score positive and dividing by the sum Σ makes the weights add up to 1")
 
     terms = [(labels[key["index"]], f"{format_number(key['weight'])}·v", key["term"])
@@ -165,16 +164,10 @@ def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list
             + (f"; masked ({masked}): not in the sum" if masked else ""))
 
 
-def setting(value: float) -> str:
-    """A setting or a constant derived from one (scale factor, temperature, std of W): 4 significant digits."""
-    return f"{value:.4g}"
-
-
 def comparison_step(report: dict, trace: dict, labels: list[str], console: Console) -> None:
     shift = trace["shift"]
     own = "x" if report["settings"]["mode"] == "raw" else "s"
-    table = Table(Column("what", style="bold", no_wrap=True), "value", box=box.SIMPLE_HEAD, pad_edge=False,
-                  show_header=False)
+    table = simple(lead("what"), "value", pad_edge=False, show_header=False)
     table.add_row(f"cos({own}, y)", f"{format_number(shift['cosine'])} (1 = same direction)")
     table.add_row(f"|y − {own}|", f"{format_number(shift['delta_norm'])} (how far it moved; |{own}| "
                   f"{format_number(shift['static_norm'])} → |y| {format_number(shift['contextual_norm'])})")
@@ -200,13 +193,8 @@ def matrix_step(report: dict, trace: dict, word: str, console: Console) -> None:
                   f"· V [{n_k} × {d_head}] → Y [{n_q} × {d_head}]{heads}.")
     console.print(vector_table([("Y", word, form["output"])], console))
     console.print(f"Row “{word}” of Y differs from the term-by-term sum above by at most "
-                  f"{tiny(trace['matrix_form_max_abs_diff'])}: one computation, two notations.")
+                  f"{trace['matrix_form_max_abs_diff']:.1e}: one computation, two notations.")
     console.print()
-
-
-def tiny(value: float) -> str:
-    """A difference near zero, in scientific notation (1.1e-16)."""
-    return f"{value:.1e}"
 
 
 def notes_step(trace: dict, labels: list[str], console: Console) -> None:
@@ -217,9 +205,8 @@ def notes_step(trace: dict, labels: list[str], console: Console) -> None:
         console.print(bullet)
         if note.get("alternatives"):
             keys = trace["heads"][note["head"]]["keys"]
-            table = Table(Column("weights if run with", no_wrap=True), *(right(labels[k["index"]], no_wrap=True)
-                                                                         for k in keys), box=box.SIMPLE_HEAD,
-                          pad_edge=False)
+            table = simple(Column("weights if run with", no_wrap=True),
+                           *(right(labels[k["index"]], no_wrap=True) for k in keys), pad_edge=False)
             table.add_row("(as above)", *(format_number(k["weight"]) for k in keys))
             for option in note["alternatives"]:
                 table.add_row(settings_text(option["settings"]), *(format_number(w) for w in option["weights"]))
@@ -241,10 +228,9 @@ def vector_table(rows: list[tuple[str, str, dict]], console: Console, split_last
 def _vector_chunk(rows: list[tuple[str, str, dict]], coordinates: range, split_last: bool, last: bool) -> Table:
     dims = rows[0][2]["dims"]
     elided = last and coordinates.stop < dims
-    table = Table(Column("", style="bold", no_wrap=True), Column("", no_wrap=True),
-                  *(right(f"[{m + 1}]", no_wrap=True) for m in coordinates),
-                  *([Column(f"… {dims}", justify="center", no_wrap=True)] if elided else []),
-                  *([right("length", no_wrap=True)] if last else []), box=box.SIMPLE_HEAD, pad_edge=False)
+    table = simple(lead(""), Column("", no_wrap=True), *(right(f"[{m + 1}]", no_wrap=True) for m in coordinates),
+                   *([Column(f"… {dims}", justify="center", no_wrap=True)] if elided else []),
+                   *([right("length", no_wrap=True)] if last else []), pad_edge=False)
     for position, (role, word, vector) in enumerate(rows):
         cells = [format_number(vector["first"][m]) for m in coordinates]
         cells += (["…"] if elided else []) + ([format_number(vector["norm"])] if last else [])

@@ -3,12 +3,10 @@ trained layer (and, for the demo, how far each moves "bank" toward the sense its
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from attn_cli.render.terminal import right
+from attn_cli.render.terminal import right, simple
 
 LAYER_NAMES = {"raw": "raw attention", "random": "random start", "trained": "trained layer"}
 
@@ -29,8 +27,8 @@ def render_train(report: dict, console: Console) -> None:
     demo = report.get("demo")
     leads: dict = demo["sense_lead"] if demo is not None else {}
     sentences = list(leads.get("trained", {}))
-    table = Table("held-out split", right("loss"), right("acc@1"), right("acc@10"),
-                  *(right(f"“{sentence}”") for sentence in sentences), box=box.SIMPLE_HEAD, pad_edge=False)
+    table = simple("held-out split", right("loss"), right("acc@1"), right("acc@10"),
+                   *(right(f"“{sentence}”") for sentence in sentences), pad_edge=False)
     for row in weights["evaluation"]:
         cells = [LAYER_NAMES[row["layer"]], f"{row['loss']:.3f}", f"{row['accuracy_at_1']:.1%}",
                  f"{row['accuracy_at_10']:.1%}"]
