@@ -22,7 +22,8 @@ def brute_top_k(values: np.ndarray, k: int) -> np.ndarray:
 def test_top_indices_is_the_exact_top_k(data):
     k = data.draw(st.integers(1, 8))
     b = data.draw(st.integers(1, 6))
-    # narrow rows and rows as wide as a search's vocabulary
+    # widths of the general way and of wide rows' groups (_top_of_wide_rows), with and without columns past the
+    # last whole group
     n = data.draw(st.sampled_from([k, k + 3, 64 * k, 64 * k + 37, 5000, 1024 * k, 1024 * k + 37]))
     # small integers make many ties (between groups' maxima too); floats make a realistic spread, and -inf is what
     # the search writes over the words it leaves out. A seed draws the array: hypothesis would draw its elements

@@ -355,8 +355,33 @@ def head_mean(weights: np.ndarray) -> np.ndarray:
 
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]."""
-    return np.argsort(-rows, axis=-1, kind="stable")[..., :k]
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k], a
+    block of rows at a time (no [n, n] temporaries). No NaN."""
+    n = rows.shape[-1]
+    flat = rows.reshape(-1, n)  # [m, n]
+    top = np.empty((len(flat), min(k, n)), dtype=np.intp)  # [m, k]
+    for block in row_blocks(len(flat), n):
+        top[block] = _partitioned(flat[block], k)
+    return top.reshape(rows.shape[:-1] + top.shape[1:])
+
+
+def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
+    """top_indices of the rows of a matrix by a partition of each whole row: [m, n] -> [m, min(k, n)]."""
+    m, n = flat.shape
+    if k < n:
+        candidates = np.sort(np.argpartition(flat, n - k, axis=-1)[:, n - k:], axis=-1)  # [m, k], no negated copy
+        kth = np.take_along_axis(flat, candidates, axis=-1).min(axis=-1, keepdims=True)  # [m, 1]: k-th largest
+        crowded = np.flatnonzero((flat >= kth).sum(axis=-1) > k)  # rows with more ties at kth than places
+        if len(crowded):
+            sub, level = flat[crowded], kth[crowded]  # [c, n], [c, 1]
+            above, ties = sub > level, sub == level
+            room = k - above.sum(axis=-1, keepdims=True)  # [c, 1]: places left for ties
+            keep = above | (ties & (np.cumsum(ties, axis=-1) <= room))  # exactly k per row
+            candidates[crowded] = np.nonzero(keep)[1].reshape(len(crowded), k)
+    else:
+        candidates = np.broadcast_to(np.arange(n), (m, n))
+    order = np.argsort(-np.take_along_axis(flat, candidates, axis=-1), axis=-1, kind="stable")
+    return np.take_along_axis(candidates, order, axis=-1)
 
 
 def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
