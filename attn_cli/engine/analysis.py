@@ -194,15 +194,20 @@ class NeighborSearch:
         picked = np.zeros((b, wanted), dtype=np.intp), np.full((b, wanted), -np.inf)
         for row in np.flatnonzero(unit_queries.any(axis=1)).tolist():  # a zero query has no direction: no answer
             columns = np.flatnonzero(cosines[row] >= floors[row])  # [c], duplicated vectors may tie by the million
-            exact = np.concatenate([np.einsum("bd,bkd->bk", unit_queries[row:row + 1],
-                                              self.rows[columns[None, block]].astype(np.float64))[0]
-                                    for block in row_blocks(len(columns), self.rows.shape[1])])  # [c]
-            if self.inverse_norms is not None:
-                exact *= self.inverse_norms[columns]
-            exact[np.isneginf(cosines[row, columns])] = -np.inf
-            order = np.lexsort((columns, -exact))[:wanted]
-            picked[0][row], picked[1][row] = columns[order], exact[order]
+            scores = np.concatenate([
+                self._cosines(unit_queries[row:row + 1], columns[None, block], cosines[row:row + 1, columns[block]])[0]
+                for block in row_blocks(len(columns), self.rows.shape[1])])  # [c]
+            order = np.lexsort((columns, -scores))[:wanted]
+            picked[0][row], picked[1][row] = columns[order], scores[order]
         return picked
+
+    def _cosines(self, unit_queries: np.ndarray, columns: np.ndarray, approximate: np.ndarray) -> np.ndarray:
+        """The float64 cosines of queries [b, d_out] with their columns [b, c]: -inf where the float32 ones were."""
+        exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[columns].astype(np.float64))  # [b, c]
+        if self.inverse_norms is not None:
+            exact *= self.inverse_norms[columns]
+        exact[np.isneginf(approximate)] = -np.inf
+        return exact
 
 
 def is_letter(word: str | None) -> bool:
