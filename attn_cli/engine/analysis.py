@@ -23,6 +23,10 @@ from attn_cli.vectors.store import Vectors
 
 MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
+RESCORED_SLACK = 8  # words ranked past the wanted ones and scored in float64 too: float32's near-ties (see _exact_top)
+GROUP_COLUMNS = 64  # a wide row's top k lies in its k groups of this many columns with the largest maxima
+WIDE_GROUPS = 16  # rows of at least this many x k groups are searched that way (see _top_of_wide_rows)
+WIDE_ROWS = 16  # wide rows searched at a time
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
@@ -187,16 +191,26 @@ class NeighborSearch:
         return found
 
     def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column: every
-        word within twice float32's rounding of the wanted-th best is scored again in float64."""
+        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column
+        (-inf where fewer words qualify). Every word within twice float32's rounding of the wanted-th best is
+        scored again in float64: usually the RESCORED_SLACK words ranked next reach past that margin; a query
+        with more near-ties takes every word within it."""
         b, n = cosines.shape
-        floors = np.partition(cosines, n - wanted, axis=1)[:, n - wanted] - 2 * self.rounding  # [b]
-        picked = np.zeros((b, wanted), dtype=np.intp), np.full((b, wanted), -np.inf)
-        for row in np.flatnonzero(unit_queries.any(axis=1)).tolist():  # a zero query has no direction: no answer
-            columns = np.flatnonzero(cosines[row] >= floors[row])  # [c], duplicated vectors may tie by the million
-            scores = np.concatenate([
+        ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
+        approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
+        floor = approximate[:, wanted - 1] - 2 * self.rounding  # [b]
+        crowded = ((approximate[:, -1] >= floor) & (ranked.shape[1] < n) & np.isfinite(floor)
+                   & unit_queries.any(axis=1))  # [b]; a zero query (no direction) ties with every word: no answer
+        ranked, exact = ranked[~crowded], self._cosines(unit_queries[~crowded], ranked[~crowded], approximate[~crowded])
+        picked = np.empty((b, wanted), dtype=np.intp), np.empty((b, wanted))
+        order = np.lexsort((ranked, -exact), axis=-1)[:, :wanted]  # by cosine down, then column
+        picked[0][~crowded], picked[1][~crowded] = (np.take_along_axis(ranked, order, axis=-1),
+                                                    np.take_along_axis(exact, order, axis=-1))
+        for row in np.flatnonzero(crowded).tolist():
+            columns = np.flatnonzero(cosines[row] >= floor[row])  # [c]
+            scores = np.concatenate([  # [c], a block of rows at a time (duplicated vectors can tie by the million)
                 self._cosines(unit_queries[row:row + 1], columns[None, block], cosines[row:row + 1, columns[block]])[0]
-                for block in row_blocks(len(columns), self.rows.shape[1])])  # [c]
+                for block in row_blocks(len(columns), self.rows.shape[1])])
             order = np.lexsort((columns, -scores))[:wanted]
             picked[0][row], picked[1][row] = columns[order], scores[order]
         return picked
@@ -360,13 +374,18 @@ def head_mean(weights: np.ndarray) -> np.ndarray:
 
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k], a
-    block of rows at a time (no [n, n] temporaries). No NaN."""
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]. A
+    partition and a sort of the k survivors, not a full sort; rows far wider than k (a neighbour search's) only
+    partition the groups of columns that can hold the top (_top_of_wide_rows). No NaN."""
     n = rows.shape[-1]
     flat = rows.reshape(-1, n)  # [m, n]
+    wide = n >= WIDE_GROUPS * k * GROUP_COLUMNS
     top = np.empty((len(flat), min(k, n)), dtype=np.intp)  # [m, k]
-    for block in row_blocks(len(flat), n):
-        top[block] = _partitioned(flat[block], k)
+    # long rows a block at a time: no [n, n] temporaries; wide rows WIDE_ROWS at a time, which the cache holds
+    blocks = [slice(start, start + WIDE_ROWS) for start in range(0, len(flat), WIDE_ROWS)] if wide else row_blocks(
+        len(flat), n)
+    for block in blocks:
+        top[block] = (_top_of_wide_rows if wide else _partitioned)(flat[block], k)
     return top.reshape(rows.shape[:-1] + top.shape[1:])
 
 
@@ -387,6 +406,36 @@ def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
         candidates = np.broadcast_to(np.arange(n), (m, n))
     order = np.argsort(-np.take_along_axis(flat, candidates, axis=-1), axis=-1, kind="stable")
     return np.take_along_axis(candidates, order, axis=-1)
+
+
+def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
+    """top_indices of rows far wider than k (a search's cosines over the vocabulary): [m, n] -> [m, k].
+
+    One pass finds the largest entry of each group of columns (group c: columns c, c + g, ... for g
+    groups); the k-th largest of those maxima is at most the row's k-th largest entry, so the top k
+    (ties included) lies in the k groups whose maxima reach it: only those (and the columns past the
+    last whole group) are partitioned. Rows where more than k group maxima tie take the general way.
+    """
+    m, n = flat.shape
+    width = n // GROUP_COLUMNS  # g groups of GROUP_COLUMNS columns; the n - g * GROUP_COLUMNS last are always kept
+    maxima = flat[:, :width * GROUP_COLUMNS].reshape(m, GROUP_COLUMNS, width).max(axis=1)  # [m, g]
+    level = np.partition(maxima, width - k, axis=-1)[:, width - k:width - k + 1]  # [m, 1]: k-th largest maximum
+    chosen = maxima >= level  # [m, g]
+    plain = chosen.sum(axis=-1) == k  # [m]
+    top = np.empty((m, k), dtype=np.intp)
+    if not plain.all():
+        top[~plain] = _partitioned(flat[~plain], k)
+    if not plain.any():
+        return top
+    groups = np.nonzero(chosen[plain])[1].reshape(-1, k)  # [p, k], ascending
+    # group c's j-th column is c + j g: ordered by j, then c, the candidates stay in column order, so the
+    # general way's ties by position are ties by column
+    columns = (groups[:, None, :] + width * np.arange(GROUP_COLUMNS)[None, :, None]).reshape(len(groups), -1)
+    rest = np.arange(width * GROUP_COLUMNS, n)
+    columns = np.concatenate([columns, np.broadcast_to(rest, (len(groups), len(rest)))], axis=-1)  # [p, c]
+    picked = _partitioned(flat[np.flatnonzero(plain)[:, None], columns], k)  # [p, k], no copy of whole rows
+    top[plain] = np.take_along_axis(columns, picked, axis=-1)
+    return top
 
 
 def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
