@@ -23,7 +23,6 @@ from attn_cli.cli.fields import Selection, select
 from attn_cli.cli.inputs import stdout_file
 from attn_cli.cli.messages import to_null
 from attn_cli import ExplainResult, write_file
-from attn_cli.files import utf8
 from attn_cli.render.json_out import whole_or_none, write_json
 from attn_cli.render.plain import READS, header, plain_records
 from attn_cli.render.consoles import draw_literally, report_console, trimmed, write_through
@@ -198,7 +197,7 @@ def write_target(path: Path, flag: str, data: str | bytes) -> None:
             write_file(path, data)
             return
         with whole_or_none(sys.stdout):
-            write_through(sys.stdout, utf8(data) if isinstance(data, str) else data)
+            write_through(sys.stdout, data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
 
 
 @contextlib.contextmanager
