@@ -465,16 +465,12 @@ def shift_shares(result: AttentionResult) -> np.ndarray:
     key j supplies, [.., n_q, n_k] (a row sums to 1; a token's own share in self-attention is exactly 0).
 
     Per head w_ij (v_j . z_i - u_i . z_i) / |d_i| with z_i = (d_i / |d_i|) W_O^T and u_i the token's own value,
-    a block of rows at a time; a row whose shift is within SHIFT_FLOOR of `shift_sizes` is rounding: shares 0.
+    a block of rows at a time; a row that did not move (`shift_basis`) has shares 0.
     """
-    shift = result.outputs - static_outputs(result)  # [.., n_q, d_out]
-    direction = unit_rows(shift)  # [.., n_q, d_out]: d_i / |d_i|, 0 for no shift
-    length = np.einsum("...d,...d->...", direction, shift)  # [.., n_q]: |d_i|, without squaring it
-    w_o = None if result.projections is None else result.projections.w_o
-    z = split_heads(direction if w_o is None else direction @ w_o.T, result.n_heads)  # [.., H, n_q, d_head]
     own = own_values(result)  # [.., n_q, width]
+    z, length, moved = shift_basis(result.outputs, static_outputs(result), own, result.weights, result.context_inputs,
+                                   result.projections)
     kept = None if result.self_attention else np.einsum("...hid,...hid->...hi", z, split_heads(own, result.n_heads))
-    moved = length > SHIFT_FLOOR * shift_sizes(result, own)  # [.., n_q]
     *lead, _, n_q, n_k = result.weights.shape
     shares = np.empty((*lead, n_q, n_k))
     keys_t = np.swapaxes(result.values, -1, -2)  # [.., H, d_head, n_k]
@@ -492,14 +488,22 @@ def shift_shares(result: AttentionResult) -> np.ndarray:
     return shares
 
 
-def shift_sizes(result: AttentionResult, own: np.ndarray) -> np.ndarray:
-    """How far rounding can move each shift, [.., n_q]: |u_i| + sum_h sum_j w^h_ij b^h_j, times |W_O| (Frobenius),
-    b^h_j bounding the rounding of key j's value: |x_j| |W_V^h| + |b_V^h| (|v^h_j| itself in raw mode). From the
-    inputs, so one word's row needs no sentence's values (engine/occurrences.py)."""
-    reached = result.weights @ value_bounds(result.context_inputs, result.projections, result.n_heads)[..., None]
+def shift_basis(outputs: np.ndarray, static: np.ndarray, own: np.ndarray, weights: np.ndarray, x_k: np.ndarray,
+                projections: Projections | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What every share of a row needs, for outputs and their static [.., n_q, d_out], own values [.., n_q, width]
+    and weights [.., H, n_q, n_k] over the keys' inputs x_k [.., n_k, d]: z_i [.., H, n_q, d_head], |d_i| [.., n_q]
+    and whether the row moved. A shift within SHIFT_FLOOR of how far rounding can move it does not: |u_i| +
+    sum_h sum_j w^h_ij b^h_j, times |W_O| (Frobenius), b^h_j = |x_j| |W_V^h| + |b_V^h| bounding the rounding of
+    key j's value (|v^h_j| itself in raw mode), from the inputs, so one word's row needs no sentence's values."""
+    shift = outputs - static
+    direction = unit_rows(shift)  # d_i / |d_i|, 0 for no shift
+    length = np.einsum("...d,...d->...", direction, shift)  # [.., n_q]: |d_i|, without squaring it
+    heads = weights.shape[-3]
+    w_o = None if projections is None else projections.w_o
+    z = split_heads(direction if w_o is None else direction @ w_o.T, heads)  # [.., H, n_q, d_head]
+    reached = weights @ value_bounds(x_k, projections, heads)[..., None]  # [.., H, n_q, 1]
     sizes = np.linalg.norm(own, axis=-1) + np.sum(reached, axis=(-3, -1))  # [.., n_q]
-    w_o = None if result.projections is None else result.projections.w_o
-    return sizes if w_o is None else sizes * np.linalg.norm(w_o)
+    return z, length, length > SHIFT_FLOOR * (sizes if w_o is None else sizes * np.linalg.norm(w_o))
 
 
 def value_bounds(x_k: np.ndarray, projections: Projections | None, heads: int) -> np.ndarray:

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attn_cli.engine.attention import (SHIFT_FLOOR, AttentionConfig, AttentionResult, Projections, affine,
-                                       attend_inputs, layer_projections, position_codes,
-                                       require_visible, scaled_logits, shift_shares, softmax, split_heads,
-                                       static_outputs, unit_rows, value_bounds)
+from attn_cli.engine.attention import (AttentionConfig, AttentionResult, Projections, affine, attend_inputs,
+                                       layer_projections, position_codes, require_visible, scaled_logits,
+                                       shift_basis, shift_shares, softmax, split_heads, static_outputs)
 
 
 @dataclass(frozen=True)
@@ -59,15 +58,10 @@ def projected_rows(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, la
     outputs = layer.output(head_outputs.reshape(m, -1))  # [m, d_k] -> [m, d_out]
     own = affine(x_q, layer.w_v, layer.b_v)  # [m, d_k]: u_i
     static = layer.output(own)  # [m, d_out]
-    shift = outputs - static
-    direction = unit_rows(shift)  # [m, d_out]
-    length = np.einsum("md,md->m", direction, shift)  # [m]
-    z = (direction if layer.w_o is None else direction @ layer.w_o.T).reshape(m, heads, -1)  # [m, H, d_head]
+    z, length, moved = shift_basis(outputs[:, None], static[:, None], own[:, None], weights[:, :, None], x_k, layer)
+    z, length, moved = z[:, :, 0], length[:, 0], moved[:, 0]  # [m, H, d_head], [m], [m]: one query each
     kept = np.einsum("mhe,mhe->mh", z, own.reshape(m, heads, -1))  # [m, H]: z_i . u_i
     dots = across(z, w_v, layer.b_v, x_k) - kept[..., None]  # [m, H, n]: z_i . (v_j - u_i)
-    sizes = (np.linalg.norm(own, axis=-1) + np.einsum("mhn,mhn->m", weights, value_bounds(x_k, layer, heads))) * (
-        1.0 if layer.w_o is None else np.linalg.norm(layer.w_o))  # [m], as shift_sizes
-    moved = length > SHIFT_FLOOR * sizes
     shares = np.where(moved[:, None], np.sum(weights * dots, axis=1) / np.where(moved, length, 1.0)[:, None], 0.0)
     return OccurrenceRows(outputs=outputs, static=static, shares=shares + 0.0, weights=weights)
 
