@@ -36,8 +36,7 @@ class Corpus:
 
 def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sentences: int = MAX_CORPUS_SENTENCES,
                 name: str = "the corpus") -> Corpus:
-    """Encode one sentence per line, split as explain splits them; more than `max_sentences` is an InputError: the
-    corpus is held in memory, and a stream may never end."""
+    """One sentence per line, split as explain splits them; at most `max_sentences`: a stream may never end."""
     digest = hashlib.blake2b(digest_size=16)
     sides: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])  # by side_of
     read = short = long = unknown = 0
@@ -49,8 +48,13 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sent
                              " to train on more")
         digest.update(line.rstrip("\n").encode("utf-8", "surrogatepass") + b"\n")
         read += 1
-        keys, rows, missing = known_words(line, vectors)
-        unknown += missing
+        keys, rows = [], []
+        for text, clitic, key, row in sentence_pieces(line, vectors):
+            if key is not None and row is not None:
+                keys.append(key)
+                rows.append(row)
+            elif has_letters(text) and not clitic:  # punctuation and clitics are dropped quietly, as tokenize does
+                unknown += 1
         if len(set(rows)) < 2:  # a word is predicted from other words: "ha ha" has none
             short += 1
         elif len(rows) > max_words:
@@ -67,21 +71,6 @@ def read_corpus(lines: Iterable[str], vectors: Vectors, max_words: int, max_sent
                          "per line, in words the vector set knows")
     return Corpus(*sides, digest.hexdigest(), read, short, long, unknown,
                   sum(len(sentence) for side in sides for sentence in side))
-
-
-def known_words(sentence: str, vectors: Vectors) -> tuple[list[str], list[int], int]:
-    """The keys and rows of the sentence's known words, and how many words were unknown (not punctuation nor
-    clitics, dropped quietly as tokenize does)."""
-    keys: list[str] = []
-    rows: list[int] = []
-    unknown = 0
-    for text, clitic, key, row in sentence_pieces(sentence, vectors):
-        if key is not None and row is not None:
-            keys.append(key)
-            rows.append(row)
-        elif has_letters(text) and not clitic:
-            unknown += 1
-    return keys, rows, unknown
 
 
 def side_of(keys: list[str]) -> int:

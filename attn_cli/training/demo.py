@@ -68,13 +68,12 @@ def plain_word(vectors: Vectors, row: int) -> bool:
 
 
 def sense_lead(feed: Feed, layer: Layer, sentence: str, masked: bool = True) -> float:
-    """cos(bank's output, its sense's word) - cos(bank's output, bank): above 0, the layer moved bank toward its
-    sense. Unmasked, every word sees every word, as `explain` shows raw attention."""
+    """cos(bank's output, its sense) - cos(bank's output, bank): above 0, the layer moved bank toward its sense."""
     vectors = feed.vectors
     words = sentence.split()
     rows = np.array([vectors.lookup(word)[1] for word in words])  # type: ignore[index]  # the demo's words
     batch = feed.batch([rows])
-    visible = batch.visible if masked else np.ones((len(words), len(words)), dtype=bool)  # [n, n]
+    visible = batch.visible if masked else np.ones((len(words), len(words)), dtype=bool)  # [n, n]: as explain's raw
     output = layer_forward(batch.inputs, layer, visible).outputs[0, words.index(AMBIGUOUS)]  # [d]
     compared = vectors.rows([vectors.lookup(word)[1] for word in (SENSES[sentence], AMBIGUOUS)])  # type: ignore[index]
     sense, itself = (unit_rows(compared) @ unit_rows(output[None])[0]).tolist()  # [2]: cosines with the sense, bank

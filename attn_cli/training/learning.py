@@ -1,6 +1,5 @@
-"""One attention layer predicting words from their context: forward, loss, backward by hand (checked in the
-tests) and Adam, in numpy alone. Shapes, for B sentences of n words (one length: no padding), d input dims, H heads
-of d_head = d_k / H dims and N vocabulary words:
+"""One attention layer predicting words from context: forward, loss, backward by hand and Adam, in numpy alone.
+Shapes, for B sentences of n words (one length), d input dims, H heads of d_head = d_k / H, N vocabulary words:
 
     X            [B, n, d]           word vectors (+ position codes), constants
     Q, K, V      [B, H, n, d_head]   X W_Q, X W_K, X W_V, heads split as split_heads does
@@ -10,8 +9,6 @@ of d_head = d_k / H dims and N vocabulary words:
     Y            [B, n, d]           O W_O (no residual: x_i added back would hand over the answer)
     Z            [P, N]              Y E^T at the P predicted positions, E the vocabulary's vectors
     loss                             mean over the P positions of logsumexp(Z_p) - Z_p[target_p]
-
-The vocabulary product runs in the vocabulary's dtype (float32 when training, float64 for the gradient checks).
 """
 
 from __future__ import annotations
@@ -53,23 +50,15 @@ class BatchLoss:
     gradients: Projections  # d loss / d W_Q, W_K, W_V, W_O
 
 
-def identity_layer(d_model: int) -> Layer:
-    """Raw attention as a Layer: Q = K = V = X, one head, no scale, no W_O."""
-    eye = np.eye(d_model)
-    return Layer(Projections(w_q=eye, w_k=eye, w_v=eye, w_o=None), heads=1, scale=1.0)
-
-
 def prediction_targets(words: np.ndarray, mask: str, vocabulary_size: int) -> np.ndarray:
-    """[B, n] the row each position predicts: its own word under the mask "others", else the next word; NO_TARGET
-    for none and for a word beyond the first `vocabulary_size`."""
+    """[B, n]: its own word under the mask "others", else the next; NO_TARGET for none or one past the vocabulary."""
     targets = words.copy() if mask == "others" else np.pad(words[:, 1:], ((0, 0), (0, 1)), constant_values=NO_TARGET)
     targets[targets >= vocabulary_size] = NO_TARGET
     return targets
 
 
 def layer_forward(inputs: np.ndarray, layer: Layer, visible: np.ndarray) -> LayerPass:
-    """inputs [B, n, d], visible [B, 1, n, n] or [n, n] bool."""
-    w = layer.projections
+    w = layer.projections  # inputs [B, n, d], visible [B, 1, n, n] or [n, n] bool
     # [B, n, d] x [d, d_k] -> [B, n, d_k] -> [B, H, n, d_head]
     queries, keys, values = (split_heads(inputs @ m, layer.heads) for m in (w.w_q, w.w_k, w.w_v))
     head_outputs, weights, _, _ = attend(queries, keys, values, scale=layer.scale, mask=visible)
@@ -79,8 +68,7 @@ def layer_forward(inputs: np.ndarray, layer: Layer, visible: np.ndarray) -> Laye
 
 
 def score_blocks(outputs: np.ndarray, vocabulary: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
-    """Each block of predictions whose logits Z = Y E^T ([p, d] x [d, N] -> [p, N], the vocabulary's dtype) stay
-    under SCORE_BLOCK_BYTES, with them."""
+    """Blocks of logits Z = Y E^T ([p, N], in the vocabulary's dtype) of at most SCORE_BLOCK_BYTES each."""
     rows = max(1, SCORE_BLOCK_BYTES // (vocabulary.shape[0] * vocabulary.itemsize))
     for start in range(0, len(outputs), rows):
         block = slice(start, start + rows)
@@ -88,8 +76,7 @@ def score_blocks(outputs: np.ndarray, vocabulary: np.ndarray) -> Iterator[tuple[
 
 
 def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """[P] -log softmax(Z_p)[target_p] and [P, 1] the sums of exp(Z_p - max Z_p); turns `logits` [P, N] into
-    exp(Z - max Z) in place, as they are training's largest arrays."""
+    """[P] -log softmax(Z_p)[target_p], [P, 1] sums of exp(Z_p - max Z_p); in place: training's largest arrays."""
     logits -= logits.max(axis=1, keepdims=True)  # every entry <= 0: exp cannot overflow
     target_logits = logits[np.arange(len(targets)), targets].astype(np.float64)  # [P]
     np.exp(logits, out=logits)
@@ -99,8 +86,7 @@ def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, 
 
 def batch_loss(inputs: np.ndarray, targets: np.ndarray, layer: Layer, visible: np.ndarray,
                vocabulary: np.ndarray) -> BatchLoss:
-    """inputs [B, n, d], targets [B, n], vocabulary E [N, d]."""
-    forward = layer_forward(inputs, layer, visible)
+    forward = layer_forward(inputs, layer, visible)  # inputs [B, n, d], targets [B, n], vocabulary E [N, d]
     chosen = targets != NO_TARGET  # [B, n]
     count = int(np.count_nonzero(chosen))
     if count == 0:  # no gradient: zeros of each weight's shape
@@ -134,7 +120,6 @@ def layer_backward(forward: LayerPass, d_outputs: np.ndarray, layer: Layer) -> P
 
 
 def parameters(weights: Projections) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """W_Q, W_K, W_V, W_O: a trained layer always has W_O."""
     assert weights.w_o is not None
     return weights.w_q, weights.w_k, weights.w_v, weights.w_o
 

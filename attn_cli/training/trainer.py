@@ -1,5 +1,5 @@
-"""The training loop: epochs of shuffled minibatches, Adam steps, a validation check after each keeping the best
-weights so far; every step replaces whole weight sets, so after Ctrl-C both the best and the latest are complete."""
+"""The training loop: shuffled minibatches, Adam, the best weights by validation; steps replace whole weight sets,
+so after Ctrl-C both the best and the latest are complete."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from attn_cli.engine.attention import AttentionConfig, Projections, draw_project
 from attn_cli.errors import InputError, Option
 from attn_cli.training.corpus import Corpus
 from attn_cli.training.learning import (NO_TARGET, Layer, adam_start, adam_step, batch_loss, cross_entropy,
-                                        identity_layer, layer_forward, parameters, prediction_targets,
-                                        score_blocks)
+                                        layer_forward, parameters, prediction_targets, score_blocks)
 from attn_cli.training.settings import TrainingSettings
 from attn_cli.vectors.store import Vectors
 
@@ -73,8 +72,7 @@ class Feed:
 
 
 def length_batches(lengths: Sequence[int], size: int, rng: np.random.Generator | None = None) -> list[np.ndarray]:
-    """Indices of sentences of equal length, at most `size` per batch; in length order, or shuffled by rng (the
-    same corpus and seed give the same steps)."""
+    """Indices of equal-length sentences, `size` at most a batch; in length order, or shuffled by a seeded rng."""
     sizes = np.asarray(lengths)
     order = np.arange(len(sizes)) if rng is None else rng.permutation(len(sizes))
     batches: list[np.ndarray] = []
@@ -87,13 +85,12 @@ def length_batches(lengths: Sequence[int], size: int, rng: np.random.Generator |
 
 
 def projected_layer(config: AttentionConfig, projections: Projections) -> Layer:
-    """The Layer the engine runs for `config` with these weights: its heads and its 1/sqrt(d_head) scale."""
     d_head = projections.w_q.shape[1] // config.heads
     return Layer(projections, config.heads, config.scale_factor(d_head))
 
 
 def score_layer(feed: Feed, layer: Layer, sentences: Sequence[np.ndarray]) -> LayerScore:
-    """Loss and accuracy@k (fewer than k words score above the target) over every prediction the sentences hold."""
+    """Loss and accuracy@k (fewer than k words score above the target) over the sentences' predictions."""
     losses, ranks = [], []
     for batch in feed.batches(sentences, EVALUATION_BATCH):
         chosen = batch.targets != NO_TARGET  # [B, n]
@@ -193,8 +190,8 @@ class Trainer:
 
     def layers(self) -> dict[str, Layer]:
         """Raw attention (Q = K = V = X), the random start and the best layer so far, as the table names them."""
-        config = self.feed.config
-        return {"raw": identity_layer(self.feed.vectors.dims), "random": projected_layer(config, self.initial),
+        config, eye = self.feed.config, np.eye(self.feed.vectors.dims)  # raw: Q = K = V = X, no scale, no W_O
+        return {"raw": Layer(Projections(eye, eye, eye, None), 1, 1.0), "random": projected_layer(config, self.initial),
                 "trained": projected_layer(config, self.best.weights)}
 
     def evaluate(self) -> Evaluation:
@@ -202,7 +199,6 @@ class Trainer:
                              for name, layer in self.layers().items()})
 
     def _check(self, epoch: int, training_loss: float | None, seconds: float) -> EpochReport:
-        """Score the latest weights on the validation sentences, kept when the best so far."""
         weights = self.latest
         score = score_layer(self.feed, projected_layer(self.feed.config, weights), self.corpus.validation)
         report = EpochReport(epoch, training_loss, score, seconds)
@@ -212,7 +208,7 @@ class Trainer:
         return report
 
     def _too_large(self) -> InputError:
-        """Scores that overflow before any step: no learning rate helps, the vectors' size does."""
+        # Scores that overflow before any step: no learning rate helps, the vectors' size does.
         vocabulary = self.feed.vocabulary
         norms = np.concatenate([np.sqrt(np.square(vocabulary[start:start + 4096], dtype=np.float64).sum(axis=1))
                                 for start in range(0, len(vocabulary), 4096)])  # float64: float32 would overflow
