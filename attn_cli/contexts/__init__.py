@@ -27,8 +27,7 @@ def senses(word: str, sentences: Iterable[Line], *, clusters: int | None = None,
 
 
 def example_corpus() -> tuple[list[str], list[str]]:
-    """The bundled corpus (sentences, labels): 40 sentences of our own, 20 about a river bank then 20 about money,
-    labelled "river" or "money"."""
+    """The bundled corpus (sentences, labels): 20 sentences about a river bank then 20 about money, labelled."""
     folder = default_data_dir() / "senses"
     sentences, labels = ((folder / name).read_text(encoding="utf-8").splitlines()
                          for name in ("bank.txt", "bank.labels.txt"))

@@ -1,6 +1,5 @@
-"""Grouping a word's occurrences: k-means groups of its outputs (scikit-learn), what each group is near and pulled
-by, and, given labels, how well the groups and a nearest-neighbour probe recover them. All on unit-length outputs:
-cosine geometry, as the neighbour searches use."""
+"""A word's occurrences in k-means groups (scikit-learn) of their unit-length outputs (cosine geometry, as the
+neighbour searches use); given labels, how well the groups and a nearest-neighbour probe recover them."""
 
 from __future__ import annotations
 
@@ -27,9 +26,8 @@ TIE = 1e-12  # cosines this close to the best count as equally near in the probe
 
 def group_senses(occurrences: Occurrences, *, clusters: int | None = None, labels: Sequence[str] | None = None,
                  seed: int = 0) -> SensesResult:
-    """The occurrences' outputs in groups: K = `clusters`, or the K in 2..8 with the best silhouette. Same seed,
-    same groups (numbered by size, ties by first occurrence). `labels` (one per corpus line read, any text) adds
-    purity, the adjusted Rand index and the sense probe (`LabelsReport`)."""
+    """Groups of K = `clusters`, else the K in 2..8 of best silhouette; same seed, same groups. `labels` (one per
+    corpus line read) add purity, the adjusted Rand index and the sense probe (`LabelsReport`)."""
     if not isinstance(occurrences, Occurrences):
         raise InputTypeError(f"occurrences must be an attn_cli.Occurrences, not {type(occurrences).__name__}")
     check_seed(seed)
@@ -65,9 +63,8 @@ def check_seed(seed: object) -> None:  # a SettingsError, not scikit-learn's
 
 
 def _require_enough(occurrences: Occurrences) -> None:
-    """At least MIN_OCCURRENCES, else an InputError saying why: with lines skipped, the first one's own error names
-    the setting that skipped it (a line longer than max_tokens may be where the word was); a table read from a file
-    keeps the count only, so the causes a scan can have are listed."""
+    """Else an InputError saying why: the first skipped line's own error names the setting that skipped it (a
+    table read from a file keeps the count only, so the causes a scan can have are listed)."""
     count, word = len(occurrences), shorten(occurrences.word)  # a table's word: a file may hold any text
     if count >= MIN_OCCURRENCES:
         return
@@ -88,8 +85,8 @@ def _require_enough(occurrences: Occurrences) -> None:
 
 def grouping(unit: np.ndarray, clusters: int | None, seed: int
              ) -> tuple[np.ndarray, dict[int, float], np.ndarray | None]:
-    """Assignments, each K's silhouette and each occurrence's for the given K, else the best silhouette's (smallest K
-    among equals) over 2..8, at most the number of different outputs. On unit rows k-means follows cosine distance."""
+    """Assignments, each K's silhouette and each occurrence's, for the given K or the best (smallest among equals)
+    of 2..8, at most the number of different outputs."""
     count, distinct = len(unit), len(np.unique(unit, axis=0))  # k-means finds at most as many groups as points
     if clusters is not None and clusters > distinct:
         outputs = f"{distinct:,} different output{'s' * (distinct != 1)}"
@@ -118,7 +115,7 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int
 
 
 def numbered(labels: np.ndarray) -> np.ndarray:
-    """The groups renumbered 0, 1, ... by size (largest first), ties by their first occurrence."""
+    """The groups renumbered 0, 1, ... by size (largest first), ties by first occurrence."""
     found, first, sizes = np.unique(labels, return_index=True, return_counts=True)
     order = np.lexsort((first, -sizes))  # by size down, then first occurrence
     renumber = np.empty(len(found), dtype=np.int64)
@@ -127,8 +124,8 @@ def numbered(labels: np.ndarray) -> np.ndarray:
 
 
 def silhouette_scorer(unit: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray | None]:
-    """Each occurrence's silhouette (cosine distance) under a grouping, NaN outside a sample of SILHOUETTE_SAMPLE
-    (silhouette_score's, random_state=seed) whose distances serve every K; None for one group (or one each)."""
+    """Each occurrence's silhouette under a grouping, NaN outside a sample whose distances serve every K; None for
+    one group (or one each)."""
     from sklearn.metrics import silhouette_samples
 
     count = len(unit)
@@ -149,8 +146,6 @@ def silhouette_scorer(unit: np.ndarray, seed: int) -> Callable[[np.ndarray], np.
 
 def _neighbors(occurrences: Occurrences, alone: tuple[str, AttentionResult], queries: np.ndarray
                ) -> list[list[Neighbor]]:
-    """The words nearest each query [q, d_out] in the outputs' space, the word itself left out, as explain's
-    "after" neighbours are searched."""
     settings, (key, layer) = occurrences.settings, alone
     if settings.neighbors == 0:
         return [[] for _ in queries]
@@ -172,8 +167,7 @@ def _groups(occurrences: Occurrences, unit: np.ndarray, assignments: np.ndarray,
 
 
 def pulled_by(occurrences: Occurrences, rows: np.ndarray) -> list[Pull]:
-    """The context words (case-folded) with the largest mean share of the shift over the group's occurrences: the
-    top `neighbors` (5 when that is 0), largest first, ties by first appearance."""
+    """The `neighbors` (5 when 0) context words, case-folded, of largest mean share of the shift, first seen first."""
     totals: dict[str, float] = {}
     for row in rows.tolist():
         for word, share in zip(occurrences.context_words[row], occurrences.context_shares[row].tolist()):
@@ -194,8 +188,7 @@ def examples(occurrences: Occurrences, unit: np.ndarray, rows: np.ndarray, centr
 
 
 def occurrence_labels(occurrences: Occurrences, labels: list[str]) -> list[str]:
-    """Each occurrence's line's label; `labels` holds one per line read, or one per line through the last with an
-    occurrence (a table may claim more lines than any list holds)."""
+    """Each occurrence's line's label, from one per line read or through the last line with an occurrence."""
     if not all(isinstance(label, str) for label in labels):
         raise InputTypeError("labels must be a sequence of str, one per corpus line")
     needed = int(occurrences.line[-1]) - occurrences.first_line + 1 if len(occurrences) else 0
@@ -207,8 +200,7 @@ def occurrence_labels(occurrences: Occurrences, labels: list[str]) -> list[str]:
 
 def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: list[str],
                   order: list[str]) -> LabelsReport:
-    """Purity and adjusted Rand index of the groups, each group's commonest label, and the sense probe for the
-    outputs and the two baselines (static vector, bag of words)."""
+    """Purity, adjusted Rand index, each group's commonest label, the probe of outputs and two baselines."""
     from sklearn.metrics import adjusted_rand_score
 
     codes = {label: code for code, label in enumerate(order)}
@@ -231,8 +223,8 @@ def labels_report(occurrences: Occurrences, assignments: np.ndarray, labels: lis
 
 
 def probe(vectors: np.ndarray, truth: np.ndarray, order: list[str]) -> dict[str, float]:
-    """Leave-one-out nearest neighbour by cosine, scored as accuracy and macro-F1 over the labels present. Ties give
-    their commonest label, so a vector shared by all (the static baseline) predicts the others' majority."""
+    """Leave-one-out nearest neighbour by cosine: accuracy and macro-F1. Ties give their commonest label, so a vector
+    shared by all (the static baseline) predicts the others' majority."""
     from sklearn.metrics import f1_score
 
     predicted = nearest_labels(unit_rows(vectors), truth, len(order))
@@ -241,7 +233,7 @@ def probe(vectors: np.ndarray, truth: np.ndarray, order: list[str]) -> dict[str,
 
 
 def nearest_labels(unit: np.ndarray, truth: np.ndarray, labels: int) -> np.ndarray:
-    """The probe's prediction for each row (ties: the first of the commonest), never all [m, m] cosines at once."""
+    """The probe's prediction for each row, never all [m, m] cosines at once."""
     count = len(unit)
     one_hot = np.zeros((count, labels))
     one_hot[np.arange(count), truth] = 1.0
@@ -256,8 +248,7 @@ def nearest_labels(unit: np.ndarray, truth: np.ndarray, labels: int) -> np.ndarr
 
 
 def projection(unit: np.ndarray) -> np.ndarray:
-    """[m, 2] the unit outputs on their two main directions (PCA by SVD), each one's largest loading positive, so
-    the same input gives the same picture."""
+    """[m, 2] the outputs on their two main directions (PCA by SVD), signs fixed so one input gives one picture."""
     centred = unit - unit.mean(axis=0)
     _, _, directions = np.linalg.svd(centred, full_matrices=False)  # [r, d_out], r = min(m, d_out)
     directions = directions[:2]

@@ -93,8 +93,7 @@ class SensesResult(Report):
         return None if self.labels_report is None else self.labels_report.labels
 
     def to_pandas(self) -> pandas.DataFrame:
-        """One row per occurrence: line, position, token, group (from 1), label (None without labels), x, y,
-        sentence, and the output vector; a lone surrogate spelt as its escape, as in every file attn-cli writes."""
+        """One row per occurrence, as the Parquet table has it (a lone surrogate spelt as its escape)."""
         try:
             import pandas
         except ImportError:
@@ -118,8 +117,7 @@ class SensesResult(Report):
                       name="SensesResult.write_parquet")
 
     def to_html(self, path: str | os.PathLike[str] | None = None, *, color_by: str = "group") -> str:
-        """The self-contained page of `attn-cli senses --html`, its scatter coloured by group (or, with labels,
-        `color_by="label"`); written atomically to `path` if given."""
+        """The page of `attn-cli senses --html`, coloured by "group" or "label"; written atomically to `path`."""
         return _written(self._page(senses_document(self), self._colour(color_by)), path)
 
     def to_svg(self, path: str | os.PathLike[str] | None = None, *, color_by: str = "group") -> str:
@@ -143,8 +141,7 @@ class SensesResult(Report):
         return senses_page(document, self.python_call(), color_by)
 
     def python_call(self) -> str:
-        """`attn_cli.senses('bank', sentences, clusters=2, labels=labels, mode='projected')`: the corpus and the
-        labels by name only."""
+        """`attn_cli.senses('bank', sentences, clusters=2, labels=labels, mode='projected')`."""
         given = [f"clusters={self.clusters}"] if self.chosen_by == "given" else []
         labels = ["labels=labels"] if self.labels_report is not None else []
         arguments = [repr(self.word), "sentences", *given, *labels, *changed_settings(self.occurrences.settings)]

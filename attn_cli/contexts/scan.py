@@ -1,5 +1,5 @@
-"""The scan: every occurrence of one word in a corpus with its own row of attention only (engine/occurrences.py),
-lines read a group at a time, a line that cannot hold the word (`could_hold`) never tokenized: memory stays flat."""
+"""Every occurrence of a word in a corpus, attending its own row only, a group of lines at a time; a line that
+cannot hold the word is never tokenized."""
 
 from __future__ import annotations
 
@@ -29,9 +29,8 @@ THREADS = 1  # BLAS threads of the scan and the grouping: spinning threads slow 
 def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vectors: Any = None,
                 settings: Settings | None = None, progress: Callable[[int], None] | None = None,
                 max_occurrences: int = MAX_OCCURRENCES, **changes: Any) -> Occurrences:
-    """Every occurrence of `word` (a token whose vocabulary entry is the word's) in `lines` (sentences or word
-    lists, numbered from `first_line`) with its contextual output; a line that cannot be attended is skipped and
-    counted. `progress` hears the lines read after each group; past `max_occurrences` an InputError stops the read."""
+    """Each token of `lines` whose vocabulary entry is `word`'s, with its contextual output; a line that cannot be
+    attended is skipped and counted. `progress` hears the lines read after each group."""
     if not isinstance(word, str):
         raise InputTypeError(f"word must be a str, not {type(word).__name__}")
     lines = require_iterable("lines", lines, "sentences (str) or of word lists")
@@ -62,8 +61,7 @@ def occurrences(word: str, lines: Iterable[Line], *, first_line: int = 1, vector
 
 
 def word_entry(word: str, vectors: Vectors, settings: Settings) -> tuple[str, AttentionResult]:
-    """The vocabulary key the word's tokens match (as `tokenize` looks a token up) and the layer over the word
-    alone; InputError if the vector set has no entry for it."""
+    """The vocabulary key the word's tokens match (as `tokenize` looks it up) and the layer over the word alone."""
     found = vectors.lookup(unicodedata.normalize("NFC", word)) if word else None
     if found is None:
         raise InputError(f"{shorten(word)!r} is not in the vocabulary of {vectors.name}, so no token can be it; "
@@ -73,8 +71,7 @@ def word_entry(word: str, vectors: Vectors, settings: Settings) -> tuple[str, At
 
 
 def folded(text: str) -> str:
-    """The text as the pre-filter compares it: safe because folded(c) equals folded(s) for each spelling s
-    `Vectors.candidate_keys` may try for a character c (the tests check every code point)."""
+    """Safe as a pre-filter: folded(c) equals folded(s) for each spelling s `Vectors.candidate_keys` tries for c."""
     if text.isascii():
         return text.lower()
     return without_accents(without_accents(without_accents(text).upper()).casefold())
@@ -110,21 +107,20 @@ class Scan:  # the occurrences found so far, column by column, and the counts of
         return len(self.columns["line"]) + sum(len(item.indices) for item in self.pending)
 
     def read(self, group: list[tuple[int, Line]]) -> None:
-        """Find the occurrences of a group of numbered lines; attend them once GROUP_LINES lines with the word
-        wait (a rare word gives a few per group: stacks of one sentence would cost numpy calls per line)."""
+        """Attend once GROUP_LINES lines with the word wait: a rare word's stacks of one would cost per line."""
         self.lines_read += len(group)
         self.pending += [item for item in map(self._found, group) if item is not None]
         if len(self.pending) >= GROUP_LINES:
             self.attend_pending()
 
     def attend_pending(self) -> None:  # in runs of at most GROUP_CELLS numbers
-        for run in runs_within(self.pending, self._cells, GROUP_CELLS):
+        cells = lambda item: len(item.indices) * item.tokenized.embeddings.size  # noqa: E731  its copies of [n, d]
+        for run in runs_within(self.pending, cells, GROUP_CELLS):
             for item in sorted(self._attended(run), key=lambda attended: attended[0].number):  # corpus order
                 self._keep(item)
         self.pending = []
 
     def _found(self, numbered: tuple[int, Line]) -> Found | None:
-        """The line's occurrences (None when it has none); a line that cannot be tokenized counts as skipped."""
         number, line = numbered
         if not is_line(line):  # bytes or None would otherwise pass as lines without the word
             raise InputTypeError(f"line {number:,} must be {LINE_TYPES}, not {type(line).__name__}")
@@ -140,18 +136,13 @@ class Scan:  # the occurrences found so far, column by column, and the counts of
         return Found(number, text, tokenized, indices) if indices else None
 
     def _skip(self, number: int, error: InputError) -> None:
-        """Count a line that cannot be attended, and keep why if it is the first in corpus order (a line the layer
-        refuses is met after later lines were tokenized)."""
+        """Count it, keeping why if it is the first in corpus order (lines the layer refuses come later)."""
         self.skipped_lines += 1
         if self.first_skipped is None or number < self.first_skipped.line:
             self.first_skipped = LineError(number, error)
 
-    def _cells(self, item: Found) -> int:  # each occurrence's copy of its sentence's [n, d] inputs
-        return len(item.indices) * item.tokenized.embeddings.size
-
     def _attended(self, run: list[Found]) -> Iterator[tuple[Found, Any]]:
-        """Each line of the run with its occurrences' rows, lines of one length as one stack; a line the layer
-        refuses (the "others" mask over one word) is skipped and counted."""
+        """Each line with its occurrences' rows, one stack per length; a line the layer refuses is skipped."""
         lengths: dict[int, list[Found]] = {}
         for item in run:
             lengths.setdefault(len(item.tokenized.tokens), []).append(item)

@@ -1,6 +1,5 @@
-"""`Occurrences`: one row per occurrence of a word in a corpus, as columns, and as Arrow and Parquet (pyarrow, the
-extra `parquet`), float64 bit for bit, with what grouping needs besides the rows in the metadata; a file read is
-checked whole, so a damaged or hostile one is one InputError naming it, never a failure later."""
+"""`Occurrences`: one row per occurrence of a word, as columns and as Arrow or Parquet (float64 bit for bit); a file
+read is checked whole, so a damaged or hostile one is one InputError naming it, never a failure later."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ LARGEST_LINE = 2**62  # first_line and the counts of lines are at most this, so 
 
 @dataclass(frozen=True, eq=False)
 class Occurrences:
-    """Every occurrence of `word` found in a corpus, one row each, in corpus order; `static` [d_out] is the word's
-    own vector through the layer's value space, blind to context."""
+    """Every occurrence of `word` in a corpus, in corpus order; `static` [d_out]: the word alone, blind to context."""
 
     word: str
     settings: Settings
@@ -68,8 +66,7 @@ class Occurrences:
 
     @classmethod
     def concat(cls, parts: Sequence[Occurrences]) -> Occurrences:
-        """The tables of consecutive parts of one corpus (a Dask partition each, say) as one, in their order; the
-        counts of lines add up. They must share word, settings and vectors."""
+        """The tables of consecutive parts of one corpus (Dask partitions, say), of one word, settings and vectors."""
         parts = list(require_iterable("parts", parts, "Occurrences tables"))
         if not parts:
             raise InputError("Occurrences.concat needs at least one table")
@@ -104,8 +101,7 @@ class Occurrences:
     def read_parquet(cls, path: str | os.PathLike[str], *, vectors: Any = None,
                      weights: TrainedLayer | str | os.PathLike[str] | None = None,
                      max_occurrences: int = MAX_OCCURRENCES) -> Occurrences:
-        """A table written by `write_parquet` (or `attn-cli senses --parquet`), read with the vectors (and trained
-        layer) it was scanned with; like a scan, it holds at most `max_occurrences` rows."""
+        """A table `write_parquet` wrote, read with the vectors (and layer) it was scanned with."""
         check_max_occurrences(max_occurrences)
         pa, parquet = arrow("Occurrences.read_parquet")
         path = path_argument("path", path)
@@ -155,8 +151,7 @@ def write_parquet(path: str | os.PathLike[str], table: Occurrences, groups: np.n
 
 
 def _opened(pa: Any, parquet: Any, path: str) -> pyarrow.parquet.ParquetFile:
-    """The file, its footer read; a path that holds none (missing, a folder, empty, a pipe: read from its end) is
-    an InputError saying why."""
+    """The file, its footer read; a path that holds none (missing, a folder, empty, a pipe) is an InputError."""
     if os.path.isdir(path):  # pyarrow would read every file in it as one table, under the first one's counts
         raise InputError(f"{shown_path(path)} is a folder; read each table in it and join them in corpus order "
                          "with Occurrences.concat")
@@ -176,7 +171,6 @@ def _opened(pa: Any, parquet: Any, path: str) -> pyarrow.parquet.ParquetFile:
 
 
 def _metadata(schema: Any, path: str) -> dict[str, Any]:
-    """The metadata's JSON object, its fields of their types and ranges; a file without it is no table of ours."""
     raw = (schema.metadata or {}).get(METADATA_KEY.encode())
     try:
         about = json.loads(raw) if raw else {}
@@ -202,8 +196,7 @@ def _metadata(schema: Any, path: str) -> dict[str, Any]:
 
 
 def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str) -> tuple[Settings, Vectors]:
-    """The table's settings and the vectors given, checked against those it was written with; settings the engine
-    refuses are a damaged table, never an option the user did not give."""
+    """Settings the engine refuses are a damaged table, never an option the user did not give."""
     from attn_cli.api import as_vectors, resolve_settings
 
     stored = dict(about["settings"])
@@ -240,8 +233,8 @@ def _settings(about: dict[str, Any], vectors: Any, weights: Any, path: str) -> t
 
 
 def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
-    """What the footer counts, before any column is read (zeros compress to a few bytes a million): at most `most`
-    rows, `per_row` values a row, and TEXT_BYTES_PER_ROW of text a row (and one more) in each row group."""
+    """Before any column is read (zeros compress to a few bytes a million): at most `most` rows, `per_row` values
+    a row, and TEXT_BYTES_PER_ROW of text a row (and one more) in each row group."""
     rows = metadata.num_rows
     if rows > most:
         raise InputError(f"the occurrences table {shown_path(path)} holds {rows:,} occurrences, more than the "
@@ -265,7 +258,6 @@ def _check_footer(metadata: Any, most: int, per_row: int, path: str) -> None:
 
 def _checked(pa: Any, stored: pyarrow.parquet.ParquetFile, about: dict[str, Any], dims: int, width: int,
              heads: int) -> dict[str, Any]:
-    """The row fields, once everything the table and grouping rely on holds; ValueError naming what does not."""
     static = np.array(about["static"], dtype=np.float64)
     if len(static) != width:
         raise ValueError(f"its metadata's static has {len(static)} numbers, not the {width} its settings give for "
@@ -297,7 +289,6 @@ def _checked(pa: Any, stored: pyarrow.parquet.ParquetFile, about: dict[str, Any]
 
 
 def _typed_columns(pa: Any, stored: pyarrow.parquet.ParquetFile, width: int, dims: int) -> dict[str, Any]:
-    """The row columns, read once each is of write_parquet's type; ValueError for one that is not, or has nulls."""
     schema, types = stored.schema_arrow, _types(pa, width, dims)
     for name, kind in types.items():
         found = schema.field(name).type if name in schema.names else None
@@ -332,7 +323,6 @@ def _schema(pa: Any, table: Occurrences) -> pyarrow.Schema:
 
 
 def _types(pa: Any, width: int, dims: int) -> dict[str, pyarrow.DataType]:
-    """Each column's type, for outputs of `width` numbers and vectors of `dims`."""
     number, text = pa.float64(), pa.string()
     return {"line": pa.int64(), "position": pa.int64(), "token": text, "sentence": text, "group": pa.int64(),
             "label": text, "outputs": pa.list_(number, width), "bags": pa.list_(number, dims),
@@ -341,7 +331,7 @@ def _types(pa: Any, width: int, dims: int) -> dict[str, pyarrow.DataType]:
 
 def _columns(pa: Any, table: Occurrences, groups: np.ndarray | None,
              labels: Sequence[str] | None) -> dict[str, pyarrow.Array]:
-    """Each column from the table's arrays, the matrices as flat buffers (no Python per number)."""
+    # the matrices as flat buffers: no Python per number
     count = len(table)
     for name, given in (("groups", groups), ("labels", labels)):
         if given is not None and len(given) != count:
