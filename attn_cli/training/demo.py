@@ -44,7 +44,8 @@ def demo_corpus(vectors: Vectors, sentences: int = 2_250, seed: int = 0) -> Demo
 def topic_words(vectors: Vectors) -> dict[str, list[str]]:
     """Each topic's TOPIC_WORDS plain words nearest its seed word, among the set's COMMON_WORDS first."""
     missing = [word for word in (*TOPICS, AMBIGUOUS) if vectors.lookup(word) is None]
-    common = [row for row in range(min(COMMON_WORDS, vectors.count)) if plain_word(vectors, row)]
+    common = [row for row, word in enumerate(vectors.words[:COMMON_WORDS])  # plain words: text round-trips to rows
+              if word.isalpha() and word.islower() and len(word) >= 3 and vectors.lookup(word) == (word, row)]
     if missing or len(common) < len(TOPICS) * TOPIC_WORDS:
         raise VectorsError(f"the demo needs the words {', '.join(TOPICS)} and {AMBIGUOUS}, and "
                            f"{len(TOPICS) * TOPIC_WORDS} plain words among the {COMMON_WORDS:,} most frequent; "
@@ -59,12 +60,6 @@ def topic_words(vectors: Vectors) -> dict[str, list[str]]:
         topics[topic] = [vectors.words[common[i]] for i in nearest if vectors.words[common[i]] != AMBIGUOUS][
             :TOPIC_WORDS]
     return topics
-
-
-def plain_word(vectors: Vectors, row: int) -> bool:
-    """A lower-case word of letters that reads back as itself, so the corpus's text round-trips to its rows."""
-    word = vectors.words[row]
-    return word.isalpha() and word.islower() and len(word) >= 3 and vectors.lookup(word) == (word, row)
 
 
 def sense_lead(feed: Feed, layer: Layer, sentence: str, masked: bool = True) -> float:

@@ -1,5 +1,5 @@
-"""The weights file of a trained layer: `.npz` without pickle (W_Q, W_K, W_V, W_O as float64 and a JSON
-`metadata`). Safe to share: every member is checked against the metadata's shapes before it is decompressed."""
+"""A trained layer's weights file: `.npz` without pickle (W_Q, W_K, W_V, W_O float64, a JSON `metadata`), safe to
+share: every member is checked against the metadata's shapes before it is decompressed."""
 
 from __future__ import annotations
 
@@ -52,8 +52,7 @@ shown_set = partial(shorten, limit=LONGEST_WORD)  # a set's name, cut only when 
 
 @dataclass(frozen=True, eq=False)
 class TrainedLayer:
-    """One learned layer: `layer` its settings (LAYER_KEYS), `provenance` the vector set, corpus, training and
-    version that made it, `source` the file it was read from."""
+    """A learned layer: `layer` its settings (LAYER_KEYS), `provenance` what made it, `source` the file read."""
 
     projections: Projections
     layer: dict[str, Any]
@@ -93,7 +92,6 @@ class TrainedLayer:
         return draw_projections(self.d_model, start)
 
     def check_vectors(self, vectors: Vectors) -> None:
-        """Refuse vectors other than the set the layer was trained on, naming the options that give that set."""
         trained_on = self.provenance["vectors"]
         if vectors.fingerprint == trained_on["fingerprint"] and vectors.dims == trained_on["dims"]:
             return
@@ -141,13 +139,13 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
             _check_count(source, len(archive.infolist()))
             sizes = {info.filename: info.file_size for info in archive.infolist()}
             metadata = _metadata(source, archive, sizes)
-            matrices = _matrices(source, metadata, archive, sizes)
+            projections = _projections(source, metadata, archive, sizes)
     except WeightsError:
         raise
     except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zipfile.LargeZipFile,
             RuntimeError, NotImplementedError) as exc:  # the last two: an encrypted member, an unknown compression
         raise _not_ours(source, shorten(f"{type(exc).__name__}: {exc}", 200)) from None  # numpy quotes a header
-    layer = TrainedLayer(projections=_projections(source, metadata, matrices), layer=metadata["layer"],
+    layer = TrainedLayer(projections=projections, layer=metadata["layer"],
                          provenance={key: value for key, value in metadata.items()
                                      if key not in ("format", "format_version", "layer")},
                          source=source)
@@ -159,14 +157,13 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
 
 
 def _depth(value: Any) -> int:
-    """How deep lists and objects nest (a RecursionError, caught as damage, past Python's limit)."""
+    # how deep lists and objects nest (a RecursionError, caught as damage, past Python's limit)
     children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
     return 0 if children is None else 1 + max(map(_depth, children), default=0)
 
 
 def _check_zip(source: str) -> None:
-    """Refuse a file numpy would read as one .npy (not a zip), and a member list zipfile would take long to read
-    (docs/benchmarks.md: 600,000 empty members), from the end record alone."""
+    """From the end record alone: a file numpy reads as one .npy, a member list too long for zipfile to read."""
     with open(source, "rb") as stream:
         start = stream.read(4)
         stream.seek(max(0, stream.seek(0, os.SEEK_END) - END_SEARCH))
@@ -188,7 +185,6 @@ def _check_count(source: str, members: int) -> None:
 
 
 def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> dict[str, Any]:
-    """The metadata member, parsed and checked for the fields every later step reads."""
     if sizes.get("metadata.npy", MAX_METADATA_BYTES + 1) > MAX_METADATA_BYTES:
         raise _not_ours(source, "no metadata")
     metadata = json.loads(str(_member(source, archive, "metadata", None)), parse_constant=_refuse_constant)
@@ -214,8 +210,8 @@ def _metadata(source: str, archive: zipfile.ZipFile, sizes: dict[str, int]) -> d
 
 
 def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
-    """Whether metadata["a"]["b"] (path "a.b") is a "dict", "text", a "count" >= 1, a "size" >= 0 or a finite
-    "number"; a whole number at most int64's (thousands of digits would lengthen every message naming it)."""
+    """Whether metadata["a"]["b"] (path "a.b") is a dict, text, count >= 1, size >= 0 or finite number (at most
+    int64: thousands of digits would lengthen every message naming it)."""
     value: Any = metadata
     for key in path.split("."):
         value = value.get(key) if isinstance(value, dict) else None
@@ -224,22 +220,30 @@ def _fits(metadata: dict[str, Any], path: str, kind: str) -> bool:
             "size": whole and value >= 0, "number": whole or isinstance(value, float) and math.isfinite(value)}[kind]
 
 
-def _matrices(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile,
-              sizes: dict[str, int]) -> dict[str, np.ndarray]:
-    """Each matrix, its member no larger than its declared shape needs (no file makes us decompress more)."""
+def _projections(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile,
+                 sizes: dict[str, int]) -> Projections:
+    """Each matrix, its member no larger than its declared shape needs (no file makes us decompress more), finite
+    and within MAX_WEIGHT."""
     d_model, width = metadata["vectors"]["dims"], metadata["layer"]["d_k"]
     matrices = {}
     for name, (rows, columns) in {"w_q": (d_model, width), "w_k": (d_model, width), "w_v": (d_model, width),
                                   "w_o": (width, d_model)}.items():
         if sizes.get(f"{name}.npy", math.inf) > 8 * rows * columns + ARRAY_HEADER_BYTES:
             raise _not_ours(source, f"{name} is missing or larger than its {rows} x {columns} shape")
-        matrices[name] = _member(source, archive, name, (rows, columns))
-    return matrices
+        matrix = matrices[name] = _member(source, archive, name, (rows, columns))
+        if not np.isfinite(matrix).all():
+            raise _not_ours(source, f"{name} is not a finite float64 {rows} x {columns} matrix")
+        largest = float(matrix.flat[np.argmax(np.abs(matrix))])  # no matrix is empty: _fits counts its sides
+        if abs(largest) > MAX_WEIGHT:
+            raise _not_ours(source, f"{name} holds {largest:.3g}, beyond the ±{MAX_WEIGHT:.0e} a trained layer's "
+                                    "weights may hold")
+    if width % metadata["layer"]["heads"]:
+        raise _not_ours(source, "its heads do not divide its width")
+    return Projections(**matrices)
 
 
 def _member(source: str, archive: zipfile.ZipFile, name: str, shape: tuple[int, int] | None) -> np.ndarray:
-    """A member's array: one text (shape None) or a float64 matrix of `shape`, as its .npy header says before
-    numpy allocates what the header asks (10^12 copies of a text, say)."""
+    """A text (shape None) or float64 matrix, by its header before numpy allocates what it asks (10^12 texts)."""
     with archive.open(f"{name}.npy") as member:
         version = np.lib.format.read_magic(member)
         read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
@@ -250,21 +254,6 @@ def _member(source: str, archive: zipfile.ZipFile, name: str, shape: tuple[int, 
         raise _not_ours(source, f"{name} is not a float64 {shape[0]} x {shape[1]} matrix")
     with archive.open(f"{name}.npy") as member:
         return np.lib.format.read_array(member, allow_pickle=False)
-
-
-def _projections(source: str, metadata: dict[str, Any], matrices: dict[str, np.ndarray]) -> Projections:
-    """The four matrices, checked finite and within MAX_WEIGHT."""
-    for name, matrix in matrices.items():
-        if not np.isfinite(matrix).all():
-            rows, columns = matrix.shape
-            raise _not_ours(source, f"{name} is not a finite float64 {rows} x {columns} matrix")
-        largest = float(matrix.flat[np.argmax(np.abs(matrix))]) if matrix.size else 0.0
-        if abs(largest) > MAX_WEIGHT:
-            raise _not_ours(source, f"{name} holds {largest:.3g}, beyond the ±{MAX_WEIGHT:.0e} a trained layer's "
-                                    "weights may hold")
-    if metadata["layer"]["d_k"] % metadata["layer"]["heads"]:
-        raise _not_ours(source, "its heads do not divide its width")
-    return Projections(**matrices)
 
 
 def _not_ours(source: str, problem: str) -> WeightsError:
