@@ -178,7 +178,7 @@ def model_folder(name: str) -> Path:
 def load_model(model: str | os.PathLike[str]) -> Model:
     """`minilm` from the cache, or a BERT model folder (config.json, vocab.txt, model.safetensors) read as it is."""
     if str(model) in MODELS:
-        return _cached(str(model))
+        return _read_cached(str(model), model_folder(str(model)))
     path = Path(model)
     if not path.exists():
         raise VectorsError(f"--model {shorten(str(model))}: no such model; give {' or '.join(MODELS)} (imported "
@@ -219,7 +219,7 @@ def describe_model(name: str) -> dict:
     """An imported model as `vectors import` and `vectors list` show it."""
     folder = model_folder(name)
     _read_cached.cache_clear()  # a model imported again is read again
-    model = _cached(name)
+    model = _read_cached(name, folder)
     weights = model.weights
     return {"model": name, "path": str(folder), "bytes": sum(path.stat().st_size for path in folder.iterdir()),
             "source": model.source, "sha256": model.digest, "layers": model.layers, "heads": weights.heads,
@@ -262,13 +262,8 @@ def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> 
     (folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
 
-def _cached(name: str) -> Model:
-    # read once per process from the cache folder it is in now
-    return _read_cached(name, model_folder(name))
-
-
 @functools.lru_cache(maxsize=len(MODELS))
-def _read_cached(name: str, folder: Path) -> Model:
+def _read_cached(name: str, folder: Path) -> Model:  # once per process and cache folder
     def damaged(error: Exception) -> VectorsError:
         return VectorsError(f"the cached model in {shown_path(folder)} is damaged ({error}); run: {IMPORT_COMMAND}")
 

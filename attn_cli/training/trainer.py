@@ -99,9 +99,9 @@ def score_layer(feed: Feed, layer: Layer, sentences: Sequence[np.ndarray]) -> La
             wanted = targets[block]
             ranks.append(np.count_nonzero(logits > logits[np.arange(len(wanted)), wanted][:, None], axis=1))
             losses.append(cross_entropy(logits, wanted)[0])
-    loss, rank = np.concatenate(losses or [np.zeros(0)]), np.concatenate(ranks or [np.zeros(0, dtype=int)])
-    if not len(loss):
+    if not losses:
         return LayerScore(float("nan"), float("nan"), float("nan"), 0)
+    loss, rank = np.concatenate(losses), np.concatenate(ranks)
     return LayerScore(float(loss.mean()), float(np.mean(rank < 1)), float(np.mean(rank < 10)), len(loss))
 
 
