@@ -65,7 +65,8 @@ def setting(name: str, owner: type = Settings, note: str = "") -> Any:
             raise typer.BadParameter(f"{text!r} is not one of {', '.join(map(repr, declared.choices))}.")
         return declared.typed(str(text))
 
-    return typer.Option(flag(name), parser=parse if declared.kind == "choice" or declared.typed_as_text else None,
+    as_text = declared.kind in ("choice", "named number", "names") or declared.typed_none  # else Typer's int, float
+    return typer.Option(flag(name), parser=parse if as_text else None,
                         metavar=None if declared.kind == "switch" else declared.metavar or "|".join(declared.choices),
                         help=" ".join(filter(None, (declared.help, note))), rich_help_panel=PANELS[declared.group],
                         show_default=getattr(owner(), name) not in (None, ()))
