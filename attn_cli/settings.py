@@ -19,9 +19,8 @@ if TYPE_CHECKING:
     from attn_cli.models import Model, PretrainedLayer
     from attn_cli.training.weights import TrainedLayer
 
-MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and shares: 50,000 took about 1 GB
+MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and shares (docs/benchmarks.md)
 check_max_occurrences = partial(require_count, "max_occurrences")
-
 
 MAX_NEIGHBORS = 100  # neighbours listed per token: each costs a word and a cosine per token twice, in every format
 OUTPUT = "output"

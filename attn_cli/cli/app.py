@@ -24,8 +24,8 @@ from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
-from attn_cli.cli.options import (LIST_FIELDS, BatchCommand, BatchOptions, EngineCommand, EngineOptions, Help,
-                                  InputFormat, InputFormatOption, Parquet, examples, picked)
+from attn_cli.cli.options import (LIST_FIELDS, BatchCommand, BatchOptions, EngineCommand, EngineOptions,
+                                  InputFormatOption, Parquet, examples, picked)
 from attn_cli.cli.outputs import Draw, ReportOutputs, command_line, renderer, stdout_failure
 from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
@@ -175,7 +175,7 @@ TRACE_PANEL, COMPARE_PANEL = "Trace", "Compare"
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 
 
-@app.command(cls=BatchCommand, add_help_option=False, epilog=examples(
+@app.command(cls=BatchCommand, epilog=examples(
     "attn-cli explain money bank grows",
     "attn-cli explain river bank flows --scale sqrt --heads 2",
     "attn-cli explain money bank --json --fields shifts.cosine"))
@@ -183,7 +183,6 @@ def explain(
     ctx: typer.Context,
     sentence: SENTENCE_ARGUMENT = None,
     parquet: Parquet = None,
-    help_: Help = False,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
     each_report(ctx, "explain", sentence, EngineOptions.of(ctx), picked(BatchOptions, ctx.meta["options"]),
@@ -191,7 +190,7 @@ def explain(
                     sentences, vectors=vectors, settings=settings), parquet=parquet)
 
 
-@app.command(cls=BatchCommand, add_help_option=False, epilog=examples(
+@app.command(cls=BatchCommand, epilog=examples(
     "attn-cli trace money bank grows --word bank",
     "attn-cli trace money bank --word bank --mode projected",
     "attn-cli trace money bank --json --fields traces.token"))
@@ -205,7 +204,6 @@ def trace(
     shuffle_check: Annotated[bool, typer.Option("--shuffle-check", rich_help_panel=TRACE_PANEL,
                                                 help="Shuffle the words, rerun, show how much the outputs "
                                                      "change.")] = False,
-    help_: Help = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
     each_report(ctx, "trace", sentence, EngineOptions.of(ctx), picked(BatchOptions, ctx.meta["options"]),
@@ -248,7 +246,7 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
     outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
                             selection=selection, one_document=sentence not in (None, STDIN) and engine.file is None)
     try:
-        lines = input_lines(sentence, engine.file, batch.input_format.value,
+        lines = input_lines(sentence, engine.file, batch.input_format,
                             f'echo "money bank grows" | attn-cli {command} -')
         vectors = engine.load(warn, progress=not engine.json)
         groups = ready_groups(lines, may_wait=input_may_wait(sentence, engine.file))
@@ -293,7 +291,7 @@ class UnknownWords:
              f"not in the vocabulary; most often {common}{where}{unsearched}")
 
 
-@app.command(cls=EngineCommand, add_help_option=False, epilog=examples(
+@app.command(cls=EngineCommand, epilog=examples(
     COMPARE_EXAMPLE, 'attn-cli compare "river bank" "money bank" --json',
     'attn-cli compare "river bank" "money bank" --cross'))
 def compare(
@@ -309,7 +307,7 @@ def compare(
     cross: Annotated[bool, typer.Option("--cross", rich_help_panel=COMPARE_PANEL,
                                         help="Cross-attention: TARGET's tokens (queries) attend over SOURCE's "
                                              "(keys and values).")] = False,
-    input_format: InputFormatOption = InputFormat("text"), help_: Help = False,
+    input_format: InputFormatOption = "text",
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
     engine = EngineOptions.of(ctx)
@@ -322,7 +320,7 @@ def compare(
         raise UsageError(f"compare takes whole sentences, one argument each, and got {len(texts)} single words "
                          f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
     lines = line_list(texts, engine.file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
-                      input_format.value)
+                      input_format)
     found = [line.sentence() for line in lines]  # the first unreadable line ends the run
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
@@ -356,11 +354,11 @@ def warn_unknown(result: ExplainResult, where: str = "") -> None:
         warn(f"skipped {result.unknown_words}{f' in {where}' if where else ''}: not in the vocabulary")
 
 
-app.command(cls=Command, add_help_option=False, epilog=examples(
+app.command(cls=Command, epilog=examples(
     "attn-cli train --demo --out demo.npz",
     "attn-cli train corpus.txt --out layer.npz --heads 2",
     'attn-cli explain "money bank grows" --weights demo.npz'))(train)
-app.command(cls=EngineCommand, add_help_option=False, epilog=examples(
+app.command(cls=EngineCommand, epilog=examples(
     "attn-cli senses bank --example",
     "attn-cli senses bank --example --clusters 2 --json",
     "attn-cli senses bank --example --html senses.html"))(senses)

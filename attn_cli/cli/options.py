@@ -1,16 +1,15 @@
-"""The options the commands share, as Typer `Annotated` aliases each command lists (as huggingface_hub's CLI
-does). A setting's option takes its help, placeholder and panel from the library's declaration."""
+"""The options the commands share, as Typer `Annotated` aliases (as huggingface_hub's CLI does); the attention
+commands' own common set comes with EngineCommand. A setting's option takes its help, placeholder and panel from
+the library's declaration."""
 
 from __future__ import annotations
 
 import errno
 import itertools
 import os
-import typing
 from dataclasses import dataclass, field, fields
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, TypeAlias
 
 import typer
 
@@ -33,26 +32,11 @@ def examples(*lines: str) -> str:
     return "\n\n".join(["Examples:", *lines])
 
 
-def _show_help(ctx: typer.Context, value: bool) -> None:
-    if value:
-        typer.echo(ctx.get_help(), color=ctx.color)
-        raise typer.Exit()
-
-
-# a command's own --help (its command is made with add_help_option=False), listed last in a panel of its own
-Help = Annotated[bool, typer.Option("--help", "-h", is_eager=True, expose_value=False, callback=_show_help,
-                                    rich_help_panel="Help", help="Show this message and exit.")]
-
-if TYPE_CHECKING:  # mypy cannot see the members of Enums built at run time: to it each is a str Enum
-    class _Choice(str, Enum):
-        pass
-
-    InputFormat: typing.TypeAlias = _Choice
-    VectorFormat: typing.TypeAlias = _Choice
-else:  # str Enums for Typer, from the library's own tuples of accepted values
-    InputFormat = Enum("InputFormat", {value: value for value in INPUT_FORMATS}, type=str)
-    VectorFormat = Enum("VectorFormat", {value: value for value in VECTOR_FORMATS}, type=str)
-TEXT = InputFormat("text")
+if TYPE_CHECKING:  # Typer reads a Literal of the library's tuple of accepted values; mypy needs them spelt out
+    InputFormat: TypeAlias = str
+    VectorFormat: TypeAlias = str
+else:
+    InputFormat, VectorFormat = Literal[INPUT_FORMATS], Literal[VECTOR_FORMATS]
 
 
 def setting(name: str, owner: type = Settings, note: str = "") -> Any:
@@ -153,7 +137,7 @@ def _engine(
     return locals()
 
 
-def _batch(input_format: InputFormatOption = TEXT, fields: Fields = None, plain: Plain = False,
+def _batch(input_format: InputFormatOption = "text", fields: Fields = None, plain: Plain = False,
            strict: Strict = False) -> dict[str, Any]:
     return locals()
 
@@ -207,7 +191,7 @@ class VectorOptions:
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
         if self.vectors:
             read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
-        return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
+        return load_vectors(self.vectors, limit=self.limit, format=self.format,
                             skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
                             warn=warn)
 
@@ -281,7 +265,7 @@ class EngineOptions(VectorOptions):
 class BatchOptions:
     """How explain and trace read many sentences and write them for other programs."""
 
-    input_format: InputFormat = TEXT
+    input_format: InputFormat = "text"
     fields: Optional[str] = None
     plain: bool = False
     strict: bool = False

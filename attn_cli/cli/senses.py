@@ -12,7 +12,7 @@ import typer
 
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
 from attn_cli.cli.messages import warn
-from attn_cli.cli.options import EngineOptions, Help, Parquet, _option
+from attn_cli.cli.options import EngineOptions, Parquet, _option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, status_bar, write_target, writing
 from attn_cli.errors import UsageError, flag, shorten, shown_path
 from attn_cli import MAX_OCCURRENCES, LayerSettings, Settings, Vectors, declarations
@@ -68,7 +68,6 @@ def senses(
     example: EXAMPLE_OPTION = False,
     color_by: COLOR_BY_OPTION = "group",
     parquet: Parquet = None,
-    help_: Help = False,
 ) -> None:
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
     engine = EngineOptions.of(ctx)
