@@ -28,45 +28,37 @@ SCAN_SETTINGS = ("oov", "max_tokens")  # which lines a scan attends: fixed in it
 SEARCH_SETTINGS = ("neighbors", "neighbor_vocab")  # the grouping's neighbour searches: a table's may change
 
 
-CLUSTERS_OPTION = Annotated[Optional[int], _option(
-    "--clusters", panel=SENSES_PANEL, metavar="K", min=1, show_default=False,
-    help="Group the occurrences into K groups (default: the K in 2..8 with the best silhouette).")]
-LABELS_OPTION = Annotated[Optional[Path], _option(
-    "--labels", panel=SENSES_PANEL, metavar="FILE", show_default=False,
-    help="One label per corpus line (any text): adds each occurrence's label, purity, adjusted Rand index, the "
-         "misgrouped occurrences and the sense probe.")]
-CLUSTER_SEED_OPTION = Annotated[int, _option(
-    "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0, max=2**32 - 1,  # group_senses' MAX_SEED
-    help="Seed of k-means' starting centres: the same seed, the same groups.")]
-MAX_OCCURRENCES_OPTION = Annotated[int, _option(
-    "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1,
-    help="Stop when the corpus, or a Parquet table read, holds more occurrences: they are all kept, so a stream "
-         "that never ends stops.")]
-OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
-    "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
-    help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
-EXAMPLE_OPTION = Annotated[bool, _option(
-    "--example", panel=SENSES_PANEL,
-    help="Read the bundled corpus (40 sentences of a river bank or a money bank) and its labels instead of --file.")]
-COLOR_BY_OPTION = Annotated[str, _option(
-    "--color-by", panel=SENSES_PANEL, metavar="group|label",
-    help="Colour the scatter of --html and --svg by group, or by label (with --labels or --example).")]
-SOURCE_ARGUMENT = Annotated[Optional[str], typer.Argument(
-    metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")]
-
-
 def senses(
     ctx: typer.Context,
     word: Annotated[str, typer.Argument(metavar="WORD", show_default=False,
                                         help="The word to follow through every sentence that holds it.")],
-    source: SOURCE_ARGUMENT = None,
-    clusters: CLUSTERS_OPTION = None,
-    labels: LABELS_OPTION = None,
-    cluster_seed: CLUSTER_SEED_OPTION = 0,
-    max_occurrences: MAX_OCCURRENCES_OPTION = MAX_OCCURRENCES,
-    occurrences_file: OCCURRENCES_OPTION = None,
-    example: EXAMPLE_OPTION = False,
-    color_by: COLOR_BY_OPTION = "group",
+    source: Annotated[Optional[str], typer.Argument(
+        metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")] = None,
+    clusters: Annotated[Optional[int], _option(
+        "--clusters", panel=SENSES_PANEL, metavar="K", min=1, show_default=False,
+        help="Group the occurrences into K groups (default: the K in 2..8 with the best silhouette).")] = None,
+    labels: Annotated[Optional[Path], _option(
+        "--labels", panel=SENSES_PANEL, metavar="FILE", show_default=False,
+        help="One label per corpus line (any text): adds each occurrence's label, purity, adjusted Rand index, the "
+             "misgrouped occurrences and the sense probe.")] = None,
+    cluster_seed: Annotated[int, _option(
+        "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0, max=2**32 - 1,  # group_senses' MAX_SEED
+        help="Seed of k-means' starting centres: the same seed, the same groups.")] = 0,
+    max_occurrences: Annotated[int, _option(
+        "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1,
+        help="Stop when the corpus, or a Parquet table read, holds more occurrences: they are all kept, so a stream "
+             "that never ends stops.")] = MAX_OCCURRENCES,
+    occurrences_file: Annotated[Optional[Path], _option(
+        "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
+        help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a "
+             "corpus.")] = None,
+    example: Annotated[bool, _option(
+        "--example", panel=SENSES_PANEL,
+        help="Read the bundled corpus (40 sentences of a river bank or a money bank) and its labels instead of "
+             "--file.")] = False,
+    color_by: Annotated[str, _option(
+        "--color-by", panel=SENSES_PANEL, metavar="group|label",
+        help="Colour the scatter of --html and --svg by group, or by label (with --labels or --example).")] = "group",
     parquet: Parquet = None,
 ) -> None:
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
