@@ -1,5 +1,5 @@
-"""One declaration per setting (type, default, allowed values, one line of help), read by the checks, the docs and
-the command line's options, so adding a setting is one edit."""
+"""One declaration per setting (its kind, allowed values and help), read by the one check, the docs and the
+command line's options, so adding a setting is one edit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 
 from attn_cli.errors import Option, SettingsError, SettingsTypeError
 
-NONE_OFFER = ", or None for "  # how a message offers None, which the command line types as its `typed_none`
 CHOICE, WHOLE, NUMBER, SWITCH, NAMED_NUMBER, NAMES = "choice", "whole", "number", "switch", "named number", "names"
 
 
@@ -45,17 +44,10 @@ class Declared:
             return tuple(name.strip() for name in word.split(",") if name.strip())
         if self.kind == NAMED_NUMBER and word.lower() in self.choices:
             return word.lower()
-        if self.kind in (NAMED_NUMBER, NUMBER, WHOLE):
-            try:
-                return int(word) if self.kind == WHOLE else float(word)
-            except ValueError:
-                return text  # refused by the check, which shows it as typed
-        return text
-
-    @property
-    def typed_as_text(self) -> bool:
-        """Whether the command line reads the value through `typed` (names beside numbers, lists, "all")."""
-        return self.kind in (NAMED_NUMBER, NAMES) or bool(self.typed_none)
+        try:
+            return int(word) if self.kind == WHOLE else float(word) if self.kind in (NAMED_NUMBER, NUMBER) else text
+        except ValueError:
+            return text  # refused by the check, which shows it as typed
 
 
 def setting(default: Any, help: str, kind: str, **declared: Any) -> Any:
@@ -78,35 +70,30 @@ def declarations(cls: Any) -> dict[str, Declared]:
 
 def check_declared(owner: Any) -> None:
     """Refuse any declared field of `owner` its declaration does not allow: a SettingsError naming the keyword
-    (also a TypeError when the value is not even of the setting's type), None offered as each language types it."""
+    (a SettingsTypeError when the value is not even of the setting's type), None as each language types it."""
     for name, declared in declarations(owner).items():
         value = getattr(owner, name)
-        problem = value_problem(declared, value)
-        if not problem:
+        if (value is None and declared.none) or (isinstance(value, str) and value in declared.also):
             continue
-        before, none, after = problem.partition(NONE_OFFER)
-        parts = (before, ", or ", Option("none", python_text="None", typed_text=declared.typed_none), " for ",
-                 after) if none and declared.typed_none else (problem,)
-        wrong_type = not declared.none if value is None else not of_type(declared.kind, value)
-        raise (SettingsTypeError if wrong_type else SettingsError)(name, parts)
+        typed = _of_type(declared.kind, value)
+        if declared.kind == NAMES and typed:
+            unknown = [item for item in value if item not in declared.choices]
+            problem: tuple[str | Option, ...] = (
+                f"got unknown {', '.join(unknown)}; choose from {', '.join(declared.choices)}",) if unknown else ()
+        elif declared.kind in (WHOLE, NUMBER) and not typed:
+            problem = (f"must be {'an int' if declared.kind == WHOLE else 'a number'}, got {value!r}",)
+        elif typed and _within(declared, value):
+            problem = ()
+        else:
+            example = f"; e.g. {declared.example}" if declared.example else ""
+            problem = ("must be ", *((declared.says,) if declared.says else _allowed(declared)),
+                       f" (got {value!r}){example}")
+        wrong_type = not declared.none if value is None else not typed
+        if problem:
+            raise (SettingsTypeError if wrong_type else SettingsError)(name, problem)
 
 
-def value_problem(declared: Declared, value: object) -> str:
-    """Why `value` is not allowed ('' when it is), in words that follow the setting's name."""
-    if (value is None and declared.none) or (isinstance(value, str) and value in declared.also):
-        return ""
-    if declared.kind == NAMES and of_type(NAMES, value):
-        unknown = [name for name in value if name not in declared.choices]  # type: ignore[attr-defined]
-        return f"got unknown {', '.join(unknown)}; choose from {', '.join(declared.choices)}" if unknown else ""
-    if declared.kind in (WHOLE, NUMBER) and not of_type(declared.kind, value):
-        return f"must be {'an int' if declared.kind == WHOLE else 'a number'}, got {value!r}"
-    if _allowed(declared, value):
-        return ""
-    example = f"; e.g. {declared.example}" if declared.example else ""
-    return f"must be {declared.says or allowed_text(declared)} (got {value!r}){example}"
-
-
-def of_type(kind: str, value: object) -> bool:
+def _of_type(kind: str, value: object) -> bool:
     """Whether `value` is of the type a setting of this kind takes, whatever its range (a bool is no number)."""
     if kind in (WHOLE, NUMBER, NAMED_NUMBER):
         return is_whole(value) if kind == WHOLE else is_real(value) or (kind == NAMED_NUMBER and isinstance(value, str))
@@ -115,10 +102,8 @@ def of_type(kind: str, value: object) -> bool:
     return isinstance(value, bool if kind == SWITCH else str)
 
 
-def _allowed(declared: Declared, value: Any) -> bool:
-    """Of the setting's type and one of its choices or within its range (a tuple of names: see value_problem)."""
-    if declared.kind == NAMES or not of_type(declared.kind, value):
-        return False
+def _within(declared: Declared, value: Any) -> bool:
+    """One of the setting's choices, or within its range (a value of its type)."""
     if isinstance(value, str) or declared.kind == SWITCH:
         return declared.kind == SWITCH or value in declared.choices
     low = 0 if declared.kind == NAMED_NUMBER and declared.low is None else declared.low
@@ -126,23 +111,24 @@ def _allowed(declared: Declared, value: Any) -> bool:
             and (low is None or (value > low if declared.low_open else value >= low)))
 
 
-def allowed_text(declared: Declared) -> str:
+def _allowed(declared: Declared) -> tuple[str | Option, ...]:
     """What a setting takes, in words: "one of 'dot', 'cosine'", "from 1 to 4,096", "at least 1", ..."""
-    none = f"{NONE_OFFER}{declared.none}" if declared.none else ""
     kind, low, high = declared.kind, declared.low, declared.high
-    if kind == CHOICE:
-        return f"one of {', '.join(map(repr, declared.choices))}{none}"
     if kind in (SWITCH, NAMES):
-        return "True or False" if kind == SWITCH else f"names from {', '.join(declared.choices)}"
-    if kind == NAMED_NUMBER:
+        return ("True or False" if kind == SWITCH else f"names from {', '.join(declared.choices)}",)
+    if kind == CHOICE:
+        text = f"one of {', '.join(map(repr, declared.choices))}"
+    elif kind == NAMED_NUMBER:
         bound = ">= 0" if high is None else f"from 0 to {high:,.0f}"
-        return f"{', '.join(map(repr, declared.choices))} or a finite number {bound}{none}"
-    if kind == NUMBER:
-        bound = "" if low is None else f" {'>' if declared.low_open else '>='} {low:g}"
-        return f"a finite number{bound}{none}"
-    if high is not None:
-        return f"from {low:,} to {high:,}{none}"
-    return f"at least {low:,}{none}" if low is not None else f"an int{none}"
+        text = f"{', '.join(map(repr, declared.choices))} or a finite number {bound}"
+    elif kind == NUMBER:
+        text = "a finite number" + ("" if low is None else f" {'>' if declared.low_open else '>='} {low:g}")
+    else:
+        text = f"from {low:,} to {high:,}" if high is not None else f"at least {low:,}" if low is not None else "an int"
+    if not declared.none:
+        return (text,)
+    none = Option("none", python_text="None", typed_text=declared.typed_none) if declared.typed_none else "None"
+    return (text, ", or ", none, f" for {declared.none}")
 
 
 def require_count(name: str, value: object) -> None:

@@ -86,15 +86,14 @@ class UsageError(AttnError):
 
 
 class SettingsError(UsageError, ValueError):
-    """A bad setting: names the keyword (`setting`), the `problem`, and a setting that would fix it (`fix`)."""
+    """A bad setting: names the keyword (`setting`), the problem, and a setting that would fix it (`fix`)."""
 
     def __init__(self, setting: str, problem: str | tuple[str | Option, ...], fix: dict[str, object] | None = None
                  ) -> None:
-        parts = (problem,) if isinstance(problem, str) else problem
-        self.setting, self.fix = setting, fix or {}
-        self.problem = "".join(part if isinstance(part, str) else part.python() for part in parts)
-        remedy = [part for name, value in self.fix.items() for part in (" ", Option(name, value))]
-        super().__init__(Option(setting), " ", *parts, *(["; add", *remedy] if remedy else []))
+        self.setting = setting
+        remedy = [part for name, value in (fix or {}).items() for part in (" ", Option(name, value))]
+        super().__init__(Option(setting), " ", *((problem,) if isinstance(problem, str) else problem),
+                         *(["; add", *remedy] if remedy else []))
 
 
 class MissingExtra(UsageError, ImportError):

@@ -19,9 +19,8 @@ if TYPE_CHECKING:
     from attn_cli.models import Model, PretrainedLayer
     from attn_cli.training.weights import TrainedLayer
 
-MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and shares: 50,000 took about 1 GB
+MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and shares (docs/benchmarks.md)
 check_max_occurrences = partial(require_count, "max_occurrences")
-
 
 MAX_NEIGHBORS = 100  # neighbours listed per token: each costs a word and a cosine per token twice, in every format
 OUTPUT = "output"
@@ -41,12 +40,8 @@ class Settings(LayerSettings):
                               low=1, metavar="N", group=OUTPUT)
     include: tuple[str, ...] = setting((), "Extra matrices in the JSON: " + ", ".join(INCLUDABLE) + ".", NAMES,
                                        choices=INCLUDABLE, metavar="LIST", group=OUTPUT)
-    weights: TrainedLayer | str | os.PathLike[str] | None = field(default=None, metadata={
-        "help": "A layer learned by attn-cli train: its W_Q, W_K, W_V, W_O and settings (trained mode)."})
-    model: Model | str | os.PathLike[str] | None = field(default=None, metadata={
-        "help": "A pretrained BERT model: minilm (all-MiniLM-L6-v2, after attn-cli vectors import minilm) or a model "
-                "folder (config.json, vocab.txt, model.safetensors). Its WordPiece tokens and vocabulary replace "
-                "the vectors'."})
+    weights: TrainedLayer | str | os.PathLike[str] | None = None  # a layer learned by attn-cli train (trained mode)
+    model: Model | str | os.PathLike[str] | None = None  # a pretrained BERT model, its tokens and vocabulary
     layer: int = setting(1, "With --model: the layer inspected (1: the first); its input is what the embeddings "
                             "and the layers below it give.", WHOLE, low=1, metavar="N")
     # the settings a layer set (name, value): replace() carries them, so a new layer or none undoes them

@@ -24,12 +24,8 @@ from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
 from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
-from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOptions, Fields, File, Format, Heads,
-                                  Help, Html, Include, InputFormat, InputFormatOption, Json, Layer, Limit, Mask,
-                                  MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection, Plain,
-                                  PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Strict,
-                                  Svg, Temperature, TrustPickle, VectorsOption, Weights, examples, Parquet,
-                                  picked)
+from attn_cli.cli.options import (LIST_FIELDS, BatchCommand, BatchOptions, EngineCommand, EngineOptions,
+                                  InputFormatOption, Parquet, examples, picked)
 from attn_cli.cli.outputs import Draw, ReportOutputs, command_line, renderer, stdout_failure
 from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
@@ -179,42 +175,28 @@ TRACE_PANEL, COMPARE_PANEL = "Trace", "Compare"
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 
 
-@app.command(cls=Command, add_help_option=False, epilog=examples(
+@app.command(cls=BatchCommand, epilog=examples(
     "attn-cli explain money bank grows",
     "attn-cli explain river bank flows --scale sqrt --heads 2",
     "attn-cli explain money bank --json --fields shifts.cosine"))
 def explain(
     ctx: typer.Context,
     sentence: SENTENCE_ARGUMENT = None,
-    mode: Mode = S.mode, scale: Scale = S.scale, temperature: Temperature = S.temperature,
-    similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
-    mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
-    output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
     parquet: Parquet = None,
-    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
-    trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
-    neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
-    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
-    file: File = None, input_format: InputFormatOption = InputFormat("text"), fields: Fields = None,
-    plain: Plain = False, strict: Strict = False, help_: Help = False,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
-    each_report(ctx, "explain", sentence, EngineOptions.of(ctx, locals()), picked(BatchOptions, locals()),
+    each_report(ctx, "explain", sentence, EngineOptions.of(ctx), picked(BatchOptions, ctx.meta["options"]),
                 renderer("terminal", "render_explain"), lambda sentences, vectors, settings: explain_many(
                     sentences, vectors=vectors, settings=settings), parquet=parquet)
 
 
-@app.command(cls=Command, add_help_option=False, epilog=examples(
+@app.command(cls=BatchCommand, epilog=examples(
     "attn-cli trace money bank grows --word bank",
     "attn-cli trace money bank --word bank --mode projected",
     "attn-cli trace money bank --json --fields traces.token"))
 def trace(
     ctx: typer.Context,
     sentence: SENTENCE_ARGUMENT = None,
-    mode: Mode = S.mode, scale: Scale = S.scale, temperature: Temperature = S.temperature,
-    similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
-    mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
-    output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
     word: Annotated[Optional[str], typer.Option("--word", metavar="W", rich_help_panel=TRACE_PANEL,
                                                 help="Trace this word only (default: each word in turn).")] = None,
     dims: Annotated[int, typer.Option("--dims", min=1, metavar="N", rich_help_panel=TRACE_PANEL,
@@ -222,15 +204,9 @@ def trace(
     shuffle_check: Annotated[bool, typer.Option("--shuffle-check", rich_help_panel=TRACE_PANEL,
                                                 help="Shuffle the words, rerun, show how much the outputs "
                                                      "change.")] = False,
-    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
-    trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
-    neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
-    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
-    file: File = None, input_format: InputFormatOption = InputFormat("text"), fields: Fields = None,
-    plain: Plain = False, strict: Strict = False, help_: Help = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
-    each_report(ctx, "trace", sentence, EngineOptions.of(ctx, locals()), picked(BatchOptions, locals()),
+    each_report(ctx, "trace", sentence, EngineOptions.of(ctx), picked(BatchOptions, ctx.meta["options"]),
                 renderer("trace", "render_trace"), lambda sentences, vectors, settings: trace_many(
                     sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors, settings=settings))
 
@@ -250,7 +226,7 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
         return
     names = batch.field_names(engine)
     selection = None if names is None else parse_selection(names, command)
-    files = engine.picture_files(batch.file, stdin=sentence == STDIN, parquet=parquet)
+    files = engine.picture_files(stdin=sentence == STDIN, parquet=parquet)
     unknown = UnknownWords()
 
     def build_group(group: list[InputLine]) -> Iterator[Document | InputError]:
@@ -268,12 +244,12 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
                 yield partial(outcome.document, outputs.wanted)
 
     outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
-                            selection=selection, one_document=sentence not in (None, STDIN) and batch.file is None)
+                            selection=selection, one_document=sentence not in (None, STDIN) and engine.file is None)
     try:
-        lines = input_lines(sentence, batch.file, batch.input_format.value,
+        lines = input_lines(sentence, engine.file, batch.input_format,
                             f'echo "money bank grows" | attn-cli {command} -')
         vectors = engine.load(warn, progress=not engine.json)
-        groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
+        groups = ready_groups(lines, may_wait=input_may_wait(sentence, engine.file))
         try:
             run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
         finally:
@@ -315,7 +291,7 @@ class UnknownWords:
              f"not in the vocabulary; most often {common}{where}{unsearched}")
 
 
-@app.command(cls=Command, add_help_option=False, epilog=examples(
+@app.command(cls=EngineCommand, epilog=examples(
     COMPARE_EXAMPLE, 'attn-cli compare "river bank" "money bank" --json',
     'attn-cli compare "river bank" "money bank" --cross'))
 def compare(
@@ -324,10 +300,6 @@ def compare(
         metavar="SENTENCE...", show_default=False,
         help="Two or more quoted sentences (with --cross: SOURCE TARGET); - reads one per line from "
              "stdin.")] = None,
-    mode: Mode = S.mode, scale: Scale = S.scale, temperature: Temperature = S.temperature,
-    similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
-    mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
-    output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
     word: Annotated[Optional[list[str]], typer.Option("--word", metavar="W", show_default=False,
                                                       rich_help_panel=COMPARE_PANEL,
                                                       help="Compare only this word (repeatable; default: every "
@@ -335,14 +307,10 @@ def compare(
     cross: Annotated[bool, typer.Option("--cross", rich_help_panel=COMPARE_PANEL,
                                         help="Cross-attention: TARGET's tokens (queries) attend over SOURCE's "
                                              "(keys and values).")] = False,
-    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
-    trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
-    neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
-    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
-    file: File = None, input_format: InputFormatOption = InputFormat("text"), help_: Help = False,
+    input_format: InputFormatOption = "text",
 ) -> None:
     """Compare the same word across sentences, or (--cross) let one sentence attend over another."""
-    engine = EngineOptions.of(ctx, locals())
+    engine = EngineOptions.of(ctx)
     settings = engine.settings()
     texts = texts or []
     if cross and word:
@@ -351,8 +319,8 @@ def compare(
     if len(texts) >= 2 and STDIN not in texts and all(len(text.split()) == 1 for text in texts):
         raise UsageError(f"compare takes whole sentences, one argument each, and got {len(texts)} single words "
                          f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
-    lines = line_list(texts, file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
-                      input_format.value)
+    lines = line_list(texts, engine.file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
+                      input_format)
     found = [line.sentence() for line in lines]  # the first unreadable line ends the run
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
@@ -361,7 +329,7 @@ def compare(
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
     outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
                             style="json" if engine.json else "tables", files=engine.picture_files(
-                                file, stdin=STDIN in texts), command_line=command_line(ctx), one_document=True)
+                                stdin=STDIN in texts), command_line=command_line(ctx), one_document=True)
     results = []
     for number, (text, line, result) in enumerate(zip(found, lines, explain_many(
             found, vectors=engine.load(warn, progress=not engine.json), settings=settings)), 1):
@@ -386,11 +354,11 @@ def warn_unknown(result: ExplainResult, where: str = "") -> None:
         warn(f"skipped {result.unknown_words}{f' in {where}' if where else ''}: not in the vocabulary")
 
 
-app.command(cls=Command, add_help_option=False, epilog=examples(
+app.command(cls=Command, epilog=examples(
     "attn-cli train --demo --out demo.npz",
     "attn-cli train corpus.txt --out layer.npz --heads 2",
     'attn-cli explain "money bank grows" --weights demo.npz'))(train)
-app.command(cls=Command, add_help_option=False, epilog=examples(
+app.command(cls=EngineCommand, epilog=examples(
     "attn-cli senses bank --example",
     "attn-cli senses bank --example --clusters 2 --json",
     "attn-cli senses bank --example --html senses.html"))(senses)

@@ -100,6 +100,13 @@ class Command(NarrowHelp, TyperCommand):
                 param.type.get_metavar = _no_metavar  # type: ignore[method-assign]
         return params
 
+    def get_help_option(self, ctx):
+        """--help (and -h), listed last in a panel of its own."""
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.rich_help_panel = "Help"
+        return option
+
     def collect_usage_pieces(self, ctx) -> list[str]:
         return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
                 for piece in super().collect_usage_pieces(ctx)]

@@ -1,22 +1,22 @@
-"""The options the commands share, as Typer `Annotated` aliases each command lists (as huggingface_hub's CLI
-does). A setting's option takes its help, placeholder and panel from the library's declaration."""
+"""The options the commands share, as Typer `Annotated` aliases (as huggingface_hub's CLI does); the attention
+commands' own common set comes with EngineCommand. A setting's option takes its help, placeholder and panel from
+the library's declaration."""
 
 from __future__ import annotations
 
 import errno
 import itertools
 import os
-import typing
 from dataclasses import dataclass, field, fields
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, TypeAlias
 
 import typer
 
 import attn_cli
 from attn_cli import VECTOR_FORMATS, Settings, Vectors, declarations, load_vectors
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
+from attn_cli.cli.help import Command
 from attn_cli.cli.inputs import INPUT_FORMATS, read_back, stdout_file
 from attn_cli.cli.messages import QUIET
 
@@ -32,25 +32,11 @@ def examples(*lines: str) -> str:
     return "\n\n".join(["Examples:", *lines])
 
 
-def _show_help(ctx: typer.Context, value: bool) -> None:
-    if value:
-        typer.echo(ctx.get_help(), color=ctx.color)
-        raise typer.Exit()
-
-
-# a command's own --help (its command is made with add_help_option=False), listed last in a panel of its own
-Help = Annotated[bool, typer.Option("--help", "-h", is_eager=True, expose_value=False, callback=_show_help,
-                                    rich_help_panel="Help", help="Show this message and exit.")]
-
-if TYPE_CHECKING:  # mypy cannot see the members of Enums built at run time: to it each is a str Enum
-    class _Choice(str, Enum):
-        pass
-
-    InputFormat: typing.TypeAlias = _Choice
-    VectorFormat: typing.TypeAlias = _Choice
-else:  # str Enums for Typer, from the library's own tuples of accepted values
-    InputFormat = Enum("InputFormat", {value: value for value in INPUT_FORMATS}, type=str)
-    VectorFormat = Enum("VectorFormat", {value: value for value in VECTOR_FORMATS}, type=str)
+if TYPE_CHECKING:  # Typer reads a Literal of the library's tuple of accepted values; mypy needs them spelt out
+    InputFormat: TypeAlias = str
+    VectorFormat: TypeAlias = str
+else:
+    InputFormat, VectorFormat = Literal[INPUT_FORMATS], Literal[VECTOR_FORMATS]
 
 
 def setting(name: str, owner: type = Settings, note: str = "") -> Any:
@@ -63,7 +49,8 @@ def setting(name: str, owner: type = Settings, note: str = "") -> Any:
             raise typer.BadParameter(f"{text!r} is not one of {', '.join(map(repr, declared.choices))}.")
         return declared.typed(str(text))
 
-    return typer.Option(flag(name), parser=parse if declared.kind == "choice" or declared.typed_as_text else None,
+    as_text = declared.kind in ("choice", "named number", "names") or declared.typed_none  # else Typer's int, float
+    return typer.Option(flag(name), parser=parse if as_text else None,
                         metavar=None if declared.kind == "switch" else declared.metavar or "|".join(declared.choices),
                         help=" ".join(filter(None, (declared.help, note))), rich_help_panel=PANELS[declared.group],
                         show_default=getattr(owner(), name) not in (None, ()))
@@ -73,33 +60,15 @@ def _option(*flags: str, panel: str = ENGINE_PANEL, **kwargs) -> Any:
     return typer.Option(*flags, rich_help_panel=panel, **kwargs)
 
 
-def _field_option(name: str, metavar: str) -> Any:
-    """The option of a Settings field that is no declared setting (weights, model), with Settings' help."""
-    return _option(flag(name), metavar=metavar, help=next(item.metadata["help"] for item in fields(Settings)
-                                                          if item.name == name))
-
-
-# The settings' options (S: their defaults, which each command's signature gives them)
+# The settings' options take their defaults from S
 S = Settings()
-Mode = Annotated[str, setting("mode")]
-Scale = Annotated[Any, setting("scale")]
-Temperature = Annotated[float, setting("temperature")]
-Similarity = Annotated[str, setting("similarity")]
-Heads = Annotated[int, setting("heads")]
-DK = Annotated[Optional[int], setting("d_k")]
-Seed = Annotated[int, setting("seed")]
-Mask = Annotated[str, setting("mask")]
-Positions = Annotated[str, setting("positions")]
-PositionScale = Annotated[Any, setting("position_scale")]
-OutputProjection = Annotated[bool, setting("output_projection")]
-Weights = Annotated[Optional[Path], _field_option("weights", "FILE")]
-Model = Annotated[Optional[str], _field_option("model", "NAME|DIR")]
-Layer = Annotated[int, setting("layer")]
-Oov = Annotated[str, setting("oov")]
-Neighbors = Annotated[int, setting("neighbors")]
-NeighborVocab = Annotated[Any, setting("neighbor_vocab")]
-MaxTokens = Annotated[int, setting("max_tokens")]
-Include = Annotated[Any, setting("include")]
+Weights = Annotated[Optional[Path], _option(
+    "--weights", metavar="FILE",
+    help="A layer learned by attn-cli train: its W_Q, W_K, W_V, W_O and settings (trained mode).")]
+Model = Annotated[Optional[str], _option(
+    "--model", metavar="NAME|DIR",
+    help="A pretrained BERT model: minilm (all-MiniLM-L6-v2, after attn-cli vectors import minilm) or a model folder "
+         "(config.json, vocab.txt, model.safetensors). Its WordPiece tokens and vocabulary replace the vectors'.")]
 # The command line's own: where the vectors come from, and what to write
 VectorsOption = Annotated[Optional[str], _option(
     "--vectors", envvar="ATTN_CLI_VECTORS", panel=OUTPUT_PANEL, metavar="FILE|NAME",
@@ -148,6 +117,62 @@ Strict = Annotated[bool, _option("--strict", panel=BATCH_PANEL,
                                  help="Stop at the first line that fails (default: report it, go on).")]
 
 
+def _engine(
+    mode: Annotated[str, setting("mode")] = S.mode, scale: Annotated[Any, setting("scale")] = S.scale,
+    temperature: Annotated[float, setting("temperature")] = S.temperature,
+    similarity: Annotated[str, setting("similarity")] = S.similarity, heads: Annotated[int, setting("heads")] = S.heads,
+    d_k: Annotated[Optional[int], setting("d_k")] = S.d_k, seed: Annotated[int, setting("seed")] = S.seed,
+    mask: Annotated[str, setting("mask")] = S.mask, positions: Annotated[str, setting("positions")] = S.positions,
+    position_scale: Annotated[Any, setting("position_scale")] = S.position_scale,
+    output_projection: Annotated[bool, setting("output_projection")] = False, weights: Weights = None,
+    model: Model = None, layer: Annotated[int, setting("layer")] = S.layer,
+    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
+    trust_pickle: TrustPickle = False, oov: Annotated[str, setting("oov")] = S.oov,
+    neighbors: Annotated[int, setting("neighbors")] = S.neighbors,
+    neighbor_vocab: Annotated[Any, setting("neighbor_vocab")] = S.neighbor_vocab,
+    max_tokens: Annotated[int, setting("max_tokens")] = S.max_tokens, json: Json = False,
+    include: Annotated[Any, setting("include")] = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
+    file: File = None,
+) -> dict[str, Any]:
+    return locals()
+
+
+def _batch(input_format: InputFormatOption = "text", fields: Fields = None, plain: Plain = False,
+           strict: Strict = False) -> dict[str, Any]:
+    return locals()
+
+
+def _command(function: Callable[..., dict[str, Any]]) -> Any:
+    """The click command Typer makes of `function`: its options, and a callback returning their values."""
+    app = typer.Typer(add_completion=False)
+    app.command()(function)
+    return typer.main.get_command(app)
+
+
+class EngineCommand(Command):
+    """A command taking the attention commands' shared options (after its arguments, before its own), their
+    values in `ctx.meta["options"]` for EngineOptions.of, so each command lists only what is its own."""
+
+    shared: tuple[Any, ...] = (_command(_engine),)
+
+    def __init__(self, *args: Any, params: list, **kwargs: Any) -> None:
+        arguments = [param for param in params if param.param_type_name == "argument"]
+        options = [param for param in params if param.param_type_name != "argument"]
+        common = [param for command in self.shared for param in command.params]
+        super().__init__(*args, params=[*arguments, *common, *options], **kwargs)
+
+    def invoke(self, ctx):
+        ctx.meta["options"] = {name: value for command in self.shared for name, value in command.callback(
+            **{param.name: ctx.params.pop(param.name) for param in command.params}).items()}
+        return super().invoke(ctx)
+
+
+class BatchCommand(EngineCommand):
+    """explain and trace: the shared options and those of many sentences (BatchOptions)."""
+
+    shared = (*EngineCommand.shared, _command(_batch))
+
+
 def picked(cls: Callable[..., Any], values: dict[str, Any]) -> Any:
     """`cls` (a dataclass) made of the values its fields name, from a command's parameters (its locals())."""
     return cls(**{item.name: values[item.name] for item in fields(cls) if item.name in values})  # type: ignore
@@ -166,7 +191,7 @@ class VectorOptions:
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
         if self.vectors:
             read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
-        return load_vectors(self.vectors, limit=self.limit, format=self.format.value if self.format else None,
+        return load_vectors(self.vectors, limit=self.limit, format=self.format,
                             skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
                             warn=warn)
 
@@ -182,10 +207,12 @@ class EngineOptions(VectorOptions):
     json: bool = False
     html: Optional[Path] = None
     svg: Optional[Path] = None
+    file: Optional[Path] = None
 
     @classmethod
-    def of(cls, ctx: typer.Context, values: dict[str, Any]) -> EngineOptions:
-        """From a command's parameters (`values`: its locals())."""
+    def of(cls, ctx: typer.Context) -> EngineOptions:
+        """From the shared options an EngineCommand put in `ctx.meta`."""
+        values = ctx.meta["options"]
         typed = {name: values[name] for name in declarations(Settings)}
         given = frozenset(name for name in typed if getattr(ctx.get_parameter_source(name), "name", "") in (
             "COMMANDLINE", "ENVIRONMENT"))
@@ -212,13 +239,13 @@ class EngineOptions(VectorOptions):
             raise UsageError("--vectors cannot be given with --model, which reads its own vocabulary; leave it out")
         return attn_cli.load_model(self.model).vectors
 
-    def picture_files(self, file: Path | None = None, stdin: bool = False, parquet: Path | None = None,
+    def picture_files(self, stdin: bool = False, parquet: Path | None = None,
                       inputs: dict[str, Path | None] | None = None) -> dict[str, Path]:
         """--html, --svg (and --parquet) targets, checked before any work: each in an existing folder, none the
         same file as another or as an input (--file, stdin read as `-`, --vectors, --weights, `inputs`)."""
         targets = {option: path for option, path in (("--html", self.html), ("--svg", self.svg),
                                                      ("--parquet", parquet)) if path is not None}
-        read = {("--file", file), ("stdin", "/dev/stdin" if stdin else None), ("--vectors", self.vectors),
+        read = {("--file", self.file), ("stdin", "/dev/stdin" if stdin else None), ("--vectors", self.vectors),
                 ("--weights", self.weights), *(inputs or {}).items()}
         sources = {option: Path(path) for option, path in sorted(read, key=str) if path}
         readers = ["-" if option == "stdin" else f"{option} {shown_path(path)}" for option, path in sources.items()
@@ -238,8 +265,7 @@ class EngineOptions(VectorOptions):
 class BatchOptions:
     """How explain and trace read many sentences and write them for other programs."""
 
-    file: Optional[Path] = None
-    input_format: InputFormat = InputFormat("text")
+    input_format: InputFormat = "text"
     fields: Optional[str] = None
     plain: bool = False
     strict: bool = False

@@ -12,10 +12,7 @@ import typer
 
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, read_back
 from attn_cli.cli.messages import warn
-from attn_cli.cli.options import (DK, S, EngineOptions, File, Format, Heads, Help, Include, Json, Layer, Limit, Mask,
-                                  MaxTokens, Mode, Model, NeighborVocab, Neighbors, Oov, OutputProjection,
-                                  PositionScale, Positions, Quiet, Scale, Seed, Similarity, SkipBadLines, Temperature,
-                                  TrustPickle, VectorsOption, Weights, _option, Html, Parquet, Svg)
+from attn_cli.cli.options import EngineOptions, Parquet, _option
 from attn_cli.cli.outputs import ReportOutputs, command_line, renderer, status_bar, write_target, writing
 from attn_cli.errors import UsageError, flag, shorten, shown_path
 from attn_cli import MAX_OCCURRENCES, LayerSettings, Settings, Vectors, declarations
@@ -31,62 +28,45 @@ SCAN_SETTINGS = ("oov", "max_tokens")  # which lines a scan attends: fixed in it
 SEARCH_SETTINGS = ("neighbors", "neighbor_vocab")  # the grouping's neighbour searches: a table's may change
 
 
-CLUSTERS_OPTION = Annotated[Optional[int], _option(
-    "--clusters", panel=SENSES_PANEL, metavar="K", min=1, show_default=False,
-    help="Group the occurrences into K groups (default: the K in 2..8 with the best silhouette).")]
-LABELS_OPTION = Annotated[Optional[Path], _option(
-    "--labels", panel=SENSES_PANEL, metavar="FILE", show_default=False,
-    help="One label per corpus line (any text): adds each occurrence's label, purity, adjusted Rand index, the "
-         "misgrouped occurrences and the sense probe.")]
-CLUSTER_SEED_OPTION = Annotated[int, _option(
-    "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0, max=2**32 - 1,  # group_senses' MAX_SEED
-    help="Seed of k-means' starting centres: the same seed, the same groups.")]
-MAX_OCCURRENCES_OPTION = Annotated[int, _option(
-    "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1,
-    help="Stop when the corpus, or a Parquet table read, holds more occurrences: they are all kept, so a stream "
-         "that never ends stops.")]
-OCCURRENCES_OPTION = Annotated[Optional[Path], _option(
-    "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
-    help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a corpus.")]
-EXAMPLE_OPTION = Annotated[bool, _option(
-    "--example", panel=SENSES_PANEL,
-    help="Read the bundled corpus (40 sentences of a river bank or a money bank) and its labels instead of --file.")]
-COLOR_BY_OPTION = Annotated[str, _option(
-    "--color-by", panel=SENSES_PANEL, metavar="group|label",
-    help="Colour the scatter of --html and --svg by group, or by label (with --labels or --example).")]
-SOURCE_ARGUMENT = Annotated[Optional[str], typer.Argument(
-    metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")]
-
-
 def senses(
     ctx: typer.Context,
     word: Annotated[str, typer.Argument(metavar="WORD", show_default=False,
                                         help="The word to follow through every sentence that holds it.")],
-    source: SOURCE_ARGUMENT = None,
-    mode: Mode = S.mode, scale: Scale = S.scale, temperature: Temperature = S.temperature,
-    similarity: Similarity = S.similarity, heads: Heads = S.heads, d_k: DK = S.d_k, seed: Seed = S.seed,
-    mask: Mask = S.mask, positions: Positions = S.positions, position_scale: PositionScale = S.position_scale,
-    output_projection: OutputProjection = False, weights: Weights = None, model: Model = None, layer: Layer = S.layer,
-    clusters: CLUSTERS_OPTION = None,
-    labels: LABELS_OPTION = None,
-    cluster_seed: CLUSTER_SEED_OPTION = 0,
-    max_occurrences: MAX_OCCURRENCES_OPTION = MAX_OCCURRENCES,
-    occurrences_file: OCCURRENCES_OPTION = None,
-    example: EXAMPLE_OPTION = False,
-    color_by: COLOR_BY_OPTION = "group",
+    source: Annotated[Optional[str], typer.Argument(
+        metavar="[-]", show_default=False, help="- reads the corpus from stdin, one sentence per line.")] = None,
+    clusters: Annotated[Optional[int], _option(
+        "--clusters", panel=SENSES_PANEL, metavar="K", min=1, show_default=False,
+        help="Group the occurrences into K groups (default: the K in 2..8 with the best silhouette).")] = None,
+    labels: Annotated[Optional[Path], _option(
+        "--labels", panel=SENSES_PANEL, metavar="FILE", show_default=False,
+        help="One label per corpus line (any text): adds each occurrence's label, purity, adjusted Rand index, the "
+             "misgrouped occurrences and the sense probe.")] = None,
+    cluster_seed: Annotated[int, _option(
+        "--cluster-seed", panel=SENSES_PANEL, metavar="N", min=0, max=2**32 - 1,  # group_senses' MAX_SEED
+        help="Seed of k-means' starting centres: the same seed, the same groups.")] = 0,
+    max_occurrences: Annotated[int, _option(
+        "--max-occurrences", panel=SENSES_PANEL, metavar="N", min=1,
+        help="Stop when the corpus, or a Parquet table read, holds more occurrences: they are all kept, so a stream "
+             "that never ends stops.")] = MAX_OCCURRENCES,
+    occurrences_file: Annotated[Optional[Path], _option(
+        "--occurrences", panel=SENSES_PANEL, metavar="FILE", show_default=False,
+        help="Group the occurrences of a Parquet table (senses --parquet, or the Dask recipe) instead of a "
+             "corpus.")] = None,
+    example: Annotated[bool, _option(
+        "--example", panel=SENSES_PANEL,
+        help="Read the bundled corpus (40 sentences of a river bank or a money bank) and its labels instead of "
+             "--file.")] = False,
+    color_by: Annotated[str, _option(
+        "--color-by", panel=SENSES_PANEL, metavar="group|label",
+        help="Colour the scatter of --html and --svg by group, or by label (with --labels or --example).")] = "group",
     parquet: Parquet = None,
-    vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
-    trust_pickle: TrustPickle = False, oov: Oov = S.oov, neighbors: Neighbors = S.neighbors,
-    neighbor_vocab: NeighborVocab = S.neighbor_vocab, max_tokens: MaxTokens = S.max_tokens, json: Json = False,
-    include: Include = "", html: Html = None, svg: Svg = None, quiet: Quiet = False,
-    file: File = None, help_: Help = False,
 ) -> None:
     """Group WORD's contextual outputs across a corpus: which senses, pulled by which words; --labels scores them."""
-    engine = EngineOptions.of(ctx, locals())
+    engine = EngineOptions.of(ctx)
     settings = engine.settings()
-    check_corpus(source, file, occurrences_file, example, labels)
+    check_corpus(source, engine.file, occurrences_file, example, labels)
     check_color_by(color_by, labels is not None or example, engine.html is not None or engine.svg is not None)
-    files = engine.picture_files(file, stdin=source == STDIN, parquet=parquet,
+    files = engine.picture_files(stdin=source == STDIN, parquet=parquet,
                                  inputs={"--occurrences": occurrences_file, "--labels": labels})
     label_lines = None if labels is None else opened_labels(labels)
     outputs = ReportOutputs(renderer("senses", "render_senses"), style="json" if engine.json else "tables",
@@ -98,7 +78,7 @@ def senses(
     bundled = example_corpus() if example else None
     unreadable: list[InputLine] = []
     with status_bar(not engine.json, status_line, description="reading", lines=0) as show:
-        lines = bundled[0] if bundled else corpus_lines(source, file, unreadable)
+        lines = bundled[0] if bundled else corpus_lines(source, engine.file, unreadable)
         table = (occurrences(word, lines, vectors=loaded, settings=settings, progress=lambda read: show(lines=read),
                              max_occurrences=max_occurrences) if occurrences_file is None else
                  tabled(word, occurrences_file, loaded, settings, engine.given, max_occurrences))

@@ -14,7 +14,7 @@ import typer
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import say, warn
-from attn_cli.cli.options import (TRAIN_PANEL, Format, Help, Json, Limit, Quiet, SkipBadLines, TrustPickle,
+from attn_cli.cli.options import (TRAIN_PANEL, Format, Json, Limit, Quiet, SkipBadLines, TrustPickle,
                                   VectorOptions, VectorsOption, _option, output_target, picked, setting)
 from attn_cli.cli.outputs import ReportOutputs, renderer, status_bar, write_target
 from attn_cli.errors import INTERRUPTED, UsageError, literal
@@ -58,7 +58,7 @@ def train(
     json: Json = False,
     quiet: Quiet = False,
     vectors: VectorsOption = None, format: Format = None, limit: Limit = None, skip_bad_lines: SkipBadLines = False,
-    trust_pickle: TrustPickle = False, help_: Help = False,
+    trust_pickle: TrustPickle = False,
 ) -> int:
     """Learn W_Q, W_K, W_V and W_O of one attention layer from CORPUS; the vectors stay frozen."""
     values = locals()

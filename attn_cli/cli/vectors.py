@@ -51,7 +51,7 @@ def import_(
     if from_path is not None:
         raise UsageError(f"--from applies only to a model ({', '.join(MODELS)}); give a vector file as SOURCE")
     read_back(Path(source), f"SOURCE {shown_path(source)}")  # an empty name is the library's to refuse (exit 4)
-    vectors = load_vectors(source, limit=limit, format=file_format.value if file_format else None,
+    vectors = load_vectors(source, limit=limit, format=file_format,
                            skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn,
                            require_cache=True)
     _show(info_report(vectors), json)
@@ -173,7 +173,7 @@ def export(
     except VectorsError as exc:  # export has no --vectors: its NAME default is the embedded set
         raise VectorsError(exc.spoken(lambda option: "give NAME default" if option.name == "vectors" else
                                       option.command_line())) from None
-    chosen = file_format.value if file_format else "word2vec-binary" if file.suffix == ".bin" else "word2vec"
+    chosen = file_format or ("word2vec-binary" if file.suffix == ".bin" else "word2vec")
     export_vectors(vectors, file, format=chosen)
     _show({"schema_version": SCHEMA_VERSION, "command": "vectors export", "name": vectors.name, "path": str(file),
            "format": chosen, "count": vectors.count, "dims": vectors.dims}, json,
