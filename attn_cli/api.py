@@ -95,8 +95,7 @@ def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_chec
 
 def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[str] | None = None,
             vectors: VectorsLike = None, settings: Settings | None = None, **changes: Any) -> CompareResult:
-    """The same word (default: every shared word) across sentences, or across results of `explain`, compared as
-    they are."""
+    """The same word (default: every shared word) across sentences, or across results of `explain` as they are."""
     sentences = [] if isinstance(sentences, str) else list(require_iterable("sentences", sentences, "str"))
     if len(sentences) < 2:
         raise InputError("compare needs a list of at least two sentences, e.g. "
@@ -164,22 +163,21 @@ def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
 def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[ExplainResult]:
     """Attended as stacks (one neighbour search for all), each result a view of its stack."""
     return [ExplainResult.of_row(sentence, tokens, vectors, settings, row)
-            for (sentence, tokens), row in zip(items, _attend([tokens for _, tokens in items], vectors, settings))]
+            for (sentence, tokens), row in zip(items, _attend(items, vectors, settings))]
 
 
 def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *, word: str | None = None,
                     dims: int = 3, shuffle_check: bool = False) -> list[TraceResult]:
     traced = [traced_indices(tokens, word) for _, tokens in items]
-    rows = _attend([tokens for _, tokens in items], vectors, settings)
     return [TraceResult.of_row(sentence, tokens, vectors, settings, row, traced=indices, dims=dims,
                                shuffle_check=shuffle_check)
-            for (sentence, tokens), row, indices in zip(items, rows, traced)]
+            for (sentence, tokens), row, indices in zip(items, _attend(items, vectors, settings), traced)]
 
 
-def _attend(tokenized: list[TokenizedSentence], vectors: Vectors, settings: Settings) -> list[Row]:
+def _attend(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[Row]:
     check_layer(settings, vectors)
-    return attend_each(tokenized, vectors, settings.attention, settings.projections, neighbors=settings.neighbors,
-                       neighbor_vocab=settings.neighbor_vocab)
+    return attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.projections,
+                       neighbors=settings.neighbors, neighbor_vocab=settings.neighbor_vocab)
 
 
 def _compared(sentences: list[ExplainResult], words: tuple[str, ...]) -> CompareResult:
@@ -250,7 +248,7 @@ def tokenized_for(sentence: str | Sequence[str], vectors: Vectors, settings: Set
 
 
 def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence | Rows:
-    """`tokenized_for`, the vectors' rows not read yet (a batch reads a group's in one call)."""
+    """`tokenized_for`, the rows not read yet: a batch reads a group's in one call."""
     layer = settings.layer_weights
     if settings.model is not None and layer is not None:
         return layer.tokenized(sentence if isinstance(sentence, str) else " ".join(sentence),  # type: ignore[union-attr]
@@ -259,7 +257,7 @@ def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settin
 
 
 def _warn_unknown(*sentences: TokenizedSentence) -> None:
-    """One UnknownWordsWarning for the sentences, at the line calling the public function (stacklevel 3)."""
+    """One warning, at the line calling the public function (stacklevel 3)."""
     unknown = [item for tokenized in sentences for item in tokenized.dropped if item.reason == "out of vocabulary"]
     if unknown:
         warnings.warn(f"skipped {describe_unknown(unknown)}: not in the vocabulary", UnknownWordsWarning, stacklevel=3)
