@@ -101,14 +101,19 @@ def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[st
         raise InputError("compare needs a list of at least two sentences, e.g. "
                          '["river bank flows", "money bank grows"]')
     words = _words(word)
-    if all(isinstance(sentence, ExplainResult) for sentence in sentences):
-        return _compared(list(sentences), words)  # type: ignore[arg-type]
-    require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
-    chosen, source = prepared(vectors, settings, changes)
-    texts = [str(sentence) for sentence in sentences]
-    results = explain_tokenized([(text, tokenized_for(text, source, chosen)) for text in texts], source, chosen)
-    _warn_unknown(*[result.tokenized for result in results])
-    return _compared(results, words)
+    results = [sentence for sentence in sentences if isinstance(sentence, ExplainResult)]
+    if len(results) < len(sentences):  # any sentence given as text: all must be
+        require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
+        chosen, source = prepared(vectors, settings, changes)
+        texts = [str(sentence) for sentence in sentences]
+        results = explain_tokenized([(text, tokenized_for(text, source, chosen)) for text in texts], source, chosen)
+        _warn_unknown(*[result.tokenized for result in results])
+    from attn_cli.engine.comparison import compared_words  # only compare pays for its import
+
+    return CompareResult(results, compared_words([result.sentence for result in results],
+                                                 [result.tokenized for result in results], results[0].vectors,
+                                                 [result.attention for result in results],
+                                                 [result.shifts for result in results], words))
 
 
 def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: VectorsLike = None,
@@ -178,15 +183,6 @@ def _attend(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) ->
     check_layer(settings, vectors)
     return attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.projections,
                        neighbors=settings.neighbors, neighbor_vocab=settings.neighbor_vocab)
-
-
-def _compared(sentences: list[ExplainResult], words: tuple[str, ...]) -> CompareResult:
-    from attn_cli.engine.comparison import compared_words  # only compare pays for its import
-
-    comparisons = compared_words([result.sentence for result in sentences], [result.tokenized for result in sentences],
-                                 sentences[0].vectors, [result.attention for result in sentences],
-                                 [result.shifts for result in sentences], words)
-    return CompareResult(sentences, comparisons)
 
 
 def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, settings: Settings) -> CrossResult:
