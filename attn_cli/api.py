@@ -239,16 +239,16 @@ def require_text(**arguments: object) -> None:
 
 def tokenized_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence:
     """The sentence's tokens with their vectors, or a pretrained model's WordPiece tokens with their inputs."""
-    found = tokens_for(sentence, vectors, settings)
-    return found if isinstance(found, TokenizedSentence) else with_vectors([found], vectors)[0]
+    return with_vectors([tokens_for(sentence, vectors, settings)], vectors)[0]
 
 
-def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence | Rows:
-    """`tokenized_for`, the rows not read yet: a batch reads a group's in one call."""
+def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> Rows:
+    """`tokenized_for`, the rows not read yet: a batch reads a group's in one call (a model's are its inputs)."""
     layer = settings.layer_weights
     if settings.model is not None and layer is not None:
-        return layer.tokenized(sentence if isinstance(sentence, str) else " ".join(sentence),  # type: ignore[union-attr]
-                               settings.max_tokens)
+        found = layer.tokenized(sentence if isinstance(sentence, str) else " ".join(sentence),  # type: ignore[union-attr]
+                                settings.max_tokens)
+        return found.tokens, found.dropped, list(found.embeddings)
     return tokenized_rows(sentence, vectors, settings.oov, settings.max_tokens)
 
 

@@ -89,26 +89,23 @@ def is_line(value: object) -> bool:
 
 
 def _tokenized(line: Line, vectors: Vectors, settings: Settings,
-               check: Callable[[TokenizedSentence], object]) -> tuple[str, Rows | TokenizedSentence] | InputError:
+               check: Callable[[TokenizedSentence], object]) -> tuple[str, Rows] | InputError:
     """The line with its tokens (rows not read yet), or why it cannot be attended."""
     if not is_line(line):
         return InputError(f"a line must be {LINE_TYPES}, not {type(line).__name__}")
     try:
         tokenized = tokens_for(line, vectors, settings)
-        check(tokenized if isinstance(tokenized, TokenizedSentence) else unread(tokenized))
+        check(unread(tokenized))
     except InputError as exc:
         return exc
     return (line if isinstance(line, str) else " ".join(line)), tokenized
 
 
-def _with_vectors(tokenized: list[tuple[int, tuple[str, Rows | TokenizedSentence] | InputError]],
+def _with_vectors(tokenized: list[tuple[int, tuple[str, Rows] | InputError]],
                   vectors: Vectors) -> list[tuple[int, Tokenized | InputError]]:
     """The rows of all the group's lines read in one call."""
-    ready = iter(with_vectors([item[1] for _, item in tokenized if not isinstance(item, InputError)
-                               and not isinstance(item[1], TokenizedSentence)], vectors))
-    return [(number, item if isinstance(item, InputError) else
-             (item[0], item[1] if isinstance(item[1], TokenizedSentence) else next(ready)))
-            for number, item in tokenized]
+    ready = iter(with_vectors([item[1] for _, item in tokenized if not isinstance(item, InputError)], vectors))
+    return [(number, item if isinstance(item, InputError) else (item[0], next(ready))) for number, item in tokenized]
 
 
 def _built(ready: list[Tokenized], build: Build) -> Iterator[Result | InputError]:
