@@ -71,8 +71,9 @@ def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, buil
     """In runs of at most GROUP_CELLS numbers, so a group of long sentences never takes gigabytes at once."""
     numbered = enumerate(require_iterable("lines", lines, "sentences (str) or of word lists"), 1)
     while group := list(islice(numbered, GROUP_LINES)):
-        tokenized = _with_vectors([(number, _tokenized(line, vectors, settings, check)) for number, line in group],
-                                  vectors)
+        found = [(number, _tokenized(line, vectors, settings, check)) for number, line in group]
+        ready = iter(with_vectors([item[1] for _, item in found if not isinstance(item, InputError)], vectors))
+        tokenized = [(n, item if isinstance(item, InputError) else (item[0], next(ready))) for n, item in found]
         for run in runs_within(tokenized, lambda item: 0 if isinstance(item[1], InputError) else sentence_cells(
                 item[1][1].embeddings, settings.attention.heads), GROUP_CELLS):  # [heads, n, n] and [n, d] numbers
             built = iter(_built([item for _, item in run if not isinstance(item, InputError)], build))
@@ -99,13 +100,6 @@ def _tokenized(line: Line, vectors: Vectors, settings: Settings,
     except InputError as exc:
         return exc
     return (line if isinstance(line, str) else " ".join(line)), tokenized
-
-
-def _with_vectors(tokenized: list[tuple[int, tuple[str, Rows] | InputError]],
-                  vectors: Vectors) -> list[tuple[int, Tokenized | InputError]]:
-    """The rows of all the group's lines read in one call."""
-    ready = iter(with_vectors([item[1] for _, item in tokenized if not isinstance(item, InputError)], vectors))
-    return [(number, item if isinstance(item, InputError) else (item[0], next(ready))) for number, item in tokenized]
 
 
 def _built(ready: list[Tokenized], build: Build) -> Iterator[Result | InputError]:
