@@ -45,14 +45,10 @@ class ParquetOut(WholeOrNothing):
             self._file = AtomicFile(self.path)
         except OSError as exc:
             raise OutputError.of_file(shown_path(self.path), exc) from exc
-        self._sink = Sink(self._file.stream)
-        try:
-            self._writer = parquet.ParquetWriter(self._sink, self.schema)
-        except BaseException:
-            self._file.discard()
-            raise
+        sink = Sink(self._file.stream)
+        self._writer = parquet.ParquetWriter(sink, self.schema)  # if it fails, the AtomicFile's finaliser cleans up
         # a table never closed (dropped, or open as the interpreter leaves) is discarded, its temporary file too
-        self._discard = weakref.finalize(self, _discarded, self._sink, self._file, self._writer)
+        self._discard = weakref.finalize(self, _discarded, sink, self._file, self._writer)
 
     def write(self, columns: Mapping[str, Any]) -> None:
         with self._writing():
