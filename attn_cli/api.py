@@ -51,10 +51,9 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
         return _default_vectors() if limit is None else _default_vectors().first(limit)
     from attn_cli.vectors.cache import LoadOptions
 
-    source = path_argument("source", source)
     options = LoadOptions(file_format=format, limit=limit, skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle,
                           show_progress=progress, warn=warn or (lambda message: None), require_cache=require_cache)
-    return load_source(os.fspath(source), options)
+    return load_source(path_argument("source", source), options)
 
 
 _default_vectors = functools.lru_cache(maxsize=1)(load_default_vectors)  # the embedded set, mapped once
@@ -199,10 +198,9 @@ def prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str,
     chosen = resolve_settings(settings, changes)
     if chosen.model is None:
         return chosen, as_vectors(vectors)
-    own = chosen.model.vectors  # type: ignore[union-attr]  # resolve_settings loaded it
-    if vectors is not None and not chosen.model.owns(vectors):  # type: ignore[union-attr]
+    if vectors is not None and not chosen.model.owns(vectors):  # type: ignore[union-attr]  # resolve_settings loaded it
         raise SettingsError("vectors", "cannot be given with a model, which reads its own vocabulary; leave it out")
-    return chosen, own
+    return chosen, chosen.model.vectors  # type: ignore[union-attr]
 
 
 def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Settings:
