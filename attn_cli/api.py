@@ -51,10 +51,9 @@ def load_vectors(source: str | os.PathLike[str] | None = None, *, limit: int | N
         return _default_vectors() if limit is None else _default_vectors().first(limit)
     from attn_cli.vectors.cache import LoadOptions
 
-    source = path_argument("source", source)
     options = LoadOptions(file_format=format, limit=limit, skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle,
                           show_progress=progress, warn=warn or (lambda message: None), require_cache=require_cache)
-    return load_source(os.fspath(source), options)
+    return load_source(path_argument("source", source), options)
 
 
 _default_vectors = functools.lru_cache(maxsize=1)(load_default_vectors)  # the embedded set, mapped once
@@ -95,21 +94,25 @@ def trace(sentence: str, *, word: str | None = None, dims: int = 3, shuffle_chec
 
 def compare(sentences: Sequence[str | ExplainResult], *, word: str | Sequence[str] | None = None,
             vectors: VectorsLike = None, settings: Settings | None = None, **changes: Any) -> CompareResult:
-    """The same word (default: every shared word) across sentences, or across results of `explain`, compared as
-    they are."""
+    """The same word (default: every shared word) across sentences, or across results of `explain` as they are."""
     sentences = [] if isinstance(sentences, str) else list(require_iterable("sentences", sentences, "str"))
     if len(sentences) < 2:
         raise InputError("compare needs a list of at least two sentences, e.g. "
                          '["river bank flows", "money bank grows"]')
     words = _words(word)
-    if all(isinstance(sentence, ExplainResult) for sentence in sentences):
-        return _compared(list(sentences), words)  # type: ignore[arg-type]
-    require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
-    chosen, source = prepared(vectors, settings, changes)
-    texts = [str(sentence) for sentence in sentences]
-    results = explain_tokenized([(text, tokenized_for(text, source, chosen)) for text in texts], source, chosen)
-    _warn_unknown(*[result.tokenized for result in results])
-    return _compared(results, words)
+    results = [sentence for sentence in sentences if isinstance(sentence, ExplainResult)]
+    if len(results) < len(sentences):  # any sentence given as text: all must be
+        require_text(**{f"sentences[{number}]": sentence for number, sentence in enumerate(sentences)})
+        chosen, source = prepared(vectors, settings, changes)
+        texts = [str(sentence) for sentence in sentences]
+        results = explain_tokenized([(text, tokenized_for(text, source, chosen)) for text in texts], source, chosen)
+        _warn_unknown(*[result.tokenized for result in results])
+    from attn_cli.engine.comparison import compared_words  # only compare pays for its import
+
+    return CompareResult(results, compared_words([result.sentence for result in results],
+                                                 [result.tokenized for result in results], results[0].vectors,
+                                                 [result.attention for result in results],
+                                                 [result.shifts for result in results], words))
 
 
 def cross(source: str | ExplainResult, target: str | ExplainResult, *, vectors: VectorsLike = None,
@@ -164,31 +167,21 @@ def prepare_demo(*, vectors: VectorsLike = None, **changes: Any) -> Training:
 def explain_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[ExplainResult]:
     """Attended as stacks (one neighbour search for all), each result a view of its stack."""
     return [ExplainResult.of_row(sentence, tokens, vectors, settings, row)
-            for (sentence, tokens), row in zip(items, _attend([tokens for _, tokens in items], vectors, settings))]
+            for (sentence, tokens), row in zip(items, _attend(items, vectors, settings))]
 
 
 def trace_tokenized(items: Sequence[Tokenized], vectors: Vectors, settings: Settings, *, word: str | None = None,
                     dims: int = 3, shuffle_check: bool = False) -> list[TraceResult]:
     traced = [traced_indices(tokens, word) for _, tokens in items]
-    rows = _attend([tokens for _, tokens in items], vectors, settings)
     return [TraceResult.of_row(sentence, tokens, vectors, settings, row, traced=indices, dims=dims,
                                shuffle_check=shuffle_check)
-            for (sentence, tokens), row, indices in zip(items, rows, traced)]
+            for (sentence, tokens), row, indices in zip(items, _attend(items, vectors, settings), traced)]
 
 
-def _attend(tokenized: list[TokenizedSentence], vectors: Vectors, settings: Settings) -> list[Row]:
+def _attend(items: Sequence[Tokenized], vectors: Vectors, settings: Settings) -> list[Row]:
     check_layer(settings, vectors)
-    return attend_each(tokenized, vectors, settings.attention, settings.projections, neighbors=settings.neighbors,
-                       neighbor_vocab=settings.neighbor_vocab)
-
-
-def _compared(sentences: list[ExplainResult], words: tuple[str, ...]) -> CompareResult:
-    from attn_cli.engine.comparison import compared_words  # only compare pays for its import
-
-    comparisons = compared_words([result.sentence for result in sentences], [result.tokenized for result in sentences],
-                                 sentences[0].vectors, [result.attention for result in sentences],
-                                 [result.shifts for result in sentences], words)
-    return CompareResult(sentences, comparisons)
+    return attend_each([tokens for _, tokens in items], vectors, settings.attention, settings.projections,
+                       neighbors=settings.neighbors, neighbor_vocab=settings.neighbor_vocab)
 
 
 def cross_tokenized(source: Tokenized, target: Tokenized, vectors: Vectors, settings: Settings) -> CrossResult:
@@ -205,10 +198,9 @@ def prepared(vectors: VectorsLike, settings: Settings | None, changes: dict[str,
     chosen = resolve_settings(settings, changes)
     if chosen.model is None:
         return chosen, as_vectors(vectors)
-    own = chosen.model.vectors  # type: ignore[union-attr]  # resolve_settings loaded it
-    if vectors is not None and not chosen.model.owns(vectors):  # type: ignore[union-attr]
+    if vectors is not None and not chosen.model.owns(vectors):  # type: ignore[union-attr]  # resolve_settings loaded it
         raise SettingsError("vectors", "cannot be given with a model, which reads its own vocabulary; leave it out")
-    return chosen, own
+    return chosen, chosen.model.vectors  # type: ignore[union-attr]
 
 
 def resolve_settings(settings: Settings | None, changes: dict[str, Any]) -> Settings:
@@ -245,21 +237,21 @@ def require_text(**arguments: object) -> None:
 
 def tokenized_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence:
     """The sentence's tokens with their vectors, or a pretrained model's WordPiece tokens with their inputs."""
-    found = tokens_for(sentence, vectors, settings)
-    return found if isinstance(found, TokenizedSentence) else with_vectors([found], vectors)[0]
+    return with_vectors([tokens_for(sentence, vectors, settings)], vectors)[0]
 
 
-def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> TokenizedSentence | Rows:
-    """`tokenized_for`, the vectors' rows not read yet (a batch reads a group's in one call)."""
+def tokens_for(sentence: str | Sequence[str], vectors: Vectors, settings: Settings) -> Rows:
+    """`tokenized_for`, the rows not read yet: a batch reads a group's in one call (a model's are its inputs)."""
     layer = settings.layer_weights
     if settings.model is not None and layer is not None:
-        return layer.tokenized(sentence if isinstance(sentence, str) else " ".join(sentence),  # type: ignore[union-attr]
-                               settings.max_tokens)
+        found = layer.tokenized(sentence if isinstance(sentence, str) else " ".join(sentence),  # type: ignore[union-attr]
+                                settings.max_tokens)
+        return found.tokens, found.dropped, list(found.embeddings)
     return tokenized_rows(sentence, vectors, settings.oov, settings.max_tokens)
 
 
 def _warn_unknown(*sentences: TokenizedSentence) -> None:
-    """One UnknownWordsWarning for the sentences, at the line calling the public function (stacklevel 3)."""
+    """One warning, at the line calling the public function (stacklevel 3)."""
     unknown = [item for tokenized in sentences for item in tokenized.dropped if item.reason == "out of vocabulary"]
     if unknown:
         warnings.warn(f"skipped {describe_unknown(unknown)}: not in the vocabulary", UnknownWordsWarning, stacklevel=3)

@@ -1,9 +1,5 @@
-"""Many sentences in one run: `explain_many` and `trace_many`, lazy iterators of results in input order.
-
-Lines are read a group at a time and the sentences of one length attended together, so a batch makes a few numpy
-calls per stack instead of a few hundred per sentence, and memory stays flat in the number of lines. A line that
-cannot be attended yields a `LineError` instead of ending the run.
-"""
+"""`explain_many` and `trace_many`: lines read a group at a time, the sentences of one length attended together
+(a few numpy calls per stack, memory flat in the number of lines); a line that cannot be attended is a `LineError`."""
 
 from __future__ import annotations
 
@@ -31,8 +27,7 @@ GROUP_CELLS = 1 << 21  # numbers of the attention matrices and inputs computed t
 
 @dataclass(frozen=True)
 class LineError:
-    """A line that could not be attended: its number (1-based, counting every line given) and the InputError,
-    which a caller can word for its own users (the command line names --options where Python names keywords)."""
+    """A line that could not be attended: its number (from 1, counting every line given) and the InputError."""
 
     line: int
     error: InputError
@@ -73,12 +68,12 @@ Build = Callable[[list[Tokenized]], Sequence[Result]]
 def _each_line(lines: Iterable[Line], vectors: Vectors, settings: Settings, build: Build,
                check: Callable[[TokenizedSentence], object] = lambda tokenized: None,
                ) -> Iterator[Result | LineError]:
-    """Each line's result or LineError, a group at a time, computed in runs of at most GROUP_CELLS numbers so
-    a group of long sentences never takes gigabytes at once."""
+    """In runs of at most GROUP_CELLS numbers, so a group of long sentences never takes gigabytes at once."""
     numbered = enumerate(require_iterable("lines", lines, "sentences (str) or of word lists"), 1)
     while group := list(islice(numbered, GROUP_LINES)):
-        tokenized = _with_vectors([(number, _tokenized(line, vectors, settings, check)) for number, line in group],
-                                  vectors)
+        found = [(number, _tokenized(line, vectors, settings, check)) for number, line in group]
+        ready = iter(with_vectors([item[1] for _, item in found if not isinstance(item, InputError)], vectors))
+        tokenized = [(n, item if isinstance(item, InputError) else (item[0], next(ready))) for n, item in found]
         for run in runs_within(tokenized, lambda item: 0 if isinstance(item[1], InputError) else sentence_cells(
                 item[1][1].embeddings, settings.attention.heads), GROUP_CELLS):  # [heads, n, n] and [n, d] numbers
             built = iter(_built([item for _, item in run if not isinstance(item, InputError)], build))
@@ -91,36 +86,24 @@ LINE_TYPES = "a str or a list of words (str)"
 
 
 def is_line(value: object) -> bool:
-    """A sentence or its words already split."""
     return isinstance(value, str) or (isinstance(value, Sequence) and all(isinstance(word, str) for word in value))
 
 
 def _tokenized(line: Line, vectors: Vectors, settings: Settings,
-               check: Callable[[TokenizedSentence], object]) -> tuple[str, Rows | TokenizedSentence] | InputError:
-    """The line with its tokens (vocabulary rows not read yet), or why it cannot be attended."""
+               check: Callable[[TokenizedSentence], object]) -> tuple[str, Rows] | InputError:
+    """The line with its tokens (rows not read yet), or why it cannot be attended."""
     if not is_line(line):
         return InputError(f"a line must be {LINE_TYPES}, not {type(line).__name__}")
     try:
         tokenized = tokens_for(line, vectors, settings)
-        check(tokenized if isinstance(tokenized, TokenizedSentence) else unread(tokenized))
+        check(unread(tokenized))
     except InputError as exc:
         return exc
     return (line if isinstance(line, str) else " ".join(line)), tokenized
 
 
-def _with_vectors(tokenized: list[tuple[int, tuple[str, Rows | TokenizedSentence] | InputError]],
-                  vectors: Vectors) -> list[tuple[int, Tokenized | InputError]]:
-    """The group's lines with their vectors, the vocabulary rows of all of them read in one call."""
-    ready = iter(with_vectors([item[1] for _, item in tokenized if not isinstance(item, InputError)
-                               and not isinstance(item[1], TokenizedSentence)], vectors))
-    return [(number, item if isinstance(item, InputError) else
-             (item[0], item[1] if isinstance(item[1], TokenizedSentence) else next(ready)))
-            for number, item in tokenized]
-
-
 def _built(ready: list[Tokenized], build: Build) -> Iterator[Result | InputError]:
-    """The sentences' results; when the layer refuses one (the "others" mask over one word), each is built
-    alone, so only that line fails."""
+    """When the layer refuses one (the "others" mask over one word), each is built alone: only that line fails."""
     if not ready:
         return
     try:
@@ -137,8 +120,7 @@ T = TypeVar("T")
 
 
 def runs_within(items: Iterable[T], size: Callable[[T], int], limit: int) -> Iterator[list[T]]:
-    """Consecutive runs of items whose sizes add up to at most `limit` (a larger item alone), each read from
-    `items` only when the run before it has been used."""
+    """Runs of items whose sizes add up to at most `limit` (a larger item alone), read only as they are used."""
     run: list[T] = []
     held = 0
     for item in items:

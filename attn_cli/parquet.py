@@ -1,5 +1,4 @@
-"""Parquet tables written with pyarrow (the extra `parquet`, imported when a table is written), whole or not at
-all, a row group at a time: `ParquetOut`."""
+"""Parquet tables written with pyarrow (the extra `parquet`, imported only then), whole or not at all."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def arrow(name: str) -> tuple[ModuleType, ModuleType]:
 
 
 class ParquetOut(WholeOrNothing):
-    """A Parquet file written into an AtomicFile: `close()` puts it in place; `discard()`, an exception in a `with`
-    block, a failed write or a table never closed leave the path as it was."""
+    """A Parquet file in an AtomicFile: a failed write or a table never closed leaves the path as it was."""
 
     group_rows = 1 << 16  # rows per row group when added a few at a time: large enough for readers, flat memory
 
@@ -47,14 +45,10 @@ class ParquetOut(WholeOrNothing):
             self._file = AtomicFile(self.path)
         except OSError as exc:
             raise OutputError.of_file(shown_path(self.path), exc) from exc
-        self._sink = Sink(self._file.stream)
-        try:
-            self._writer = parquet.ParquetWriter(self._sink, self.schema)
-        except BaseException:
-            self._file.discard()
-            raise
+        sink = Sink(self._file.stream)
+        self._writer = parquet.ParquetWriter(sink, self.schema)  # if it fails, the AtomicFile's finaliser cleans up
         # a table never closed (dropped, or open as the interpreter leaves) is discarded, its temporary file too
-        self._discard = weakref.finalize(self, _discarded, self._sink, self._file, self._writer)
+        self._discard = weakref.finalize(self, _discarded, sink, self._file, self._writer)
 
     def write(self, columns: Mapping[str, Any]) -> None:
         with self._writing():
@@ -78,7 +72,7 @@ class ParquetOut(WholeOrNothing):
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """A step of writing an open table: a failure discards it; an OSError is an OutputError naming the path."""
+        """A failure discards the table; an OSError is an OutputError naming the path."""
         if not self._discard.alive:
             raise UsageError(f"the Parquet table {shown_path(self.path)} is already closed (or discarded); open "
                              "another to write more rows")
@@ -107,19 +101,19 @@ class ParquetOut(WholeOrNothing):
 
 
 def text_array(pa: Any, texts: Iterable[str | None]) -> pyarrow.Array:
-    """Text as an Arrow string column: a lone surrogate written as its escape (Arrow holds UTF-8 only)."""
+    """A lone surrogate written as its escape: Arrow holds UTF-8 only."""
     return pa.array(encodable(texts), pa.string())
 
 
 def _discarded(sink: Sink, file: AtomicFile, writer: Any) -> None:
-    """ParquetOut.discard's work: a function, so that its finaliser holds no reference to the table."""
+    """A function, so that the table's finaliser holds no reference to it."""
     sink.writing = False
     file.discard()
     writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
 
 
 class Sink:
-    """What the pyarrow writer writes into: the file's stream while `writing`, nothing after a discard."""
+    """The file's stream while `writing`: after a discard the writer's footer goes nowhere."""
 
     closed = False
 
@@ -156,7 +150,7 @@ class ExplainParquet(ParquetOut):
         super().__init__(path, schema, name="ExplainParquet")
 
     def add(self, result: ExplainResult, line: int | None = None) -> None:
-        """The rows of one sentence's tokens, from the result's own `shifts` (so they equal its document's)."""
+        """One row per token of `result`, from its own `shifts`, so they equal its document's."""
         _check_row(result, line)  # before a row is held
         shifts = result.shifts
         pulls = [shift.pulled_by[0] if shift.pulled_by else None for shift in shifts]

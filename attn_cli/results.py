@@ -10,7 +10,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Collection, Generic, TypeVar
 
 import numpy as np
 
@@ -29,31 +29,23 @@ if TYPE_CHECKING:  # compare and cross import their modules when they build a do
     from attn_cli.engine.comparison import WordComparison
 
 
-class AttentionArray:
-    """A read-only view of the `AttentionResult`'s array of that name: documents are built from it on demand."""
-
-    def __init__(self, doc: str) -> None:
-        self.__doc__ = doc
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, result: Any, owner: type | None = None) -> np.ndarray:
-        return read_only(getattr(result.attention, self.name))
-
-
 def read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
 
 
+def attention_array(name: str, doc: str) -> Any:
+    """A read-only view of the `AttentionResult`'s array of that name, so documents stay what the engine computed."""
+    return property(lambda result: read_only(getattr(result.attention, name)), doc=doc)
+
+
 T = TypeVar("T")
 
 
 class FromRow(Generic[T]):
-    """A field made from its stack when first read (given as a `partial`), so a batch's results cost nothing until
-    read; a data descriptor, so the frozen dataclass's __init__ and `replace()` go through it."""
+    """A field given as a `partial` is made when first read, so a batch's results cost nothing until read (a data
+    descriptor: the frozen dataclass's __init__ and `replace()` go through it)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -118,13 +110,11 @@ class Report:
         """The command line's tables, in colour when printed to a terminal."""
         import importlib
 
-        from rich.console import Console
-
         buffer = io.StringIO()
         console = report_console(file=trimmed(buffer), width=shutil.get_terminal_size().columns,
                                  force_terminal=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         module, function = self._draw
-        draw: Callable[[dict, Console], None] = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
+        draw = getattr(importlib.import_module(f"attn_cli.render.{module}"), function)
         spelling = SPELLING.set("keywords")
         try:
             draw_literally(draw, self.document(), console)
@@ -144,8 +134,6 @@ class ExplainResult(Report):
     settings: Settings
     attention: FromRow[AttentionResult] = FromRow()
     shifts: FromRow[list[Shift]] = FromRow()  # one per token: cosine, delta_norm, contributions, neighbours
-    # not a field: the sentence's place in the stack it was computed with, which its documents read
-    _row: ClassVar[Row | None] = None
     _draw, _function = ("terminal", "render_explain"), "explain"
 
     @property
@@ -168,13 +156,13 @@ class ExplainResult(Report):
         """[n, d] the static vectors of the tokens (read-only)."""
         return read_only(self.tokenized.embeddings)
 
-    scores = AttentionArray("[heads, n, n] similarity of each query with each key, before scaling")
-    logits = AttentionArray("[heads, n, n] scaled scores, -inf where masked")
-    weights = AttentionArray("[heads, n, n] softmax weights: row i says how much token i takes from each token")
-    outputs = AttentionArray("[n, d_out] the contextual vectors")
-    queries = AttentionArray("[heads, n, d_head] Q")
-    keys = AttentionArray("[heads, n, d_head] K")
-    values = AttentionArray("[heads, n, d_head] V")
+    scores = attention_array("scores", "[heads, n, n] similarity of each query with each key, before scaling")
+    logits = attention_array("logits", "[heads, n, n] scaled scores, -inf where masked")
+    weights = attention_array("weights", "[heads, n, n] softmax weights: row i, what token i takes from each")
+    outputs = attention_array("outputs", "[n, d_out] the contextual vectors")
+    queries = attention_array("queries", "[heads, n, d_head] Q")
+    keys = attention_array("keys", "[heads, n, d_head] K")
+    values = attention_array("values", "[heads, n, d_head] V")
 
     @property
     def projections(self) -> Projections | None:
@@ -209,14 +197,12 @@ class ExplainResult(Report):
         stack, b = row
         result = cls(sentence, tokenized, vectors, settings, partial(stack.sentence, b),
                      partial(stack.shifts.records, b), **more)
-        object.__setattr__(result, "_row", row)  # frozen: set as dataclasses set fields
+        result.__dict__["_row"] = row  # no field: replace() makes a result built by hand
         return result
 
     def row(self) -> Row:
-        """The sentence's place in its stack, or a stack of one made from the fields (a result built by hand)."""
-        if self._row is None:
-            object.__setattr__(self, "_row", alone(self.attention, self.shifts, self.tokens, self.tokens))
-        return self._row  # type: ignore[return-value]
+        """The sentence's place in its stack, which its documents read; built by hand, a stack of one."""
+        return self.__dict__.get("_row") or alone(self.attention, self.shifts, self.tokens, self.tokens)
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
         row = self.row()
@@ -287,8 +273,8 @@ class CrossResult(Report):
     shifts: list[Shift]  # one per target token
     _draw = ("compare", "render_cross")
 
-    weights = AttentionArray("[heads, n_target, n_source] softmax weights")
-    outputs = AttentionArray("[n_target, d_out] the target's contextual vectors")
+    weights = attention_array("weights", "[heads, n_target, n_source] softmax weights")
+    outputs = attention_array("outputs", "[n_target, d_out] the target's contextual vectors")
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
         from attn_cli.documents.compare import cross_document
