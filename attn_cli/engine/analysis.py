@@ -111,8 +111,7 @@ class Diagnosis:
 
 
 class NeighborSearch:
-    """Cosine nearest neighbours among the most frequent words, in the outputs' space: the vocabulary as float32
-    unit rows [N, d_out], queried QUERY_BLOCK at a time so the [N, m] cosines stay small."""
+    """Cosine nearest neighbours among the most frequent words, in the outputs' space, as float32 rows [N, d_out]."""
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
@@ -151,8 +150,7 @@ class NeighborSearch:
         return found[1]
 
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """For each query row [m, d_out], the k closest words but exclude[row]; a query asked before (the same
-        vector, word left out and k) is answered from memory: across a batch most static queries repeat."""
+        """For each query row [m, d_out], the k closest words but exclude[row], remembered: a batch repeats them."""
         unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
         keys = [(blake2b(row.tobytes(), digest_size=16).digest(), word, k)
                 for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
@@ -167,8 +165,7 @@ class NeighborSearch:
         return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """A float32 product ranks every word; the best (within float32's rounding) are scored again in float64, so
-        the answer is a full float64 sort's, alone or in a batch (BLAS rounds a float32 product by its shape)."""
+        """A float32 product ranks every word, the best are scored again in float64: a full float64 sort's answer."""
         cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
@@ -191,10 +188,8 @@ class NeighborSearch:
         return found
 
     def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column
-        (-inf where fewer words qualify). Every word within twice float32's rounding of the wanted-th best is
-        scored again in float64: usually the RESCORED_SLACK words ranked next reach past that margin; a query
-        with more near-ties takes every word within it."""
+        """Per query, the `wanted` best columns by float64 cosine and those cosines, ties by column (-inf where fewer
+        qualify): every word within twice float32's rounding of the wanted-th is scored again in float64."""
         b, n = cosines.shape
         ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
         approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
@@ -225,12 +220,11 @@ class NeighborSearch:
 
 
 def is_letter(word: str | None) -> bool:
-    """A one-letter word (a, i, s, t...): listed as a neighbour only of a one-letter token."""
+    """A one-letter word (a, s, t): a neighbour only of a one-letter token."""
     return word is not None and len(word) == 1 and word.isalpha()
 
 
 def letter_columns(words: Sequence[str]) -> np.ndarray:
-    """The positions of the one-letter words (`is_letter`), found by length first."""
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))  # [N]
     return np.array([column for column in np.flatnonzero(lengths == 1).tolist() if is_letter(words[column])],
                     dtype=np.int64)
@@ -240,8 +234,7 @@ _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
 
 
 def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int = 4096) -> np.ndarray:
-    """The vocabulary in the outputs' space as float32 unit rows, [N, d] -> [N, d_out], a block at a time: memory
-    peaks at the float32 result, not at a float64 copy of it."""
+    """The vocabulary in the outputs' space as float32 unit rows [N, d_out], a block at a time: no float64 copy."""
     width = value_space(embeddings[:1], result).shape[1]
     rows = np.empty((len(embeddings), width), dtype=np.float32)  # [N, d_out]
     mapped = _fused(result)
@@ -251,8 +244,7 @@ def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int
 
 
 def _fused(result: AttentionResult) -> AttentionResult:
-    """A pretrained layer's W_V and W_O (and biases) made one float32 map, W_V W_O (+ b_V W_O + b_O): one product
-    over the vocabulary instead of two."""
+    """A pretrained layer's W_V W_O (+ b_V W_O + b_O) as one float32 map: one product over the vocabulary."""
     p = result.projections
     if p is None or p.w_o is None or p.b_v is None:
         return result
@@ -274,8 +266,7 @@ def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None =
 
 
 class StackShifts:
-    """How each token of a stack moved, as arrays [B, n_q] (shares and pulls computed when first read); `nearest`:
-    the neighbours of `shift_queries(stack)` in its order, `texts`: each sentence's (query tokens, key tokens)."""
+    """How each token of a stack moved, as arrays [B, n_q]; `nearest` in `shift_queries(stack)`'s order."""
 
     def __init__(self, stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
                  texts: list[tuple[list[str], list[str]]] | None = None) -> None:
@@ -374,9 +365,8 @@ def head_mean(weights: np.ndarray) -> np.ndarray:
 
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]. A
-    partition and a sort of the k survivors, not a full sort; rows far wider than k (a neighbour search's) only
-    partition the groups of columns that can hold the top (_top_of_wide_rows). No NaN."""
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]; no
+    NaN. A partition, not a full sort; rows far wider than k partition only the groups that can hold the top."""
     n = rows.shape[-1]
     flat = rows.reshape(-1, n)  # [m, n]
     wide = n >= WIDE_GROUPS * k * GROUP_COLUMNS
@@ -409,13 +399,8 @@ def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
 
 
 def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
-    """top_indices of rows far wider than k (a search's cosines over the vocabulary): [m, n] -> [m, k].
-
-    One pass finds the largest entry of each group of columns (group c: columns c, c + g, ... for g
-    groups); the k-th largest of those maxima is at most the row's k-th largest entry, so the top k
-    (ties included) lies in the k groups whose maxima reach it: only those (and the columns past the
-    last whole group) are partitioned. Rows where more than k group maxima tie take the general way.
-    """
+    """top_indices of rows far wider than k: the top k lies in the k groups of columns (c, c + g, ...) with the
+    largest maxima, so only those (and the columns past the last group) are partitioned; tied maxima go whole."""
     m, n = flat.shape
     width = n // GROUP_COLUMNS  # g groups of GROUP_COLUMNS columns; the n - g * GROUP_COLUMNS last are always kept
     maxima = flat[:, :width * GROUP_COLUMNS].reshape(m, GROUP_COLUMNS, width).max(axis=1)  # [m, g]
@@ -468,8 +453,7 @@ class StackDiagnosis:
 
     @classmethod
     def of(cls, stack: AttentionResult) -> StackDiagnosis:
-        """A warning per head with saturated rows, one naming every all-flat head; only rows that see two keys or
-        more count (a row with one visible key has no choice)."""
+        """A warning per head with saturated rows, one naming every all-flat head; only rows with a choice count."""
         count, heads, n_q, n_k = stack.weights.shape
         flat = stack.weights.reshape(-1, n_k)  # [m, n_k]
         entropy = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).reshape(
@@ -533,8 +517,7 @@ def stack_position_norms(stack: AttentionResult) -> tuple[np.ndarray, np.ndarray
 
 
 def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
-    """Per sentence of a stack, a warning when its position codes are more than POSITION_DOMINANCE times as long
-    as its words, with the weights the codes scaled to their words ("auto") would give (one rerun for all)."""
+    """Per sentence, a warning when its codes outgrow its words by POSITION_DOMINANCE, with "auto"'s weights."""
     count = len(stack.outputs)
     norms = stack_position_norms(stack)
     found: list[list[Advice]] = [[] for _ in range(count)]
@@ -555,7 +538,6 @@ def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
 
 def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], argmax: list[int],
                        saturated: list[int], eligible: int, remedies: list[Remedy]) -> Advice:
-    """Saturated rows of one head: all of them ("every row") or a count ("7 of 10 rows"), on themselves or not."""
     lowest = min(maxima[i] for i in saturated)
     on_self = result.self_attention and all(argmax[i] == i for i in saturated)
     if len(saturated) == eligible:
@@ -570,7 +552,6 @@ def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], 
 
 def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, n_q: int,
                      remedies: list[Remedy]) -> Advice:
-    """The flat `heads` in one warning; at a scale factor >= 1 no named scale is larger: "a larger scale"."""
     return Advice("flat", heads[0], f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}):"
                   " the scaled scores are too close together to prefer any word"
                   + UNTRAINED_NOTE * (result.config.mode == "projected"), remedies,
@@ -579,8 +560,7 @@ def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, 
 
 def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,
                     temperature: float | None) -> list[dict[str, Any]]:
-    """The AttentionConfig keywords that undo a "saturated" or "flat" softmax, for the warnings and the trace notes
-    alike (`temperature`: the solved one, None when none helps)."""
+    """The keywords that undo a "saturated" or "flat" softmax, for warnings and trace notes (`temperature`: solved)."""
     solved = [] if temperature is None else [{"temperature": temperature}]
     if code == "saturated":
         named = [{"scale": "sqrt"}] if config.scale != "sqrt" else []
@@ -594,12 +574,8 @@ TEMPERATURE_STEPS = 12  # bisection steps on log2 T: the 38 octaves to within 1 
 
 
 def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> np.ndarray:
-    """Per sentence of scores [S, G, r, n_k], a temperature at which no row saturates and no group is all flat, so
-    a hint never earns the opposite warning: [S], NaN where there is none.
-
-    Saturation holds below one T and flatness above another: both are bisected on log T with the engine's own
-    weights, and the hint is the shortest number near their geometric mean between them.
-    """
+    """Per sentence of scores [S, G, r, n_k], the shortest temperature near the geometric mean of the bisected
+    lowest one where no row saturates and highest where no group is all flat: [S], NaN where none clears both."""
     if scale_factor == 0:  # every logit is 0 at any temperature: uniform rows, which no temperature sharpens
         return np.full(len(scores), math.nan)
     flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(np.broadcast_to(visible, scores.shape), axis=-1))
@@ -618,7 +594,6 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
 
 
 def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per sentence, temperatures (below, above) [count] around where `test` turns True as T grows, by bisection."""
     low, high = np.full(count, float(HINTED_OCTAVES[0])), np.full(count, float(HINTED_OCTAVES[1]))
     for _ in range(TEMPERATURE_STEPS):
         middle = (low + high) / 2
@@ -628,7 +603,7 @@ def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndar
 
 
 def _shortest_between(value: float, low: float, high: float) -> float:
-    """`value` with the fewest significant digits (0.2 rather than 0.2137) that stays within [low, high]."""
+    """`value` with the fewest significant digits that stays within [low, high]."""
     for digits in range(1, 17):
         rounded = float(f"{value:.{digits}g}")
         if low <= rounded <= high:
@@ -637,8 +612,7 @@ def _shortest_between(value: float, low: float, high: float) -> float:
 
 
 class StackRemedies:
-    """The remedies of a stack's warnings with the largest weights each would give over the rows with a choice
-    (`eligible` [B, n_q]), the `warned` sentences' temperatures in one bisection; none for a trained layer."""
+    """The remedies of a stack's warnings with the largest weights each gives; none for a trained layer."""
 
     def __init__(self, stack: AttentionResult, eligible: np.ndarray, warned: np.ndarray) -> None:
         self.stack, self.eligible = stack, eligible
@@ -664,13 +638,11 @@ class StackRemedies:
         return found
 
     def _ranges(self, maxima: np.ndarray) -> tuple[list, list]:
-        """Per sentence and head, the extremes of maxima [B, H, n_q] over the rows with a choice."""
         eligible = self.eligible[:, None, :]
         return (np.where(eligible, maxima, np.inf).min(axis=-1).tolist(),
                 np.where(eligible, maxima, -np.inf).max(axis=-1).tolist())
 
     def _solve(self, warned: np.ndarray) -> None:
-        """The `fixing_temperatures` of the warned sentences, those with other rows with a choice apart."""
         stack = self.stack
         count, heads, n_q, n_k = stack.scores.shape
         visible = np.broadcast_to(stack.visible, (count, n_q, n_k))
@@ -684,7 +656,7 @@ class StackRemedies:
 
 
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
-    """Each row's largest weight [B, H, n_q] had the stack run under `settings` (temperature: one per sentence)."""
+    """Each row's largest weight [B, H, n_q] under `settings` (temperature: one per sentence)."""
     config = stack.config
     similarity = settings.get("similarity", config.similarity)
     scores = stack.scores if similarity == config.similarity else similarity_scores(
