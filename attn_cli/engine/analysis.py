@@ -578,11 +578,12 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
     lowest one where no row saturates and highest where no group is all flat: [S], NaN where none clears both."""
     if scale_factor == 0:  # every logit is 0 at any temperature: uniform rows, which no temperature sharpens
         return np.full(len(scores), math.nan)
-    flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(np.broadcast_to(visible, scores.shape), axis=-1))
+    keys = np.count_nonzero(np.broadcast_to(visible, scores.shape), axis=-1)  # [S, G, r]: a row of one is flat
+    flat_entropy = FLATNESS_LEVEL * np.log2(keys)
 
     def shapes(temperatures: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # [S] -> saturated, flat: [S] each
         weights = softmax(scaled_logits(scores, scale_factor / temperatures.reshape(-1, 1, 1, 1), visible))
-        return ((weights.max(axis=-1) >= SATURATION_LEVEL).any(axis=(1, 2)),  # some row saturates
+        return (((weights.max(axis=-1) >= SATURATION_LEVEL) & (keys > 1)).any(axis=(1, 2)),  # a row with a choice
                 (entropy_bits(weights) >= flat_entropy).all(axis=-1).any(axis=-1))  # some group is all flat
 
     lowest = _root(lambda temperatures: ~shapes(temperatures)[0], len(scores))[1]
@@ -619,7 +620,9 @@ class StackRemedies:
         self.ranges: dict[object, tuple[list, list]] = {}  # remedy -> per sentence, per head: (lowest, highest)
         self.temperatures = np.full(len(eligible), np.nan)  # [B]: each warned sentence's solved one
         if stack.config.mode != "trained" and warned.any():
-            self._solve(np.flatnonzero(warned))
+            chosen = np.flatnonzero(warned)
+            visible = np.broadcast_to(np.expand_dims(stack.visible, -3), stack.scores.shape)[chosen]
+            self.temperatures[chosen] = fixing_temperatures(stack.scores[chosen], visible, stack.scale_factor)
 
     def of(self, b: int, heads: list[int], code: str) -> list[Remedy]:
         """The remedies for `code` ("saturated" or "flat") of some heads of sentence b."""
@@ -641,18 +644,6 @@ class StackRemedies:
         eligible = self.eligible[:, None, :]
         return (np.where(eligible, maxima, np.inf).min(axis=-1).tolist(),
                 np.where(eligible, maxima, -np.inf).max(axis=-1).tolist())
-
-    def _solve(self, warned: np.ndarray) -> None:
-        stack = self.stack
-        count, heads, n_q, n_k = stack.scores.shape
-        visible = np.broadcast_to(stack.visible, (count, n_q, n_k))
-        patterns, which = np.unique(self.eligible[warned], axis=0, return_inverse=True)
-        for place, pattern in enumerate(patterns):
-            members = warned[which.ravel() == place]
-            rows = np.flatnonzero(pattern)
-            scores = stack.scores[members][:, :, rows]  # [W, H, r, n_k]
-            seen = np.broadcast_to(visible[members][:, None, rows], scores.shape)
-            self.temperatures[members] = fixing_temperatures(scores, seen, stack.scale_factor)  # [W]
 
 
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
