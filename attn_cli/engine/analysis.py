@@ -187,32 +187,31 @@ class NeighborSearch:
             found.append([] if zero else neighbors[:k])  # a zero vector (an OOV word as zeros) has no direction
         return found
 
-    def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int,
+                   slack: int = RESCORED_SLACK) -> tuple[np.ndarray, np.ndarray]:
         """Per query, the `wanted` best columns by float64 cosine and those cosines, ties by column (-inf where fewer
         qualify): every word within twice float32's rounding of the wanted-th is scored again in float64."""
-        b, n = cosines.shape
-        ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
+        n = cosines.shape[1]
+        ranked = top_indices(cosines, min(wanted + slack, n))  # [b, s]: by float32 cosine, ties by column
         approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
-        floor = approximate[:, wanted - 1] - 2 * self.rounding  # [b]
-        crowded = ((approximate[:, -1] >= floor) & (ranked.shape[1] < n) & np.isfinite(floor)
-                   & unit_queries.any(axis=1))  # [b]; a zero query (no direction) ties with every word: no answer
-        ranked, exact = ranked[~crowded], self._cosines(unit_queries[~crowded], ranked[~crowded], approximate[~crowded])
-        picked = np.empty((b, wanted), dtype=np.intp), np.empty((b, wanted))
+        exact = self._cosines(unit_queries, ranked, approximate)
         order = np.lexsort((ranked, -exact), axis=-1)[:, :wanted]  # by cosine down, then column
-        picked[0][~crowded], picked[1][~crowded] = (np.take_along_axis(ranked, order, axis=-1),
-                                                    np.take_along_axis(exact, order, axis=-1))
-        for row in np.flatnonzero(crowded).tolist():
-            columns = np.flatnonzero(cosines[row] >= floor[row])  # [c]
-            scores = np.concatenate([  # [c], a block of rows at a time (duplicated vectors can tie by the million)
-                self._cosines(unit_queries[row:row + 1], columns[None, block], cosines[row:row + 1, columns[block]])[0]
-                for block in row_blocks(len(columns), self.rows.shape[1])])
-            order = np.lexsort((columns, -scores))[:wanted]
-            picked[0][row], picked[1][row] = columns[order], scores[order]
-        return picked
+        top = np.take_along_axis(ranked, order, axis=-1), np.take_along_axis(exact, order, axis=-1)
+        floor = approximate[:, wanted - 1:wanted] - 2 * self.rounding  # [b, 1]
+        crowded = np.flatnonzero((approximate[:, -1:] >= floor)[:, 0] & (ranked.shape[1] < n) & np.isfinite(floor[:, 0])
+                                 & unit_queries.any(axis=1))  # a zero query (no direction) ties with every word
+        if len(crowded):  # more near-ties than the slack: again, with room for every word within the margin
+            within = int(np.count_nonzero(cosines[crowded] >= floor[crowded], axis=1).max())
+            top[0][crowded], top[1][crowded] = self._exact_top(cosines[crowded], unit_queries[crowded], wanted,
+                                                               within + 1 - wanted)
+        return top
 
     def _cosines(self, unit_queries: np.ndarray, columns: np.ndarray, approximate: np.ndarray) -> np.ndarray:
-        """The float64 cosines of queries [b, d_out] with their columns [b, c]: -inf where the float32 ones were."""
-        exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[columns].astype(np.float64))  # [b, c]
+        """The float64 cosines of queries [b, d_out] with their columns [b, c], a block of columns at a time
+        (duplicated vectors can tie by the million): -inf where the float32 ones were."""
+        exact = np.concatenate([np.einsum("bd,bkd->bk", unit_queries, self.rows[columns[:, part]].astype(np.float64))
+                                for part in row_blocks(columns.shape[1], len(columns) * self.rows.shape[1])],
+                               axis=1)  # [b, c]
         if self.inverse_norms is not None:
             exact *= self.inverse_norms[columns]
         exact[np.isneginf(approximate)] = -np.inf
@@ -277,14 +276,15 @@ class StackShifts:
         self.texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
         self.columns: dict[str, list] = {}  # see column()
         self.static = static_outputs(stack)  # [B, n, d_out]
-        self.cosine = row_cosines(self.static, stack.outputs)  # [B, n]
+        self.cosine = np.einsum("...d,...d->...", unit_rows(self.static), unit_rows(stack.outputs))  # [B, n]
         self.delta_norm = np.linalg.norm(stack.outputs - self.static, axis=-1)  # [B, n]
         self.static_norm = np.linalg.norm(self.static, axis=-1)  # [B, n]
         self.contextual_norm = np.linalg.norm(stack.outputs, axis=-1)  # [B, n]
 
     @cached_property
     def mean_weights(self) -> np.ndarray:
-        return head_mean(self.stack.weights)  # [B, n_q, n_k]
+        weights = self.stack.weights  # [B, H, n_q, n_k] -> [B, n_q, n_k], a single head's without a copy
+        return weights[..., 0, :, :] if weights.shape[-3] == 1 else weights.mean(axis=-3)
 
     @cached_property
     def self_weight(self) -> np.ndarray | None:
@@ -359,11 +359,6 @@ class StackShifts:
 MEASURES = ("cosine", "delta_norm", "static_norm", "contextual_norm", "self_weight")  # a shift's numbers
 
 
-def head_mean(weights: np.ndarray) -> np.ndarray:
-    """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k], a single head's without a copy."""
-    return weights[..., 0, :, :] if weights.shape[-3] == 1 else weights.mean(axis=-3)
-
-
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
     """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]; no
     NaN. A partition, not a full sort; rows far wider than k partition only the groups that can hold the top."""
@@ -421,11 +416,6 @@ def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
     picked = _partitioned(flat[np.flatnonzero(plain)[:, None], columns], k)  # [p, k], no copy of whole rows
     top[plain] = np.take_along_axis(columns, picked, axis=-1)
     return top
-
-
-def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """cos(a_i, b_i) for each row pair, 0.0 where either row is zero: [.., n, d] x [.., n, d] -> [.., n]."""
-    return np.einsum("...d,...d->...", unit_rows(a), unit_rows(b))
 
 
 def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
