@@ -202,13 +202,6 @@ def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) ->
     return np.ones((n_q, n_k), dtype=bool)
 
 
-def word_ids(x_q: np.ndarray, x_k: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Ids of the words of x_q [n_q, d] and x_k [n_k, d] (default: x_q): equal vectors, equal ids."""
-    rows = x_q if x_k is None else np.vstack([x_q, x_k])  # [n_q (+ n_k), d]
-    ids = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-    return ids[:len(x_q)], ids if x_k is None else ids[len(x_q):]
-
-
 def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
     """The sinusoids added to x [.., n, d] times position_scale, or ("auto") each as long as its own word: order
     does not swamp the words, and no code looks at another word (a causal row still ignores the future)."""
@@ -291,14 +284,12 @@ def multi_head_attention(query_embeddings: np.ndarray, context_embeddings: np.nd
 
 
 def sentence_words(mask: str, x_q: np.ndarray, x_k: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """What `visible_matrix` compares: word ids under "others" (each sentence of a stack its own), else positions."""
-    n_q, n_k = x_q.shape[-2], (x_q if x_k is None else x_k).shape[-2]
+    """What `visible_matrix` compares: under "others" word ids (equal vectors, equal ids), else positions."""
     if mask != "others":
-        return np.arange(n_q), np.arange(n_k)
-    if x_q.ndim == 2:
-        return word_ids(x_q, x_k)
-    pairs = [word_ids(q, None if x_k is None else k) for q, k in zip(x_q, x_q if x_k is None else x_k)]
-    return np.stack([q for q, _ in pairs]), np.stack([k for _, k in pairs])  # [B, n_q], [B, n_k]
+        return np.arange(x_q.shape[-2]), np.arange((x_q if x_k is None else x_k).shape[-2])
+    rows = x_q if x_k is None else np.concatenate([x_q, x_k], axis=-2)  # [.., n_q (+ n_k), d]
+    ids = np.unique(rows.reshape(-1, rows.shape[-1]), axis=0, return_inverse=True)[1].reshape(rows.shape[:-1])
+    return ids[..., :x_q.shape[-2]], ids if x_k is None else ids[..., x_q.shape[-2]:]
 
 
 def attention_stacks(embeddings: list[np.ndarray], config: AttentionConfig,
