@@ -568,20 +568,34 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
     lowest one where no row saturates and highest where no group is all flat: [S], NaN where none clears both."""
     if scale_factor == 0:  # every logit is 0 at any temperature: uniform rows, which no temperature sharpens
         return np.full(len(scores), math.nan)
-    keys = np.count_nonzero(np.broadcast_to(visible, scores.shape), axis=-1)  # [S, G, r]: a row of one is flat
+    visible = np.broadcast_to(visible, scores.shape)
+    keys = np.count_nonzero(visible, axis=-1)  # [S, G, r]: a row of one key has no choice (and counts as flat)
     flat_entropy = FLATNESS_LEVEL * np.log2(keys)
+    base = np.where(visible, scores, -np.inf)  # [S, G, r, n_k], then in place: no second copy of the rows
+    base -= base.max(axis=-1, keepdims=True)
+    base *= scale_factor  # <= 0, with a 0 at each row's top
 
-    def shapes(temperatures: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # [S] -> saturated, flat: [S] each
-        weights = softmax(scaled_logits(scores, scale_factor / temperatures.reshape(-1, 1, 1, 1), visible))
-        return (((weights.max(axis=-1) >= SATURATION_LEVEL) & (keys > 1)).any(axis=(1, 2)),  # a row with a choice
-                (entropy_bits(weights) >= flat_entropy).all(axis=-1).any(axis=-1))  # some group is all flat
+    def sums(temperatures: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # [S] -> Z and sum e x, [S, G, r] each
+        x = base / temperatures.reshape(-1, 1, 1, 1)  # a row's logits less its top: e = exp(x) <= 1, one 1 a row
+        e = np.exp(x)
+        np.multiply(e, x, out=x, where=visible)
+        return e.sum(axis=-1), np.sum(x, axis=-1, where=visible)
 
-    lowest = _root(lambda temperatures: ~shapes(temperatures)[0], len(scores))[1]
-    highest = _root(lambda temperatures: shapes(temperatures)[1], len(scores))[0]  # [S] each
+    def fine(temperatures: np.ndarray) -> np.ndarray:  # [S] -> [S]: no row saturates (its top weight is 1 / Z)
+        return np.all((1 / sums(temperatures)[0] < SATURATION_LEVEL) | (keys == 1), axis=(1, 2))
+
+    def flat(temperatures: np.ndarray) -> np.ndarray:  # [S] -> [S]: every row of some group is flat
+        z, ex = sums(temperatures)
+        return ((np.log(z) - ex / z) / math.log(2) >= flat_entropy).all(axis=-1).any(axis=-1)  # H = ln Z - E[x]
+
+    lowest, highest = _root(fine, len(scores))[1], _root(flat, len(scores))[0]  # [S] each
     found = np.array([_shortest_between(math.sqrt(low * high), low, high) if low <= high else math.nan
                       for low, high in zip(lowest.tolist(), highest.tolist())])
-    saturated, flat = shapes(np.where(np.isnan(found), 1.0, found))
-    return np.where(saturated | flat, math.nan, found)
+    tried = np.where(np.isnan(found), 1.0, found).reshape(-1, 1, 1, 1)
+    weights = softmax(scaled_logits(scores, scale_factor / tried, visible))  # the check: the engine's own weights
+    cleared = ((weights.max(axis=-1) < SATURATION_LEVEL) | (keys == 1)).all(axis=(1, 2))
+    spoilt = (entropy_bits(weights) >= flat_entropy).all(axis=-1).any(axis=-1)
+    return np.where(cleared & ~spoilt, found, math.nan)
 
 
 def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
