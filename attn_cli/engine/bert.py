@@ -133,12 +133,10 @@ _ERF_SERIES_CUTOFF, _ERF_SERIES_TERMS, _ERFC_FRACTION_TERMS, _ERFC_ZERO = 1.5, 2
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function of every entry to float64 precision without scipy's slow import (CPython's method)."""
     x = np.asarray(x, dtype=np.float64)
-    size = np.abs(x)
-    small = size < _ERF_SERIES_CUTOFF
+    small = np.abs(x) < _ERF_SERIES_CUTOFF
     result = np.empty_like(x)
     result[small] = _erf_series(x[small])
-    large = size[~small]
-    result[~small] = np.copysign(1.0 - _erfc_fraction(large), x[~small])
+    result[~small] = np.copysign(1.0 - _erfc_fraction(np.abs(x[~small])), x[~small])
     return result
 
 

@@ -52,7 +52,8 @@ def projected_rows(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, la
     scale = config.scale_factor(q.shape[-1])
     weights = softmax(scaled_logits(scores, scale / config.temperature, visible))  # [m, H, n]
     mixed = np.swapaxes(weights @ x_k, 0, 1)  # [H, m, d]: sum_j w_j x_j
-    head_outputs = np.swapaxes(mixed @ w_v, 0, 1) + biases(layer.b_v, heads)  # [m, H, d_head]
+    bias = 0.0 if layer.b_v is None else layer.b_v.reshape(heads, -1)  # [H, d_head] or none
+    head_outputs = np.swapaxes(mixed @ w_v, 0, 1) + bias  # [m, H, d_head]
     outputs = layer.output(head_outputs.reshape(m, -1))  # [m, d_k] -> [m, d_out]
     own = affine(x_q, layer.w_v, layer.b_v)  # [m, d_k]: u_i
     static = layer.output(own)  # [m, d_out]
@@ -69,10 +70,6 @@ def across(a: np.ndarray, w: np.ndarray, b: np.ndarray | None, x_k: np.ndarray) 
     back = np.swapaxes(np.swapaxes(a, 0, 1) @ np.swapaxes(w, -1, -2), 0, 1)  # [m, H, d]
     dots = back @ np.swapaxes(x_k, -1, -2)  # [m, H, n]
     return dots if b is None else dots + np.einsum("mhe,he->mh", a, b.reshape(len(w), -1))[..., None]
-
-
-def biases(b: np.ndarray | None, heads: int) -> np.ndarray | float:
-    return 0.0 if b is None else b.reshape(heads, -1)
 
 
 def row_visibility(mask: str, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
