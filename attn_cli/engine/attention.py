@@ -178,7 +178,7 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
     """Rows scaled to length 1 (zero rows stay zero), each divided by its peak first: squares over/underflow."""
     x = np.asarray(x)
     dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
-    peak = np.max(np.abs(x), axis=-1, keepdims=True) if x.shape[-1] else np.zeros(x.shape[:-1] + (1,))
+    peak = np.max(np.abs(x), axis=-1, keepdims=True, initial=0.0)  # [.., n, 1], 0 for a row of no dims
     scaled = np.divide(x, peak, out=np.zeros(x.shape, dtype=dtype), where=peak > 0)  # entries in [-1, 1]
     norms = np.linalg.norm(scaled, axis=-1, keepdims=True)
     return np.divide(scaled, norms, out=np.zeros(x.shape, dtype=dtype), where=norms > 0)
@@ -186,7 +186,7 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
 
 def row_norms(x: np.ndarray) -> np.ndarray:
     """|x_i| of each row [.., n, d] -> [.., n], divided by its peak first: a row of 1e-208 squares to 0."""
-    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [.., n]
+    peak = np.max(np.abs(x), axis=-1, initial=0.0)  # [.., n]
     scaled = np.divide(x, peak[..., None], out=np.zeros(x.shape), where=peak[..., None] > 0)
     with np.errstate(over="ignore"):
         return peak * np.linalg.norm(scaled, axis=-1)
