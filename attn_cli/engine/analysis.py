@@ -248,7 +248,7 @@ def _fused(result: AttentionResult) -> AttentionResult:
     if p is None or p.w_o is None or p.b_v is None:
         return result
     b_o = p.b_v @ p.w_o + (0.0 if p.b_o is None else p.b_o)  # [d]
-    fused = (p.w_v @ p.w_o).astype(np.float32)  # float32 like the rows: BLAS's float32 product is twice as fast
+    fused = (p.w_v @ p.w_o).astype(np.float32)  # float32 like the rows: BLAS multiplies float32 faster
     return replace(result, projections=replace(p, w_v=fused, b_v=b_o.astype(np.float32), w_o=None, b_o=None))
 
 
