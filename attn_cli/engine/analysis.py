@@ -111,8 +111,7 @@ class Diagnosis:
 
 
 class NeighborSearch:
-    """Cosine nearest neighbours among the most frequent words, in the outputs' space: the vocabulary as float32
-    unit rows [N, d_out], queried QUERY_BLOCK at a time so the [N, m] cosines stay small."""
+    """Cosine nearest neighbours among the most frequent words, in the outputs' space, as float32 rows [N, d_out]."""
 
     def __init__(self, vectors: Vectors, result: AttentionResult, vocabulary_size: int | None) -> None:
         size = vectors.count if vocabulary_size is None else min(vocabulary_size, vectors.count)
@@ -151,8 +150,7 @@ class NeighborSearch:
         return found[1]
 
     def nearest(self, queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """For each query row [m, d_out], the k closest words but exclude[row]; a query asked before (the same
-        vector, word left out and k) is answered from memory: across a batch most static queries repeat."""
+        """For each query row [m, d_out], the k closest words but exclude[row], remembered: a batch repeats them."""
         unit_queries = unit_rows(np.asarray(queries, dtype=np.float64))  # [m, d_out]
         keys = [(blake2b(row.tobytes(), digest_size=16).digest(), word, k)
                 for row, word in zip(unit_queries, exclude)]  # 16 bytes stand for the vector, not 8 x d_out
@@ -167,8 +165,7 @@ class NeighborSearch:
         return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """A float32 product ranks every word; the best (within float32's rounding) are scored again in float64, so
-        the answer is a full float64 sort's, alone or in a batch (BLAS rounds a float32 product by its shape)."""
+        """A float32 product ranks every word, the best are scored again in float64: a full float64 sort's answer."""
         cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
@@ -190,34 +187,31 @@ class NeighborSearch:
             found.append([] if zero else neighbors[:k])  # a zero vector (an OOV word as zeros) has no direction
         return found
 
-    def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per query, the `wanted` best columns by float64 cosine and those cosines, best first, ties by column
-        (-inf where fewer words qualify). Every word within twice float32's rounding of the wanted-th best is
-        scored again in float64: usually the RESCORED_SLACK words ranked next reach past that margin; a query
-        with more near-ties takes every word within it."""
-        b, n = cosines.shape
-        ranked = top_indices(cosines, min(wanted + RESCORED_SLACK, n))  # [b, s]: by float32 cosine, ties by column
+    def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int,
+                   slack: int = RESCORED_SLACK) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, the `wanted` best columns by float64 cosine and those cosines, ties by column (-inf where fewer
+        qualify): every word within twice float32's rounding of the wanted-th is scored again in float64."""
+        n = cosines.shape[1]
+        ranked = top_indices(cosines, min(wanted + slack, n))  # [b, s]: by float32 cosine, ties by column
         approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
-        floor = approximate[:, wanted - 1] - 2 * self.rounding  # [b]
-        crowded = ((approximate[:, -1] >= floor) & (ranked.shape[1] < n) & np.isfinite(floor)
-                   & unit_queries.any(axis=1))  # [b]; a zero query (no direction) ties with every word: no answer
-        ranked, exact = ranked[~crowded], self._cosines(unit_queries[~crowded], ranked[~crowded], approximate[~crowded])
-        picked = np.empty((b, wanted), dtype=np.intp), np.empty((b, wanted))
+        exact = self._cosines(unit_queries, ranked, approximate)
         order = np.lexsort((ranked, -exact), axis=-1)[:, :wanted]  # by cosine down, then column
-        picked[0][~crowded], picked[1][~crowded] = (np.take_along_axis(ranked, order, axis=-1),
-                                                    np.take_along_axis(exact, order, axis=-1))
-        for row in np.flatnonzero(crowded).tolist():
-            columns = np.flatnonzero(cosines[row] >= floor[row])  # [c]
-            scores = np.concatenate([  # [c], a block of rows at a time (duplicated vectors can tie by the million)
-                self._cosines(unit_queries[row:row + 1], columns[None, block], cosines[row:row + 1, columns[block]])[0]
-                for block in row_blocks(len(columns), self.rows.shape[1])])
-            order = np.lexsort((columns, -scores))[:wanted]
-            picked[0][row], picked[1][row] = columns[order], scores[order]
-        return picked
+        top = np.take_along_axis(ranked, order, axis=-1), np.take_along_axis(exact, order, axis=-1)
+        floor = approximate[:, wanted - 1:wanted] - 2 * self.rounding  # [b, 1]
+        crowded = np.flatnonzero((approximate[:, -1:] >= floor)[:, 0] & (ranked.shape[1] < n) & np.isfinite(floor[:, 0])
+                                 & unit_queries.any(axis=1))  # a zero query (no direction) ties with every word
+        if len(crowded):  # more near-ties than the slack: again, with room for every word within the margin
+            within = int(np.count_nonzero(cosines[crowded] >= floor[crowded], axis=1).max())
+            top[0][crowded], top[1][crowded] = self._exact_top(cosines[crowded], unit_queries[crowded], wanted,
+                                                               within + 1 - wanted)
+        return top
 
     def _cosines(self, unit_queries: np.ndarray, columns: np.ndarray, approximate: np.ndarray) -> np.ndarray:
-        """The float64 cosines of queries [b, d_out] with their columns [b, c]: -inf where the float32 ones were."""
-        exact = np.einsum("bd,bkd->bk", unit_queries, self.rows[columns].astype(np.float64))  # [b, c]
+        """The float64 cosines of queries [b, d_out] with their columns [b, c], a block of columns at a time
+        (duplicated vectors can tie by the million): -inf where the float32 ones were."""
+        exact = np.concatenate([np.einsum("bd,bkd->bk", unit_queries, self.rows[columns[:, part]].astype(np.float64))
+                                for part in row_blocks(columns.shape[1], len(columns) * self.rows.shape[1])],
+                               axis=1)  # [b, c]
         if self.inverse_norms is not None:
             exact *= self.inverse_norms[columns]
         exact[np.isneginf(approximate)] = -np.inf
@@ -225,12 +219,11 @@ class NeighborSearch:
 
 
 def is_letter(word: str | None) -> bool:
-    """A one-letter word (a, i, s, t...): listed as a neighbour only of a one-letter token."""
+    """A one-letter word (a, s, t): a neighbour only of a one-letter token."""
     return word is not None and len(word) == 1 and word.isalpha()
 
 
 def letter_columns(words: Sequence[str]) -> np.ndarray:
-    """The positions of the one-letter words (`is_letter`), found by length first."""
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))  # [N]
     return np.array([column for column in np.flatnonzero(lengths == 1).tolist() if is_letter(words[column])],
                     dtype=np.int64)
@@ -240,8 +233,7 @@ _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
 
 
 def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int = 4096) -> np.ndarray:
-    """The vocabulary in the outputs' space as float32 unit rows, [N, d] -> [N, d_out], a block at a time: memory
-    peaks at the float32 result, not at a float64 copy of it."""
+    """The vocabulary in the outputs' space as float32 unit rows [N, d_out], a block at a time: no float64 copy."""
     width = value_space(embeddings[:1], result).shape[1]
     rows = np.empty((len(embeddings), width), dtype=np.float32)  # [N, d_out]
     mapped = _fused(result)
@@ -251,13 +243,12 @@ def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int
 
 
 def _fused(result: AttentionResult) -> AttentionResult:
-    """A pretrained layer's W_V and W_O (and biases) made one float32 map, W_V W_O (+ b_V W_O + b_O): one product
-    over the vocabulary instead of two."""
+    """A pretrained layer's W_V W_O (+ b_V W_O + b_O) as one float32 map: one product over the vocabulary."""
     p = result.projections
     if p is None or p.w_o is None or p.b_v is None:
         return result
     b_o = p.b_v @ p.w_o + (0.0 if p.b_o is None else p.b_o)  # [d]
-    fused = (p.w_v @ p.w_o).astype(np.float32)  # float32 like the rows: BLAS's float32 product is twice as fast
+    fused = (p.w_v @ p.w_o).astype(np.float32)  # float32 like the rows: BLAS multiplies float32 faster
     return replace(result, projections=replace(p, w_v=fused, b_v=b_o.astype(np.float32), w_o=None, b_o=None))
 
 
@@ -274,8 +265,7 @@ def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None =
 
 
 class StackShifts:
-    """How each token of a stack moved, as arrays [B, n_q] (shares and pulls computed when first read); `nearest`:
-    the neighbours of `shift_queries(stack)` in its order, `texts`: each sentence's (query tokens, key tokens)."""
+    """How each token of a stack moved, as arrays [B, n_q]; `nearest` in `shift_queries(stack)`'s order."""
 
     def __init__(self, stack: AttentionResult, nearest: list[list[Neighbor]] | None = None,
                  texts: list[tuple[list[str], list[str]]] | None = None) -> None:
@@ -286,14 +276,15 @@ class StackShifts:
         self.texts = texts or [([""] * n, [""] * stack.weights.shape[-1])] * count
         self.columns: dict[str, list] = {}  # see column()
         self.static = static_outputs(stack)  # [B, n, d_out]
-        self.cosine = row_cosines(self.static, stack.outputs)  # [B, n]
+        self.cosine = np.einsum("...d,...d->...", unit_rows(self.static), unit_rows(stack.outputs))  # [B, n]
         self.delta_norm = np.linalg.norm(stack.outputs - self.static, axis=-1)  # [B, n]
         self.static_norm = np.linalg.norm(self.static, axis=-1)  # [B, n]
         self.contextual_norm = np.linalg.norm(stack.outputs, axis=-1)  # [B, n]
 
     @cached_property
     def mean_weights(self) -> np.ndarray:
-        return head_mean(self.stack.weights)  # [B, n_q, n_k]
+        weights = self.stack.weights  # [B, H, n_q, n_k] -> [B, n_q, n_k], a single head's without a copy
+        return weights[..., 0, :, :] if weights.shape[-3] == 1 else weights.mean(axis=-3)
 
     @cached_property
     def self_weight(self) -> np.ndarray | None:
@@ -368,15 +359,9 @@ class StackShifts:
 MEASURES = ("cosine", "delta_norm", "static_norm", "contextual_norm", "self_weight")  # a shift's numbers
 
 
-def head_mean(weights: np.ndarray) -> np.ndarray:
-    """The weights averaged over heads: [.., H, n_q, n_k] -> [.., n_q, n_k], a single head's without a copy."""
-    return weights[..., 0, :, :] if weights.shape[-3] == 1 else weights.mean(axis=-3)
-
-
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]. A
-    partition and a sort of the k survivors, not a full sort; rows far wider than k (a neighbour search's) only
-    partition the groups of columns that can hold the top (_top_of_wide_rows). No NaN."""
+    """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]; no
+    NaN. A partition, not a full sort; rows far wider than k partition only the groups that can hold the top."""
     n = rows.shape[-1]
     flat = rows.reshape(-1, n)  # [m, n]
     wide = n >= WIDE_GROUPS * k * GROUP_COLUMNS
@@ -409,13 +394,8 @@ def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
 
 
 def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
-    """top_indices of rows far wider than k (a search's cosines over the vocabulary): [m, n] -> [m, k].
-
-    One pass finds the largest entry of each group of columns (group c: columns c, c + g, ... for g
-    groups); the k-th largest of those maxima is at most the row's k-th largest entry, so the top k
-    (ties included) lies in the k groups whose maxima reach it: only those (and the columns past the
-    last whole group) are partitioned. Rows where more than k group maxima tie take the general way.
-    """
+    """top_indices of rows far wider than k: the top k lies in the k groups of columns (c, c + g, ...) with the
+    largest maxima, so only those (and the columns past the last group) are partitioned; tied maxima go whole."""
     m, n = flat.shape
     width = n // GROUP_COLUMNS  # g groups of GROUP_COLUMNS columns; the n - g * GROUP_COLUMNS last are always kept
     maxima = flat[:, :width * GROUP_COLUMNS].reshape(m, GROUP_COLUMNS, width).max(axis=1)  # [m, g]
@@ -436,11 +416,6 @@ def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
     picked = _partitioned(flat[np.flatnonzero(plain)[:, None], columns], k)  # [p, k], no copy of whole rows
     top[plain] = np.take_along_axis(columns, picked, axis=-1)
     return top
-
-
-def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """cos(a_i, b_i) for each row pair, 0.0 where either row is zero: [.., n, d] x [.., n, d] -> [.., n]."""
-    return np.einsum("...d,...d->...", unit_rows(a), unit_rows(b))
 
 
 def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
@@ -468,8 +443,7 @@ class StackDiagnosis:
 
     @classmethod
     def of(cls, stack: AttentionResult) -> StackDiagnosis:
-        """A warning per head with saturated rows, one naming every all-flat head; only rows that see two keys or
-        more count (a row with one visible key has no choice)."""
+        """A warning per head with saturated rows, one naming every all-flat head; only rows with a choice count."""
         count, heads, n_q, n_k = stack.weights.shape
         flat = stack.weights.reshape(-1, n_k)  # [m, n_k]
         entropy = np.concatenate([entropy_bits(flat[rows]) for rows in row_blocks(*flat.shape)]).reshape(
@@ -533,8 +507,7 @@ def stack_position_norms(stack: AttentionResult) -> tuple[np.ndarray, np.ndarray
 
 
 def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
-    """Per sentence of a stack, a warning when its position codes are more than POSITION_DOMINANCE times as long
-    as its words, with the weights the codes scaled to their words ("auto") would give (one rerun for all)."""
+    """Per sentence, a warning when its codes outgrow its words by POSITION_DOMINANCE, with "auto"'s weights."""
     count = len(stack.outputs)
     norms = stack_position_norms(stack)
     found: list[list[Advice]] = [[] for _ in range(count)]
@@ -555,7 +528,6 @@ def _positions_advice(stack: AttentionResult) -> list[list[Advice]]:
 
 def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], argmax: list[int],
                        saturated: list[int], eligible: int, remedies: list[Remedy]) -> Advice:
-    """Saturated rows of one head: all of them ("every row") or a count ("7 of 10 rows"), on themselves or not."""
     lowest = min(maxima[i] for i in saturated)
     on_self = result.self_attention and all(argmax[i] == i for i in saturated)
     if len(saturated) == eligible:
@@ -570,7 +542,6 @@ def _saturation_advice(result: AttentionResult, head: int, maxima: list[float], 
 
 def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, n_q: int,
                      remedies: list[Remedy]) -> Advice:
-    """The flat `heads` in one warning; at a scale factor >= 1 no named scale is larger: "a larger scale"."""
     return Advice("flat", heads[0], f"{heads_text(heads)}: every row is nearly uniform (largest weight {highest:.3f}):"
                   " the scaled scores are too close together to prefer any word"
                   + UNTRAINED_NOTE * (result.config.mode == "projected"), remedies,
@@ -579,8 +550,7 @@ def _flatness_advice(result: AttentionResult, heads: list[int], highest: float, 
 
 def remedy_settings(code: str, config: AttentionConfig, scale_factor: float,
                     temperature: float | None) -> list[dict[str, Any]]:
-    """The AttentionConfig keywords that undo a "saturated" or "flat" softmax, for the warnings and the trace notes
-    alike (`temperature`: the solved one, None when none helps)."""
+    """The keywords that undo a "saturated" or "flat" softmax, for warnings and trace notes (`temperature`: solved)."""
     solved = [] if temperature is None else [{"temperature": temperature}]
     if code == "saturated":
         named = [{"scale": "sqrt"}] if config.scale != "sqrt" else []
@@ -594,16 +564,13 @@ TEMPERATURE_STEPS = 12  # bisection steps on log2 T: the 38 octaves to within 1 
 
 
 def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: float) -> np.ndarray:
-    """Per sentence of scores [S, G, r, n_k], a temperature at which no row saturates and no group is all flat, so
-    a hint never earns the opposite warning: [S], NaN where there is none.
-
-    Saturation holds below one T and flatness above another: both are bisected on log T, and the hint is the
-    shortest number near their geometric mean between them, checked with the engine's own weights.
-    """
+    """Per sentence of scores [S, G, r, n_k], the shortest temperature near the geometric mean of the bisected
+    lowest one where no row saturates and highest where no group is all flat: [S], NaN where none clears both."""
     if scale_factor == 0:  # every logit is 0 at any temperature: uniform rows, which no temperature sharpens
         return np.full(len(scores), math.nan)
     visible = np.broadcast_to(visible, scores.shape)
-    flat_entropy = FLATNESS_LEVEL * np.log2(np.count_nonzero(visible, axis=-1))  # [S, G, r]
+    keys = np.count_nonzero(visible, axis=-1)  # [S, G, r]: a row of one key has no choice (and counts as flat)
+    flat_entropy = FLATNESS_LEVEL * np.log2(keys)
     base = np.where(visible, scores, -np.inf)  # [S, G, r, n_k], then in place: no second copy of the rows
     base -= base.max(axis=-1, keepdims=True)
     base *= scale_factor  # <= 0, with a 0 at each row's top
@@ -615,7 +582,7 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
         return e.sum(axis=-1), np.sum(x, axis=-1, where=visible)
 
     def fine(temperatures: np.ndarray) -> np.ndarray:  # [S] -> [S]: no row saturates (its top weight is 1 / Z)
-        return np.all(1 / sums(temperatures)[0] < SATURATION_LEVEL, axis=(1, 2))
+        return np.all((1 / sums(temperatures)[0] < SATURATION_LEVEL) | (keys == 1), axis=(1, 2))
 
     def flat(temperatures: np.ndarray) -> np.ndarray:  # [S] -> [S]: every row of some group is flat
         z, ex = sums(temperatures)
@@ -626,13 +593,12 @@ def fixing_temperatures(scores: np.ndarray, visible: np.ndarray, scale_factor: f
                       for low, high in zip(lowest.tolist(), highest.tolist())])
     tried = np.where(np.isnan(found), 1.0, found).reshape(-1, 1, 1, 1)
     weights = softmax(scaled_logits(scores, scale_factor / tried, visible))  # the check: the engine's own weights
-    cleared = (weights.max(axis=-1) < SATURATION_LEVEL).all(axis=(1, 2))
+    cleared = ((weights.max(axis=-1) < SATURATION_LEVEL) | (keys == 1)).all(axis=(1, 2))
     spoilt = (entropy_bits(weights) >= flat_entropy).all(axis=-1).any(axis=-1)
     return np.where(cleared & ~spoilt, found, math.nan)
 
 
 def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per sentence, temperatures (below, above) [count] around where `test` turns True as T grows, by bisection."""
     low, high = np.full(count, float(HINTED_OCTAVES[0])), np.full(count, float(HINTED_OCTAVES[1]))
     for _ in range(TEMPERATURE_STEPS):
         middle = (low + high) / 2
@@ -642,7 +608,7 @@ def _root(test: Callable[[np.ndarray], np.ndarray], count: int) -> tuple[np.ndar
 
 
 def _shortest_between(value: float, low: float, high: float) -> float:
-    """`value` with the fewest significant digits (0.2 rather than 0.2137) that stays within [low, high]."""
+    """`value` with the fewest significant digits that stays within [low, high]."""
     for digits in range(1, 17):
         rounded = float(f"{value:.{digits}g}")
         if low <= rounded <= high:
@@ -651,15 +617,16 @@ def _shortest_between(value: float, low: float, high: float) -> float:
 
 
 class StackRemedies:
-    """The remedies of a stack's warnings with the largest weights each would give over the rows with a choice
-    (`eligible` [B, n_q]), the `warned` sentences' temperatures in one bisection; none for a trained layer."""
+    """The remedies of a stack's warnings with the largest weights each gives; none for a trained layer."""
 
     def __init__(self, stack: AttentionResult, eligible: np.ndarray, warned: np.ndarray) -> None:
         self.stack, self.eligible = stack, eligible
         self.ranges: dict[object, tuple[list, list]] = {}  # remedy -> per sentence, per head: (lowest, highest)
         self.temperatures = np.full(len(eligible), np.nan)  # [B]: each warned sentence's solved one
         if stack.config.mode != "trained" and warned.any():
-            self._solve(np.flatnonzero(warned))
+            chosen = np.flatnonzero(warned)
+            visible = np.broadcast_to(np.expand_dims(stack.visible, -3), stack.scores.shape)[chosen]
+            self.temperatures[chosen] = fixing_temperatures(stack.scores[chosen], visible, stack.scale_factor)
 
     def of(self, b: int, heads: list[int], code: str) -> list[Remedy]:
         """The remedies for `code` ("saturated" or "flat") of some heads of sentence b."""
@@ -678,27 +645,13 @@ class StackRemedies:
         return found
 
     def _ranges(self, maxima: np.ndarray) -> tuple[list, list]:
-        """Per sentence and head, the extremes of maxima [B, H, n_q] over the rows with a choice."""
         eligible = self.eligible[:, None, :]
         return (np.where(eligible, maxima, np.inf).min(axis=-1).tolist(),
                 np.where(eligible, maxima, -np.inf).max(axis=-1).tolist())
 
-    def _solve(self, warned: np.ndarray) -> None:
-        """The `fixing_temperatures` of the warned sentences, those with other rows with a choice apart."""
-        stack = self.stack
-        count, heads, n_q, n_k = stack.scores.shape
-        visible = np.broadcast_to(stack.visible, (count, n_q, n_k))
-        patterns, which = np.unique(self.eligible[warned], axis=0, return_inverse=True)
-        for place, pattern in enumerate(patterns):
-            members = warned[which.ravel() == place]
-            rows = np.flatnonzero(pattern)
-            scores = stack.scores[members][:, :, rows]  # [W, H, r, n_k]
-            seen = np.broadcast_to(visible[members][:, None, rows], scores.shape)
-            self.temperatures[members] = fixing_temperatures(scores, seen, stack.scale_factor)  # [W]
-
 
 def _row_maxima(stack: AttentionResult, settings: dict[str, Any]) -> np.ndarray:
-    """Each row's largest weight [B, H, n_q] had the stack run under `settings` (temperature: one per sentence)."""
+    """Each row's largest weight [B, H, n_q] under `settings` (temperature: one per sentence)."""
     config = stack.config
     similarity = settings.get("similarity", config.similarity)
     scores = stack.scores if similarity == config.similarity else similarity_scores(

@@ -23,12 +23,8 @@ MASKS = ("none", "causal", "others")  # others: each query sees every key but it
 POSITIONS = ("none", "sinusoidal")
 SCALE_NAMES = ("none", "sqrt")
 MAX_D_K = 4096  # the widest projection: keeps W and the mapped neighbour vocabulary within a few GB
-# Position codes' entries are at most this, so inputs stay within what vectors may hold (float32's 3.4e38) and
-# no square or sum the engine takes of them overflows float64 into infinity or NaN.
-MAX_POSITION_SCALE = 1e6
-# Scores stay below 3.3e100 (attn_cli/training/weights.py), so with these bounds every logit is finite: the
-# softmax below needs no limit for an overflowing scale / temperature.
-MAX_SCALE, MIN_TEMPERATURE = 1e6, 1e-6
+MAX_POSITION_SCALE = 1e6  # codes' entries stay within float32's range: no square or sum of them overflows
+MAX_SCALE, MIN_TEMPERATURE = 1e6, 1e-6  # with scores below 3.3e100 (training/weights.py) every logit is finite
 
 
 @dataclass(frozen=True)
@@ -127,16 +123,14 @@ class Projections:
 
 
 def affine(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """x W (+ b): [.., n, d_in] x [d_in, d_out] -> [.., n, d_out], in one precision first: numpy multiplies float32
-    by float64 without BLAS."""
+    """x W (+ b): [.., n, d_in] x [d_in, d_out] -> [.., n, d_out], in one precision: mixed ones skip BLAS."""
     x = np.asarray(x, dtype=np.result_type(x, w))
     return x @ w if b is None else x @ w + b
 
 
 @dataclass(frozen=True)
 class AttentionResult:
-    """Every intermediate of one multi-head attention pass (H heads, n_q queries, n_k keys); a stack of B sentences
-    leads each array with B, except `visible` and the codes when every sentence shares them."""
+    """Every intermediate of one pass, so renderers never recompute; a stack of B sentences leads each with B."""
 
     config: AttentionConfig
     query_inputs: np.ndarray  # [n_q, d]  embeddings (+ positions) that make the queries
@@ -181,30 +175,25 @@ def similarity_scores(q: np.ndarray, k: np.ndarray, similarity: str) -> np.ndarr
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1, a zero row kept zero; float32 stays float32, whose squares overflow from 1.8e19,
-    so each row is divided by its largest magnitude first."""
+    """Rows scaled to length 1 (zero rows stay zero), each divided by its peak first: squares over/underflow."""
     x = np.asarray(x)
     dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
-    peak = np.max(np.abs(x), axis=-1, keepdims=True) if x.shape[-1] else np.zeros(x.shape[:-1] + (1,))
+    peak = np.max(np.abs(x), axis=-1, keepdims=True, initial=0.0)  # [.., n, 1], 0 for a row of no dims
     scaled = np.divide(x, peak, out=np.zeros(x.shape, dtype=dtype), where=peak > 0)  # entries in [-1, 1]
     norms = np.linalg.norm(scaled, axis=-1, keepdims=True)
     return np.divide(scaled, norms, out=np.zeros(x.shape, dtype=dtype), where=norms > 0)
 
 
 def row_norms(x: np.ndarray) -> np.ndarray:
-    """|x_i| of each row [.., n, d] -> [.., n], each row divided by its peak first: the squares of a row of 1e-208
-    would underflow to a length of 0."""
-    peak = np.max(np.abs(x), axis=-1) if x.shape[-1] else np.zeros(x.shape[:-1])  # [.., n]
+    """|x_i| of each row [.., n, d] -> [.., n], divided by its peak first: a row of 1e-208 squares to 0."""
+    peak = np.max(np.abs(x), axis=-1, initial=0.0)  # [.., n]
     scaled = np.divide(x, peak[..., None], out=np.zeros(x.shape), where=peak[..., None] > 0)
     with np.errstate(over="ignore"):
         return peak * np.linalg.norm(scaled, axis=-1)
 
 
 def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) -> np.ndarray:
-    """The keys each query may see, [.., n_q, n_k] bool, from each position's word id [.., n_q] and [.., n_k].
-
-    others: every key holding another word, never a copy of the query's own (it would know the answer).
-    """
+    """The keys each query may see, [.., n_q, n_k] bool, from word ids; "others" hides copies of the query's word."""
     n_q, n_k = query_words.shape[-1], key_words.shape[-1]
     if mask == "causal":
         return np.tril(np.ones((n_q, n_k), dtype=bool))
@@ -213,20 +202,9 @@ def visible_matrix(mask: str, query_words: np.ndarray, key_words: np.ndarray) ->
     return np.ones((n_q, n_k), dtype=bool)
 
 
-def word_ids(x_q: np.ndarray, x_k: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Ids of the words of x_q [n_q, d] and x_k [n_k, d] (default: x_q): equal vectors, equal ids."""
-    rows = x_q if x_k is None else np.vstack([x_q, x_k])  # [n_q (+ n_k), d]
-    ids = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-    return ids[:len(x_q)], ids if x_k is None else ids[len(x_q):]
-
-
 def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
-    """The codes the layer adds to the rows of x [.., n, d] (None without positions), as explain and training add
-    them: the sinusoids times position_scale, or ("auto") each code as long as its own word.
-
-    "auto" keeps word order from swamping the words without looking at other words, so a causal row still
-    ignores the future (the Transformer's sqrt(d_model) would saturate the softmax of dot scores).
-    """
+    """The sinusoids added to x [.., n, d] times position_scale, or ("auto") each as long as its own word: order
+    does not swamp the words, and no code looks at another word (a causal row still ignores the future)."""
     if config.positions != "sinusoidal":
         return None
     n, d = x.shape[-2:]
@@ -243,8 +221,7 @@ def position_codes(config: AttentionConfig, x: np.ndarray) -> np.ndarray | None:
 
 
 def draw_projections(d_model: int, config: AttentionConfig) -> Projections:
-    """W_Q, W_K, W_V (then W_O) in that order from default_rng(seed), entries ~ N(0, 1/fan_in): LeCun's variance
-    keeps projected vectors about as long as the inputs, so scores stay comparable to raw mode."""
+    """W_Q, W_K, W_V (then W_O) from default_rng(seed), ~ N(0, 1/fan_in): outputs as long as the inputs."""
     width = config.width(d_model)
     rng = np.random.default_rng(config.seed)
     w_q, w_k, w_v = (rng.normal(0.0, 1.0 / math.sqrt(d_model), size=(d_model, width)) for _ in range(3))
@@ -266,8 +243,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
 
 def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float, temperature: float = 1.0,
            similarity: str = "dot", mask: np.ndarray | None = None):
-    """Scaled (masked) attention of one or more heads: q [.., n_q, d], k [.., n_k, d], v [.., n_k, d_v], mask
-    [n_q, n_k] (True = visible) -> (outputs [.., n_q, d_v], weights, logits, scores [.., n_q, n_k])."""
+    """q [.., n_q, d], k [.., n_k, d], v [.., n_k, d_v] -> (outputs, weights, logits, scores); mask True = visible."""
     scores = similarity_scores(q, k, similarity)  # [.., n_q, n_k]
     logits = scaled_logits(scores, scale / temperature, mask)  # [.., n_q, n_k]
     weights = softmax(logits)
@@ -284,7 +260,7 @@ BLOCK_CELLS = 1 << 18  # cells of an [.., n_q, n_k] matrix worked on at a time: 
 
 
 def row_blocks(rows: int, row_cells: int) -> list[slice]:
-    """Consecutive row slices of about BLOCK_CELLS cells each (at least one row), where a row holds `row_cells`."""
+    """Consecutive row slices of about BLOCK_CELLS cells each (at least one row)."""
     step = max(1, BLOCK_CELLS // max(1, row_cells))
     return [slice(start, start + step) for start in range(0, rows, step)]
 
@@ -292,11 +268,8 @@ def row_blocks(rows: int, row_cells: int) -> list[slice]:
 def multi_head_attention(query_embeddings: np.ndarray, context_embeddings: np.ndarray | None = None,
                          config: AttentionConfig = AttentionConfig(),
                          projections: Projections | None = None) -> AttentionResult:
-    """Self-attention (context omitted) or cross-attention of queries [n_q, d] over a context [n_k, d].
-
-    Q = K = V = X in raw mode; X times seeded random W_Q, W_K, W_V in projected mode, times the given
-    `projections` in trained mode. A stack [B, n_q, d] gives one result led by B: the numbers of B calls.
-    """
+    """Self-attention (context omitted) or cross-attention of queries [.., n_q, d] over a context [.., n_k, d]; a
+    stack [B, n_q, d] gives one result led by B, the numbers of B calls."""
     x_q = np.asarray(query_embeddings, dtype=np.float64)  # [.., n_q, d]
     x_k = x_q if context_embeddings is None else np.asarray(context_embeddings, dtype=np.float64)  # [.., n_k, d]
     visible = visible_matrix(config.mask, *sentence_words(config.mask, x_q, None if context_embeddings is None
@@ -311,20 +284,17 @@ def multi_head_attention(query_embeddings: np.ndarray, context_embeddings: np.nd
 
 
 def sentence_words(mask: str, x_q: np.ndarray, x_k: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """What `visible_matrix` compares: word ids under "others" (each sentence of a stack its own), else positions."""
-    n_q, n_k = x_q.shape[-2], (x_q if x_k is None else x_k).shape[-2]
+    """What `visible_matrix` compares: under "others" word ids (equal vectors, equal ids), else positions."""
     if mask != "others":
-        return np.arange(n_q), np.arange(n_k)
-    if x_q.ndim == 2:
-        return word_ids(x_q, x_k)
-    pairs = [word_ids(q, None if x_k is None else k) for q, k in zip(x_q, x_q if x_k is None else x_k)]
-    return np.stack([q for q, _ in pairs]), np.stack([k for _, k in pairs])  # [B, n_q], [B, n_k]
+        return np.arange(x_q.shape[-2]), np.arange((x_q if x_k is None else x_k).shape[-2])
+    rows = x_q if x_k is None else np.concatenate([x_q, x_k], axis=-2)  # [.., n_q (+ n_k), d]
+    ids = np.unique(rows.reshape(-1, rows.shape[-1]), axis=0, return_inverse=True)[1].reshape(rows.shape[:-1])
+    return ids[..., :x_q.shape[-2]], ids if x_k is None else ids[..., x_q.shape[-2]:]
 
 
 def attention_stacks(embeddings: list[np.ndarray], config: AttentionConfig,
                      projections: Projections | None = None) -> list[tuple[list[int], AttentionResult]]:
-    """Self-attention over each sentence [n_i, d], the sentences of one length as one stack, each with the indices
-    of its sentences. A sentence the layer refuses raises its InputError, as a call of its own would."""
+    """Self-attention over each sentence [n_i, d], those of one length as one stack, with its sentences' indices."""
     return [(members, multi_head_attention(np.stack([embeddings[i] for i in members]), config=config,
                                            projections=projections))
             for members in same_length(embeddings, config.heads)]
@@ -334,8 +304,7 @@ STACK_CELLS = 1 << 20  # cells of a stack's [B, H, n, n] (plus [B, n, d]) arrays
 
 
 def same_length(embeddings: list[np.ndarray], heads: int = 1) -> list[list[int]]:
-    """The sentences' indices grouped by length (first appearance first), each group cut to at most STACK_CELLS
-    cells: long sentences go one at a time."""
+    """The sentences' indices grouped by length, each group cut to STACK_CELLS cells: long ones go alone."""
     groups: dict[int, list[int]] = {}
     for i, sentence in enumerate(embeddings):
         groups.setdefault(len(sentence), []).append(i)
@@ -347,7 +316,7 @@ def same_length(embeddings: list[np.ndarray], heads: int = 1) -> list[list[int]]
 
 
 def sentence_cells(embeddings: np.ndarray, heads: int) -> int:
-    """The numbers a sentence [n, d] adds to a computation: its [H, n, n] matrices and its [n, d] rows."""
+    """Cells of a sentence [n, d]: its [H, n, n] matrices and its [n, d] rows."""
     n, d = embeddings.shape
     return heads * n * n + n * d
 
@@ -383,8 +352,7 @@ def reattend(result: AttentionResult, projections: Projections) -> AttentionResu
 
 def attend_inputs(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, projections: Projections | None,
                   visible: np.ndarray, *, self_attention: bool) -> AttentionResult:
-    """The layer over inputs that carry their positions, x_q [.., n_q, d] and x_k [.., n_k, d], through
-    `projections` (None: raw mode), each query seeing the keys `visible` [.., n_q, n_k] allows."""
+    """The layer over inputs that carry their positions, through `projections` (None: raw mode)."""
     width = config.check_width(x_q.shape[-1])
     if projections is None:
         q_all, k_all, v_all = x_q, x_k, x_k  # Q = K = V = X: the parameter-free form
@@ -440,14 +408,12 @@ def layer_projections(d_model: int, config: AttentionConfig, given: Projections 
 
 
 def static_outputs(result: AttentionResult) -> np.ndarray:
-    """Each query token's output had it attended only to itself, [n, d_out]: the "before" of its shift (from the
-    query inputs: under cross-attention `values` are the context's)."""
+    """Each query token's output had it attended only to itself, [n, d_out]: the "before" of its shift."""
     return value_space(result.query_inputs, result)  # [n_q, d] -> [n_q, d_out]
 
 
 def output_shares(result: AttentionResult) -> np.ndarray:
-    """share[i, j] = term_ij . y_i / |y_i|^2, [.., n_q, n_k]: the part of y_i key j supplies (0 for a zero output),
-    as sum over heads of w_ij (v_j . z_i), z_i = y_i W_O^T: O(H n^2) memory, not the terms' O(n^2 d)."""
+    """share[i, j] = term_ij . y_i / |y_i|^2 as sum_h w_ij (v_j . y_i W_O^T): O(H n^2) memory, not O(n^2 d)."""
     back = result.outputs
     if result.projections is not None and result.projections.w_o is not None:
         back = back @ result.projections.w_o.T  # [.., n_q, d] x [d, width] -> [.., n_q, width]
@@ -461,12 +427,8 @@ SHIFT_FLOOR = 1e-7  # a shift shorter than this part of the vectors that make it
 
 
 def shift_shares(result: AttentionResult) -> np.ndarray:
-    """share[i, j] = w_ij (v_j - s_i) . d_i / |d_i|^2 with d_i = y_i - s_i: the part of token i's movement that
-    key j supplies, [.., n_q, n_k] (a row sums to 1; a token's own share in self-attention is exactly 0).
-
-    Per head w_ij (v_j . z_i - u_i . z_i) / |d_i| with z_i = (d_i / |d_i|) W_O^T and u_i the token's own value,
-    a block of rows at a time; a row that did not move (`shift_basis`) has shares 0.
-    """
+    """share[i, j] = w_ij (v_j - s_i) . d_i / |d_i|^2, d_i = y_i - s_i, as sum_h w_ij (v_j - u_i) . z_i / |d_i|, a
+    block of rows at a time: O(H n^2) memory; a row that did not move (`shift_basis`) has shares 0."""
     own = own_values(result)  # [.., n_q, width]
     z, length, moved = shift_basis(result.outputs, static_outputs(result), own, result.weights, result.context_inputs,
                                    result.projections)
@@ -490,11 +452,8 @@ def shift_shares(result: AttentionResult) -> np.ndarray:
 
 def shift_basis(outputs: np.ndarray, static: np.ndarray, own: np.ndarray, weights: np.ndarray, x_k: np.ndarray,
                 projections: Projections | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What every share of a row needs, for outputs and their static [.., n_q, d_out], own values [.., n_q, width]
-    and weights [.., H, n_q, n_k] over the keys' inputs x_k [.., n_k, d]: z_i [.., H, n_q, d_head], |d_i| [.., n_q]
-    and whether the row moved. A shift within SHIFT_FLOOR of how far rounding can move it does not: |u_i| +
-    sum_h sum_j w^h_ij b^h_j, times |W_O| (Frobenius), b^h_j = |x_j| |W_V^h| + |b_V^h| bounding the rounding of
-    key j's value (|v^h_j| itself in raw mode), from the inputs, so one word's row needs no sentence's values."""
+    """z_i [.., H, n_q, d_head], |d_i| [.., n_q] and whether row i moved: more than SHIFT_FLOOR of a bound on its
+    rounding, |u_i| + sum_hj w_ij |v_j| (times |W_O|), taken from the inputs so one row needs no sentence's values."""
     shift = outputs - static
     direction = unit_rows(shift)  # d_i / |d_i|, 0 for no shift
     length = np.einsum("...d,...d->...", direction, shift)  # [.., n_q]: |d_i|, without squaring it

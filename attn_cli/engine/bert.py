@@ -54,8 +54,7 @@ class BertWeights:
 
     @cached_property
     def added_rows(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """The position rows, token type 0's row and the embedding LayerNorm in float64, made once: every sentence
-        adds them, and read from the cache they are float32 memory maps, slow to compute with."""
+        """The position rows, type 0's row and the embedding LayerNorm in float64 once: the cache maps float32."""
         gain, bias = (np.array(table, dtype=np.float64) for table in self.embedding_norm)
         positions = np.array(self.position_embeddings, dtype=np.float64)
         return positions, np.array(self.type_embeddings[0], dtype=np.float64), (gain, bias)
@@ -132,20 +131,17 @@ _ERF_SERIES_CUTOFF, _ERF_SERIES_TERMS, _ERFC_FRACTION_TERMS, _ERFC_ZERO = 1.5, 2
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """The error function of every entry to float64 precision without scipy's import: CPython's math.erf method
-    before 3.13, a power series below |x| = 1.5 and a continued fraction for erfc above."""
+    """The error function of every entry to float64 precision without scipy's slow import (CPython's method)."""
     x = np.asarray(x, dtype=np.float64)
-    size = np.abs(x)
-    small = size < _ERF_SERIES_CUTOFF
+    small = np.abs(x) < _ERF_SERIES_CUTOFF
     result = np.empty_like(x)
     result[small] = _erf_series(x[small])
-    large = size[~small]
-    result[~small] = np.copysign(1.0 - _erfc_fraction(large), x[~small])
+    result[~small] = np.copysign(1.0 - _erfc_fraction(np.abs(x[~small])), x[~small])
     return result
 
 
 def _erf_series(x: np.ndarray) -> np.ndarray:
-    """erf(x) = 2x exp(-x^2) / sqrt(pi) * sum_k (2x^2)^k / (1 * 3 * ... * (2k+1)), for |x| < 1.5."""
+    # erf(x) = 2x exp(-x^2) / sqrt(pi) * sum_k (2x^2)^k / (1 * 3 * ... * (2k+1)), for |x| < 1.5
     x2 = x * x
     total, denominator = np.zeros_like(x), _ERF_SERIES_TERMS + 0.5
     for _ in range(_ERF_SERIES_TERMS):
@@ -155,7 +151,7 @@ def _erf_series(x: np.ndarray) -> np.ndarray:
 
 
 def _erfc_fraction(x: np.ndarray) -> np.ndarray:
-    """erfc(x) for x >= 1.5 by its continued fraction (0 from x = 30 on, where it underflows)."""
+    # erfc(x) for x >= 1.5 by its continued fraction (0 from x = 30 on, where it underflows)
     x2 = x * x
     a, da, p, p_last, q, q_last = 0.0, 0.5, np.ones_like(x), np.zeros_like(x), 0.5 + x2, np.ones_like(x)
     for _ in range(_ERFC_FRACTION_TERMS):

@@ -1,5 +1,4 @@
-"""The same word in several sentences: pair by pair the cosines of its own values (static) and of its outputs
-(contextual), and the words that pulled it in each."""
+"""The same word in several sentences: the cosines of its static and contextual vectors, and what pulled it."""
 
 from __future__ import annotations
 

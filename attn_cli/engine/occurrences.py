@@ -24,8 +24,7 @@ class OccurrenceRows:
 
 def occurrence_rows(embeddings: np.ndarray, sentences: np.ndarray, positions: np.ndarray, config: AttentionConfig,
                     projections: Projections | None = None) -> OccurrenceRows:
-    """The rows of the occurrences at `positions` of `sentences` (indices into the stack `embeddings` [B, n, d]),
-    each query with its own position code over its whole sentence's keys, as its mask's row allows."""
+    """The rows of the occurrences at `positions` of `sentences` (indices into `embeddings` [B, n, d])."""
     x = np.asarray(embeddings, dtype=np.float64)  # [B, n, d]
     codes = position_codes(config, x)
     inputs = x if codes is None else x + codes
@@ -42,9 +41,8 @@ def occurrence_rows(embeddings: np.ndarray, sentences: np.ndarray, positions: np
 
 def projected_rows(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, layer: Projections,
                    visible: np.ndarray) -> OccurrenceRows:
-    """The rows through W_Q, W_K, W_V without any key's K or V row: q_h . k_j = x_j . (W_K^h q_h) + q_h . b_K^h,
-    and as each head's weights sum to 1, sum_j w_j v_j = (sum_j w_j x_j) W_V^h + b_V^h. O(m n d H), not the
-    O(m n d d_k) of projecting every key; the numbers are attend_inputs' to rounding."""
+    """The rows without any key's K or V: q . k_j = x_j . (W_K q) + q . b_K and sum_j w_j v_j = (sum_j w_j x_j)
+    W_V + b_V, O(m n d H) rather than O(m n d d_k); attend_inputs' numbers to rounding."""
     require_visible(visible, config)
     heads = config.heads
     w_k, w_v = split_heads(layer.w_k, heads), split_heads(layer.w_v, heads)  # [H, d, d_head]
@@ -54,7 +52,8 @@ def projected_rows(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, la
     scale = config.scale_factor(q.shape[-1])
     weights = softmax(scaled_logits(scores, scale / config.temperature, visible))  # [m, H, n]
     mixed = np.swapaxes(weights @ x_k, 0, 1)  # [H, m, d]: sum_j w_j x_j
-    head_outputs = np.swapaxes(mixed @ w_v, 0, 1) + biases(layer.b_v, heads)  # [m, H, d_head]
+    bias = 0.0 if layer.b_v is None else layer.b_v.reshape(heads, -1)  # [H, d_head] or none
+    head_outputs = np.swapaxes(mixed @ w_v, 0, 1) + bias  # [m, H, d_head]
     outputs = layer.output(head_outputs.reshape(m, -1))  # [m, d_k] -> [m, d_out]
     own = affine(x_q, layer.w_v, layer.b_v)  # [m, d_k]: u_i
     static = layer.output(own)  # [m, d_out]
@@ -67,16 +66,10 @@ def projected_rows(x_q: np.ndarray, x_k: np.ndarray, config: AttentionConfig, la
 
 
 def across(a: np.ndarray, w: np.ndarray, b: np.ndarray | None, x_k: np.ndarray) -> np.ndarray:
-    """a_h . (x_j W^h + b^h) for each head h and key j, [m, H, n], without x_j W^h: a [m, H, d_head] taken back
-    through W^h [H, d, d_head] to [m, H, d], then against the keys' inputs x_k [m, n, d]."""
+    """a_h . (x_j W^h + b^h) for each head h and key j, [m, H, n], without computing x_j W^h."""
     back = np.swapaxes(np.swapaxes(a, 0, 1) @ np.swapaxes(w, -1, -2), 0, 1)  # [m, H, d]
     dots = back @ np.swapaxes(x_k, -1, -2)  # [m, H, n]
     return dots if b is None else dots + np.einsum("mhe,he->mh", a, b.reshape(len(w), -1))[..., None]
-
-
-def biases(b: np.ndarray | None, heads: int) -> np.ndarray | float:
-    """A bias by head, [H, d_head], or 0."""
-    return 0.0 if b is None else b.reshape(heads, -1)
 
 
 def row_visibility(mask: str, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -92,8 +85,7 @@ def row_visibility(mask: str, sentences: np.ndarray, positions: np.ndarray) -> n
 
 def word_layer(embedding: np.ndarray, config: AttentionConfig, projections: Projections | None = None,
                ) -> AttentionResult:
-    """The layer over the word alone, without position or mask: what maps vocabulary vectors into the outputs'
-    space (`value_space`, the neighbour search) and gives the word's static vector, blind to any context."""
+    """The layer over the word alone, without position or mask: it maps vocabulary into the outputs' space."""
     x = np.asarray(embedding, dtype=np.float64)[None, :]  # [1, d]
     layer = layer_projections(x.shape[-1], config, projections)
     return attend_inputs(x, x, config, layer, np.ones((1, 1), dtype=bool), self_attention=True)

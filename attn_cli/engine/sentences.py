@@ -1,5 +1,4 @@
-"""Many tokenized sentences through the engine at once: the sentences of one length as one stack ([B, n, d]), the
-neighbour queries of all of them in one search, with the same numbers as one sentence at a time."""
+"""Many sentences through the engine at once (one stack per length, one neighbour search), same numbers."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ def too_long_for_memory(tokenized: list[TokenizedSentence], heads: int) -> Input
 def analyse_shifts(stacks: list[AttentionResult], queries: list[list[TokenizedSentence]], vectors: Vectors,
                    neighbors: int = 5, neighbor_vocab: int | None = 50_000,
                    sources: list[list[TokenizedSentence]] | None = None) -> list[StackShifts]:
-    """The shifts of each stack of one configuration (`queries`: each stack's sentences, `sources`: their key
-    sentences in cross-attention), with nearest vocabulary words if asked, one search for all."""
+    """The shifts of each stack (`sources`: the key sentences in cross-attention), one neighbour search for all."""
     texts = [[([token.text for token in query.tokens], [token.text for token in source.tokens])
               for query, source in zip(sentences, keys)] for sentences, keys in zip(queries, sources or queries)]
     if neighbors == 0 or not stacks:

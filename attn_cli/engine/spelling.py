@@ -1,7 +1,5 @@
-"""Spelling suggestions for an unknown word at a bounded cost: a usual typo never changes both ends of a word, so
-the index groups the frequent words by (length, first letter) and (length, last letter), reads at most
-MAX_PER_GROUP of each group and gives only the few close ones an edit distance.
-"""
+"""Spelling suggestions at a bounded cost: a typo rarely changes both ends of a word, so the frequent words are
+grouped by (length, first letter) and (length, last letter) and only a few close ones get an edit distance."""
 
 from __future__ import annotations
 
@@ -20,8 +18,7 @@ _CHAR_BITS = 21  # every code point is below 2**21, so (length << 21) | code poi
 
 
 class SpellingIndex:
-    """The pool's words as code point arrays [N, MAX_LENGTH] (forwards and backwards), with two orders of their
-    rows: by (length, first letter, frequency) and by (length, last letter, frequency)."""
+    """The pool's words as code points [N, MAX_LENGTH] both ways, ordered by (length, first or last letter)."""
 
     def __init__(self, words: Sequence[str]) -> None:
         self.words = [word for word in words[:POOL] if 0 < len(word) <= MAX_LENGTH]  # most frequent first
@@ -38,8 +35,7 @@ class SpellingIndex:
         return tuple(self.words[row] for distance, row in ranked if distance <= MAX_DISTANCE)[:limit]
 
     def candidates(self, key: str) -> np.ndarray:
-        """Rows sharing a length within two and the first or the last letter with `key`: at most MAX_EXAMINED
-        (a row may be there twice, found by both letters)."""
+        """Rows of a length within two sharing the first or the last letter with `key`: MAX_EXAMINED at most."""
         if not 0 < len(key) <= MAX_LENGTH:
             return np.zeros(0, dtype=np.int64)
         found = []
@@ -52,8 +48,7 @@ class SpellingIndex:
         return np.concatenate(found)
 
     def close_rows(self, key: str) -> np.ndarray:
-        """The candidates close to `key` by the characters around the edits: past their common prefix and suffix,
-        one character of the longer word is left, or two that are swapped, or (five letters or more) any two."""
+        """The candidates that, past their common prefix and suffix with `key`, differ by one or two characters."""
         rows = self.candidates(key)
         width = min(len(key) + 1, MAX_LENGTH)
         query = code_points([key, key[::-1]])[:, :width]  # [2, width]

@@ -57,8 +57,7 @@ class TokenizedSentence:
 
 
 def split_words(sentence: str | Sequence[str]) -> list[str]:
-    """Words and punctuation marks in reading order, after Unicode NFC normalisation; a list of words
-    (pre-tokenized) is taken as it is, each word normalised."""
+    """Words and punctuation marks in reading order, NFC-normalised; a list of words is taken as it is."""
     if isinstance(sentence, str):
         return _TOKEN.findall(unicodedata.normalize("NFC", sentence))
     return [unicodedata.normalize("NFC", word) for word in sentence if word.strip()]
@@ -173,7 +172,6 @@ class Lexicon:
 
     @cached_property
     def spelling_index(self) -> SpellingIndex:
-        """The index of the most frequent words, built on the run's first unknown word."""
         from attn_cli.engine.spelling import SpellingIndex
 
         return SpellingIndex(self.vectors.words)
@@ -198,8 +196,7 @@ def is_symbol(text: str) -> bool:
 
 
 def vocabulary_parts(word: str, vectors: Vectors) -> list[tuple[str, bool]]:
-    """(text, is a clitic) of the word, or (when the vocabulary lacks it) of its stem and English clitic: bank's
-    -> bank 's, don't -> do n't, as GloVe and word2vec were trained on text split."""
+    """(text, is a clitic) of the word, or of its stem and clitic when unknown (bank's -> bank 's), as GloVe splits."""
     match = _CLITIC.fullmatch(word) if ("'" in word or "’" in word) else None
     if match is None or vectors.lookup(word) is not None:
         return [(word, False)]

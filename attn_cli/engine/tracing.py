@@ -1,6 +1,4 @@
-"""One word followed through attention step by step as plain data, the weighted sum added up term by term so that
-comparing it with the engine's matrix product shows the two notations are one computation; teaching notes appear
-only when their condition holds."""
+"""One word through attention step by step as plain data, its sum added term by term to match the matrix form."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ def vector_summary(vector: np.ndarray, dims: int) -> dict:
 
 def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, texts: list[str], dims: int,
                 shuffle_check: bool = False, learned_positions: bool = False) -> dict:
-    """Every step of query `index` through every head, the result, and the notes that apply (`learned_positions`:
-    a pretrained model's inputs, which carry its own positions)."""
+    """Every step of query `index` through every head, the result, and the notes that apply."""
     steps = [head_steps(result, head, index, texts, dims) for head in range(result.n_heads)]
     concatenated = np.concatenate([total for _, total in steps])  # [width]: the heads' own sums side by side
     p = result.projections
@@ -49,8 +46,7 @@ def trace_token(result: AttentionResult, embeddings: np.ndarray, index: int, tex
 
 def head_steps(result: AttentionResult, head: int, index: int, texts: list[str],
                dims: int) -> tuple[dict, np.ndarray]:
-    """Scores, scaling, softmax and weighted sum of one query in one head, and that sum [d_head], summed term by
-    term; exp and its sum are computed here so the reader can redo the softmax."""
+    """One query's scores, exps, weights and terms in one head, and their sum [d_head] added term by term."""
     query, logits, weights = result.queries[head, index], result.logits[head, index], result.weights[head, index]
     peak = float(np.max(logits))
     shift = peak if peak > EXP_LIMIT else 0.0  # 0 unless exp would overflow
@@ -92,8 +88,7 @@ def teaching_notes(result: AttentionResult, embeddings: np.ndarray, index: int, 
 
 
 def convexity_note(result: AttentionResult, index: int) -> dict:
-    """Each head's output lies inside the per-coordinate range of the values it weighs; after W_O, `affine_miss`
-    measures how far the output is from any mix of v_j W_O."""
+    """Each head's output lies in the range of the values it weighs; after W_O, how far it is from any mix."""
     visible = result.visible[index]
     inside = 0
     for head in range(result.n_heads):
@@ -122,8 +117,7 @@ def convexity_note(result: AttentionResult, index: int) -> dict:
 
 
 def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
-    """Distance from `point` [d] to the nearest sum_j a_j rows[j] with sum_j a_j = 1 (rows [n, d]), by least
-    squares: a point outside this affine hull is outside the convex hull too."""
+    """Distance from `point` [d] to the affine hull of rows [n, d] by least squares: outside it is outside the mix."""
     anchor = rows[-1]
     directions = (rows[:-1] - anchor).T  # [d, n - 1]
     if directions.shape[1] == 0:
@@ -134,8 +128,7 @@ def affine_miss(point: np.ndarray, rows: np.ndarray) -> float:
 
 def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, index: int,
                     texts: list[str], untrained_said: bool = False) -> list[dict]:
-    """A saturated (one-hot) or flat (uniform) row, with the weights a suggested setting would give; a flat row of
-    random projections says they are untrained unless an earlier head's note said it."""
+    """A saturated (one-hot) or flat (uniform) row, with the weights a suggested setting would give."""
     logits, weights = result.logits[head, index], result.weights[head, index]
     visible = np.flatnonzero(result.visible[index])
     if len(visible) < 2:
@@ -168,8 +161,7 @@ def row_shape_notes(result: AttentionResult, embeddings: np.ndarray, head: int, 
 
 
 def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, head: int, index: int) -> list[dict]:
-    """This row's weights rerun under each remedy for `code`, its temperature solved for this row; none for a
-    trained or pretrained layer, whose weights fix its settings."""
+    """This row's weights under each remedy for `code`; none for a trained layer, whose weights fix its settings."""
     if result.config.mode == "trained":
         return []
     row = (head, slice(index, index + 1))  # [1, n_k] of the head: the row as a group of one
@@ -182,8 +174,7 @@ def alternatives(result: AttentionResult, embeddings: np.ndarray, code: str, hea
 
 def permutation_note(result: AttentionResult, embeddings: np.ndarray, texts: list[str], check: bool,
                      learned_positions: bool = False) -> dict:
-    """Without positions and masks attention cannot see word order; with `check`, prove it: rotate the words by
-    one place, rerun the engine and compare the outputs and weights put back in order."""
+    """Whether attention sees word order; with `check`, proved by rotating the words and rerunning the engine."""
     note: dict = {"code": "permutation", "checked": check, "order": None, "max_abs_diff": None}
     config = result.config
     if learned_positions:

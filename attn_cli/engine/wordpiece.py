@@ -1,7 +1,5 @@
-"""BERT's tokenizer by hand from the model's vocab.txt (the `tokenizers` package would add a compiled dependency for
-a few dozen lines): basic words (cleaned, CJK apart, lowercased without accents, punctuation split), then greedy
-longest-match WordPiece. Checked against the reference tokenizer by tests/test_bert_reference.py.
-"""
+"""BERT's tokenizer by hand from vocab.txt (`tokenizers` would add a compiled dependency): basic words, then greedy
+longest-match WordPiece."""
 
 from __future__ import annotations
 
