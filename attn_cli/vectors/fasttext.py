@@ -29,34 +29,32 @@ MAGIC = 793712314  # fastText's file format signature (an int32); older files st
 _NEW_ARGS = "<12id"  # dim ws epoch min_count neg word_ngrams loss model bucket minn maxn lr_update_rate t
 _OLD_ARGS = "<10id"  # the same without dim and ws, which stand where the signature and version are
 _READ_BYTES = 1 << 20
-_FLOAT_BYTES = 4
-
-
-class Truncated(Exception):
-    """The file ended where its layout promises more bytes."""
 
 
 class _Walk:
     """Exact reads from the start of a stream, each byte copied to `copy` (if any); `size`, for a plain file:
-    matrices are sought past, never read."""
+    matrices are sought past, never read. A read past the end names the part of the layout it was in."""
 
-    def __init__(self, stream: BinaryIO, size: int | None, copy: IO[bytes] | None = None) -> None:
-        self.stream, self.size, self.copy = stream, size, copy
+    def __init__(self, path: Path, stream: BinaryIO, size: int | None, copy: IO[bytes] | None = None) -> None:
+        self.path, self.stream, self.size, self.copy = path, stream, size, copy
         self.buffer, self.start, self.offset = b"", 0, 0  # unread bytes are buffer[start:]; offset: bytes used
-        self.part = "header"  # where the walk is, for messages
+        self.part = "header"
 
     def _more(self) -> bool:
-        """Read the next piece of the stream into the buffer; False at its end."""
         data = self.stream.read(_READ_BYTES)
         if self.copy is not None:
             write_all(self.copy, data)
         self.buffer, self.start = self.buffer[self.start:] + data, 0
         return bool(data)
 
+    def truncated(self) -> VectorsError:
+        return VectorsError(f"{self.path} ends inside its {self.part}: it is truncated (an interrupted download?), "
+                            "or not a fastText .bin model; download or copy it again")
+
     def take(self, size: int) -> bytes:
         while len(self.buffer) - self.start < size:
             if not self._more():
-                raise Truncated
+                raise self.truncated()
         self.start, self.offset = self.start + size, self.offset + size
         return self.buffer[self.start - size:self.start]
 
@@ -69,7 +67,7 @@ class _Walk:
             if len(self.buffer) - self.start > MAX_WORD_BYTES:
                 return None
             if not self._more():
-                raise Truncated
+                raise self.truncated()
         return self.take(end + 1 - self.start)[:-1]
 
     def skip(self, size: int) -> None:
@@ -77,7 +75,7 @@ class _Walk:
         size -= len(self.take(min(size, len(self.buffer) - self.start)))
         if size and self.size is not None:  # the buffer is used up: the stream stands at `offset`
             if self.offset + size > self.size:
-                raise Truncated
+                raise self.truncated()
             self.offset += size
             self.stream.seek(self.offset)
             return
@@ -88,7 +86,7 @@ class _Walk:
         return self.start == len(self.buffer) and not self._more()
 
 
-def walk(walker: _Walk, path: Path) -> None:
+def walk(walker: _Walk) -> None:
     """Read the whole layout; a VectorsError when a count is impossible or the file has more or fewer bytes."""
     magic, _version = walker.unpack("<2i")
     new = magic == MAGIC
@@ -96,40 +94,39 @@ def walk(walker: _Walk, path: Path) -> None:
     dims = args[0] if new else magic
     bucket, minn, maxn = args[-5:-2]
     if dims < 1 or bucket < 0 or minn < 0 or maxn < 0:
-        raise damaged(path, f"its header says {dims} dimensions, {bucket} buckets, n-grams of {minn} to {maxn} "
-                            "characters")
+        raise damaged(walker.path, f"its header says {dims} dimensions, {bucket} buckets, n-grams of {minn} to "
+                                   f"{maxn} characters")
     walker.part = "vocabulary"
-    words = vocabulary(walker, path, new)
+    words = vocabulary(walker, new)
     for matrix, rows_expected in (("input", words + bucket), ("output", None)):
         walker.part = f"{matrix} matrix"
         if new and walker.take(1) != b"\0":
-            raise damaged(path, f"its {matrix} matrix is quantized (a .ftz model), which gensim cannot read; "
-                                "pass the unquantized .bin or its .vec text file")
+            raise damaged(walker.path, f"its {matrix} matrix is quantized (a .ftz model), which gensim cannot "
+                                       "read; pass the unquantized .bin or its .vec text file")
         rows, columns = walker.unpack("<2q")
         if columns != dims or rows < 0 or rows_expected not in (None, rows):
-            raise damaged(path, f"its {matrix} matrix is {rows:,} x {columns:,} for {words:,} words, {bucket:,} "
-                                f"buckets and {dims:,} dimensions")
-        walker.skip(rows * columns * _FLOAT_BYTES)
+            raise damaged(walker.path, f"its {matrix} matrix is {rows:,} x {columns:,} for {words:,} words, "
+                                       f"{bucket:,} buckets and {dims:,} dimensions")
+        walker.skip(rows * columns * 4)  # float32
     if not walker.at_end():
-        raise damaged(path, f"it goes on after the {walker.offset:,} bytes its header accounts for")
+        raise damaged(walker.path, f"it goes on after the {walker.offset:,} bytes its header accounts for")
 
 
-def vocabulary(walker: _Walk, path: Path, new: bool) -> int:
+def vocabulary(walker: _Walk, new: bool) -> int:
     """Go past the vocabulary (and the pruned-index table of newer files); returns its number of words."""
     size, words, labels = walker.unpack("<3i")
     counts = walker.unpack("<qq" if new else "<q")  # tokens seen in training (and the size of the pruned index)
-    pruned = counts[1] if new else 0
     if not (words > 0 and labels >= 0 and words + labels == size):
-        raise damaged(path, f"its vocabulary of {size:,} entries holds {words:,} words and {labels:,} labels")
+        raise damaged(walker.path, f"its vocabulary of {size:,} entries holds {words:,} words and {labels:,} labels")
     if labels:
-        raise VectorsError(f"{path} is a supervised fastText model (a classifier), which gensim cannot read: "
+        raise VectorsError(f"{walker.path} is a supervised fastText model (a classifier), which gensim cannot read: "
                            "pass its .vec text file, or a skipgram/cbow model")
     for number in range(1, size + 1):
         if walker.word() is None:
-            raise damaged(path, f"word {number:,} is longer than {MAX_WORD_BYTES:,} bytes")
+            raise damaged(walker.path, f"word {number:,} is longer than {MAX_WORD_BYTES:,} bytes")
         if walker.take(9)[8] != 0:  # an int64 count, then the entry type: 0 for a word
-            raise damaged(path, f"entry {number:,} of the vocabulary is not a word")
-    walker.skip(8 * max(pruned, 0))
+            raise damaged(walker.path, f"entry {number:,} of the vocabulary is not a word")
+    walker.skip(8 * max(counts[-1] if new else 0, 0))
     return words
 
 
@@ -158,20 +155,11 @@ def checked_model(path: Path) -> Iterator[Path]:
     (gensim reads a compressed model as garbage)."""
     with open_maybe_compressed(path) as stream:
         if isinstance(stream, io.BufferedReader):  # a plain file
-            check(_Walk(stream, os.fstat(stream.fileno()).st_size), path)
+            walk(_Walk(path, stream, os.fstat(stream.fileno()).st_size))
             yield path
             return
         leftovers.sweep([leftovers.scratch_place()])
         with tempfile.NamedTemporaryFile(prefix=leftovers.SCRATCH_PREFIX, suffix=".bin") as copy:
-            check(_Walk(stream, None, copy), path)
+            walk(_Walk(path, stream, None, copy))
             copy.flush()
             yield Path(copy.name)
-
-
-def check(walker: _Walk, path: Path) -> None:
-    """Walk the layout; a file that ends early is said to be truncated, whatever part it ends in."""
-    try:
-        walk(walker, path)
-    except Truncated:
-        raise VectorsError(f"{path} ends inside its {walker.part}: it is truncated (an interrupted download?), "
-                           "or not a fastText .bin model; download or copy it again") from None
