@@ -94,15 +94,15 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
 
 def import_into(folder: Path, wanted: Wanted) -> dict:
     """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
-    from attn_cli.vectors.readers import ReadOptions  # the parser's tables are built only when importing
+    from attn_cli.vectors.readers import Reading  # the parser's tables are built only when importing
 
     path, options = wanted.path, wanted.options
     with open_maybe_compressed(path) as stream, \
             progress_bar(f"importing {path.name}", os.path.getsize(path), options.show_progress) as update:
-        read = ReadOptions(limit=options.limit, skip_bad_lines=options.skip_bad_lines,
-                           progress=lambda done, words: update(_position(stream, done), words))
+        read = Reading(options.limit, options.skip_bad_lines,
+                       lambda done, words: update(_position(stream, done), words))
         try:
-            writer, report = _read(stream, path, wanted.file_format, folder, read)
+            writer = _read(stream, path, wanted.file_format, folder, read)
         except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz/.bz2
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
         except OSError as exc:
@@ -115,8 +115,8 @@ def import_into(folder: Path, wanted: Wanted) -> dict:
         meta = writer.finish({
             "name": str(path), "format": wanted.file_format, "limit": options.limit,
             "lowercase": is_lowercase_vocabulary([word.decode("utf-8") for word in writer.words[:50_000]]),
-            "source": dataclasses.asdict(wanted.fingerprint), "header_count": report.header_count,
-            "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
+            "source": dataclasses.asdict(wanted.fingerprint), "header_count": read.header_count,
+            "bad_lines": read.bad_lines, "first_bad_lines": read.first_bad,
         })
     except OSError as exc:
         raise import_failure(exc, path, folder) from exc
@@ -139,18 +139,20 @@ def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
     return VectorsError(f"cannot read {path}: {exc.strerror or exc}; check the file is complete and readable")
 
 
-def _read(stream, path: Path, file_format: str, folder: Path, read):
+def _read(stream, path: Path, file_format: str, folder: Path, read) -> CacheWriter:
     from attn_cli.vectors.readers import guess_dims, read_binary, read_header, read_text
 
     if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
         stream.read(3)
     header = read_header(stream) if file_format != "glove" else None
+    read.header_count = header[0] if header else None
     if file_format == "word2vec-binary":
         if header is None:
             raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
                                Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
         writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
-        return writer, read_binary(stream, path, header[0], header[1], writer, read)
+        read_binary(stream, path, header[0], header[1], writer, read)
+        return writer
     if header is None and file_format == "word2vec":
         raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
                            " for GloVe text")
@@ -159,9 +161,8 @@ def _read(stream, path: Path, file_format: str, folder: Path, read):
     if dims < 1:
         raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
     writer = CacheWriter(folder, dims, read.limit)
-    report = read_text(stream, path, dims, writer, read, first_line_number=2 if header else 1, prefix=sample)
-    report.header_count = header[0] if header else None
-    return writer, report
+    read_text(stream, path, dims, writer, read, first_line_number=2 if header else 1, prefix=sample)
+    return writer
 
 
 def checked_dims(path: Path, dims: int) -> int:

@@ -1,5 +1,5 @@
-"""Stream a GloVe / word2vec text or word2vec binary file into a sink (the cache writer), BLOCK_BYTES at a time;
-a bad line stops the import naming the file, the line and a snippet, unless `skip_bad_lines` counts it."""
+"""Stream a GloVe / word2vec text or word2vec binary file into the cache writer, BLOCK_BYTES at a time; a bad line
+stops the import naming the file, the line and a snippet, unless `skip_bad_lines` counts it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -17,26 +17,20 @@ from attn_cli.vectors.formats import split_records
 from attn_cli.vectors.store import MAX_WORD_BYTES
 from attn_cli.vectors.textparse import MAX_LINE_BYTES, LineTooLong, parse_block
 
+if TYPE_CHECKING:
+    from attn_cli.vectors.cache import CacheWriter
+
 BLOCK_BYTES = 8 << 20
 PARSERS = 2  # text blocks parsed at once, one per core of the machines we measure on
 
 
-class Sink(Protocol):
-    def add(self, words: list[bytes], rows: np.ndarray) -> int:
-        """Take words and their rows [n, d]; returns how many words it holds now."""
-
-
 @dataclass
-class ReadOptions:
-    limit: int | None = None  # keep the first N words
+class Reading:
+    """How to read (the first `limit` words; bad lines skipped or not) and what the reader met on the way."""
+
+    limit: int | None = None
     skip_bad_lines: bool = False
     progress: Callable[[int, int], None] = lambda done_bytes, words: None
-
-
-@dataclass
-class ReadReport:
-    """What the reader met on the way, for the metadata and the warnings."""
-
     header_count: int | None = None
     bad_lines: int = 0
     first_bad: list[str] = field(default_factory=list)
@@ -57,11 +51,10 @@ def guess_dims(sample: bytes) -> int:
     return counts.most_common(1)[0][0] if counts else 0
 
 
-def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: ReadOptions,
-              first_line_number: int = 1, prefix: bytes = b"") -> ReadReport:
+def read_text(stream: BinaryIO, path: Path, dims: int, sink: CacheWriter, options: Reading,
+              first_line_number: int = 1, prefix: bytes = b"") -> None:
     """Text lines `word x1 ... xD` into the sink, in file order; blocks are parsed on threads (numpy releases the
     GIL) while the oldest is stored, so bad lines, line numbers and --limit behave as in one pass."""
-    report = ReadReport()
     line_number = first_line_number
     blocks = line_blocks(stream, prefix)
     with ThreadPoolExecutor(PARSERS) as pool:
@@ -80,7 +73,7 @@ def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: Read
             except LineTooLong as exc:
                 raise too_long(path, line_number + exc.args[0]) from None
             for index, reason, line in parsed.bad:
-                _bad_line(path, line_number + index, reason, line, report, options)
+                _bad_line(path, line_number + index, reason, line, options)
             held = sink.add(parsed.words, parsed.rows)
             line_number += lines
             options.progress(done, held)
@@ -88,7 +81,6 @@ def read_text(stream: BinaryIO, path: Path, dims: int, sink: Sink, options: Read
                 for waiting, _, _ in parsing:
                     waiting.cancel()
                 break
-    return report
 
 
 def too_long(path: Path, number: int) -> VectorsError:
@@ -120,10 +112,9 @@ def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, 
         yield (block if block.endswith(b"\n") else block + b"\n"), done
 
 
-def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink, options: ReadOptions) -> ReadReport:
+def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: CacheWriter, options: Reading) -> None:
     """word2vec binary records `word<space><dims float32 little-endian>[\\n]` into the sink, to the end of the file
     (the body wins over the header's count); a file that ends inside a record is truncated."""
-    report = ReadReport(header_count=count)
     pending, done, seen = b"", 0, 0
     while True:
         data = stream.read(BLOCK_BYTES)
@@ -134,12 +125,12 @@ def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink,
         if words:
             finite = np.isfinite(matrix).all(axis=1)
             for row in np.flatnonzero(~finite).tolist():
-                _bad_line(path, seen + row + 2, "NaN or infinite value", words[row], report, options)
+                _bad_line(path, seen + row + 2, "NaN or infinite value", words[row], options)
             seen += len(words)
             held = sink.add([w for w, ok in zip(words, finite.tolist()) if ok], matrix[finite])
             options.progress(done, held)
             if options.limit is not None and held >= options.limit:
-                return report
+                return
         if len(pending) >= MAX_WORD_BYTES + 2 + 4 * dims:  # a newline, a word, a space, the floats: no record is longer
             raise VectorsError(f"{path}: the word of record {seen + 1:,} is longer than {MAX_WORD_BYTES:,} bytes, "
                                "which no word is; this is not word2vec binary, or it is damaged")
@@ -148,10 +139,9 @@ def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Sink,
     if pending.strip():
         raise VectorsError(f"{path}: the file ends inside a record after {seen:,} words (the header promises "
                            f"{count:,}); the file is truncated: download or copy it again")
-    return report
 
 
-def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadReport, options: ReadOptions) -> None:
+def _bad_line(path: Path, number: int, reason: str, line: bytes, options: Reading) -> None:
     if looks_binary(line):  # no line to fix, and a snippet of it would be noise: the format is wrong
         raise VectorsError(f"{path}, line {number}: binary data, not text; leave out ", Option("format"),
                            " to have the format detected, or pass ", Option("format", "word2vec-binary"),
@@ -161,9 +151,9 @@ def _bad_line(path: Path, number: int, reason: str, line: bytes, report: ReadRep
     if not options.skip_bad_lines:
         raise VectorsError(f"{where}; fix the line or pass ", Option("skip_bad_lines", True),
                            " to leave such lines out")
-    report.bad_lines += 1
-    if len(report.first_bad) < 3:
-        report.first_bad.append(where)
+    options.bad_lines += 1
+    if len(options.first_bad) < 3:
+        options.first_bad.append(where)
 
 
 def looks_binary(line: bytes) -> bool:
