@@ -20,7 +20,7 @@ from attn_cli.vectors.cache import (CorruptCache, cache_root, cached_sets, folde
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:  # loaded when leftovers are looked for: a warm run never does
-    from attn_cli.vectors.leftovers import Leftover
+    from attn_cli.vectors.importer import Leftover
 
 Warn = Callable[[str], None]
 EXPORT_FORMATS = ("word2vec", "word2vec-binary")  # what export_vectors writes; gensim's load_word2vec_format reads both
@@ -151,19 +151,19 @@ def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = F
 
 def vector_leftovers() -> list[Leftover]:
     """What killed imports and downloads of this user left behind (in the cache, gensim-data's folders, $TMPDIR)."""
-    import attn_cli.vectors.leftovers as leftovers
     from attn_cli.vectors.gensim_data import data_dir
+    from attn_cli.vectors.importer import every_place, find
 
     try:
         layout: Path | None = layout_folder()
     except OSError:  # a link, never followed: cached_vector_sets says so
         layout = None
-    return leftovers.find(leftovers.every_place(layout, data_dir()))
+    return find(every_place(layout, data_dir()))
 
 
 def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:
     """Delete the stale leftovers; a recent one may still be written, and is kept with a warning."""
-    from attn_cli.vectors.leftovers import SWEEP_AFTER, delete
+    from attn_cli.vectors.importer import SWEEP_AFTER, delete
 
     found = vector_leftovers()
     for item in found:

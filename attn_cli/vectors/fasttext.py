@@ -22,7 +22,6 @@ import numpy as np
 from attn_cli.files import write_all
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.formats import finite, open_maybe_compressed
-import attn_cli.vectors.leftovers as leftovers
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
 MAGIC = 793712314  # fastText's file format signature (an int32); older files start with their dims instead
@@ -158,8 +157,10 @@ def checked_model(path: Path) -> Iterator[Path]:
             walk(_Walk(path, stream, os.fstat(stream.fileno()).st_size))
             yield path
             return
-        leftovers.sweep([leftovers.scratch_place()])
-        with tempfile.NamedTemporaryFile(prefix=leftovers.SCRATCH_PREFIX, suffix=".bin") as copy:
+        from attn_cli.vectors.importer import SCRATCH_PREFIX, scratch_place, sweep
+
+        sweep([scratch_place()])
+        with tempfile.NamedTemporaryFile(prefix=SCRATCH_PREFIX, suffix=".bin") as copy:
             walk(_Walk(path, stream, None, copy))
             copy.flush()
             yield Path(copy.name)
