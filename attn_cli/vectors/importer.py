@@ -184,7 +184,7 @@ def _read(stream, path: Path, file_format: str, folder: Path, read) -> CacheWrit
 
 def checked_dims(path: Path, dims: int) -> int:
     """The width a 'COUNT DIMS' header announces, if a vector file can have it (1 to MAX_DIMS)."""
-    from attn_cli.vectors.textparse import MAX_DIMS
+    from attn_cli.vectors.readers import MAX_DIMS
 
     if not 1 <= dims <= MAX_DIMS:
         raise VectorsError(f"{path}: its 'COUNT DIMS' header announces {dims:,} dimensions, and a vector file has "
