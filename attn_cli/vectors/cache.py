@@ -296,14 +296,6 @@ class Wanted:
         return self.fingerprint.key(self.file_format, self.options.limit)
 
 
-def warm_vectors(wanted: Wanted) -> Vectors | None:
-    """The sound cached set of this very file, else None: the importer deals with it."""
-    try:
-        return serve(layout_folder() / wanted.key, wanted)
-    except (OSError, CorruptCache):
-        return None
-
-
 _WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in this process
 
 
