@@ -23,10 +23,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
-                                    cached_sets, layout_folder, load_cached, read_meta, serve)
-from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
+from attn_cli.errors import VectorsError
+from attn_cli.vectors.cache import (CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
+                                    cached_sets, layout_folder, load_cached, serve)
+from attn_cli.vectors.formats import open_maybe_compressed
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
@@ -46,14 +46,12 @@ def cached_vectors(wanted: Wanted) -> Vectors:
     root = cache_root()
     try:
         final = layout_folder(root) / wanted.key
-        try:
-            vectors = serve(final, wanted) if os.path.lexists(final) else None
-        except CorruptCache as exc:
-            wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
-            delete(final)  # a link itself, never what it leads to; what cannot be deleted stays
-            vectors = None
-        if vectors is not None:
-            return vectors
+        if os.path.lexists(final):
+            try:
+                return serve(final, wanted)
+            except CorruptCache as exc:
+                wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
+                delete(final)  # a link itself, never what it leads to; what cannot be deleted stays
         sweep([(final.parent, IMPORT), scratch_place()])
         final.parent.mkdir(parents=True, exist_ok=True)
         temporary = Path(tempfile.mkdtemp(prefix=f".tmp-{wanted.key}-", dir=final.parent))  # renamed atomically
@@ -93,8 +91,7 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
             raise
     else:
         vectors = load_cached(final, wanted.name)
-        meta = read_meta(final)
-        same = (meta["source"]["path"], meta["format"], meta["limit"])
+        same = (wanted.fingerprint.path, wanted.file_format, wanted.options.limit)
         for folder, other in cached_sets(final.parent.parent):
             if folder != final and other and (other["source"]["path"], other["format"], other["limit"]) == same:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -111,15 +108,15 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
 
 def import_into(folder: Path, wanted: Wanted) -> dict:
     """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
-    from attn_cli.vectors.readers import Reading  # the parser's tables are built only when importing
+    from attn_cli.vectors import readers  # the parser's tables are built only when importing
 
     path, options = wanted.path, wanted.options
     with open_maybe_compressed(path) as stream, \
             progress_bar(f"importing {path.name}", os.path.getsize(path), options.show_progress) as update:
-        read = Reading(options.limit, options.skip_bad_lines,
+        read = readers.Reading(options.limit, options.skip_bad_lines,
                        lambda done, words: update(_position(stream, done), words))
         try:
-            writer = _read(stream, path, wanted.file_format, folder, read)
+            writer = readers.read_vectors(stream, path, wanted.file_format, folder, read)
         except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz/.bz2
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
         except OSError as exc:
@@ -154,42 +151,6 @@ def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
         return CacheFull(folder.parent, exc)
     return VectorsError(f"cannot read {path}: {exc.strerror or exc}; check the file is complete and readable")
-
-
-def _read(stream, path: Path, file_format: str, folder: Path, read) -> CacheWriter:
-    from attn_cli.vectors.readers import guess_dims, read_binary, read_header, read_text
-
-    if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
-        stream.read(3)
-    header = read_header(stream) if file_format != "glove" else None
-    read.header_count = header[0] if header else None
-    if file_format == "word2vec-binary":
-        if header is None:
-            raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
-                               Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
-        writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
-        read_binary(stream, path, header[0], header[1], writer, read)
-        return writer
-    if header is None and file_format == "word2vec":
-        raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
-                           " for GloVe text")
-    sample = stream.read(1 << 20) if header is None else b""
-    dims = checked_dims(path, header[1]) if header else guess_dims(sample)
-    if dims < 1:
-        raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
-    writer = CacheWriter(folder, dims, read.limit)
-    read_text(stream, path, dims, writer, read, first_line_number=2 if header else 1, prefix=sample)
-    return writer
-
-
-def checked_dims(path: Path, dims: int) -> int:
-    """The width a 'COUNT DIMS' header announces, if a vector file can have it (1 to MAX_DIMS)."""
-    from attn_cli.vectors.readers import MAX_DIMS
-
-    if not 1 <= dims <= MAX_DIMS:
-        raise VectorsError(f"{path}: its 'COUNT DIMS' header announces {dims:,} dimensions, and a vector file has "
-                           f"1 to {MAX_DIMS:,}; the header is damaged, or this is not a word2vec file")
-    return dims
 
 
 def _position(stream, done: int) -> int:

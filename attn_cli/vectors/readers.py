@@ -15,17 +15,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.formats import is_number, split_records
+from attn_cli.vectors.cache import CacheWriter
+from attn_cli.vectors.formats import UTF8_BOM, is_number, split_records
 from attn_cli.vectors.store import FLOAT32_MAX, MAX_WORD_BYTES  # a larger value is a bad line: the cache stores float32
 
-if TYPE_CHECKING:
-    from attn_cli.vectors.cache import CacheWriter
 
 BLOCK_BYTES = 8 << 20
 PARSERS = 2  # text blocks parsed at once, one per core of the machines we measure on
@@ -226,6 +225,39 @@ class Reading:
     header_count: int | None = None
     bad_lines: int = 0
     first_bad: list[str] = field(default_factory=list)
+
+
+def read_vectors(stream: BinaryIO, path: Path, file_format: str, folder: Path, read: Reading) -> CacheWriter:
+    """The whole file into a cache writer on `folder`, by its format (a word2vec header first, if it has one)."""
+    if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
+        stream.read(3)
+    header = read_header(stream) if file_format != "glove" else None
+    read.header_count = header[0] if header else None
+    if file_format == "word2vec-binary":
+        if header is None:
+            raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
+                               Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
+        writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
+        read_binary(stream, path, header[0], header[1], writer, read)
+        return writer
+    if header is None and file_format == "word2vec":
+        raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
+                           " for GloVe text")
+    sample = stream.read(1 << 20) if header is None else b""
+    dims = checked_dims(path, header[1]) if header else guess_dims(sample)
+    if dims < 1:
+        raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
+    writer = CacheWriter(folder, dims, read.limit)
+    read_text(stream, path, dims, writer, read, first_line_number=2 if header else 1, prefix=sample)
+    return writer
+
+
+def checked_dims(path: Path, dims: int) -> int:
+    """The width a 'COUNT DIMS' header announces, if a vector file can have it (1 to MAX_DIMS)."""
+    if not 1 <= dims <= MAX_DIMS:
+        raise VectorsError(f"{path}: its 'COUNT DIMS' header announces {dims:,} dimensions, and a vector file has "
+                           f"1 to {MAX_DIMS:,}; the header is damaged, or this is not a word2vec file")
+    return dims
 
 
 def read_header(stream: BinaryIO) -> tuple[int, int] | None:
