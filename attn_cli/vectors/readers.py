@@ -227,7 +227,7 @@ class Reading:
     first_bad: list[str] = field(default_factory=list)
 
 
-def read_vectors(stream: BinaryIO, path: Path, file_format: str, folder: Path, read: Reading) -> CacheWriter:
+def read_vectors(stream, path: Path, file_format: str, folder: Path, read: Reading) -> CacheWriter:
     """The whole file into a cache writer on `folder`, by its format (a word2vec header first, if it has one)."""
     if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
         stream.read(3)
