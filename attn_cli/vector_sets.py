@@ -1,7 +1,5 @@
-"""The vector sets attn-cli keeps: list, find, describe and remove cached sets and leftovers; download a
-gensim-data model; export a set as a word2vec file. Only what attn-cli made is ever deleted: a folder without
-valid metadata may not be its own and is left alone (said to `warn`), and source files are never touched.
-"""
+"""The vector sets attn-cli keeps, as library functions (`attn-cli vectors` is their client). Only what attn-cli
+made is ever deleted: a folder without valid metadata may not be its own and is left alone, said to `warn`."""
 
 from __future__ import annotations
 
@@ -22,7 +20,7 @@ from attn_cli.vectors.cache import (CorruptCache, cache_root, cached_sets, folde
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:  # loaded when leftovers are looked for: a warm run never does
-    from attn_cli.vectors.leftovers import Leftover
+    from attn_cli.vectors.importer import Leftover
 
 Warn = Callable[[str], None]
 EXPORT_FORMATS = ("word2vec", "word2vec-binary")  # what export_vectors writes; gensim's load_word2vec_format reads both
@@ -33,7 +31,7 @@ LEFT_ALONE = ("it has no valid meta.json, so it may not be a set attn-cli made a
 
 
 def _quiet(message: str) -> None:
-    """The default `warn`: say nothing."""
+    pass
 
 
 cache_folder = cache_root  # the public name of where imported sets live
@@ -59,13 +57,12 @@ class CachedSet:
         return folder_size(self.folder)
 
     def describe(self) -> dict[str, Any]:
-        """What `attn-cli vectors list` shows of it."""
         meta = self.meta or {}
         return {"id": self.id, "name": meta.get("name"), "format": meta.get("format"), "count": meta.get("count"),
                 "dims": meta.get("dims"), "bytes": self.bytes, "corrupt": self.corrupt}
 
     def load(self) -> Vectors:
-        """The set, mapped after its files are checked (a VectorsError naming the remedy for a corrupt folder)."""
+        """The set, its files checked; a corrupt folder is a VectorsError naming the remedy."""
         try:
             return load_cached(self.folder)
         except CorruptCache as exc:
@@ -115,13 +112,12 @@ def find_cached(source: str, warn: Warn = _quiet) -> list[CachedSet]:
 def describe_vectors(vectors: Vectors) -> dict[str, Any]:
     """A vector set's shape, provenance and what its import met (`attn-cli vectors info`)."""
     _require_vectors(vectors)
-    details = dict(vectors.details)
-    folder = details.get("cache")
+    folder = vectors.details.get("cache")
     if folder and not Path(folder).is_dir():  # read without a cache
         folder = None
     meta = read_meta(Path(folder)) if folder else {}
     return {
-        "name": vectors.name, "format": details.get("format"), "count": vectors.count, "dims": vectors.dims,
+        "name": vectors.name, "format": vectors.details.get("format"), "count": vectors.count, "dims": vectors.dims,
         "lowercase": vectors.lowercase,
         "cache": {"path": folder, "bytes": folder_size(Path(folder))} if folder else None,
         "source": meta.get("source"), "limit": meta.get("limit"), "header_count": meta.get("header_count"),
@@ -155,28 +151,27 @@ def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = F
 
 def vector_leftovers() -> list[Leftover]:
     """What killed imports and downloads of this user left behind (in the cache, gensim-data's folders, $TMPDIR)."""
-    import attn_cli.vectors.leftovers as leftovers
     from attn_cli.vectors.gensim_data import data_dir
+    from attn_cli.vectors.importer import every_place, find
 
     try:
         layout: Path | None = layout_folder()
     except OSError:  # a link, never followed: cached_vector_sets says so
         layout = None
-    return leftovers.find(leftovers.every_place(layout, data_dir()))
+    return find(every_place(layout, data_dir()))
 
 
 def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:
     """Delete the stale leftovers; a recent one may still be written, and is kept with a warning."""
-    from attn_cli.vectors.leftovers import SWEEP_AFTER, delete
+    from attn_cli.vectors.importer import SWEEP_AFTER, delete
 
-    removed = []
-    for item in vector_leftovers():
-        if not item.stale:
-            warn(f"kept {item.path}: touched in the last {SWEEP_AFTER / 60:g} minutes, it may still be written")
-        else:
+    found = vector_leftovers()
+    for item in found:
+        if item.stale:
             delete(item.path)
-            removed.append(item)
-    return removed
+        else:
+            warn(f"kept {item.path}: touched in the last {SWEEP_AFTER / 60:g} minutes, it may still be written")
+    return [item for item in found if item.stale]
 
 
 def download_vectors(name: str, *, progress: bool = True) -> Path:

@@ -328,16 +328,16 @@ def disk_full(monkeypatch, path):
 
 
 def grows_during_import(monkeypatch, path):
-    from attn_cli.vectors import importer
+    from attn_cli.vectors import readers
 
-    real_read = importer._read
+    real_read = readers.read_vectors
 
     def read_then_append(*args, **kwargs):
         result = real_read(*args, **kwargs)
         with open(path, "a") as handle:
             handle.write("late 1 2 3\n")
         return result
-    monkeypatch.setattr(importer, "_read", read_then_append)
+    monkeypatch.setattr(readers, "read_vectors", read_then_append)
 
 
 def read_only_cache(monkeypatch, path):

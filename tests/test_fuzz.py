@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from attn_cli.errors import EXIT_CODES, InputError, VectorsError
 from attn_cli.engine.tokenize import tokenize
 from attn_cli.vectors import load_vectors
-from attn_cli.vectors.textparse import FLOAT32_MAX, parse_block
+from attn_cli.vectors.readers import FLOAT32_MAX, parse_block
 
 EXAMPLES = int(os.environ.get("ATTN_CLI_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

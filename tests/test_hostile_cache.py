@@ -72,7 +72,7 @@ def test_a_planted_folder_that_cannot_be_deleted_is_never_served(run, user, monk
     layout = Path(os.environ["ATTN_CLI_CACHE"]) / "v1"
     [planted] = list(layout.iterdir())
     shutil.copytree(planted, layout / Fingerprint.of(user / "vectors.txt").key("glove", None))
-    monkeypatch.setattr("attn_cli.vectors.importer.discard", lambda folder: None)  # as if not ours to delete
+    monkeypatch.setattr("attn_cli.vectors.importer.delete", lambda folder: None)  # as if not ours to delete
     before = snapshot(user)
     result = run("explain", "money bank grows", "--vectors", str(user / "vectors.txt"), "--json",
                  "--include", "embeddings")
@@ -179,7 +179,7 @@ def test_remove_deletes_only_what_attn_cli_made(run, user, private_cache, name, 
 
 # --- nothing left behind (issue 14.11) ----------------------------------------------------------------------
 
-STALE = 11 * 60  # seconds: older than leftovers.SWEEP_AFTER
+STALE = 11 * 60  # seconds: older than importer.SWEEP_AFTER
 
 
 @pytest.fixture

@@ -248,13 +248,13 @@ def test_a_killed_import_leaves_no_cache(tmp_path, private_cache):
 
 
 def test_the_cached_path_never_imports_gensim_nor_the_importer(tmp_path, glove_file):
-    """A warm run maps the cache (cache.warm_vectors) and loads none of the import life cycle: its writers, the
+    """A warm run maps the cache (cache.serve) and loads none of the import life cycle: its writers, the
     leftovers sweep, tempfile."""
     load_vectors(glove_file)
     code = ("import sys; from attn_cli.cli.app import main; sys.argv = ['attn-cli', 'explain', 'the of', '--json', "
             f"'--vectors', {glove_file!r}]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
             "assert 'gensim' not in sys.modules, 'gensim imported'\n"
-            "loaded = {'attn_cli.vectors.importer', 'attn_cli.vectors.leftovers', 'tempfile'} & set(sys.modules)\n"
+            "loaded = {'attn_cli.vectors.importer', 'tempfile'} & set(sys.modules)\n"
             "assert not loaded, loaded")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
     assert result.returncode == 0, result.stderr

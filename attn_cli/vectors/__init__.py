@@ -15,14 +15,14 @@ __all__ = ["Vectors", "load_vectors", "resolve_source"]
 
 def load_vectors(source: str | None, options=None) -> Vectors:
     """The embedded default for None or 'default'; a file or gensim-data name through the cache otherwise
-    (`options`: a cache.LoadOptions). The cache loads only here, the importer only when it has no sound set."""
+    (`options`: a cache.LoadOptions). The importer loads only when the cache has no sound set of the file."""
     if source == "":  # `--vectors "$VEC"` with VEC unset: never the embedded set in place of the one meant
         raise VectorsError("the vector source is empty; name a vector file or a gensim-data name, or leave it out "
                            "for the embedded set")
     if source in (None, DEFAULT_NAME):
         return load_default_vectors()
     from attn_cli.vectors.formats import CACHEABLE, VECTOR_FORMATS, detect_format, read_gensim_pickle
-    from attn_cli.vectors.cache import LoadOptions, Wanted, warm_vectors
+    from attn_cli.vectors.cache import CorruptCache, LoadOptions, Wanted, layout_folder, serve
 
     options = options or LoadOptions()
     path, name = resolve_source(source)
@@ -36,12 +36,12 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     if file_format not in CACHEABLE:
         raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(VECTOR_FORMATS)}")
     wanted = Wanted.of(path, file_format, options, name)
-    vectors = warm_vectors(wanted)
-    if vectors is None:
+    try:
+        return serve(layout_folder() / wanted.key, wanted)
+    except (OSError, CorruptCache):  # the importer says why, and rebuilds or reads around it
         from attn_cli.vectors.importer import cached_vectors
 
-        vectors = cached_vectors(wanted)
-    return vectors
+        return cached_vectors(wanted)
 
 
 def resolve_source(source: str) -> tuple[Path, str | None]:

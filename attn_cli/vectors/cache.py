@@ -1,9 +1,7 @@
 """The cache of imported vector files, `<cache>/v1/<stem>-<key>/` (docs/vectors.md): mapped, never trusted.
 
-A set is served only from a real folder whose meta.json has every field with its type, records the very file,
-format and --limit asked for, and agrees with the files; anything else is CorruptCache (the importer rebuilds it).
-Checks that would read a whole file wait until a part is used, so a warm run reads a few pages: a word's lookup
-touches a few pages of vocab.txt, offsets.npy and index.npy (a CRC-32 hash table), never a dict of every word.
+A set is served only from a real folder whose meta.json is whole, records the very file asked for and agrees with
+the files (CorruptCache otherwise); checks that would read a whole file wait until a part is used.
 """
 
 from __future__ import annotations
@@ -33,9 +31,7 @@ MATRIX_FILE, NORMS_FILE, META_FILE = "matrix.npy", "norms.npy", "meta.json"
 VOCAB_FILE, OFFSETS_FILE, INDEX_FILE = "vocab.txt", "offsets.npy", "index.npy"
 _EMPTY = -1  # a free slot of index.npy
 _SAMPLE_BYTES = 1 << 16
-# a name Fingerprint.key makes (what `vectors list` shows, `vectors remove` may delete): up to 40 characters
-# of the file name, "-", 16 hex digits
-_KEY = re.compile(r"[\w.-]{1,40}-[0-9a-f]{16}")
+_KEY = re.compile(r"[\w.-]{1,40}-[0-9a-f]{16}")  # Fingerprint.key's names: what list shows and remove deletes
 DATA_FILES = (MATRIX_FILE, NORMS_FILE, VOCAB_FILE, OFFSETS_FILE, INDEX_FILE)
 # every field CacheWriter.finish writes, with its type (a bool is no int here); the source's fields are Fingerprint's
 META_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -107,7 +103,7 @@ class CacheWriter:
         self._header(0)  # numpy leaves room for the final count: its header is written in place at the end
 
     def add(self, words: list[bytes], rows: np.ndarray) -> int:
-        """Store the words not seen before (up to the limit) and their rows [n, d]; returns the words held."""
+        """Store the new words (up to the limit) and their rows [n, d]; returns the words held."""
         keep = np.zeros(len(words), dtype=bool)
         for at, word in enumerate(self._valid_utf8(words)):
             if word in self.seen:
@@ -123,8 +119,7 @@ class CacheWriter:
         self.norms.append(row_norms(rows))  # a row longer than float32 holds stores inf: never a neighbour
         return len(self.words)
 
-    def _valid_utf8(self, words: list[bytes]) -> list[bytes]:
-        """Words as valid UTF-8: undecodable bytes become U+FFFD (counted, reported)."""
+    def _valid_utf8(self, words: list[bytes]) -> list[bytes]:  # undecodable bytes become U+FFFD, counted
         try:
             b"\n".join(words).decode("utf-8")
             return words
@@ -140,7 +135,6 @@ class CacheWriter:
         self._matrix.seek(0, os.SEEK_END)
 
     def finish(self, meta: dict) -> dict:
-        """Write the .npy header with the final shape, the norms, the vocabulary and meta.json."""
         count = len(self.words)
         self._header(count)
         self._matrix.close()
@@ -164,8 +158,7 @@ def layout_folder(root: Path | None = None) -> Path:
     return layout
 
 
-def _require(path: Path, is_kind: Callable[[int], bool], kind: str) -> None:
-    """`path` itself of the kind, never a link to one: CorruptCache otherwise (OSError when it is missing)."""
+def _require(path: Path, is_kind: Callable[[int], bool], kind: str) -> None:  # a link to one is not one
     mode = path.lstat().st_mode
     if not is_kind(mode):
         raise CorruptCache(f"{path.name} is {'a symbolic link, not' if stat.S_ISLNK(mode) else 'not'} a {kind}")
@@ -190,8 +183,7 @@ def read_meta(folder: Path) -> dict:
     return meta
 
 
-def _wrong_field(fields: dict, types: dict, prefix: str = "") -> str | None:
-    """The first of `types`' keys missing from `fields` or holding another type (True is not an int)."""
+def _wrong_field(fields: dict, types: dict, prefix: str = "") -> str | None:  # True is not an int here
     for key, kind in types.items():
         value = fields.get(key, ...)
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
@@ -229,7 +221,7 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
 
 def _disagreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarray, words: WordList,
                   index: StoredIndex) -> str | None:
-    """How the files' headers disagree with meta.json (shapes, dtypes, sizes), or None; in order."""
+    """How the files' headers disagree with meta.json (shapes, dtypes, sizes), or None."""
     count, dims = meta["count"], meta["dims"]
     table, offsets = index.table, words.offsets
     if matrix.shape != (count, dims) or matrix.dtype != np.float32:
@@ -268,7 +260,6 @@ def _meta_or_none(folder: Path) -> dict | None:
 
 
 def folder_size(folder: Path) -> int:
-    """The bytes of the regular files in `folder` (links are not followed)."""
     sizes = (entry.stat(follow_symlinks=False) for entry in os.scandir(folder))
     return sum(info.st_size for info in sizes if stat.S_ISREG(info.st_mode))
 
@@ -305,14 +296,6 @@ class Wanted:
         return self.fingerprint.key(self.file_format, self.options.limit)
 
 
-def warm_vectors(wanted: Wanted) -> Vectors | None:
-    """The sound cached set of this very file, else None: the importer deals with it."""
-    try:
-        return serve(layout_folder() / wanted.key, wanted)
-    except (OSError, CorruptCache):
-        return None
-
-
 _WARNED_SHARED: set[Path] = set()  # folders others can write, warned about in this process
 
 
@@ -336,7 +319,7 @@ def serve(folder: Path, wanted: Wanted) -> Vectors:
 
 
 class WordList(Sequence):
-    """The words of a cached set, decoded only when asked for (len, [i], [a:b], iteration)."""
+    """The words of a cached set, decoded only when asked for."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -377,8 +360,7 @@ class WordList(Sequence):
         except UnicodeDecodeError:
             raise self.not_utf8(row) from None
 
-    def not_utf8(self, row: int) -> DamagedCache:
-        """An import writes valid UTF-8, so a word that is not was damaged since (found where it is read)."""
+    def not_utf8(self, row: int) -> DamagedCache:  # an import writes valid UTF-8: damaged since
         return DamagedCache(self.folder, f"{VOCAB_FILE} is not UTF-8 at row {row:,}")
 
     def __iter__(self):
@@ -386,8 +368,8 @@ class WordList(Sequence):
 
 
 class StoredIndex:
-    """word -> row through the stored hash table, `.get` like a dict's; a probe that meets a row outside the
-    vocabulary, a row twice or no free slot is a DamagedCache, never a crash or an endless loop."""
+    """word -> row through the stored hash table, `.get` like a dict's; a damaged table is a DamagedCache, never a
+    crash or an endless loop."""
 
     def __init__(self, folder: Path, words: WordList) -> None:
         with quiet_npy_headers():
@@ -420,8 +402,7 @@ class StoredIndex:
         return self.get(word) is not None
 
 
-def write_vocabulary(folder: Path, words: list[bytes]) -> None:
-    """Write vocab.txt, offsets.npy and index.npy for distinct UTF-8 words (no newline inside)."""
+def write_vocabulary(folder: Path, words: list[bytes]) -> None:  # distinct UTF-8 words, no newline inside
     lengths = np.fromiter((len(word) + 1 for word in words), dtype=np.int64, count=len(words))
     offsets = np.concatenate(([0], np.cumsum(lengths)))
     with open(folder / VOCAB_FILE, "wb") as handle:

@@ -2,93 +2,76 @@
 
 gensim trusts every count in the file (a vocabulary cut short makes it read(1) at the end for ever; a header
 announcing 10^12 vectors makes it allocate them), so only a file whose every byte is where its header says reaches
-it. A compressed model is copied to a plain temporary file by the same walk, never inflating past its header.
+it. A compressed model is inflated to a plain temporary file only once its walk has found it ends where it should.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import shutil
 import struct
 import tempfile
 import warnings
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, BinaryIO, Iterator
+from typing import Iterator
 
 import numpy as np
 
-from attn_cli.files import write_all
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.formats import finite, open_maybe_compressed
-import attn_cli.vectors.leftovers as leftovers
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
 MAGIC = 793712314  # fastText's file format signature (an int32); older files start with their dims instead
 _NEW_ARGS = "<12id"  # dim ws epoch min_count neg word_ngrams loss model bucket minn maxn lr_update_rate t
 _OLD_ARGS = "<10id"  # the same without dim and ws, which stand where the signature and version are
-_READ_BYTES = 1 << 20
-_FLOAT_BYTES = 4
-
-
-class Truncated(Exception):
-    """The file ended where its layout promises more bytes."""
 
 
 class _Walk:
-    """Exact reads from the start of a stream, each byte copied to `copy` (if any); `size`, for a plain file:
-    matrices are sought past, never read."""
+    """Exact reads from the start of a model's stream: a read past its end names the part of the layout it was in."""
 
-    def __init__(self, stream: BinaryIO, size: int | None, copy: IO[bytes] | None = None) -> None:
-        self.stream, self.size, self.copy = stream, size, copy
-        self.buffer, self.start, self.offset = b"", 0, 0  # unread bytes are buffer[start:]; offset: bytes used
-        self.part = "header"  # where the walk is, for messages
+    def __init__(self, path: Path, stream) -> None:
+        self.path, self.stream, self.part = path, stream, "header"
 
-    def _more(self) -> bool:
-        """Read the next piece of the stream into the buffer; False at its end."""
-        data = self.stream.read(_READ_BYTES)
-        if self.copy is not None:
-            write_all(self.copy, data)
-        self.buffer, self.start = self.buffer[self.start:] + data, 0
-        return bool(data)
+    def truncated(self) -> VectorsError:
+        return VectorsError(f"{self.path} ends inside its {self.part}: it is truncated (an interrupted download?), "
+                            "or not a fastText .bin model; download or copy it again")
 
     def take(self, size: int) -> bytes:
-        while len(self.buffer) - self.start < size:
-            if not self._more():
-                raise Truncated
-        self.start, self.offset = self.start + size, self.offset + size
-        return self.buffer[self.start - size:self.start]
+        if len(data := self.stream.read(size)) < size:
+            raise self.truncated()
+        return data
 
     def unpack(self, layout: str) -> tuple:
         return struct.unpack(layout, self.take(struct.calcsize(layout)))
 
     def word(self) -> bytes | None:
         """The next NUL-terminated word, or None when it is longer than MAX_WORD_BYTES."""
-        while (end := self.buffer.find(b"\0", self.start, self.start + MAX_WORD_BYTES + 1)) < 0:
-            if len(self.buffer) - self.start > MAX_WORD_BYTES:
-                return None
-            if not self._more():
-                raise Truncated
-        return self.take(end + 1 - self.start)[:-1]
+        word = b""
+        while len(word) <= MAX_WORD_BYTES:
+            if not (piece := self.stream.peek(1)[:MAX_WORD_BYTES + 1 - len(word)]):
+                raise self.truncated()
+            if (end := piece.find(b"\0")) >= 0:
+                return word + self.take(end + 1)[:-1]
+            word += self.take(len(piece))
+        return None
 
     def skip(self, size: int) -> None:
-        """Go past `size` bytes: sought on the plain file, read (and copied) from a stream."""
-        size -= len(self.take(min(size, len(self.buffer) - self.start)))
-        if size and self.size is not None:  # the buffer is used up: the stream stands at `offset`
-            if self.offset + size > self.size:
-                raise Truncated
-            self.offset += size
-            self.stream.seek(self.offset)
-            return
-        while size:
-            size -= len(self.take(min(size, _READ_BYTES)))
+        """Go past `size` bytes: sought on a plain file, inflated (never kept) from a compressed one."""
+        if size:
+            try:
+                self.stream.seek(size - 1, os.SEEK_CUR)
+            except ValueError:  # an offset beyond any file
+                raise self.truncated() from None
+            self.take(1)
 
     def at_end(self) -> bool:
-        return self.start == len(self.buffer) and not self._more()
+        return not self.stream.read(1)
 
 
-def walk(walker: _Walk, path: Path) -> None:
+def walk(walker: _Walk) -> None:
     """Read the whole layout; a VectorsError when a count is impossible or the file has more or fewer bytes."""
     magic, _version = walker.unpack("<2i")
     new = magic == MAGIC
@@ -96,40 +79,39 @@ def walk(walker: _Walk, path: Path) -> None:
     dims = args[0] if new else magic
     bucket, minn, maxn = args[-5:-2]
     if dims < 1 or bucket < 0 or minn < 0 or maxn < 0:
-        raise damaged(path, f"its header says {dims} dimensions, {bucket} buckets, n-grams of {minn} to {maxn} "
-                            "characters")
+        raise damaged(walker.path, f"its header says {dims} dimensions, {bucket} buckets, n-grams of {minn} to "
+                                   f"{maxn} characters")
     walker.part = "vocabulary"
-    words = vocabulary(walker, path, new)
+    words = vocabulary(walker, new)
     for matrix, rows_expected in (("input", words + bucket), ("output", None)):
         walker.part = f"{matrix} matrix"
         if new and walker.take(1) != b"\0":
-            raise damaged(path, f"its {matrix} matrix is quantized (a .ftz model), which gensim cannot read; "
-                                "pass the unquantized .bin or its .vec text file")
+            raise damaged(walker.path, f"its {matrix} matrix is quantized (a .ftz model), which gensim cannot "
+                                       "read; pass the unquantized .bin or its .vec text file")
         rows, columns = walker.unpack("<2q")
         if columns != dims or rows < 0 or rows_expected not in (None, rows):
-            raise damaged(path, f"its {matrix} matrix is {rows:,} x {columns:,} for {words:,} words, {bucket:,} "
-                                f"buckets and {dims:,} dimensions")
-        walker.skip(rows * columns * _FLOAT_BYTES)
+            raise damaged(walker.path, f"its {matrix} matrix is {rows:,} x {columns:,} for {words:,} words, "
+                                       f"{bucket:,} buckets and {dims:,} dimensions")
+        walker.skip(rows * columns * 4)  # float32
     if not walker.at_end():
-        raise damaged(path, f"it goes on after the {walker.offset:,} bytes its header accounts for")
+        raise damaged(walker.path, f"it goes on after the {walker.stream.tell() - 1:,} bytes its header accounts for")
 
 
-def vocabulary(walker: _Walk, path: Path, new: bool) -> int:
+def vocabulary(walker: _Walk, new: bool) -> int:
     """Go past the vocabulary (and the pruned-index table of newer files); returns its number of words."""
     size, words, labels = walker.unpack("<3i")
     counts = walker.unpack("<qq" if new else "<q")  # tokens seen in training (and the size of the pruned index)
-    pruned = counts[1] if new else 0
     if not (words > 0 and labels >= 0 and words + labels == size):
-        raise damaged(path, f"its vocabulary of {size:,} entries holds {words:,} words and {labels:,} labels")
+        raise damaged(walker.path, f"its vocabulary of {size:,} entries holds {words:,} words and {labels:,} labels")
     if labels:
-        raise VectorsError(f"{path} is a supervised fastText model (a classifier), which gensim cannot read: "
+        raise VectorsError(f"{walker.path} is a supervised fastText model (a classifier), which gensim cannot read: "
                            "pass its .vec text file, or a skipgram/cbow model")
     for number in range(1, size + 1):
         if walker.word() is None:
-            raise damaged(path, f"word {number:,} is longer than {MAX_WORD_BYTES:,} bytes")
+            raise damaged(walker.path, f"word {number:,} is longer than {MAX_WORD_BYTES:,} bytes")
         if walker.take(9)[8] != 0:  # an int64 count, then the entry type: 0 for a word
-            raise damaged(path, f"entry {number:,} of the vocabulary is not a word")
-    walker.skip(8 * max(pruned, 0))
+            raise damaged(walker.path, f"entry {number:,} of the vocabulary is not a word")
+    walker.skip(8 * max(counts[-1] if new else 0, 0))
     return words
 
 
@@ -155,23 +137,17 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
 @contextmanager
 def checked_model(path: Path) -> Iterator[Path]:
     """The model as a plain file whose layout holds: the file itself, or a temporary copy of a .gz/.bz2 one
-    (gensim reads a compressed model as garbage)."""
+    (gensim reads a compressed model as garbage), made once the walk has found where it ends."""
     with open_maybe_compressed(path) as stream:
+        walk(_Walk(path, stream))
         if isinstance(stream, io.BufferedReader):  # a plain file
-            check(_Walk(stream, os.fstat(stream.fileno()).st_size), path)
             yield path
             return
-        leftovers.sweep([leftovers.scratch_place()])
-        with tempfile.NamedTemporaryFile(prefix=leftovers.SCRATCH_PREFIX, suffix=".bin") as copy:
-            check(_Walk(stream, None, copy), path)
+        from attn_cli.vectors.importer import SCRATCH_PREFIX, scratch_place, sweep
+
+        sweep([scratch_place()])
+        stream.seek(0)
+        with tempfile.NamedTemporaryFile(prefix=SCRATCH_PREFIX, suffix=".bin") as copy:
+            shutil.copyfileobj(stream, copy)
             copy.flush()
             yield Path(copy.name)
-
-
-def check(walker: _Walk, path: Path) -> None:
-    """Walk the layout; a file that ends early is said to be truncated, whatever part it ends in."""
-    try:
-        walk(walker, path)
-    except Truncated:
-        raise VectorsError(f"{path} ends inside its {walker.part}: it is truncated (an interrupted download?), "
-                           "or not a fastText .bin model; download or copy it again") from None

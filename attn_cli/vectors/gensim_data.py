@@ -22,7 +22,6 @@ from typing import BinaryIO, Callable, Iterator
 
 from attn_cli.files import write_all
 from attn_cli.errors import UsageError, VectorsError
-import attn_cli.vectors.leftovers as leftovers
 from attn_cli.vectors.progress import progress_bar
 
 LIST_URL = "https://raw.githubusercontent.com/RaRe-Technologies/gensim-data/master/list.json"
@@ -129,7 +128,9 @@ def download(name: str, show_progress: bool = True) -> Path:
     limit = size if type(size) is int and size > 0 else UNLISTED_BYTES
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        leftovers.sweep([(target.parent, leftovers.DOWNLOAD)])  # the .part files of downloads killed long ago
+        from attn_cli.vectors.importer import DOWNLOAD, sweep
+
+        sweep([(target.parent, DOWNLOAD)])  # the .part files of downloads killed long ago
         handle, temporary = tempfile.mkstemp(prefix=f".{name}-", suffix=".part", dir=target.parent)
         try:
             with os.fdopen(handle, "wb") as out:

@@ -1,26 +1,43 @@
-"""Import a GloVe / word2vec file into the cache: a temporary folder beside its place, a rename, a sweep of stale
-temporaries. Loaded only when the cache has no sound set of the file, so a warm run never loads it."""
+"""The import life cycle: a GloVe / word2vec file read into a temporary folder beside its place in the cache, a
+rename, a sweep of stale temporaries. Loaded only when the cache has no sound set of the file (never on a warm run).
+
+What killed imports and downloads leave is found by our names only, this user's files only, and is stale once
+untouched for SWEEP_AFTER seconds (a running import or download writes all the time):
+
+    <cache>/v1/.tmp-<key>-<random>/               an import, renamed into place when complete
+    <gensim-data>/<name>/.<name>-<random>.part    a download, renamed into place when verified
+    $TMPDIR/attn-cli-<random>[.bin]               a decompressed fastText model, or an uncached import
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import errno
 import os
+import re
 import shutil
+import stat
 import tempfile
+import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
-from attn_cli.errors import Option, VectorsError
-import attn_cli.vectors.leftovers as leftovers
-from attn_cli.vectors.cache import (CacheWriter, CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
-                                    cached_sets, layout_folder, load_cached, read_meta, serve)
-from attn_cli.vectors.formats import UTF8_BOM, open_maybe_compressed
-from attn_cli.vectors.leftovers import delete as discard
+from attn_cli.errors import VectorsError
+from attn_cli.vectors.cache import (CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
+                                    cached_sets, layout_folder, load_cached, serve)
+from attn_cli.vectors.formats import open_maybe_compressed
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
 
 __all__ = ["LoadOptions", "cached_vectors", "import_into"]  # LoadOptions: where callers have always found it
+SWEEP_AFTER = 600.0
+_RANDOM = r"[a-z0-9_]{8}"  # tempfile's random part, after each prefix
+IMPORT = re.compile(rf"\.tmp-.+-[0-9a-f]{{16}}-{_RANDOM}")  # in the cache's v1
+DOWNLOAD = re.compile(rf"\.(?P<name>.+)-{_RANDOM}\.part")  # in the gensim-data folder `name`
+SCRATCH = re.compile(rf"attn-cli-{_RANDOM}(\.bin)?")  # in $TMPDIR
+SCRATCH_PREFIX = "attn-cli-"
+Places = list[tuple[Path, re.Pattern]]
 
 
 def cached_vectors(wanted: Wanted) -> Vectors:
@@ -29,15 +46,13 @@ def cached_vectors(wanted: Wanted) -> Vectors:
     root = cache_root()
     try:
         final = layout_folder(root) / wanted.key
-        try:
-            vectors = serve(final, wanted) if os.path.lexists(final) else None
-        except CorruptCache as exc:
-            wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
-            discard(final)  # a link itself, never what it leads to; what cannot be deleted stays
-            vectors = None
-        if vectors is not None:
-            return vectors
-        leftovers.sweep([(final.parent, leftovers.IMPORT), leftovers.scratch_place()])
+        if os.path.lexists(final):
+            try:
+                return serve(final, wanted)
+            except CorruptCache as exc:
+                wanted.options.warn(f"the cache of {wanted.path} at {final} is corrupt ({exc}); rebuilding it")
+                delete(final)  # a link itself, never what it leads to; what cannot be deleted stays
+        sweep([(final.parent, IMPORT), scratch_place()])
         final.parent.mkdir(parents=True, exist_ok=True)
         temporary = Path(tempfile.mkdtemp(prefix=f".tmp-{wanted.key}-", dir=final.parent))  # renamed atomically
     except OSError as exc:
@@ -59,7 +74,7 @@ def _uncached(wanted: Wanted, problem: str) -> Vectors:
                            f"then import {wanted.path} again")
     wanted.options.warn(f"{problem}; reading {wanted.path} without a cache (set ATTN_CLI_CACHE to a writable "
                         "folder to make the next run fast)")
-    with tempfile.TemporaryDirectory(prefix=leftovers.SCRATCH_PREFIX) as scratch:
+    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
         folder = Path(scratch) / wanted.key
         folder.mkdir()
         import_into(folder, wanted)
@@ -76,8 +91,7 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
             raise
     else:
         vectors = load_cached(final, wanted.name)
-        meta = read_meta(final)
-        same = (meta["source"]["path"], meta["format"], meta["limit"])
+        same = (wanted.fingerprint.path, wanted.file_format, wanted.options.limit)
         for folder, other in cached_sets(final.parent.parent):
             if folder != final and other and (other["source"]["path"], other["format"], other["limit"]) == same:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -94,15 +108,15 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
 
 def import_into(folder: Path, wanted: Wanted) -> dict:
     """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
-    from attn_cli.vectors.readers import ReadOptions  # the parser's tables are built only when importing
+    from attn_cli.vectors import readers  # the parser's tables are built only when importing
 
     path, options = wanted.path, wanted.options
     with open_maybe_compressed(path) as stream, \
             progress_bar(f"importing {path.name}", os.path.getsize(path), options.show_progress) as update:
-        read = ReadOptions(limit=options.limit, skip_bad_lines=options.skip_bad_lines,
-                           progress=lambda done, words: update(_position(stream, done), words))
+        read = readers.Reading(options.limit, options.skip_bad_lines,
+                       lambda done, words: update(_position(stream, done), words))
         try:
-            writer, report = _read(stream, path, wanted.file_format, folder, read)
+            writer = readers.read_vectors(stream, path, wanted.file_format, folder, read)
         except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz/.bz2
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
         except OSError as exc:
@@ -115,8 +129,8 @@ def import_into(folder: Path, wanted: Wanted) -> dict:
         meta = writer.finish({
             "name": str(path), "format": wanted.file_format, "limit": options.limit,
             "lowercase": is_lowercase_vocabulary([word.decode("utf-8") for word in writer.words[:50_000]]),
-            "source": dataclasses.asdict(wanted.fingerprint), "header_count": report.header_count,
-            "bad_lines": report.bad_lines, "first_bad_lines": report.first_bad,
+            "source": dataclasses.asdict(wanted.fingerprint), "header_count": read.header_count,
+            "bad_lines": read.bad_lines, "first_bad_lines": read.first_bad,
         })
     except OSError as exc:
         raise import_failure(exc, path, folder) from exc
@@ -137,41 +151,6 @@ def import_failure(exc: OSError, path: Path, folder: Path) -> VectorsError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
         return CacheFull(folder.parent, exc)
     return VectorsError(f"cannot read {path}: {exc.strerror or exc}; check the file is complete and readable")
-
-
-def _read(stream, path: Path, file_format: str, folder: Path, read):
-    from attn_cli.vectors.readers import guess_dims, read_binary, read_header, read_text
-
-    if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
-        stream.read(3)
-    header = read_header(stream) if file_format != "glove" else None
-    if file_format == "word2vec-binary":
-        if header is None:
-            raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
-                               Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
-        writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
-        return writer, read_binary(stream, path, header[0], header[1], writer, read)
-    if header is None and file_format == "word2vec":
-        raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
-                           " for GloVe text")
-    sample = stream.read(1 << 20) if header is None else b""
-    dims = checked_dims(path, header[1]) if header else guess_dims(sample)
-    if dims < 1:
-        raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
-    writer = CacheWriter(folder, dims, read.limit)
-    report = read_text(stream, path, dims, writer, read, first_line_number=2 if header else 1, prefix=sample)
-    report.header_count = header[0] if header else None
-    return writer, report
-
-
-def checked_dims(path: Path, dims: int) -> int:
-    """The width a 'COUNT DIMS' header announces, if a vector file can have it (1 to MAX_DIMS)."""
-    from attn_cli.vectors.textparse import MAX_DIMS
-
-    if not 1 <= dims <= MAX_DIMS:
-        raise VectorsError(f"{path}: its 'COUNT DIMS' header announces {dims:,} dimensions, and a vector file has "
-                           f"1 to {MAX_DIMS:,}; the header is damaged, or this is not a word2vec file")
-    return dims
 
 
 def _position(stream, done: int) -> int:
@@ -202,3 +181,81 @@ def _warn_about(path: Path, meta: dict, options: LoadOptions) -> None:
     if meta["header_count"] not in (None, held) and meta["limit"] is None:
         options.warn(f"{path}: the header announces {meta['header_count']:,} words but the file holds {held:,}; "
                      "using what the file holds")
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """One file or folder a killed process left, found by its name."""
+
+    path: Path
+    bytes: int
+    modified: float  # the newest modification time of the path and anything inside it
+
+    @property
+    def stale(self) -> bool:
+        return time.time() - self.modified >= SWEEP_AFTER
+
+
+def scratch_place() -> tuple[Path, re.Pattern]:
+    return Path(tempfile.gettempdir()), SCRATCH
+
+
+def every_place(layout: Path | None, data_dir: Path) -> Places:
+    """The cache's v1 (None when it is a link, never followed), every gensim-data folder, $TMPDIR."""
+    try:
+        downloads = [(Path(entry.path), DOWNLOAD) for entry in os.scandir(data_dir)
+                     if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        downloads = []
+    return ([(layout, IMPORT)] if layout else []) + downloads + [scratch_place()]
+
+
+def find(places: Places) -> list[Leftover]:
+    """This user's leftovers in those places, each folder searched for its kind's names; oldest first."""
+    found = []
+    for folder, pattern in places:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            match = pattern.fullmatch(entry.name)
+            if match is None or match.groupdict().get("name", folder.name) != folder.name:
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_uid == os.geteuid():
+                    found.append(Leftover(Path(entry.path), *_usage(Path(entry.path))))
+            except OSError:  # removed since it was listed
+                continue
+    return sorted(found, key=lambda item: item.modified)
+
+
+def sweep(places: Places) -> None:
+    for item in find(places):
+        if item.stale:
+            delete(item.path)
+
+
+def delete(path: Path) -> None:
+    """A folder with all it holds, or a file or link itself (never what a link leads to); what cannot be
+    deleted stays."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _usage(path: Path) -> tuple[int, float]:
+    """The bytes of the regular files at or under `path` and the newest modification time there (no link followed)."""
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode):
+        return (info.st_size if stat.S_ISREG(info.st_mode) else 0), info.st_mtime
+    size, modified = 0, info.st_mtime
+    for folder, _, files in os.walk(path):
+        for name in files:
+            inner = os.lstat(os.path.join(folder, name))
+            size, modified = size + inner.st_size, max(modified, inner.st_mtime)
+    return size, modified

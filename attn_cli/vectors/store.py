@@ -69,14 +69,13 @@ class Vectors:
         return None
 
     def candidate_keys(self, text: str) -> list[str]:
-        """Spellings to try, in order: lower-case only for a lower-case vocabulary; then without accents ("café"
-        finds "cafe")."""
+        """Spellings to try, in order: lower-case only for a lower-case vocabulary; then without accents."""
         spellings = [text.lower()] if self.lowercase else [text, text.lower(), text.capitalize()]
         return list(dict.fromkeys(spellings + [without_accents(spelling) for spelling in spellings]))
 
     def rows(self, rows: list[int]) -> np.ndarray:
-        """The float64 vectors of the given rows: [len(rows), d], checked here, on the few rows a run uses, for
-        damage since the import (never the whole matrix on every warm run)."""
+        """The float64 vectors of the given rows [len(rows), d], checked for damage since the import here, on the
+        few rows a run uses."""
         values = np.asarray(self.matrix[rows], dtype=np.float64)
         bad = first_unfit_row(values)
         if bad is not None:
@@ -85,8 +84,7 @@ class Vectors:
         return values
 
     def check_norms(self, rows: Sequence[int]) -> None:
-        """Refuse stored lengths of these rows that are not their rows': a cosine divides by them, so a damaged
-        norm of 1e-30 would give a cosine of 1e30."""
+        """Refuse stored lengths of these rows that are not their rows': a cosine divides by them."""
         if self.norms is None:
             return
         rows = [row for row in rows if row not in self._sound_norms]  # a batch repeats its words: each checked once
@@ -107,8 +105,7 @@ class Vectors:
     def _sound_norms(self) -> set[int]:
         return set()
 
-    def damaged(self, problem: str) -> VectorsError:
-        """The error for vectors found damaged: a cache's names the folder and its remedy."""
+    def damaged(self, problem: str) -> VectorsError:  # a cache's names the folder and its remedy
         if self.details.get("cache"):
             return DamagedCache(self.details["cache"], problem)
         return VectorsError(f"{self.name}: {problem}; repair or re-export the vectors")
@@ -129,8 +126,7 @@ class Vectors:
     @classmethod
     def of_keyed(cls, keyed: Any, name: str, file_format: str, limit: int | None = None,
                  subword: Callable[[str], np.ndarray] | None = None) -> Vectors:
-        """gensim's vectors, the first `limit` words, refused (naming the word) if any value is NaN, infinite or
-        beyond float32's range."""
+        """gensim's vectors, the first `limit` words, refused (naming the word) if a value is unfit."""
         words, matrix = list(keyed.index_to_key)[:limit], np.asarray(keyed.vectors)[:limit]
         check_values(matrix, words, name)
         return cls(name=name, words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
@@ -153,8 +149,8 @@ class Vectors:
 
     @cached_property
     def fingerprint(self) -> str:
-        """A digest of the set's size and of FINGERPRINT_ROWS evenly spaced words and rows, to tell the set a
-        weights file was trained on (its name and path do not count)."""
+        """A digest of the set's size and of evenly spaced words and rows: the set a weights file was trained on,
+        whatever its name or path."""
         import hashlib
 
         rows = np.unique(np.linspace(0, self.count - 1, min(self.count, FINGERPRINT_ROWS)).astype(np.int64))
@@ -186,7 +182,7 @@ def unfit_problem(word: str) -> str:
 
 
 def check_values(matrix: np.ndarray, words: Sequence[str], name: str, block: int = 8192) -> None:
-    """A VectorsError naming the first word whose vector `first_unfit_row` refuses; a block of rows at a time."""
+    """A VectorsError naming the first word whose vector `first_unfit_row` refuses."""
     for start in range(0, len(matrix), block):
         bad = first_unfit_row(np.asarray(matrix[start:start + block], dtype=np.float64))
         if bad is not None:
