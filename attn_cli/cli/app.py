@@ -51,17 +51,15 @@ class OneLineErrors(NarrowHelp, TyperGroup):
 
     # complete_var and windows_expand_args reach click's main through **extra, by keyword as click passes them
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):  # type: ignore[override]
-        arguments = list(sys.argv[1:] if args is None else args)
-        reopen_closed("stdin", 0)  # <&-: an empty input
-        stdout_closed = reopen_closed("stdout", 1)
-        reopen_closed("stderr", 2)  # 2>&-: warnings and errors then go nowhere, and the run goes on
+        arguments = bare_fields_means_list(list(sys.argv[1:] if args is None else args))
+        # <&-: an empty input; 2>&-: warnings and errors go nowhere, and the run goes on
+        closed = [reopen_closed(name, number) for number, name in enumerate(("stdin", "stdout", "stderr"))]
         ended: list[int] = []  # the signal that ended the run, if one did
         previous = end_like_ctrl_c(ended)
         try:
-            if stdout_closed:
+            if closed[1]:
                 raise UsageError("stdout is closed (>&-), so no result can be written; redirect it to a file, or "
                                  "to /dev/null to discard it")
-            arguments = bare_fields_means_list(arguments)
             with self.make_context(prog_name or "attn-cli", arguments, obj={"arguments": arguments}) as ctx:
                 outcome = self.invoke(ctx)
             sys.stdout.flush()  # a full disk says so here, not in the interpreter's last flush
@@ -93,10 +91,7 @@ def failed(exc: Exception) -> int:
         return exc.exit_code
     if isinstance(exc, _ParserError):
         parser: Any = exc
-        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: Rich has printed its help (the message is
-            if parser.format_message().strip():  # then empty); plain click only returned it
-                sys.stdout.write(parser.format_message() + "\n")
-        else:
+        if type(exc).__name__ != "NoArgsIsHelpError":  # a bare group: Rich has printed its help already
             context = getattr(exc, "ctx", None)
             fail(parser.format_message() + (f" (see '{context.command_path} --help')" if context is not None else ""))
         return parser.exit_code
@@ -117,14 +112,11 @@ def end_like_ctrl_c(ended: list[int]) -> dict[int, Any]:
         ended.append(signum)
         raise KeyboardInterrupt
 
-    previous: dict[int, Any] = {}
     if threading.current_thread() is not threading.main_thread():
-        return previous
-    for name in ("SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)  # Windows has no SIGHUP
-        if number is not None and signal.getsignal(number) == signal.SIG_DFL:
-            previous[number] = signal.signal(number, interrupt)
-    return previous
+        return {}
+    numbers = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]  # Windows: no HUP
+    return {number: signal.signal(number, interrupt) for number in numbers
+            if signal.getsignal(number) == signal.SIG_DFL}
 
 
 def reopen_closed(name: str, descriptor: int) -> bool:
