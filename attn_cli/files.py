@@ -71,18 +71,18 @@ class AtomicFile(WholeOrNothing):
         if mode is not None and (not stat.S_ISREG(mode) or stream_descriptor(Path(path)) is not None):
             self.stream: IO[bytes] = open(path, "ab")  # appended to: no truncation, no rename
             return
-        self._target = Path(os.path.realpath(path))
+        self._target, self._mode = Path(os.path.realpath(path)), mode
         self._temporary = self._target.with_name(f".attn-cli-{secrets.token_hex(8)}.tmp")
-        descriptor = os.open(self._temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
-        if mode is not None:
-            os.fchmod(descriptor, stat.S_IMODE(mode))
-        self.stream = os.fdopen(descriptor, "wb")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        self.stream = os.fdopen(os.open(self._temporary, flags, 0o666), "wb")  # a new file's mode: the umask's
 
     def close(self) -> None:
         """The file in place; on failure nothing is left behind."""
         try:
             self.stream.close()
             if self._temporary is not None:
+                if self._mode is not None:
+                    os.chmod(self._temporary, stat.S_IMODE(self._mode))
                 os.replace(self._temporary, self._target)
                 self._temporary = None
         except BaseException:
