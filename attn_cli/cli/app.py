@@ -22,7 +22,7 @@ from attn_cli import explain_many, trace_many
 from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, ready_groups
 from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
 from attn_cli.cli.options import (DK, LIST_FIELDS, S, BatchOptions, EngineOptions, Fields, File, Format, Heads,
                                   Help, Html, Include, InputFormat, InputFormatOption, Json, Layer, Limit, Mask,
@@ -265,7 +265,7 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
         lines = input_lines(sentence, batch.file, batch.input_format.value,
                             f'echo "money bank grows" | attn-cli {command} -')
         vectors = engine.load(warn, progress=not engine.json)
-        groups = ready_groups(lines, may_wait=input_may_wait(sentence, batch.file))
+        groups = ready_groups(lines)
         try:
             run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
         finally:
@@ -343,17 +343,18 @@ def compare(
     if len(texts) >= 2 and STDIN not in texts and all(len(text.split()) == 1 for text in texts):
         raise UsageError(f"compare takes whole sentences, one argument each, and got {len(texts)} single words "
                          f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
-    lines = line_list(texts, file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
-                      input_format.value)
+    outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
+                            style="json" if engine.json else "tables", files=engine.picture_files(
+                                file, stdin=STDIN in texts), command_line=command_line(ctx), one_document=True)
+    example = "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -"
+    lines = [line for text, path in [*((text, None) for text in texts), *([(None, file)] if file else [])]
+             for line in input_lines(text, path, input_format.value, example)]  # each argument, then --file
     found = [line.sentence() for line in lines]  # the first unreadable line ends the run
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
                          f"{COMPARE_EXAMPLE} --cross")
     if len(found) < 2:
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
-    outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
-                            style="json" if engine.json else "tables", files=engine.picture_files(
-                                file, stdin=STDIN in texts), command_line=command_line(ctx), one_document=True)
     results = []
     for number, (text, line, result) in enumerate(zip(found, lines, explain_many(
             found, vectors=engine.load(warn, progress=not engine.json), settings=settings)), 1):

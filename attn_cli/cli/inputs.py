@@ -46,7 +46,7 @@ class InputLine:
     id: object = None  # jsonl: the line's "id" field (any JSON value), passed through to the output
     meta: dict = field(default_factory=dict)  # jsonl: every other field but "text", passed through as "meta"
     error: str | None = None  # why the line cannot be read (no location: see `located`)
-    last_read: bool = field(default=False, compare=False)  # the last line one read returned: the next may wait
+    last_read: bool = field(default=False, compare=False)  # the last line a read of a pipe or terminal returned
 
     @property
     def where(self) -> str:
@@ -84,12 +84,6 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         raise InputError(f"no {kind} {where}; give one {kind} per line, e.g. {example}")
 
 
-def line_list(arguments: list[str], file: Path | None, example: str, input_format: str = "text") -> list[InputLine]:
-    """Every argument in order ('-' expands to the lines of stdin), then the lines of `file`."""
-    found = [line for argument in arguments for line in input_lines(argument, None, input_format, example)]
-    return found + ([] if file is None else list(_stream_lines(file, input_format)))
-
-
 def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
                   source: str | None = None, kind: str = "sentence", blanks: bool = False) -> Iterator[InputLine]:
     """Each non-blank line (with `blanks`, a blank one too, as an empty line) as an InputLine, the last of each
@@ -99,7 +93,12 @@ def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
             if sys.stdin.isatty():
                 fail(TERMINAL_NOTE, kind="note")
     with open_input(file, flag, kind) if file is not None else contextlib.nullcontext(sys.stdin.buffer) as opened:
-        read_back(_fileno(opened), "stdin" if file is None else f"{flag} {shown_path(file)}")
+        try:
+            descriptor: int | None = opened.fileno()
+        except (AttributeError, ValueError, OSError):  # a stream without one (a test runner's)
+            descriptor = None
+        read_back(descriptor, "stdin" if file is None else f"{flag} {shown_path(file)}")
+        may_wait = descriptor is not None and not stat.S_ISREG(os.fstat(descriptor).st_mode)  # a pipe, a terminal
         source = "stdin" if file is None else source or str(file)
         numbers = itertools.count(1)
         for texts in _decoded(getattr(opened, "read1", opened.read), source):
@@ -114,15 +113,7 @@ def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
                     parsed.append(line or InputLine("", number, source))
             yield from parsed[:-1]
             if parsed:
-                yield replace(parsed[-1], last_read=True)
-
-
-def _fileno(stream: object) -> int | None:
-    """The stream's descriptor, None for a stream without one (a test runner's)."""
-    try:
-        return stream.fileno()  # type: ignore[attr-defined]
-    except (AttributeError, ValueError, OSError):
-        return None
+                yield replace(parsed[-1], last_read=may_wait)
 
 
 def read_back(source: int | Path | None, name: str) -> None:
@@ -144,16 +135,10 @@ def stdout_file(source: int | Path | None, regular: bool = True) -> bool:
             and (found.st_dev, found.st_ino) == (written.st_dev, written.st_ino))
 
 
-def input_may_wait(argument: str | None, file: Path | None) -> bool:
-    """Whether reading the input can block: stdin that is a pipe or a terminal (not a file, not a test's stream)."""
-    descriptor = _fileno(sys.stdin) if argument == STDIN and file is None else None
-    return descriptor is not None and not stat.S_ISREG(os.fstat(descriptor).st_mode)
-
-
 def _decoded(read: Callable[[int], bytes], source: str) -> Iterator[list[str]]:
-    """Each read's complete lines, in the encoding a byte order mark names, else UTF-8 (a byte that is not kept as
-    a surrogate, for `_parsed` to refuse its line); a line over MAX_LINE ends reading, cut there, and a character
-    that breaks a marked encoding ends it with an InputError naming its line, after the lines before it."""
+    """Each read's complete lines, in the encoding a byte order mark names, else UTF-8 (a byte that is not UTF-8
+    kept as a surrogate, for `_parsed` to refuse its line); a line over MAX_LINE ends reading, cut there, and a
+    character that breaks a marked encoding ends it with an InputError naming its line, after the lines before."""
     head = b""  # read until it holds a whole mark or cannot begin one: a person typing is never kept waiting
     while any(len(head) < len(mark) and mark.startswith(head) for mark, _ in BYTE_ORDER_MARKS) and (
             chunk := read(_CHUNK)):
@@ -179,16 +164,14 @@ def _decoded(read: Callable[[int], bytes], source: str) -> Iterator[list[str]]:
         yield [pending]
 
 
-def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES,
-                 may_wait: bool = True) -> Iterator[list[InputLine]]:
-    """The lines in order, in groups of up to `size`; when reading may wait (a pipe, a terminal) a group also ends
-    with what has arrived, so a fast pipe shares work and a person typing is answered at once. An error while
-    reading (a line too long) is raised after a group of the lines before it."""
+def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES) -> Iterator[list[InputLine]]:
+    """The lines in order, in groups of up to `size`, each ending too with a read of a pipe or terminal (a fast
+    pipe shares work, a person typing is answered at once); a read's error follows a group of the lines before it."""
     group: list[InputLine] = []
     try:
         for line in lines:
             group.append(line)
-            if len(group) == size or (may_wait and line.last_read):
+            if len(group) == size or line.last_read:
                 yield group
                 group = []
     except Exception:
