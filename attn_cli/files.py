@@ -1,8 +1,5 @@
-"""Writing a file atomically (a report, a weights file, a Parquet table): a temporary file beside it, then a rename.
-
-A link is followed (its file is replaced, the link stays). A device, a FIFO or a path naming a descriptor of this
-process (`/dev/stdout`, `/dev/fd/3`) is a stream the shell opened: it is appended to, never truncated or replaced.
-"""
+"""Files written whole or not at all: a temporary file beside the target, then a rename (a link is followed). A
+device, a FIFO or a path naming a descriptor (`/dev/stdout`) is appended to, never truncated or replaced."""
 
 from __future__ import annotations
 
