@@ -22,7 +22,7 @@ from attn_cli import explain_many, trace_many
 from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines, input_may_wait, line_list, ready_groups
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, ready_groups
 from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
 from attn_cli.cli.options import (LIST_FIELDS, BatchCommand, BatchOptions, EngineCommand, EngineOptions,
                                   InputFormatOption, Parquet, examples, picked)
@@ -47,17 +47,15 @@ class OneLineErrors(NarrowHelp, TyperGroup):
 
     # complete_var and windows_expand_args reach click's main through **extra, by keyword as click passes them
     def main(self, args=None, prog_name=None, standalone_mode=True, **extra):  # type: ignore[override]
-        arguments = list(sys.argv[1:] if args is None else args)
-        reopen_closed("stdin", 0)  # <&-: an empty input
-        stdout_closed = reopen_closed("stdout", 1)
-        reopen_closed("stderr", 2)  # 2>&-: warnings and errors then go nowhere, and the run goes on
+        arguments = bare_fields_means_list(list(sys.argv[1:] if args is None else args))
+        # <&-: an empty input; 2>&-: warnings and errors go nowhere, and the run goes on
+        closed = [reopen_closed(name, number) for number, name in enumerate(("stdin", "stdout", "stderr"))]
         ended: list[int] = []  # the signal that ended the run, if one did
         previous = end_like_ctrl_c(ended)
         try:
-            if stdout_closed:
+            if closed[1]:
                 raise UsageError("stdout is closed (>&-), so no result can be written; redirect it to a file, or "
                                  "to /dev/null to discard it")
-            arguments = bare_fields_means_list(arguments)
             with self.make_context(prog_name or "attn-cli", arguments, obj={"arguments": arguments}) as ctx:
                 outcome = self.invoke(ctx)
             sys.stdout.flush()  # a full disk says so here, not in the interpreter's last flush
@@ -89,10 +87,7 @@ def failed(exc: Exception) -> int:
         return exc.exit_code
     if isinstance(exc, _ParserError):
         parser: Any = exc
-        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: Rich has printed its help (the message is
-            if parser.format_message().strip():  # then empty); plain click only returned it
-                sys.stdout.write(parser.format_message() + "\n")
-        else:
+        if type(exc).__name__ != "NoArgsIsHelpError":  # a bare group: Rich has printed its help already
             context = getattr(exc, "ctx", None)
             fail(parser.format_message() + (f" (see '{context.command_path} --help')" if context is not None else ""))
         return parser.exit_code
@@ -113,14 +108,11 @@ def end_like_ctrl_c(ended: list[int]) -> dict[int, Any]:
         ended.append(signum)
         raise KeyboardInterrupt
 
-    previous: dict[int, Any] = {}
     if threading.current_thread() is not threading.main_thread():
-        return previous
-    for name in ("SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)  # Windows has no SIGHUP
-        if number is not None and signal.getsignal(number) == signal.SIG_DFL:
-            previous[number] = signal.signal(number, interrupt)
-    return previous
+        return {}
+    numbers = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]  # Windows: no HUP
+    return {number: signal.signal(number, interrupt) for number in numbers
+            if signal.getsignal(number) == signal.SIG_DFL}
 
 
 def reopen_closed(name: str, descriptor: int) -> bool:
@@ -249,7 +241,7 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
         lines = input_lines(sentence, engine.file, batch.input_format,
                             f'echo "money bank grows" | attn-cli {command} -')
         vectors = engine.load(warn, progress=not engine.json)
-        groups = ready_groups(lines, may_wait=input_may_wait(sentence, engine.file))
+        groups = ready_groups(lines)
         try:
             run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
         finally:
@@ -319,17 +311,18 @@ def compare(
     if len(texts) >= 2 and STDIN not in texts and all(len(text.split()) == 1 for text in texts):
         raise UsageError(f"compare takes whole sentences, one argument each, and got {len(texts)} single words "
                          f"({shorten(' '.join(texts), 60)}); quote each sentence, e.g. {COMPARE_EXAMPLE}")
-    lines = line_list(texts, engine.file, "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -",
-                      input_format)
+    outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
+                            style="json" if engine.json else "tables", files=engine.picture_files(
+                                stdin=STDIN in texts), command_line=command_line(ctx), one_document=True)
+    example = "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -"
+    lines = [line for text, path in [*((text, None) for text in texts), *([(None, engine.file)] if engine.file else [])]
+             for line in input_lines(text, path, input_format, example)]  # each argument, then --file
     found = [line.sentence() for line in lines]  # the first unreadable line ends the run
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "
                          f"{COMPARE_EXAMPLE} --cross")
     if len(found) < 2:
         raise InputError(f"compare needs at least two sentences (got {len(found)}); e.g. {COMPARE_EXAMPLE}")
-    outputs = ReportOutputs(renderer("compare", "render_cross" if cross else "render_compare"),
-                            style="json" if engine.json else "tables", files=engine.picture_files(
-                                stdin=STDIN in texts), command_line=command_line(ctx), one_document=True)
     results = []
     for number, (text, line, result) in enumerate(zip(found, lines, explain_many(
             found, vectors=engine.load(warn, progress=not engine.json), settings=settings)), 1):

@@ -1,9 +1,5 @@
-"""Many sentences in one run: each group of lines computed, written and forgotten before the next.
-
-A line that fails does not end the run: with --json it becomes an error object, otherwise a line on stderr, and
-the run ends with exit 3 saying how many failed (`--strict` stops at the first). A single input line fails as a
-sentence argument does, so a failed first line is held back until a second line shows this is a batch.
-"""
+"""Many sentences in one run: each group of lines computed, written and forgotten before the next. A failed line
+is an error object (--json) or a stderr line and the run ends with exit 3, unless --strict stops it there."""
 
 from __future__ import annotations
 
@@ -25,7 +21,7 @@ def run_lines(groups: Iterable[list[InputLine]], build: BuildGroup, outputs: Rep
               strict: bool, tell: Callable[[str], None]) -> None:
     """Build each group of lines and show its documents in order; `tell` says a failed line on stderr."""
     count = failed = 0
-    held: InputLine | None = None  # a failed first line, until a second line arrives
+    held: InputLine | None = None  # a failed first line, until a second line shows this is a batch
     for group in groups:
         outcomes = iter(build(group))
         for place, line in enumerate(group):

@@ -1,6 +1,6 @@
 """Where sentences come from: an argument, `-` for stdin, or a file; one sentence per non-blank line.
 
-Lines are read as bytes as they arrive, so a batch streams and is answered line by line when someone types; a line
+Lines are read as they arrive, so a batch streams and is answered line by line when someone types; a line
 that is not UTF-8, or not the JSON object `--input-format jsonl` expects, fails alone, named by its number.
 """
 
@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import itertools
 import json
+import math
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
@@ -27,9 +29,10 @@ _CHUNK = 1 << 16
 # a mark at the start of a stream names its encoding; UTF-32-LE's begins with UTF-16-LE's, so it is tried first
 BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "UTF-32-LE"), (codecs.BOM_UTF32_BE, "UTF-32-BE"), (codecs.BOM_UTF8, "UTF-8"),
                     (codecs.BOM_UTF16_LE, "UTF-16-LE"), (codecs.BOM_UTF16_BE, "UTF-16-BE"))
-MAX_LINE_BYTES = 1 << 20  # no sentence is that long, and /dev/zero or a binary file has no end of line to wait for
+MAX_LINE = 1 << 20  # characters: no sentence is that long, and /dev/zero or binary data has no end of line to wait for
 MAX_INT_DIGITS = 4300  # Python's own bound on converting text to int (sys.get_int_max_str_digits by default)
 TERMINAL_NOTE = "reading sentences from the terminal, one per line; end with Ctrl-D (Ctrl-Z Enter on Windows)"
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # the bytes of a line that is not UTF-8, as surrogateescape keeps them
 JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "true or false", type(None): "null"}
 
 
@@ -43,7 +46,7 @@ class InputLine:
     id: object = None  # jsonl: the line's "id" field (any JSON value), passed through to the output
     meta: dict = field(default_factory=dict)  # jsonl: every other field but "text", passed through as "meta"
     error: str | None = None  # why the line cannot be read (no location: see `located`)
-    last_read: bool = field(default=False, compare=False)  # the last line one read returned: the next may wait
+    last_read: bool = field(default=False, compare=False)  # the last line a read of a pipe or terminal returned
 
     @property
     def where(self) -> str:
@@ -81,35 +84,36 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         raise InputError(f"no {kind} {where}; give one {kind} per line, e.g. {example}")
 
 
-def line_list(arguments: list[str], file: Path | None, example: str, input_format: str = "text") -> list[InputLine]:
-    """Every argument in order ('-' expands to the lines of stdin), then the lines of `file`."""
-    found = [line for argument in arguments for line in input_lines(argument, None, input_format, example)]
-    return found + ([] if file is None else list(_stream_lines(file, input_format)))
-
-
 def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
                   source: str | None = None, kind: str = "sentence", blanks: bool = False) -> Iterator[InputLine]:
-    with open_input(file, flag, kind) if file is not None else _stdin() as opened:
-        read_back(_fileno(opened), "stdin" if file is None else f"{flag} {shown_path(file)}")
+    """Each non-blank line (with `blanks`, a blank one too, as an empty line) as an InputLine, the last of each
+    read marked as such."""
+    if file is None:  # a person typing is told how to end, else they see a run that waits without a word
+        with contextlib.suppress(AttributeError, ValueError):  # closed, or replaced by something without isatty
+            if sys.stdin.isatty():
+                fail(TERMINAL_NOTE, kind="note")
+    with open_input(file, flag, kind) if file is not None else contextlib.nullcontext(sys.stdin.buffer) as opened:
+        try:
+            descriptor: int | None = opened.fileno()
+        except (AttributeError, ValueError, OSError):  # a stream without one (a test runner's)
+            descriptor = None
+        read_back(descriptor, "stdin" if file is None else f"{flag} {shown_path(file)}")
+        may_wait = descriptor is not None and not stat.S_ISREG(os.fstat(descriptor).st_mode)  # a pipe, a terminal
         source = "stdin" if file is None else source or str(file)
-        yield from parse_lines(_reads(getattr(opened, "read1", opened.read), source), source, input_format, kind,
-                               blanks)
-
-
-def _stdin() -> contextlib.nullcontext:
-    """stdin's bytes, said how to end when a person types them (else they see a run that waits without a word)."""
-    with contextlib.suppress(AttributeError, ValueError):  # closed, or replaced by something without isatty
-        if sys.stdin.isatty():
-            fail(TERMINAL_NOTE, kind="note")
-    return contextlib.nullcontext(sys.stdin.buffer)
-
-
-def _fileno(stream: object) -> int | None:
-    """The stream's descriptor, None for a stream without one (a test runner's)."""
-    try:
-        return stream.fileno()  # type: ignore[attr-defined]
-    except (AttributeError, ValueError, OSError):
-        return None
+        numbers = itertools.count(1)
+        for texts in _decoded(getattr(opened, "read1", opened.read), source):
+            parsed = []
+            for text, number in zip(texts, numbers):  # texts first: zip then takes no number past them
+                if len(text) > MAX_LINE:
+                    binary = " (it holds NUL bytes: binary data, not text)" if "\0" in text else ""
+                    raise InputError(f"line {number} of {source} is longer than {MAX_LINE >> 20} MiB, which no "
+                                     f"{kind} is{binary}; give text with one {kind} per line")
+                line = _parsed(text, number, source, input_format)
+                if line is not None or blanks:
+                    parsed.append(line or InputLine("", number, source))
+            yield from parsed[:-1]
+            if parsed:
+                yield replace(parsed[-1], last_read=may_wait)
 
 
 def read_back(source: int | Path | None, name: str) -> None:
@@ -131,60 +135,43 @@ def stdout_file(source: int | Path | None, regular: bool = True) -> bool:
             and (found.st_dev, found.st_ino) == (written.st_dev, written.st_ino))
 
 
-def input_may_wait(argument: str | None, file: Path | None) -> bool:
-    """Whether reading the input can block: stdin that is a pipe or a terminal (not a file, not a test's stream)."""
-    descriptor = _fileno(sys.stdin) if argument == STDIN and file is None else None
-    return descriptor is not None and not stat.S_ISREG(os.fstat(descriptor).st_mode)
-
-
-def _reads(read: Callable[[int], bytes], source: str) -> Iterator[list[bytes]]:
-    """Each read's complete lines as UTF-8 bytes, in the encoding a byte order mark names (else UTF-8: see
-    _parsed); a line over MAX_LINE_BYTES ends reading, alone and cut there."""
+def _decoded(read: Callable[[int], bytes], source: str) -> Iterator[list[str]]:
+    """Each read's complete lines, in the encoding a byte order mark names, else UTF-8 (a byte that is not UTF-8
+    kept as a surrogate, for `_parsed` to refuse its line); a line over MAX_LINE ends reading, cut there, and a
+    character that breaks a marked encoding ends it with an InputError naming its line, after the lines before."""
     head = b""  # read until it holds a whole mark or cannot begin one: a person typing is never kept waiting
     while any(len(head) < len(mark) and mark.startswith(head) for mark, _ in BYTE_ORDER_MARKS) and (
             chunk := read(_CHUNK)):
         head += chunk
     mark, encoding = next(((mark, name) for mark, name in BYTE_ORDER_MARKS if head.startswith(mark)), (b"", "UTF-8"))
-    chunks: Iterator[bytes] = chain([head[len(mark):]], iter(lambda: read(_CHUNK), b"") if head else ())
-    pending = b""
-    for chunk in chunks if encoding == "UTF-8" else _recoded(chunks, encoding, source):
-        *lines, pending = (pending + chunk).split(b"\n")
-        yield [line + b"\n" for line in lines]
-        if len(pending) > MAX_LINE_BYTES:
-            yield [pending[:MAX_LINE_BYTES + 1]]
+    decoder = codecs.getincrementaldecoder(encoding)("surrogateescape" if encoding == "UTF-8" else "strict")
+    pending, ended = "", 0  # ended: the line ends decoded so far
+    for data in itertools.chain([head[len(mark):]], iter(lambda: read(_CHUNK), b"") if head else (), [None]):
+        try:
+            text, broken = decoder.decode(data or b"", final=data is None), False
+        except UnicodeDecodeError as exc:
+            text, broken = exc.object[:exc.start].decode(encoding), True  # the decoder's bytes up to the break
+        *lines, pending = (pending + text).split("\n")
+        ended += len(lines)
+        yield lines
+        if broken:
+            raise InputError(f"line {ended + 1} of {source} is not valid {encoding}, as its byte order mark says it "
+                             f"is; convert it to UTF-8 (e.g. iconv -f {encoding} -t UTF-8)")
+        if len(pending) > MAX_LINE:
+            yield [pending[:MAX_LINE + 1]]
             return
     if pending:
         yield [pending]
 
 
-def _recoded(chunks: Iterable[bytes], encoding: str, source: str) -> Iterator[bytes]:
-    """A UTF-16 or UTF-32 stream's chunks as UTF-8; a character that breaks the encoding ends it with an
-    InputError naming its line, once the text before it is handed on."""
-    decoder = codecs.getincrementaldecoder(encoding)()
-    lines = 0  # line ends decoded so far, to say where a broken character is
-    for chunk in chain(chunks, [b""]):
-        try:
-            text = decoder.decode(chunk, final=not chunk)
-        except UnicodeDecodeError as exc:
-            text = exc.object[:exc.start].decode(encoding)  # the decoder's bytes up to the broken character
-            yield text.encode("utf-8")
-            raise InputError(f"line {lines + text.count(chr(10)) + 1} of {source} is not valid {encoding}, as its "
-                             f"byte order mark says it is; convert it to UTF-8 (e.g. iconv -f {encoding} -t UTF-8)"
-                             ) from None
-        lines += text.count("\n")
-        yield text.encode("utf-8")
-
-
-def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES,
-                 may_wait: bool = True) -> Iterator[list[InputLine]]:
-    """The lines in order, in groups of up to `size`; when reading may wait (a pipe, a terminal) a group also ends
-    with what has arrived, so a fast pipe shares work and a person typing is answered at once. An error while
-    reading (a line too long) is raised after a group of the lines before it."""
+def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES) -> Iterator[list[InputLine]]:
+    """The lines in order, in groups of up to `size`, each ending too with a read of a pipe or terminal (a fast
+    pipe shares work, a person typing is answered at once); a read's error follows a group of the lines before it."""
     group: list[InputLine] = []
     try:
         for line in lines:
             group.append(line)
-            if len(group) == size or (may_wait and line.last_read):
+            if len(group) == size or line.last_read:
                 yield group
                 group = []
     except Exception:
@@ -198,84 +185,55 @@ def ready_groups(lines: Iterable[InputLine], size: int = GROUP_LINES,
 def open_input(path: Path, flag: str = "--file", kind: str = "sentence") -> BinaryIO:
     """The input file of option `flag` opened for reading bytes as they come, or a usage error naming what is
     wrong with it. `-` names no file here (stdin is /dev/stdin)."""
-    shown = shown_path(path)
     if str(path) == STDIN:
         raise UsageError(f"{flag} - names no file; give {flag} /dev/stdin to read stdin")
     try:
         return open(path, "rb", buffering=0)
-    except FileNotFoundError:
-        raise UsageError(f"{flag} {shown}: no such file; pass a text file with one {kind} per line") from None
-    except IsADirectoryError:
-        raise UsageError(f"{flag} {shown} is a directory; pass a text file with one {kind} per line") from None
     except OSError as exc:
-        raise UsageError(f"{flag} {shown}: {exc.strerror}; pass a readable text file") from None
+        said = {FileNotFoundError: ": no such file", IsADirectoryError: " is a directory"}.get(type(exc))
+        fix = f"a text file with one {kind} per line" if said else "a readable text file"
+        raise UsageError(f"{flag} {shown_path(path)}{said or f': {exc.strerror}'}; pass {fix}") from None
 
 
-def parse_lines(reads: Iterable[list[bytes]], source: str, input_format: str,
-                kind: str = "sentence", blanks: bool = False) -> Iterator[InputLine]:
-    """Each non-blank line (with `blanks`, a blank one too, as an empty line) as an InputLine, the last of each
-    read marked as such."""
-    number = 0
-    for raws in reads:
-        parsed, first = [], number + 1
-        for number, raw in enumerate(raws, first):
-            if len(raw) > MAX_LINE_BYTES:
-                binary = " (it holds NUL bytes: binary data, not text)" if b"\0" in raw else ""
-                raise InputError(f"line {number} of {source} is longer than {MAX_LINE_BYTES >> 20} MiB, which no "
-                                 f"{kind} is{binary}; give text with one {kind} per line")
-            line = _parsed(raw, number, source, input_format)
-            if line is not None or blanks:
-                parsed.append(line or InputLine("", number, source))
-        yield from parsed[:-1]
-        if parsed:
-            yield replace(parsed[-1], last_read=True)
-
-
-def _parsed(raw: bytes, number: int, source: str, input_format: str) -> InputLine | None:
+def _parsed(text: str, number: int, source: str, input_format: str) -> InputLine | None:
     """The line as text (UTF-8 without NUL bytes, which are UTF-16 or UTF-32 without a mark), or why it is not;
     None for a blank line."""
-    if b"\0" in raw:
+    if "\0" in text:
         return InputLine(None, number, source, error=(
             "holds NUL bytes: UTF-16 or UTF-32 without a byte order mark, or binary data, not UTF-8 text; convert "
             "it to UTF-8 (e.g. iconv -f UTF-16LE -t UTF-8)"))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
+    if _NOT_UTF8.search(text):
         return InputLine(None, number, source, error="not valid UTF-8; convert it to UTF-8 (e.g. iconv -f LATIN1 "
                                                      "-t UTF-8)")
     if not text.strip():
         return None
-    text = text.rstrip("\r\n")
+    text = text.rstrip("\r")
     return json_line(text, number, source) if input_format == "jsonl" else InputLine(text, number, source)
 
 
 def _bounded_int(text: str) -> int:
     """Python's bound on digits, said in our words (Python's advises a call a command-line user cannot make)."""
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
+    if (digits := len(text.lstrip("-"))) > MAX_INT_DIGITS:
         raise ValueError(f"a whole number of {digits:,} digits; ids and values may have at most {MAX_INT_DIGITS:,}")
     return int(text)
 
 
-def _no_json(record: object) -> str | None:
-    """Why a parsed record is no JSON object the output could write (None: it is); RecursionError when too deep."""
-    try:
-        json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"a lone surrogate {exc.object[exc.start]!r} is not text"
-    except ValueError:
-        return "NaN, Infinity or a number beyond float64 is no JSON number"
-    if not isinstance(record, dict):  # a list nested 1,000 deep parses on Python 3.12 and later, not before
-        return f"a JSON {JSON_KINDS.get(type(record), 'value')}"
-    return None
+def _finite(text: str) -> float:
+    if not math.isfinite(number := float(text)):
+        raise ValueError("NaN, Infinity or a number beyond float64 is no JSON number")
+    return number
 
 
 def json_line(text: str, number: int, source: str) -> InputLine:
     """A JSON Lines record: {"text": "...", "id": ..., anything else}; a byte order mark starting the line (a
     file joined on with cat) is no part of it, as text mode reads it."""
     try:
-        record = json.loads(text.removeprefix("\ufeff"), parse_int=_bounded_int)
-        why = _no_json(record)
+        record = json.loads(text.removeprefix("\ufeff"), parse_int=_bounded_int, parse_float=_finite,
+                            parse_constant=_finite)
+        json.dumps(record, ensure_ascii=False).encode("utf-8")  # a lone surrogate is no text the output can hold
+        why = None if isinstance(record, dict) else f"a JSON {JSON_KINDS.get(type(record), 'value')}"
+    except UnicodeEncodeError as exc:
+        why = f"a lone surrogate {exc.object[exc.start]!r} is not text"
     except (ValueError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
     if why is not None:

@@ -1,8 +1,5 @@
-"""Where a command's report documents go: stdout (tables, JSON or records) and, on request, --html and --svg.
-
-Each document is written and flushed as it is shown, then dropped; only --html (the page holds every document)
-and --svg (Rich's recording of every table) keep the run's documents until `finish`.
-"""
+"""Where a command's report documents go: stdout (tables, JSON or records), each written as it is shown, and on
+request --html and --svg, which keep the run's documents until `finish`."""
 
 from __future__ import annotations
 
@@ -84,11 +81,8 @@ MAX_PICTURED = 1_000  # sentences an --html page or --svg picture holds: ~20 kB 
 
 
 class ReportOutputs:
-    """Sends each document to stdout ("tables", "json" or "plain" `style`) and keeps what --html and --svg need.
-
-    A run of `one_document` with files (the pictures, explain's --parquet table) writes them before stdout, so
-    a file that cannot be written leaves nothing on stdout before its error; a batch's files follow its documents.
-    """
+    """Each document to stdout ("tables", "json" or "plain" `style`), and what --html and --svg need; a run of
+    `one_document` writes its files first, so one that cannot be written leaves nothing on stdout."""
 
     def __init__(self, draw: Draw, *, style: str, files: dict[str, Path], command_line: str,
                  selection: Selection | None = None, one_document: bool = False) -> None:

@@ -26,18 +26,13 @@ def compare_document(blocks: list[dict], comparisons: list[WordComparison]) -> d
 def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
     """The headline numbers of one word (the least alike pair), the full cosine matrices and the pulls."""
     a, b = comparison.least_alike
-    occurrences = []
-    for occurrence in comparison.occurrences:
-        tokens = blocks[occurrence.sentence]["tokens"]
-        occurrences.append({
-            "sentence": occurrence.sentence,
-            "index": occurrence.index,
-            "text": tokens[occurrence.index]["text"],
-            "self_weight": blocks[occurrence.sentence]["shifts"][occurrence.index]["self_weight"],
-            "visible_keys": occurrence.visible_keys,
-            "pulled_by": contribution_blocks(occurrence.pulled_by, [token["text"] for token in tokens]),
-            "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in occurrence.neighbors_after],
-        })
+    texts = [[token["text"] for token in block["tokens"]] for block in blocks]
+    occurrences = [{
+        "sentence": o.sentence, "index": o.index, "text": texts[o.sentence][o.index],
+        "self_weight": blocks[o.sentence]["shifts"][o.index]["self_weight"], "visible_keys": o.visible_keys,
+        "pulled_by": contribution_blocks(o.pulled_by, texts[o.sentence]),
+        "neighbors_after": [{"word": n.word, "cosine": n.cosine} for n in o.neighbors_after],
+    } for o in comparison.occurrences]
     block = {
         "word": comparison.word,
         "pair": [comparison.occurrences[a].sentence, comparison.occurrences[b].sentence],
@@ -47,9 +42,7 @@ def word_block(comparison: WordComparison, blocks: list[dict]) -> dict:
         "static_cosines": comparison.static_cosines,
         "contextual_cosines": comparison.contextual_cosines,
     }
-    labels = {o["sentence"]: token_labels([token["text"] for token in blocks[o["sentence"]]["tokens"]])
-              for o in occurrences}
-    block["verdict"] = verdict(block, labels)
+    block["verdict"] = verdict(block, {o["sentence"]: token_labels(texts[o["sentence"]]) for o in occurrences})
     return block
 
 
