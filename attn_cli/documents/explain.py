@@ -72,6 +72,7 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
     positioned = result.config.positions != "none"
     texts, key_texts = stack.shifts.texts[b]
     shifts = stack.shifts.document(b)
+    steps = layer_steps(result, options.layer)  # a pretrained layer's steps after attention, else None
     report = {
         **document_header("trace"),
         "sentence": sentence,
@@ -81,7 +82,8 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
         "projections": projections_block(result, result.config, options.layer, dims),
-        "after_attention": after_attention_block(result, options.layer, dims),
+        "after_attention": None if steps is None else {name: [vector_summary(row, dims) for row in steps[name]]
+                                                        for name in ("residual", "normed", "feed_forward", "outputs")},
         **trained_blocks(texts, key_texts, options, analysis),
         "traces": [{**steps, "shift": shifts[i]} for i, steps in traces.items()],
     }
@@ -235,17 +237,6 @@ def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: 
     if "layer" in include:
         extra["layer_steps"] = layer_steps(result, layer)
     return extra
-
-
-def after_attention_block(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None,
-                          dims: int) -> dict | None:
-    from attn_cli.engine.tracing import vector_summary
-
-    steps = layer_steps(result, layer)
-    if steps is None:
-        return None
-    return {name: [vector_summary(row, dims) for row in steps[name]]
-            for name in ("residual", "normed", "feed_forward", "outputs")}
 
 
 def layer_steps(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None) -> dict | None:

@@ -23,12 +23,14 @@ from attn_cli.render.consoles import write_through
 STREAM_ABOVE = 1 << 21  # numbers in a document's arrays beyond which it is written a part at a time (~40 MB)
 BUFFER_BYTES = 64 << 20  # a large document's JSON is held in memory up to 64 MiB, then in a temporary file
 _LINE_BREAKS = (("\u0085".encode(), b"\\u0085"), ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+_WRITTEN_AS_IS = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
 
 
 def write_json(document: dict, stream: TextIO | None = None) -> None:
     """One JSON document and a newline, written whole or not at all, flushed so a pipe sees it at once."""
     stream = stream or sys.stdout
-    document, numbers = _prepared(document)
+    numbers, as_is = _survey(document)
+    document = document if as_is else _widened(document)
     with whole_or_none(stream):
         if numbers <= STREAM_ABOVE:
             write_through(stream, _encoded(document) + b"\n")
@@ -77,30 +79,48 @@ def dumps(document: dict) -> str:
 
 
 def encode(value: Any) -> bytes:
-    return _encoded(_prepared(value)[0])
+    return _encoded(value if _survey(value)[1] else _widened(value))
 
 
-def _prepared(value: Any) -> tuple[Any, int]:
-    """(the value with each array C-contiguous float64, integer and boolean ones kept, how many numbers they hold);
-    a NaN, or an infinite float outside an array, raises ValueError."""
+def _survey(value: Any) -> tuple[int, bool]:
+    """(how many numbers the arrays hold, whether orjson can write each as it stands: float64 or integer,
+    C-contiguous); a NaN, or an infinite float outside an array, raises ValueError. A stack, no call per value."""
+    count, clean = 0, True
+    pending: list[Any] = [[value]]  # the value itself may be a float
+    while pending:
+        node = pending.pop()
+        if isinstance(node, np.ndarray):
+            if node.dtype.kind == "f" and np.isnan(node).any():
+                raise ValueError("refusing to write NaN to JSON")
+            count, clean = count + node.size, clean and node.dtype in _WRITTEN_AS_IS and node.flags.c_contiguous
+            continue
+        for item in node.values() if isinstance(node, dict) else node:
+            kind = type(item)
+            if kind is float:
+                if not math.isfinite(item):  # only an array's infinite cells (masked logits) are written, as null
+                    raise ValueError(f"refusing to write {item} to JSON")
+            elif kind is str or kind is int or item is None or kind is bool:
+                continue
+            elif kind is dict or kind is list or kind is tuple or kind is np.ndarray:
+                pending.append(item)
+            elif isinstance(item, (float, dict, list, tuple, np.ndarray)):  # a subclass: the slow, general path
+                pending.append(item if not isinstance(item, float) else [float(item)])
+    return count, clean
+
+
+def _widened(value: Any) -> Any:
+    """The value with each array as C-contiguous float64 (integer and boolean arrays as they are)."""
     if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f" and np.isnan(value).any():
-            raise ValueError("refusing to write NaN to JSON")
-        kept = value.dtype in (np.dtype(np.int64), np.dtype(np.bool_))
-        return np.ascontiguousarray(value, dtype=value.dtype if kept else np.float64), value.size
-    if isinstance(value, float) and not math.isfinite(value):  # only an array's infinite cells are written, as null
-        raise ValueError(f"refusing to write {value} to JSON")
+        return value if value.dtype in _WRITTEN_AS_IS[1:] else np.ascontiguousarray(value, dtype=np.float64)
     if isinstance(value, dict):
-        pairs = [(key, *_prepared(item)) for key, item in value.items()]
-        return {key: item for key, item, _ in pairs}, sum(count for *_, count in pairs)
+        return {key: _widened(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        items = [_prepared(item) for item in value]
-        return [item for item, _ in items], sum(count for _, count in items)
-    return value, 0
+        return [_widened(item) for item in value]
+    return value
 
 
 def _encoded(value: Any) -> bytes:
-    """A prepared value's JSON; text orjson refuses (a lone surrogate, a key that is not a str) goes through json."""
+    """A widened value's JSON; what orjson refuses (a lone surrogate, a key not a str) goes through json."""
     try:
         encoded = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
     except orjson.JSONEncodeError:
@@ -112,28 +132,28 @@ def _encoded(value: Any) -> bytes:
 
 def _listed(value: Any) -> Any:
     """The stdlib encoder's hook: arrays as nested lists, ±inf as None (it would refuse them)."""
-    if isinstance(value, np.ndarray):
-        cells = value.astype(object)
-        cells[np.isinf(value.astype(np.float64))] = None
+    if isinstance(value, (np.ndarray, np.generic)):
+        cells = np.asarray(value, dtype=object)
+        cells[np.isinf(value)] = None
         return cells.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
 def _write_parts(value: Any, stream: BinaryIO) -> None:
-    """A prepared value with its dicts, lists and matrices a part at a time: no one encoding is the whole of it."""
-    if isinstance(value, dict):
+    """A widened value a part at a time: a small part in one piece, a large array one row (last axis) at a time."""
+    whole = value.ndim <= 1 or value.size <= STREAM_ABOVE if isinstance(value, np.ndarray) else (
+        _survey(value)[0] <= STREAM_ABOVE)
+    if whole:
+        stream.write(_encoded(value))
+    elif isinstance(value, dict):
         stream.write(b"{")
         for position, (key, item) in enumerate(value.items()):
             stream.write((b"," if position else b"") + _encoded(str(key)) + b":")
             _write_parts(item, stream)
         stream.write(b"}")
-    elif isinstance(value, list) or isinstance(value, np.ndarray) and value.ndim > 1:
+    else:  # a list, or an array of two or more axes
         stream.write(b"[")
         for position, item in enumerate(value):
             stream.write(b"," if position else b"")
             _write_parts(item, stream)
         stream.write(b"]")
-    else:
-        stream.write(_encoded(value))
