@@ -11,7 +11,7 @@ import numpy as np
 
 from attn_cli.version import __version__
 from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Contribution, StackDiagnosis
-from attn_cli.engine.attention import AttentionConfig, AttentionResult, as_stack, merge_heads
+from attn_cli.engine.attention import AttentionResult, as_stack, merge_heads
 from attn_cli.engine.sentences import Row, Stack
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
@@ -81,7 +81,7 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
-        "projections": projections_block(result, result.config, options.layer, dims),
+        "projections": projections_block(result, options.layer, dims),
         "after_attention": None if steps is None else {name: [vector_summary(row, dims) for row in steps[name]]
                                                         for name in ("residual", "normed", "feed_forward", "outputs")},
         **trained_blocks(texts, key_texts, options, analysis),
@@ -104,8 +104,7 @@ def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
     return found
 
 
-def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | PretrainedLayer | None,
-                      dims: int) -> dict | None:
+def projections_block(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None, dims: int) -> dict | None:
     """The numbers the trace multiplies by (None: raw)."""
     from attn_cli.engine.tracing import vector_summary
 
@@ -114,7 +113,7 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
     d_model, width = result.projections.w_q.shape
     w_o = result.projections.w_o
     return {
-        "seed": config.seed,
+        "seed": result.config.seed,
         "init": PROJECTION_INIT,
         "trained": None if layer is None else layer.source or "in memory",
         "w_q": [d_model, width], "w_k": [d_model, width], "w_v": [d_model, width],
@@ -190,7 +189,7 @@ def settings_block(result: AttentionResult, options: ReportOptions, analysis: An
 
 def shifts_block(stack: Stack, b: int, wanted: Collection[str] | None) -> list[dict]:
     """Only the measures `wanted` names (`shifts.cosine`) when it names nothing else."""
-    parts = {name[len("shifts."):] for name in wanted or () if name.startswith("shifts.")}
+    parts = {name.removeprefix("shifts.") for name in wanted or () if name.startswith("shifts.")}
     return stack.shifts.document(b, parts if parts and parts <= set(MEASURES) else None)
 
 

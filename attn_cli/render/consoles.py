@@ -81,14 +81,11 @@ def report_console(**options: Any) -> Console:
 
 
 def literal_document(document: Document) -> Document:
-    """Every string made literal; vectors and matrices (judged by their first number) pass through untouched."""
+    """Every string made literal; arrays pass through untouched."""
     if isinstance(document, str):
         return cast(Document, literal(document))
     if isinstance(document, dict):
         return cast(Document, {key: literal_document(item) for key, item in document.items()})
     if isinstance(document, list):
-        first = document[0] if document else None
-        first = first[0] if isinstance(first, list) and first else first
-        numbers = isinstance(first, (int, float)) and not isinstance(first, bool)
-        return cast(Document, document if numbers else [literal_document(item) for item in document])
+        return cast(Document, [literal_document(item) for item in document])
     return document

@@ -190,12 +190,11 @@ def matrix_table(rows, labels: list[str], console: Console, *, columns: list[str
     table = _frame(columns, shown, row_sums)
     for number, (label, row) in enumerate(zip(labels, rows)):
         hidden = [False] * len(row) if masked is None else masked[number].tolist()
-        finite = [value for value in row if value is not None and math.isfinite(value)]
-        seen = [value for value, off in zip(row, hidden) if not off and value is not None and math.isfinite(value)]
-        low, high = min(seen or finite), max(seen or finite)
+        seen = [value for value, off in zip(row, hidden) if not off] or list(row)  # scores and weights are finite
+        low, high = min(seen), max(seen)
         table.add_row(label, *[Text(MASKED, style="dim") if off else heat_cell(value, low, high)
                                for value, off in zip(row[:shown], hidden)],
-                      *(["…"] if shown < len(columns) else []), *([f"{sum(finite):.3f}"] if row_sums else []))
+                      *(["…"] if shown < len(columns) else []), *([f"{sum(row):.3f}"] if row_sums else []))
     return table, note
 
 
