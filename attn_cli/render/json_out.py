@@ -83,8 +83,7 @@ def encode(value: Any) -> bytes:
 
 
 def _survey(value: Any) -> tuple[int, bool]:
-    """(how many numbers the arrays hold, whether orjson can write each as it stands: float64 or integer,
-    C-contiguous); a NaN, or an infinite float outside an array, raises ValueError. A stack, no call per value."""
+    """(numbers in the arrays, whether orjson writes them as they stand); refuses NaN and a bare infinite float."""
     count, clean = 0, True
     pending: list[Any] = [[value]]  # the value itself may be a float
     while pending:

@@ -149,8 +149,7 @@ def misgrouped_table(rows: list[tuple[dict, tuple[str, str, str]]]) -> Table:
 
 
 def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[int, int] | None]:
-    """(line, position) -> (start, end) in its sentence: a token's k-th occurrence in a line is its k-th place there;
-    None where normalisation moved it."""
+    """(line, position) -> (start, end): a token's k-th occurrence is its k-th place; None where it moved."""
     found: dict[tuple[int, str], list[dict]] = {}
     for occurrence in occurrences:
         found.setdefault((occurrence["line"], occurrence["token"]), []).append(occurrence)
@@ -163,8 +162,7 @@ def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[in
 
 
 def marked_spans(sentence: str, token: str) -> list[tuple[int, int]]:
-    """Where `token` stands in `sentence` as the tokenizer splits words: not inside "banks", "embankment" or
-    "bank-holiday", but before a clitic it splits off ("bank's")."""
+    """Where the tokenizer splits `token` out: not inside "banks" or "bank-holiday", but in "bank's"."""
     pattern = re.compile(rf"(?<!\w)(?<!\w[-'’]){re.escape(token)}(?!\w)(?!-\w)")
     return [match.span() for match in pattern.finditer(sentence)] if token else []
 
