@@ -11,7 +11,7 @@ import numpy as np
 
 from attn_cli.version import __version__
 from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Contribution, StackDiagnosis
-from attn_cli.engine.attention import AttentionConfig, AttentionResult, as_stack, merge_heads
+from attn_cli.engine.attention import AttentionResult, as_stack, merge_heads
 from attn_cli.engine.sentences import Row, Stack
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
@@ -28,8 +28,7 @@ PROJECTION_INIT = "W_Q, W_K, W_V (then W_O) drawn in that order from numpy.rando
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """What a document holds beyond the attention itself: neighbours (how many, among how many of the most
-    frequent words; None for all), the opt-in matrices of INCLUDABLE, and a trained layer's provenance."""
+    """What a document holds beyond the attention itself; neighbor_vocab None searches all words."""
 
     neighbors: int = 5
     neighbor_vocab: int | None = 50_000
@@ -40,8 +39,7 @@ class ReportOptions:
 
 @dataclass(frozen=True)
 class Analysis:
-    """A result's diagnosis and, in trained mode, the pass through the weights training started from; None where
-    the document leaves that block out (--fields)."""
+    """A result's diagnosis and the pass through a trained layer's starting weights; None where left out."""
 
     diagnosis: StackDiagnosis | None = None  # the stack's: a document reads its own sentence's
     position_norms: tuple[float, float] | None = None  # (mean |word|, mean |code|) with position codes
@@ -51,7 +49,7 @@ class Analysis:
 
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
                      options: ReportOptions, analysis: Analysis, wanted: Collection[str] | None = None) -> dict:
-    """The explain document of one sentence of a computed stack; `wanted` names the blocks to build (None: all)."""
+    """`wanted` names the blocks to build (None: all)."""
     report = {
         **document_header("explain"),
         "sentence": sentence,
@@ -66,7 +64,7 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
 
 def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
                    options: ReportOptions, analysis: Analysis, traces: dict[int, dict], *, dims: int) -> dict:
-    """The trace document of one sentence of a computed stack (`traces`: engine.tracing's steps by token index)."""
+    """`traces`: engine.tracing's steps by token index."""
     from attn_cli.engine.tracing import vector_summary  # only trace pays for its import
 
     stack, b = row
@@ -74,6 +72,7 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
     positioned = result.config.positions != "none"
     texts, key_texts = stack.shifts.texts[b]
     shifts = stack.shifts.document(b)
+    steps = layer_steps(result, options.layer)  # a pretrained layer's steps after attention, else None
     report = {
         **document_header("trace"),
         "sentence": sentence,
@@ -82,8 +81,9 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
-        "projections": projections_block(result, result.config, options.layer, dims),
-        "after_attention": after_attention_block(result, options.layer, dims),
+        "projections": projections_block(result, options.layer, dims),
+        "after_attention": None if steps is None else {name: [vector_summary(row, dims) for row in steps[name]]
+                                                        for name in ("residual", "normed", "feed_forward", "outputs")},
         **trained_blocks(texts, key_texts, options, analysis),
         "traces": [{**steps, "shift": shifts[i]} for i, steps in traces.items()],
     }
@@ -92,7 +92,7 @@ def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors
 
 
 def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
-    """Every token (no `word`), or each occurrence of `word`, matched as typed or by vocabulary key."""
+    """Every token, or each occurrence of `word` matched as typed or by vocabulary key."""
     if word is None:
         return list(range(len(tokenized.tokens)))
     wanted = word.strip().casefold()
@@ -104,9 +104,8 @@ def traced_indices(tokenized: TokenizedSentence, word: str | None) -> list[int]:
     return found
 
 
-def projections_block(result: AttentionResult, config: AttentionConfig, layer: TrainedLayer | PretrainedLayer | None,
-                      dims: int) -> dict | None:
-    """The layer's weights' shapes, seed and first `dims` rows, the numbers the trace multiplies by (None: raw)."""
+def projections_block(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None, dims: int) -> dict | None:
+    """The numbers the trace multiplies by (None: raw)."""
     from attn_cli.engine.tracing import vector_summary
 
     if result.projections is None:
@@ -114,7 +113,7 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
     d_model, width = result.projections.w_q.shape
     w_o = result.projections.w_o
     return {
-        "seed": config.seed,
+        "seed": result.config.seed,
         "init": PROJECTION_INIT,
         "trained": None if layer is None else layer.source or "in memory",
         "w_q": [d_model, width], "w_k": [d_model, width], "w_v": [d_model, width],
@@ -127,8 +126,7 @@ def projections_block(result: AttentionResult, config: AttentionConfig, layer: T
 
 def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysis: Analysis,
                      wanted: Collection[str] | None = None) -> dict:
-    """The attention blocks of one sentence of a stack, those `wanted` only: rows name its query tokens, columns its
-    key tokens (another sentence's in cross-attention)."""
+    """Rows name query tokens, columns key tokens (another sentence's in cross-attention)."""
     stack, b = row
     texts, key_texts = stack.shifts.texts[b]
     blocks: dict[str, Callable[[], object]] = {
@@ -146,8 +144,7 @@ def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysi
 
 
 def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOptions, analysis: Analysis) -> dict:
-    """A trained layer's `weights` and its pass through the random weights training started from (`initial`), or a
-    pretrained model's layer (`model`); nothing in the other modes."""
+    """A trained layer's `weights` and `initial` pass, or a pretrained `model`; nothing in the other modes."""
     if getattr(options.layer, "pretrained", False):  # no isinstance: explain's start-up never loads models/
         return {"model": options.layer.describe()}  # type: ignore[union-attr]
     if options.layer is None or analysis.initial is None:
@@ -163,7 +160,6 @@ def document_header(command: str) -> dict:
 
 
 def tokens_block(tokenized: TokenizedSentence) -> dict:
-    """`tokens` that took part and `dropped_tokens` left out, with why."""
     return {
         "tokens": [{"text": t.text, "key": t.key, "oov": t.oov, "position": t.position} for t in tokenized.tokens],
         "dropped_tokens": [{"text": d.text, "position": d.position, "reason": d.reason,
@@ -172,7 +168,7 @@ def tokens_block(tokenized: TokenizedSentence) -> dict:
 
 
 def settings_block(result: AttentionResult, options: ReportOptions, analysis: Analysis) -> dict:
-    """The attention settings as given, what they came to for these inputs, and the neighbour search."""
+    """The settings as given and what they came to for these inputs."""
     settings = dict(vars(result.config))  # its fields in order, without asdict's deep copy
     del settings["weights_digest"]  # a trained layer's digest is in the document's own `weights` block
     norms = analysis.position_norms
@@ -192,26 +188,23 @@ def settings_block(result: AttentionResult, options: ReportOptions, analysis: An
 
 
 def shifts_block(stack: Stack, b: int, wanted: Collection[str] | None) -> list[dict]:
-    """Sentence b's `shifts`; only the measures `wanted` names (`shifts.cosine`) when it names nothing else."""
-    parts = {name[len("shifts."):] for name in wanted or () if name.startswith("shifts.")}
+    """Only the measures `wanted` names (`shifts.cosine`) when it names nothing else."""
+    parts = {name.removeprefix("shifts.") for name in wanted or () if name.startswith("shifts.")}
     return stack.shifts.document(b, parts if parts and parts <= set(MEASURES) else None)
 
 
 def heads_block(result: AttentionResult, b: int) -> list[dict]:
-    """Per head of sentence b of a stack: raw scores, scaled logits (-inf where masked) and softmax weights,
-    [n_q, n_k] arrays each."""
+    """Per head: scores, logits (-inf where masked) and weights, [n_q, n_k] arrays each."""
     return [{"index": head, "scores": result.scores[b, head], "logits": result.logits[b, head],
              "weights": result.weights[b, head]} for head in range(result.n_heads)]
 
 
 def contribution_blocks(contributions: list[Contribution], key_texts: list[str]) -> list[dict]:
-    """Pulling words as the documents write them (`pulled_by`), each naming its key token."""
     return [{"token": key_texts[c.index], "index": c.index, "weight": c.weight, "shift_share": c.shift_share}
             for c in contributions]
 
 
 def diagnostics_block(diagnosis: StackDiagnosis | None, b: int, texts: list[str], key_texts: list[str]) -> dict:
-    """Sentence b's rows of each head and its warnings, from its stack's diagnosis."""
     assert diagnosis is not None, "the diagnosis of a document that holds diagnostics is computed before it"
     seen = diagnosis.visible_keys[b].tolist()
     heads = [{"index": head, "rows": [
@@ -245,20 +238,8 @@ def included_matrices(result: AttentionResult, embeddings: np.ndarray, include: 
     return extra
 
 
-def after_attention_block(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None,
-                          dims: int) -> dict | None:
-    """A pretrained layer's steps after attention as vector summaries for the trace (None for other layers)."""
-    from attn_cli.engine.tracing import vector_summary
-
-    steps = layer_steps(result, layer)
-    if steps is None:
-        return None
-    return {name: [vector_summary(row, dims) for row in steps[name]]
-            for name in ("residual", "normed", "feed_forward", "outputs")}
-
-
 def layer_steps(result: AttentionResult, layer: TrainedLayer | PretrainedLayer | None) -> dict | None:
-    """A pretrained layer's steps after its attention, each [n, d] (hidden [n, d_ff]); None for other layers."""
+    """Each [n, d] (hidden [n, d_ff]); None for layers that are not pretrained."""
     if not getattr(layer, "pretrained", False):
         return None
     steps = layer.finish(result)  # type: ignore[union-attr]

@@ -1,5 +1,4 @@
-"""The senses document (schemas/senses.schema.json), shaped from a `SensesResult` read through its attributes only
-(this layer may not import the senses package); it computes nothing."""
+"""The senses document from a `SensesResult` read through its attributes only: this layer may not import senses."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from attn_cli.documents.explain import Analysis, document_header, settings_block
 
 
 def senses_document(result: Any) -> dict:
-    """Every figure of the result as plain data; groups numbered from 1."""
     table = result.occurrences
     layer = table.settings.layer_weights
     labels = [None] * len(result.assignments) if result.labels_report is None else list(result.labels_report.labels)
@@ -50,8 +48,7 @@ def group_block(group: Any) -> dict:
 
 
 def labels_block(result: Any) -> dict:
-    """The figures against the labels, and each misgrouped occurrence (its label not its group's majority label)
-    by line and position, as examples name theirs."""
+    """Misgrouped occurrences (labelled otherwise than their group's majority) by line and position."""
     report, table = result.labels_report, result.occurrences
     majority = {group: label for group, label, _ in report.groups}
     return {

@@ -1,5 +1,4 @@
-"""Rich tables for `compare`, drawn from its report document alone: each sentence's weights, each shared word
-sentence by sentence, a verdict per word; cross-attention is explain's tables, target rows by source columns."""
+"""Rich tables for `compare` from its document alone; cross-attention is explain's tables, target by source."""
 
 from __future__ import annotations
 
@@ -50,7 +49,6 @@ def compare_header(report: dict) -> Group:
 
 
 def word_table(word: dict, blocks: list[dict], labels: list[list[str]]) -> Table:
-    """One row per sentence holding the word: its shift, the context words that pulled it, its new neighbours."""
     table = simple(right("#", style="bold", no_wrap=True), right("cos(s,y)"), Column("context words: w (share)",
                    no_wrap=True), Column("nearest words after attention", overflow="fold"))  # folds between words
     for occurrence in word["occurrences"]:

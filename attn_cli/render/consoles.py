@@ -1,5 +1,4 @@
-"""The Rich consoles the tables are drawn on: no markup, no emoji codes, no highlighting (a word such as
-`[/oops]` or `:bank:` is text), and no trailing spaces on a piped table's lines."""
+"""The Rich consoles tables are drawn on: no markup, emoji or highlighting (`[/oops]` is text), no trailing spaces."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ _PADDING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)  # spaces, then
 
 
 class TrimmedLines:
-    """A stream whose whole lines lose their trailing spaces on the way through (a partial line waits for the
-    rest); everything else (isatty, fileno, encoding) is the wrapped stream's, so Rich sees the real terminal."""
+    """Whole lines lose their trailing spaces; the rest (isatty, fileno) is the stream's, so Rich sees the terminal."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream, self.pending = stream, ""
@@ -42,9 +40,7 @@ class TrimmedLines:
 
 
 def write_through(stream: TextIO, data: str | bytes) -> None:
-    """Every byte of `data` onto the file behind a text stream, past its buffers, or an OSError: a buffered writer
-    that meets a short write (a file size limit) would keep the rest and say nothing. A stream without a binary
-    layer (a notebook's) takes the text."""
+    """Every byte past the buffers, or an OSError: a buffered writer meeting a short write would say nothing."""
     binary = getattr(stream, "buffer", None)
     if binary is None:
         stream.write(data if isinstance(data, str) else data.decode("utf-8"))
@@ -59,7 +55,7 @@ def write_through(stream: TextIO, data: str | bytes) -> None:
 
 
 def unencodable(exc: UnicodeEncodeError) -> OutputError:
-    """The OutputError of text that stdout's encoding (ascii, Latin-1) cannot hold, naming the character and fix."""
+    """Text stdout's encoding (ascii, Latin-1) cannot hold, named with the fix."""
     character = str(exc.object[exc.start]).encode("unicode_escape").decode("ascii")
     encoding = codecs.lookup(exc.encoding).name  # as Python names it: latin-1 is iso8859-1
     return OutputError(f"cannot write to stdout: its encoding ({encoding}) has no {character}; set "
@@ -67,17 +63,16 @@ def unencodable(exc: UnicodeEncodeError) -> OutputError:
 
 
 def trimmed(stream: TextIO) -> TextIO:
-    """`stream` as Rich's Console takes it, its lines trimmed."""
     return cast(TextIO, TrimmedLines(stream))
 
 
 def draw_literally(draw: Callable[[dict, Console], None], document: dict, console: Console) -> None:
-    """Draw a report with every text from input made literal first (errors.literal), from the CLI and Python alike."""
+    """Every text from input made literal first (errors.literal), from the CLI and Python alike."""
     draw(literal_document(document), console)
 
 
 def report_console(**options: Any) -> Console:
-    """A Console for report tables, at least MIN_WIDTH columns wide however narrow the terminal or $COLUMNS."""
+    """At least MIN_WIDTH columns wide however narrow the terminal or $COLUMNS."""
     from rich.console import Console
 
     console = Console(markup=False, emoji=False, highlight=False, **options)
@@ -86,15 +81,11 @@ def report_console(**options: Any) -> Console:
 
 
 def literal_document(document: Document) -> Document:
-    """A report document with every string in it made literal; vectors and matrices (judged by their first number)
-    pass through untouched."""
+    """Every string made literal; arrays pass through untouched."""
     if isinstance(document, str):
         return cast(Document, literal(document))
     if isinstance(document, dict):
         return cast(Document, {key: literal_document(item) for key, item in document.items()})
     if isinstance(document, list):
-        first = document[0] if document else None
-        first = first[0] if isinstance(first, list) and first else first
-        numbers = isinstance(first, (int, float)) and not isinstance(first, bool)
-        return cast(Document, document if numbers else [literal_document(item) for item in document])
+        return cast(Document, [literal_document(item) for item in document])
     return document

@@ -1,6 +1,5 @@
-"""The standalone pages, each one file with its CSS and JavaScript inline from `page/` (package data). Nothing is
-fetched: the Content-Security-Policy forbids any request and runs only the page's own style sheet and script, named
-by their SHA-256 hashes, so a handler smuggled into the page would not run even if escaping failed."""
+"""The standalone pages, one file each with CSS and JavaScript inline from `page/`. The Content-Security-Policy
+forbids any request and runs only the page's own style and script (by hash): an injected handler would not run."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ _PLACEHOLDER = re.compile(r"@@([A-Z_]+)@@")
 
 
 def html_page(documents: list[dict], command_line: str, spelling: str = "options") -> str:
-    """The report page: the documents exactly as --json writes them (so page and JSON cannot disagree), drawn by the
-    script; `spelling` "keywords" spells settings as a Python call's keyword arguments."""
+    """The documents as --json writes them, drawn by the script, so page and JSON cannot disagree."""
     more = f" (+{len(documents) - 1} more)" if len(documents) > 1 else ""
     data = dumps({"command_line": command_line, "spelling": spelling, "documents": documents})
     return filled_page("report", DATA=data.replace("<", "\\u003c"),  # no sentence can close <script> or open <!--
@@ -27,8 +25,7 @@ def html_page(documents: list[dict], command_line: str, spelling: str = "options
 
 
 def filled_page(name: str, **parts: str) -> str:
-    """page/<name>.html with its style sheet, script, their hashes, the version and `parts` in place, in one pass:
-    the data put in is never rescanned for placeholders."""
+    """page/<name>.html with its parts in place in one pass: the data put in is never rescanned for placeholders."""
     page = resources.files("attn_cli.render") / "page"
     css, js = ((page / f"{name}.{kind}").read_text(encoding="utf-8") for kind in ("css", "js"))
     parts.update(CSS=css, JS=js, STYLE_HASH=content_hash(css), SCRIPT_HASH=content_hash(js), VERSION=__version__)
@@ -36,7 +33,6 @@ def filled_page(name: str, **parts: str) -> str:
 
 
 def content_hash(text: str) -> str:
-    """The Content-Security-Policy source for exactly this inline text: 'sha256-<base64>' without the quotes."""
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
@@ -49,8 +45,7 @@ def paragraph(value: str) -> str:
 
 
 def table(caption: str, header: list[str], rows: list[list[str | tuple[str, str, str]]]) -> str:
-    """A bare <table> (no class, style or script for a notebook viewer to strip), every cell escaped; a cell
-    (before, word, after) is an excerpt with its word in <mark>."""
+    """A bare <table>, nothing for a notebook viewer to strip; a cell (before, word, after) marks its word."""
     head = "".join(f"<th>{text(cell)}</th>" for cell in header)
     body = "".join("<tr>" + "".join(f"<td>{_cell(cell)}</td>" for cell in row) + "</tr>" for row in rows)
     return f"<table><caption>{text(caption)}</caption><tr>{head}</tr>{body}</table>"

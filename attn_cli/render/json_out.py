@@ -30,9 +30,10 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
     """One JSON document and a newline, written whole or not at all, flushed so a pipe sees it at once."""
     stream = stream or sys.stdout
     numbers, as_is = _survey(document)
+    document = document if as_is else _widened(document)
     with whole_or_none(stream):
         if numbers <= STREAM_ABOVE:
-            write_through(stream, _encoded(document, as_is) + b"\n")
+            write_through(stream, _encoded(document) + b"\n")
         else:
             import tempfile  # only a large document pays for its import
 
@@ -55,8 +56,7 @@ def write_json(document: dict, stream: TextIO | None = None) -> None:
 
 @contextmanager
 def whole_or_none(stream: TextIO) -> Iterator[None]:
-    """A document written inside (through write_through) that fails midway (a full disk) is cut back out of the
-    regular file behind the stream (`> out.json`); a pipe or terminal keeps what it read."""
+    """A document that fails midway (a full disk) is cut back out of the regular file behind the stream."""
     try:
         descriptor = stream.fileno()
         regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
@@ -79,27 +79,11 @@ def dumps(document: dict) -> str:
 
 
 def encode(value: Any) -> bytes:
-    return _encoded(value, _survey(value)[1])
-
-
-def _encoded(value: Any, as_is: bool) -> bytes:
-    """`encode` of a value already surveyed: `as_is` says whether orjson can write its arrays as they stand."""
-    if not as_is:
-        value = _widened(value)
-    try:
-        encoded = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
-    except orjson.JSONEncodeError:  # text orjson refuses (a lone surrogate), a key that is not a str
-        return json.dumps(value, default=_listed, allow_nan=False).encode("ascii")
-    for character, escape in _LINE_BREAKS:
-        if character in encoded:
-            encoded = encoded.replace(character, escape)
-    return encoded
+    return _encoded(value if _survey(value)[1] else _widened(value))
 
 
 def _survey(value: Any) -> tuple[int, bool]:
-    """(how many numbers the arrays hold, whether orjson can write each as it stands: float64 or integer,
-    C-contiguous); a NaN, or an infinite float outside an array, raises ValueError. Walked with a stack, no call
-    per value."""
+    """(numbers in the arrays, whether orjson writes them as they stand); refuses NaN and a bare infinite float."""
     count, clean = 0, True
     pending: list[Any] = [[value]]  # the value itself may be a float
     while pending:
@@ -134,30 +118,36 @@ def _widened(value: Any) -> Any:
     return value
 
 
+def _encoded(value: Any) -> bytes:
+    """A widened value's JSON; what orjson refuses (a lone surrogate, a key not a str) goes through json."""
+    try:
+        encoded = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, default=_listed, allow_nan=False).encode("ascii")
+    for character, escape in _LINE_BREAKS:
+        encoded = encoded.replace(character, escape)
+    return encoded
+
+
 def _listed(value: Any) -> Any:
     """The stdlib encoder's hook: arrays as nested lists, ±inf as None (it would refuse them)."""
-    if isinstance(value, np.ndarray):
-        numbers = np.asarray(value, dtype=np.float64)
-        cells = numbers.astype(object)
-        cells[np.isinf(numbers)] = None
+    if isinstance(value, (np.ndarray, np.generic)):
+        cells = np.asarray(value, dtype=object)
+        cells[np.isinf(value)] = None
         return cells.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
 def _write_parts(value: Any, stream: BinaryIO) -> None:
-    """The value a part at a time: a small part in one piece, a large array one row (last axis) at a time."""
-    if isinstance(value, np.ndarray):
-        whole = value.ndim <= 1 or value.size <= STREAM_ABOVE
-    else:
-        whole = _survey(value)[0] <= STREAM_ABOVE
+    """A widened value a part at a time: a small part in one piece, a large array one row (last axis) at a time."""
+    whole = value.ndim <= 1 or value.size <= STREAM_ABOVE if isinstance(value, np.ndarray) else (
+        _survey(value)[0] <= STREAM_ABOVE)
     if whole:
-        stream.write(encode(value))
+        stream.write(_encoded(value))
     elif isinstance(value, dict):
         stream.write(b"{")
         for position, (key, item) in enumerate(value.items()):
-            stream.write((b"," if position else b"") + encode(str(key)) + b":")
+            stream.write((b"," if position else b"") + _encoded(str(key)) + b":")
             _write_parts(item, stream)
         stream.write(b"}")
     else:  # a list, or an array of two or more axes

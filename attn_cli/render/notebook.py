@@ -1,5 +1,5 @@
-"""A result in a notebook cell: plain HTML tables, which survive viewers that sanitise a saved notebook (GitHub's
-preview strips iframes, scripts and styles), then the interactive report in a sandboxed iframe."""
+"""A notebook cell: plain HTML tables, which survive viewers that strip iframes, scripts and styles, then the
+interactive report in a sandboxed iframe."""
 
 from __future__ import annotations
 
@@ -14,14 +14,12 @@ IFRAME_STYLE = "width: 100%; height: 640px; border: 1px solid #ddd; resize: vert
 
 
 def notebook_cell(document: dict, page: str) -> str:
-    """The cell's HTML: the document's plain tables, and the report `page` in an iframe that may run scripts."""
     return (f"<div>{plain_tables(document)}</div>"
             f'<iframe srcdoc="{escape(page, quote=True)}" sandbox="allow-scripts" title="attn-cli report" '
             f'style="{IFRAME_STYLE}"></iframe>')
 
 
 def plain_tables(document: dict) -> str:
-    """The tables a reader needs without the script, for every kind of report document."""
     if document["command"] == "senses":
         from attn_cli.render.senses_page import senses_tables_html
 
@@ -40,14 +38,12 @@ def plain_tables(document: dict) -> str:
 
 
 def _attention(document: dict, title: str = "") -> str:
-    """A sentence's tokens, each head's weights (queries by keys) and each token's shift."""
     labels = _labels(document["tokens"])
     return (_heading(f"{title}{document['sentence']}") + paragraph("tokens: " + "  ".join(labels)) +
             _weights(document["heads"], labels, labels) + _shifts(document["shifts"], labels, labels))
 
 
 def _trace(document: dict) -> str:
-    """For each traced word, every key's score and weight per head, then the word's shift."""
     labels = _labels(document["tokens"])
     parts = [_heading(document["sentence"]), paragraph("tokens: " + "  ".join(labels))]
     for trace in document["traces"]:

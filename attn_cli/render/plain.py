@@ -34,8 +34,7 @@ def plain_records(report: dict) -> str:
 
 
 def cell_text(value) -> str:
-    """A cell as text: '' for none, tabs and line breaks in free text as spaces, other control and bidi characters
-    as escapes (errors.literal)."""
+    """'' for none; tabs and line breaks in free text as spaces, other control characters escaped."""
     if value is None:
         return ""
     if isinstance(value, float):

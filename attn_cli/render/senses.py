@@ -1,5 +1,4 @@
-"""Rich tables for `senses`, drawn from its report document alone: the groups and why (each K's silhouette), the
-static neighbours, each group's nearest words and pulling words, example sentences, and with labels the scores."""
+"""Rich tables for `senses`, drawn from its report document alone."""
 
 from __future__ import annotations
 
@@ -69,7 +68,7 @@ def silhouettes_table(report: dict) -> Table:
 
 
 def silhouette_rows(clusters: dict) -> list[tuple[str, float | None]]:
-    """(K, silhouette) for each K tried, in order; one group has none (a dash)."""
+    """One group has no silhouette (a dash)."""
     rows = {int(k): value for k, value in clusters["silhouettes"].items()}
     rows.setdefault(clusters["chosen"], None)
     return [(str(k), rows[k]) for k in sorted(rows)]
@@ -102,7 +101,6 @@ def examples_table(report: dict) -> Table:
 
 
 def render_labels(report: dict, console: Console) -> None:
-    """The groups against the labels (purity, adjusted Rand, each group's majority), then the sense probe."""
     labels = report["labels"]
     majority = simple(right("#", style="bold"), Column("majority label", overflow="fold"), right("share"))
     for row in labels["groups"]:
@@ -131,12 +129,10 @@ EMPTY_LABEL = "(empty)"  # a blank labels line's label, which a table cell would
 
 
 def shown_label(label: str) -> str:
-    """A label as a table cell: shortened as messages shorten a word, an empty one named."""
     return shorten(label) if label else EMPTY_LABEL
 
 
 def misgrouped_rows(report: dict) -> list[tuple[dict, tuple[str, str, str]]]:
-    """The first MISGROUPED_SHOWN misgrouped occurrences, each with its excerpt (before, word, after)."""
     places = occurrence_places(report["occurrences"])
     sentences = {(o["line"], o["position"]): o["sentence"] for o in report["occurrences"]}
     return [(m, excerpt(sentences[m["line"], m["position"]], places.get((m["line"], m["position"]))))
@@ -153,8 +149,7 @@ def misgrouped_table(rows: list[tuple[dict, tuple[str, str, str]]]) -> Table:
 
 
 def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[int, int] | None]:
-    """(line, position) -> the (start, end) characters of each occurrence in its sentence: the k-th occurrence of a
-    token in a line is its k-th place there (marked_spans); None where normalisation moved it."""
+    """(line, position) -> (start, end): a token's k-th occurrence is its k-th place; None where it moved."""
     found: dict[tuple[int, str], list[dict]] = {}
     for occurrence in occurrences:
         found.setdefault((occurrence["line"], occurrence["token"]), []).append(occurrence)
@@ -167,15 +162,13 @@ def occurrence_places(occurrences: list[dict]) -> dict[tuple[int, int], tuple[in
 
 
 def marked_spans(sentence: str, token: str) -> list[tuple[int, int]]:
-    """Where `token` stands in `sentence` as the tokenizer splits words: not inside "banks", "embankment" or
-    "bank-holiday", but before a clitic it splits off ("bank's")."""
+    """Where the tokenizer splits `token` out: not inside "banks" or "bank-holiday", but in "bank's"."""
     pattern = re.compile(rf"(?<!\w)(?<!\w[-'’]){re.escape(token)}(?!\w)(?!-\w)")
     return [match.span() for match in pattern.finditer(sentence)] if token else []
 
 
 def excerpt(sentence: str, place: tuple[int, int] | None, context: int = CONTEXT) -> tuple[str, str, str]:
-    """(before, word, after): the word and up to `context` characters each side, "…" where the sentence goes on;
-    the sentence unmarked without a place."""
+    """(before, word, after), "…" where the sentence goes on; the sentence unmarked without a place."""
     if place is None:
         return sentence, "", ""
     start, end = place
@@ -189,5 +182,5 @@ def neighbor_words(neighbors: list[dict]) -> str:
 
 
 def number(value: float | None) -> str:
-    """Three places; a figure that does not exist (one group's silhouette, a masked weight) as a dash."""
+    """A figure that does not exist (one group's silhouette) as a dash."""
     return "—" if value is None else f"{value:.3f}"

@@ -1,5 +1,4 @@
-"""The pictures of `senses` from its document: the scatter (SVG, each sentence a <title> any viewer shows on hover),
-the tables as HTML, and the page. Every text from input is made literal and escaped."""
+"""The scatter (SVG), tables and page of `senses` from its document; every text from input is literal and escaped."""
 
 from __future__ import annotations
 
@@ -20,13 +19,12 @@ LEGEND_LABEL = 16  # characters of a label the legend shows (a <title> has a lon
 
 
 def group_colours(count: int) -> list[str]:
-    """A colour per group: eight well-separated ones (the default K is at most 8), then hues a golden angle apart."""
+    """Eight well-separated colours (the default K is at most 8), then hues a golden angle apart."""
     return [PALETTE[i] if i < len(PALETTE) else f"hsl({(i * 137.508) % 360:.1f},60%,42%)" for i in range(count)]
 
 
 def scatter_svg(document: dict, standalone: bool = False, color_by: str = "group") -> str:
-    """The occurrences as points coloured by group (`color_by="label"`: by label, for a document with labels),
-    the legend beside them; `standalone` adds the XML declaration and a heading for an SVG file of its own."""
+    """The occurrences coloured by group or label; `standalone` adds the XML declaration and a heading."""
     report = literal_document(document)
     keys, names = _colour_keys(report, color_by)
     colours = dict(zip(names, group_colours(len(names))))
@@ -55,8 +53,7 @@ def scatter_svg(document: dict, standalone: bool = False, color_by: str = "group
 
 
 def _colour_keys(report: dict, color_by: str) -> tuple[list[str], list[str]]:
-    """What colours each occurrence ("group 2", or its label), and those keys in the legend's order: groups by
-    number, labels as first met in the corpus."""
+    """Each occurrence's colour key ("group 2", or its label), and the legend's keys in order."""
     if color_by == "label":
         keys = [o["label"] for o in report["occurrences"]]
         if None in keys:
@@ -66,7 +63,7 @@ def _colour_keys(report: dict, color_by: str) -> tuple[list[str], list[str]]:
 
 
 def _placer(occurrences: list[dict]):
-    """x, y -> pixels, one scale for both axes (a distance on the picture is the same either way)."""
+    """x, y -> pixels, one scale for both axes: a distance on the picture is the same either way."""
     xs, ys = [o["x"] for o in occurrences] or [0.0], [o["y"] for o in occurrences] or [0.0]
     span = max(max(xs) - min(xs), max(ys) - min(ys)) or 1.0
     scale = min(WIDTH, HEIGHT) - 2 * MARGIN
@@ -76,8 +73,7 @@ def _placer(occurrences: list[dict]):
 
 def _point(occurrence: dict, index: int, colour: str, at: tuple[float, float], place: tuple[int, int] | None,
            misgrouped: bool = False) -> str:
-    """A point (ringed in black when misgrouped): its sentence whole in <title> (any viewer's hover), the excerpt
-    around the word and its label in data-* for the page's tooltip, which marks the word."""
+    """Its sentence in <title> for any viewer's hover; excerpt and label in data-* for the page's tooltip."""
     before, word, after = excerpt(occurrence["sentence"], place)
     ring = ' class="misgrouped" stroke="#000" stroke-width="1.6"' if misgrouped else ""
     label = "" if occurrence["label"] is None else f' data-label="{escape(occurrence["label"])}"'
@@ -89,7 +85,6 @@ def _point(occurrence: dict, index: int, colour: str, at: tuple[float, float], p
 
 
 def senses_tables_html(document: dict) -> str:
-    """The tables as bare HTML, the word in <mark>."""
     report = literal_document(document)
     labels, clusters = report["labels"], report["clusters"]
     places = occurrence_places(report["occurrences"])
@@ -127,7 +122,6 @@ def senses_tables_html(document: dict) -> str:
 
 
 def senses_page(document: dict, command_line: str, color_by: str = "group") -> str:
-    """The whole page: the command that made it, the scatter (coloured by `color_by`), the tables."""
     report = literal_document(document)
     return filled_page(
         "senses", WORD=text(report["word"]), COMMAND=text(command_line),

@@ -30,7 +30,7 @@ def render_explain(report: dict, console: Console) -> None:
 
 def render_attention(report: dict, console: Console, labels: list[str], key_labels: list[str] | None = None,
                      axes: str = "rows are queries, columns are keys") -> None:
-    """Every table of one attention pass; key_labels name the columns when keys are other tokens (cross)."""
+    """key_labels name the columns when keys are other tokens (cross)."""
     settings = report["settings"]
     columns = labels if key_labels is None else key_labels
     for head in report["heads"]:
@@ -55,7 +55,7 @@ def render_attention(report: dict, console: Console, labels: list[str], key_labe
 
 
 def layer_scale_note(report: dict) -> str:
-    """A trained layer's s and y are on the scale it learnt (tens of units), so |y−s| reads only against its own."""
+    """A trained layer's s and y are on the scale it learnt, so |y−s| reads only against its own."""
     settings = report["settings"]
     if settings["mode"] != "trained":
         return ""
@@ -68,15 +68,15 @@ def layer_scale_note(report: dict) -> str:
 
 def head_table(head: dict, key: str, labels: list[str], columns: list[str], console: Console,
                note: str = "") -> tuple[Table, str]:
-    """A head's scores or weights (with their Σ column); masked cells show as MASKED, not as a value the query
-    could give."""
-    masked = masked_cells(head)
+    """A head's scores or weights; masked cells show as MASKED, not as a value the query could give."""
+    logits = np.array(head["logits"], dtype=float)  # [n_q, n_k]; None (JSON's -inf) -> nan
+    masked = np.isneginf(logits) | np.isnan(logits)
     return matrix_table(head[key], labels, console, columns=columns, row_sums=key == "weights", masked=masked,
                         note="; ".join(filter(None, [note, MASK_LEGEND if masked.any() else ""])))
 
 
 def print_warnings(report: dict, console: Console, where: str = "") -> None:
-    """The diagnostics' warnings with their remedies: part of the report (on stdout), not messages about the run."""
+    """The warnings are part of the report (on stdout), not messages about the run."""
     warnings = report["diagnostics"]["warnings"]
     if warnings:
         rows = [row for warning in warnings for row in (("warning", warning["message"]),
@@ -86,7 +86,7 @@ def print_warnings(report: dict, console: Console, where: str = "") -> None:
 
 def labelled_lines(rows: list[tuple[str, str | Text]], label_style: str = "", text_style: str = "",
                    label_width: int | None = None) -> Table:
-    """Label, then text whose wrapped lines stay indented under it; a word longer than the line folds, never cut."""
+    """Text whose wrapped lines stay indented under its label; a word longer than the line folds, never cut."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style=label_style, no_wrap=True, min_width=label_width)
     grid.add_column(style=text_style, overflow="fold")
@@ -106,7 +106,7 @@ def weights_formula(settings: dict) -> str:
 
 
 def section(console: Console, title: str, table: RenderableType, note: str = "") -> None:
-    """Title, table, note in dim text, blank line: titles and notes never wrap to the table's width."""
+    """Titles and notes are printed apart from the table so they never wrap to its width."""
     console.print(Text(title, style="bold"))
     console.print(table)
     if note:
@@ -123,8 +123,7 @@ def header(report: dict, title: str = "Self-attention over ") -> Group:
 
 def repeated_lines(tokens: list[dict], settings: dict, where: str = "", model: dict | None = None
                    ) -> list[RenderableType]:
-    """A note when a word occurs twice without positions (a model's inputs carry its own): its copies share one
-    vector, which looks like a bug unless said."""
+    """Copies of a word without positions share one vector, which looks like a bug unless said."""
     repeated = repeated_words([token["text"] for token in tokens])
     if not repeated or settings["positions"] != "none" or model is not None:
         return []
@@ -135,7 +134,6 @@ def repeated_lines(tokens: list[dict], settings: dict, where: str = "", model: d
 
 
 def settings_lines(report: dict) -> list[Table]:
-    """The vector set, every engine setting, the positions' scale and a trained layer's file."""
     vectors, settings, model = report["vectors"], report["settings"], report.get("model")
     scale = settings["scale"] if isinstance(settings["scale"], str) else f"{settings['scale']:g}"
     heads = f"{settings['heads']} head{'s' if settings['heads'] > 1 else ''} of {settings['d_head']} dims"
@@ -163,7 +161,7 @@ def settings_lines(report: dict) -> list[Table]:
 
 
 def dropped_lines(dropped: list[dict], where: str = "") -> list[Table]:
-    """A yellow line per unknown word (with spelling suggestions), one per other reason listing its tokens."""
+    """A line per unknown word (with spelling suggestions), one per other reason listing its tokens."""
     lines = []
     for item in dropped:
         if item["reason"] == "out of vocabulary":
@@ -176,21 +174,14 @@ def dropped_lines(dropped: list[dict], where: str = "") -> list[Table]:
 
 
 def tokens_text(tokens: list[dict], vectors: dict) -> Text:
-    """The tokens as typed, two spaces apart; an unknown word says what stands in for it."""
     stand_in = "subword vector" if vectors.get("format") == "fasttext-bin" else "zero vector"
     return Text("  ").join(Text(f"{token['text']} (oov: {stand_in})", style="yellow") if token["oov"] else
                            Text(token["text"]) for token in tokens)
 
 
-def masked_cells(head: dict) -> np.ndarray:
-    """[n_q, n_k] True where the mask hides the key from the query (logit -inf; null once written as JSON)."""
-    logits = np.array(head["logits"], dtype=float)  # None -> nan
-    return np.isneginf(logits) | np.isnan(logits)
-
-
 def matrix_table(rows, labels: list[str], console: Console, *, columns: list[str] | None = None,
                  row_sums: bool = False, note: str = "", masked: np.ndarray | None = None) -> tuple[Table, str]:
-    """A query x key matrix with heat-coloured cells, cut to the most columns that fit, and its note."""
+    """Heat-coloured cells, cut to the most columns that fit, and its note."""
     columns = labels if columns is None else columns
     shown = fitting_columns(rows, labels, columns, console, row_sums)
     if shown < len(columns):
@@ -199,18 +190,16 @@ def matrix_table(rows, labels: list[str], console: Console, *, columns: list[str
     table = _frame(columns, shown, row_sums)
     for number, (label, row) in enumerate(zip(labels, rows)):
         hidden = [False] * len(row) if masked is None else masked[number].tolist()
-        finite = [value for value in row if value is not None and math.isfinite(value)]
-        seen = [value for value, off in zip(row, hidden) if not off and value is not None and math.isfinite(value)]
-        low, high = min(seen or finite), max(seen or finite)
+        seen = [value for value, off in zip(row, hidden) if not off] or list(row)  # scores and weights are finite
+        low, high = min(seen), max(seen)
         table.add_row(label, *[Text(MASKED, style="dim") if off else heat_cell(value, low, high)
                                for value, off in zip(row[:shown], hidden)],
-                      *(["…"] if shown < len(columns) else []), *([f"{sum(finite):.3f}"] if row_sums else []))
+                      *(["…"] if shown < len(columns) else []), *([f"{sum(row):.3f}"] if row_sums else []))
     return table, note
 
 
 def fitting_columns(rows, labels: list[str], columns: list[str], console: Console, row_sums: bool) -> int:
-    """How many leading columns fit the console, measured by Rich on one row of each column's widest cell; no more
-    than width / MIN_COLUMN_WIDTH can fit, so a 5,000-token matrix is never formatted whole to find that out."""
+    """How many leading columns fit, measured on one row of each column's widest cell (never the whole matrix)."""
     high = min(len(columns), console.width // MIN_COLUMN_WIDTH)
     widest = [max((format_number(row[j]) for row in rows), key=len) for j in range(high)]  # [high] strings
     for shown in range(high, 1, -1):
@@ -223,7 +212,6 @@ def fitting_columns(rows, labels: list[str], columns: list[str], console: Consol
 
 
 def _frame(columns: list[str], shown: int, row_sums: bool) -> Table:
-    """The empty table of the first `shown` columns, a "…" column when some are left out, and Σ."""
     return simple(lead(""), *(right(label, no_wrap=True) for label in columns[:shown]),
                   *([Column("…", justify="center", no_wrap=True)] if shown < len(columns) else []),
                   *([right("Σ", style="dim", no_wrap=True)] if row_sums else []), pad_edge=False)
@@ -234,30 +222,27 @@ def right(header: str = "", footer: str = "", **options) -> Column:
 
 
 def lead(header: str = "", footer: str = "") -> Column:
-    """A table's first column, naming its rows."""
     return Column(header, footer, style="bold", no_wrap=True)
 
 
 def simple(*columns: Column | str, **options) -> Table:
-    """Every report table's one look: a rule under the header, no frame."""
     return Table(*columns, box=box.SIMPLE_HEAD, **options)
 
 
 def top_keys_table(weights, labels: list[str], columns: list[str], console: Console) -> Table:
-    """Each query's TOP_KEYS heaviest keys and their weights: the summary of a matrix too wide to print."""
-    def frame() -> Table:
-        return simple(lead("query"), Column(f"largest weights (key=w), of {len(columns)} keys", overflow="fold"),
-                      pad_edge=False)
-
     orders = np.argsort(-np.asarray(weights, dtype=float), axis=1, kind="stable")[:, :TOP_KEYS]  # [n_q, k]
     rows: list[list[str | Text]] = [[label, ", ".join(f"{columns[j]}={row[j]:.3f}" for j in order)]
                                     for label, row, order in zip(labels, weights, orders.tolist())]
-    table = frame()
-    add_stacked_row(table, rows)  # when no cell wraps; else a row at a time
-    if not fits_width(table, console):
-        table = frame()
-        for row in rows:
-            table.add_row(*row)
+    for stacked in (True, False):  # one stacked row when no cell wraps, else a row at a time
+        table = simple(lead("query"), Column(f"largest weights (key=w), of {len(columns)} keys", overflow="fold"),
+                       pad_edge=False)
+        if stacked:
+            add_stacked_row(table, rows)
+        else:
+            for row in rows:
+                table.add_row(*row)
+        if fits_width(table, console):
+            break
     return table
 
 
@@ -268,7 +253,6 @@ def format_number(value: float | None) -> str:
 
 
 def heat_cell(value: float | None, low: float, high: float) -> Text:
-    """The value on a background from dark (row minimum) to bright yellow (row maximum)."""
     text = format_number(value)
     if value is None or text == "—":
         return Text(text, style="dim")
@@ -279,7 +263,6 @@ def heat_cell(value: float | None, low: float, high: float) -> Text:
 
 
 def shift_table(report: dict, labels: list[str], key_labels: list[str] | None = None) -> Table:
-    """Shift per query token; in self-attention (no key_labels) its own weight has a column of its own."""
     table = simple(lead("token"), right("cos(s,y)"), right("|y−s|"), *([right("self w")] if key_labels is None else []),
                    "pulled by")
     for label, shift in zip(labels, report["shifts"]):
@@ -295,7 +278,7 @@ def pull_text(contribution: dict, key_labels: list[str]) -> str:
 
 
 def signed(value: float) -> str:
-    """'+0.26', '-0.12', and '0.00' for a share that rounds to zero (never '-0.00')."""
+    """Never '-0.00'."""
     text = f"{value:+.2f}"
     return "0.00" if float(text) == 0 else text
 
@@ -310,7 +293,7 @@ def neighbor_table(report: dict, labels: list[str], console: Console) -> tuple[T
 
 
 def neighbor_lists(shift: dict) -> tuple[Text, Text]:
-    """A shift's neighbours before and after attention; a word new after attention is marked +word."""
+    """A word new after attention is marked +word."""
     before = {n["word"] for n in shift["neighbors_before"]}
     after = Text(", ").join(Text(n["word"]) if n["word"] in before else Text(NEW + n["word"], style="bold green")
                             for n in shift["neighbors_after"])
@@ -323,7 +306,7 @@ def new_words_legend(console: Console) -> str:
 
 def diagnostics_table(report: dict, labels: list[str], key_labels: list[str],
                       console: Console) -> tuple[Table, str]:
-    """Entropy and largest weight per query row: a column trio per head, or a row per head when that is too wide."""
+    """A column trio per head, or a row per head when that is too wide."""
     heads = report["diagnostics"]["heads"]
     note = f"entropy in bits: 0 = all weight on one word, {uniform_text(heads, len(key_labels))}"
     suffixes = [f" h{head['index'] + 1}" if len(heads) > 1 else "" for head in heads]
@@ -344,7 +327,7 @@ def diagnostics_table(report: dict, labels: list[str], key_labels: list[str],
 
 
 def uniform_text(heads: list[dict], n_keys: int) -> str:
-    """What uniform weights would score: log2 of the keys a row may see (a masked key is no word to spread over)."""
+    """log2 of the keys a row may see: a masked key is no word to spread over."""
     seen = sorted({row["visible_keys"] for row in heads[0]["rows"]})
     if seen == [n_keys]:
         return f"{math.log2(max(n_keys, 1)):.2f} = uniform over {n_keys}"
@@ -363,5 +346,4 @@ def _diagnostic_cells(row: dict, key_labels: list[str]) -> list[str | Text]:
 
 
 def fits_width(table: Table, console: Console) -> bool:
-    """Whether the table's natural width (no cell wrapped or cut) fits the console."""
     return Measurement.get(console, console.options.update_width(10 * console.width), table).maximum <= console.width

@@ -1,5 +1,4 @@
-"""The trace as a worked example on the terminal, drawn from the trace document alone: seven numbered steps per
-traced word, each a plain-language caption and a small table, then the teaching notes that apply."""
+"""The trace as a worked example drawn from its document alone: seven captioned steps per traced word, then notes."""
 
 from __future__ import annotations
 
@@ -36,7 +35,6 @@ def render_trace(report: dict, console: Console) -> None:
 
 
 def shown(report: dict, dims: int) -> str:
-    """'first 4 of 128 dims' (or 'all 3 dims' when everything is shown)."""
     count = min(report["dims_shown"], dims)
     return f"all {dims} dims" if count >= dims else f"first {count} of {dims} dims"
 
@@ -73,7 +71,6 @@ def projection_step(report: dict, console: Console) -> None:
 
 
 def render_one(report: dict, trace: dict, labels: list[str], console: Console) -> None:
-    """Steps 2 (projected or multi-head) to 7 and the notes for one traced word."""
     settings = report["settings"]
     word = labels[trace["index"]]
     console.rule(Text(f"“{trace['token']}”: word {trace['index'] + 1} of {len(labels)} as the query",
@@ -106,7 +103,7 @@ def render_one(report: dict, trace: dict, labels: list[str], console: Console) -
 
 
 def after_attention_steps(report: dict, index: int, word: str, console: Console) -> None:
-    """A pretrained layer's residual, LayerNorm and feed-forward block (the tool's own layers stop at y)."""
+    """A pretrained layer's residual, LayerNorm and feed-forward block: the tool's own layers stop at y."""
     after = report.get("after_attention")
     if after is None:
         return
@@ -120,7 +117,6 @@ def after_attention_steps(report: dict, index: int, word: str, console: Console)
 
 
 def head_steps(report: dict, settings: dict, head: dict, word: str, labels: list[str], console: Console) -> None:
-    """Steps 3, 4 and 5 of one head: scores, softmax, weighted sum."""
     dims = head["query"]["dims"]
     count = min(report["dims_shown"], dims)
     scores = simple(lead("key"), f"q · k_j = q₁k₁ + q₂k₂ + … ({dims} products)", right("s_j", no_wrap=True),
@@ -215,8 +211,7 @@ def notes_step(trace: dict, labels: list[str], console: Console) -> None:
 
 
 def vector_table(rows: list[tuple[str, str, dict]], console: Console, split_last: bool = False) -> Group:
-    """Rows of (role, word, vector summary): the first coordinates and the length, split over tables of
-    consecutive coordinates when they do not fit the console (the last one closes with the ellipsis and length)."""
+    """Rows of (role, word, vector summary), split over tables of consecutive coordinates when they do not fit."""
     count = len(rows[0][2]["first"])
     per_table = count
     while per_table > 1 and not fits_width(_vector_chunk(rows, range(per_table), split_last, True), console):

@@ -1,5 +1,4 @@
-"""The table a training run ends with: the held-out split scored by raw attention, the random start and the
-trained layer (and, for the demo, how far each moves "bank" toward the sense its sentence gives it)."""
+"""The table a training run ends with: the held-out split scored by raw attention, random start and trained layer."""
 
 from __future__ import annotations
 
