@@ -89,7 +89,7 @@ def attn(args: list[str], stdin=None, stdout=subprocess.PIPE, stderr=subprocess.
     text = extra.get("text", False)
     with ExitStack() as stack:
         stack.enter_context(_environment(env, extra.get("cwd")))
-        drained = [stack.enter_context(_descriptor(number, given, input.encode() if text else input))
+        drained = [stack.enter_context(_descriptor(number, given, input.encode() if isinstance(input, str) else input))
                    for number, given in enumerate((subprocess.PIPE if input is not None else stdin, stdout, stderr))]
         code = _main(args)
     out, err = (None if got is None else got.decode() if text else bytes(got) for got in drained[1:])
