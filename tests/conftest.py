@@ -37,6 +37,10 @@ SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 # loaded machine cannot reach it; only a hang (a read of an endless input, a lost signal) does.
 HANG_SECONDS = 600
 SHORT_BASE = pytest.StashKey[str]()
+ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
+ZYGOTE_SOCKET = str(Path(tempfile.mkdtemp(prefix="atz")) / "socket")
+# `attn-cli ARGS` as a program of its own, forked from one that loaded the modules once (tests/zygote.py)
+FORKED_CLI = [sys.executable, "-S", str(ZYGOTE), ZYGOTE_SOCKET]
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own tmp_path factory reads --basetemp
@@ -52,6 +56,20 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if SHORT_BASE in config.stash:
         shutil.rmtree(config.stash[SHORT_BASE], ignore_errors=True)
+    if ZYGOTE_SERVER:
+        ZYGOTE_SERVER[0].kill()
+        ZYGOTE_SERVER[0].wait()
+    shutil.rmtree(Path(ZYGOTE_SOCKET).parent, ignore_errors=True)
+
+
+ZYGOTE_SERVER: list[subprocess.Popen] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The zygote loads the modules while the tests are collected; FORKED_CLI waits for it."""
+    ZYGOTE_SERVER.append(subprocess.Popen([sys.executable, str(ZYGOTE), "--serve", ZYGOTE_SOCKET],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
 
 
 @contextmanager
@@ -80,12 +98,13 @@ def attn(args: list[str], stdin=None, stdout=subprocess.PIPE, stderr=subprocess.
          input: bytes | None = None, **extra) -> subprocess.CompletedProcess:
     """`python -m attn_cli ARGS` with the given standard streams (open files, descriptors, or PIPE: a real pipe), as
     subprocess.run takes them. It runs in this process on descriptors 0, 1 and 2 themselves, so what the shell would
-    give it is what it finds; a process of its own starts where the process is the point: a test marked
-    real_process (the interpreter's exit, signals), PYTHONIOENCODING (read at start-up) or a preexec_fn (limits)."""
+    give it is what it finds; in a process of its own where that is the point: forked (FORKED_CLI) for a
+    PYTHONIOENCODING (read at start-up) or a preexec_fn (limits), started afresh in a test marked real_process."""
     env = {**os.environ, "COLUMNS": "80", **(env or {})}
     if _real_process[0] or "PYTHONIOENCODING" in env or extra.keys() - {"cwd", "pass_fds", "text"}:
-        return subprocess.run([sys.executable, "-m", "attn_cli", *args], stdin=stdin, stdout=stdout, stderr=stderr,
-                              env=env, input=input, timeout=HANG_SECONDS, **extra)
+        command = [sys.executable, "-m", "attn_cli"] if _real_process[0] else FORKED_CLI
+        return subprocess.run([*command, *args], stdin=stdin, stdout=stdout, stderr=stderr, env=env, input=input,
+                              timeout=HANG_SECONDS, **extra)
     text = extra.get("text", False)
     with ExitStack() as stack:
         stack.enter_context(_environment(env, extra.get("cwd")))
