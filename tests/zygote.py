@@ -1,7 +1,8 @@
 """`python zygote.py SOCKET ARGS...` runs `attn-cli ARGS` as a process of its own, forked from one that has loaded
 the command line's modules already (`python zygote.py --serve SOCKET`): the run gets this process's open descriptors,
-folder and environment, and this process ends as it ends. A second of imports saved per run, for the tests whose
-programs do not test the interpreter's start (its encoding settings, a Ctrl-C as modules load), limits or signals."""
+folder, environment, stream encodings and file size limit, and this process ends as it ends. The modules load once,
+not at each run; for tests whose point is neither the interpreter's start (a Ctrl-C as modules load) nor a signal
+sent to the program (this process does not pass it on)."""
 
 from __future__ import annotations
 
