@@ -244,6 +244,20 @@ def private_cache(tmp_path_factory, monkeypatch) -> Path:
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def command_built_once():
+    """Typer builds the click command from the app's signatures at each call (most of a short run's time); the
+    tests' runs in this process share the one it builds first. A private name of typer: a rename fails here."""
+    import typer.main
+    import typer.testing
+
+    build, built = typer.main.get_command, typer.main.get_command(app)
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name in ((typer.main, "get_command"), (typer.testing, "_get_command")):
+            patch.setattr(module, name, lambda given: built if given is app else build(given))
+        yield
+
+
 @pytest.fixture
 def run():
     """run(*args, input=None) -> Result with .exit_code, .stdout and .stderr kept apart, 80 columns."""
