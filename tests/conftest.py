@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
-from contextlib import contextmanager
+import threading
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 # One BLAS thread for the suite and the programs it starts, unless the caller pins another count: two OpenBLAS
@@ -33,6 +37,10 @@ SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 # loaded machine cannot reach it; only a hang (a read of an endless input, a lost signal) does.
 HANG_SECONDS = 600
 SHORT_BASE = pytest.StashKey[str]()
+ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
+ZYGOTE_SOCKET = str(Path(tempfile.mkdtemp(prefix="atz")) / "socket")
+# `attn-cli ARGS` as a program of its own, forked from one that loaded the modules once (tests/zygote.py)
+FORKED_CLI = [sys.executable, "-S", str(ZYGOTE), ZYGOTE_SOCKET]
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own tmp_path factory reads --basetemp
@@ -40,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Temporary folders under a short base (/tmp/atXXXXXXXX, not /tmp/pytest-of-USER/pytest-N/, nor one level
     deeper per pytest-xdist worker): messages name a path whole up to 80 characters, and the tests that check the
     path a message names use tmp_path. pytest-xdist's workers are given their folders under it."""
+    config.addinivalue_line("markers", "real_process: `attn` starts a real program, not a run in this process")
     if config.option.basetemp is None and not hasattr(config, "workerinput"):
         config.option.basetemp = config.stash[SHORT_BASE] = tempfile.mkdtemp(prefix="at")
 
@@ -47,6 +56,20 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if SHORT_BASE in config.stash:
         shutil.rmtree(config.stash[SHORT_BASE], ignore_errors=True)
+    if ZYGOTE_SERVER:
+        ZYGOTE_SERVER[0].kill()
+        ZYGOTE_SERVER[0].wait()
+    shutil.rmtree(Path(ZYGOTE_SOCKET).parent, ignore_errors=True)
+
+
+ZYGOTE_SERVER: list[subprocess.Popen] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The zygote loads the modules while the tests are collected; FORKED_CLI waits for it."""
+    ZYGOTE_SERVER.append(subprocess.Popen([sys.executable, str(ZYGOTE), "--serve", ZYGOTE_SOCKET],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
 
 
 @contextmanager
@@ -61,6 +84,127 @@ def at_most(seconds: float = HANG_SECONDS):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+_real_process = [False]  # whether the running test is marked real_process
+
+
+@pytest.fixture(autouse=True)
+def real_process_marker(request):
+    _real_process[0] = request.node.get_closest_marker("real_process") is not None
+
+
+def attn(args: list[str], stdin=None, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env: dict | None = None,
+         input: bytes | None = None, **extra) -> subprocess.CompletedProcess:
+    """`python -m attn_cli ARGS` with the given standard streams (open files, descriptors, or PIPE: a real pipe), as
+    subprocess.run takes them. It runs in this process on descriptors 0, 1 and 2 themselves, so what the shell would
+    give it is what it finds; in a process of its own where that is the point: forked (FORKED_CLI) for a
+    PYTHONIOENCODING (read at start-up) or a preexec_fn (limits), started afresh in a test marked real_process."""
+    env = {**os.environ, "COLUMNS": "80", **(env or {})}
+    if _real_process[0] or "PYTHONIOENCODING" in env or extra.keys() - {"cwd", "pass_fds", "text"}:
+        command = [sys.executable, "-m", "attn_cli"] if _real_process[0] else FORKED_CLI
+        return subprocess.run([*command, *args], stdin=stdin, stdout=stdout, stderr=stderr, env=env, input=input,
+                              timeout=HANG_SECONDS, **extra)
+    text = extra.get("text", False)
+    with ExitStack() as stack:
+        stack.enter_context(_environment(env, extra.get("cwd")))
+        drained = [stack.enter_context(_descriptor(number, given, input.encode() if isinstance(input, str) else input))
+                   for number, given in enumerate((subprocess.PIPE if input is not None else stdin, stdout, stderr))]
+        code = _main(args)
+    out, err = (None if got is None else got.decode() if text else bytes(got) for got in drained[1:])
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
+@contextmanager
+def _environment(env: dict, cwd: str | Path | None):
+    saved, where = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd or where)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        os.chdir(where)
+
+
+@contextmanager
+def _descriptor(number: int, given, input: bytes | None):
+    """Descriptor `number` on `given` (None: as it is; PIPE: a pipe a thread feeds with `input` or drains; DEVNULL;
+    an open file or descriptor) and a new sys.stdin, stdout or stderr on it; yields what a drained pipe held."""
+    kept, name, pump = os.dup(number), ("stdin", "stdout", "stderr")[number], None
+    drained = bytearray() if given == subprocess.PIPE and number else None
+    if given == subprocess.PIPE:
+        reader, writer = os.pipe()
+        ours, theirs = (writer, reader) if number == 0 else (reader, writer)
+        pump = threading.Thread(target=_drain if number else _feed, args=(ours, drained if number else input or b""))
+        pump.start()
+    else:
+        theirs = os.open(os.devnull, os.O_RDWR) if given == subprocess.DEVNULL else None
+    if theirs is not None:
+        os.dup2(theirs, number)
+        os.close(theirs)  # descriptor `number` holds the pipe's end alone: closing it ends the pipe
+    elif given is not None:
+        os.dup2(given if isinstance(given, int) else given.fileno(), number)
+    previous, mine = getattr(sys, name), _stream(number)
+    setattr(sys, name, mine)
+    try:
+        yield drained
+    finally:
+        current, _ = getattr(sys, name), setattr(sys, name, previous)
+        try:
+            if current not in (mine, None) and not current.closed:  # a stream the run put in its place
+                current.flush()
+        finally:
+            try:
+                mine.close()  # the interpreter's last flush, then the descriptor closed, as at its exit
+            finally:
+                os.dup2(kept, number)
+                os.close(kept)
+                if pump is not None:
+                    pump.join(HANG_SECONDS)
+
+
+def _feed(writer: int, data: bytes) -> None:
+    with open(writer, "wb") as pipe:
+        try:
+            pipe.write(data)
+        except BrokenPipeError:  # the run stopped reading
+            pass
+
+
+def _drain(reader: int, drained: bytearray) -> None:
+    with open(reader, "rb", buffering=0) as pipe:
+        while chunk := pipe.read(1 << 16):
+            drained += chunk
+
+
+def _stream(number: int) -> io.TextIOWrapper:
+    """sys.stdin, stdout or stderr on its descriptor as the interpreter makes them at start: its encoding and error
+    handler, newline "\\n", buffered (by lines on a terminal and for stderr; writes unbuffered under -u)."""
+    model = (sys.__stdin__, sys.__stdout__, sys.__stderr__)[number]
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED")) and number > 0  # as -u
+    binary = open(number, "rb" if number == 0 else "wb", buffering=0 if unbuffered else -1)
+    return io.TextIOWrapper(binary, encoding=model.encoding, errors=model.errors, newline="\n",
+                            line_buffering=number == 2 or os.isatty(number), write_through=unbuffered)
+
+
+def _main(args: list[str]) -> int:
+    """The exit code of `attn_cli.cli.run` (the program's entry point) as the interpreter would end with it."""
+    from attn_cli.cli import run
+
+    saved, sys.argv = sys.argv, [str(Path(attn_cli.__file__).with_name("__main__.py")), *args]
+    try:
+        with at_most():
+            run()
+        return 0
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.argv = saved
 
 
 def gensim_datapath(name: str) -> str:
@@ -98,6 +242,20 @@ def private_cache(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # tempfile remembers the folder it found first
     return root
+
+
+@pytest.fixture(scope="session", autouse=True)
+def command_built_once():
+    """Typer builds the click command from the app's signatures at each call (most of a short run's time); the
+    tests' runs in this process share the one it builds first. A private name of typer: a rename fails here."""
+    import typer.main
+    import typer.testing
+
+    build, built = typer.main.get_command, typer.main.get_command(app)
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name in ((typer.main, "get_command"), (typer.testing, "_get_command")):
+            patch.setattr(module, name, lambda given: built if given is app else build(given))
+        yield
 
 
 @pytest.fixture

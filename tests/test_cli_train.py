@@ -13,7 +13,7 @@ import attn_cli
 from attn_cli.training.demo import demo_corpus
 from attn_cli.training.trainer import Trainer
 from attn_cli.training.weights import load_layer
-from conftest import HANG_SECONDS
+from conftest import attn
 
 SENTENCE = "money bank grows"
 
@@ -204,14 +204,10 @@ def test_out_may_not_replace_the_corpus(run, tmp_path, corpus_text):
 
 
 def test_out_may_not_replace_the_corpus_read_from_stdin(tmp_path, corpus_text):
-    import subprocess
-    import sys
-
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(corpus_text)
     with corpus.open("rb") as stdin:
-        result = subprocess.run([sys.executable, "-m", "attn_cli", "train", "-", "--out", str(corpus)], stdin=stdin,
-                                capture_output=True, text=True, timeout=HANG_SECONDS)
+        result = attn(["train", "-", "--out", str(corpus)], stdin=stdin, text=True)
     assert result.returncode == 2 and "is the CORPUS input" in result.stderr
     assert corpus.read_text() == corpus_text
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from conftest import HANG_SECONDS, demo_tables
+from conftest import FORKED_CLI, HANG_SECONDS, demo_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -252,10 +252,11 @@ def _run_block(commands: list[tuple[str, list[str]]], folder: Path, demo_report,
     the cache the commands use (one holding the imported model)."""
     import subprocess
     import sys
+    from shlex import quote
 
     text = "\n".join(command for command, _ in commands)
     python = f'"{sys.executable}"'
-    script = [f'attn-cli() {{ {python} -m attn_cli "$@"; }}', f'python() {{ {python} "$@"; }}',
+    script = [f'attn-cli() {{ {" ".join(map(quote, FORKED_CLI))} "$@"; }}', f'python() {{ {python} "$@"; }}',
               f'python3() {{ {python} "$@"; }}']
     script += [f"{{ {make}; }} > /dev/null 2>&1" for name, make in _inputs().items() if name in text]
     for number, (command, _) in enumerate(commands):

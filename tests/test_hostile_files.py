@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HANG_SECONDS, at_most, gensim_datapath
+from conftest import FORKED_CLI, HANG_SECONDS, at_most, gensim_datapath
 
-CLI = [sys.executable, "-m", "attn_cli"]
+CLI = FORKED_CLI
 BANK = Path(__file__).resolve().parent.parent / "data" / "senses" / "bank.txt"  # 40 lines
 FASTTEXT = Path(gensim_datapath("crime-and-punishment.bin"))  # 19,619 bytes, the newer layout: 291 words x 5
 FASTTEXT_BYTES = FASTTEXT.read_bytes()

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import HANG_SECONDS
+from conftest import HANG_SECONDS, attn
 
 SENTENCES = "money bank grows\nriver bank flows\n"
 
@@ -81,12 +81,8 @@ def test_a_fifo_receives_the_page_and_stays_a_fifo(run, tmp_path):
 
 def test_a_picture_pointed_at_the_file_on_stdin_is_refused(sentences):
     """`explain - --html FILE < FILE` would have read the sentences and then replaced them with the page."""
-    import subprocess
-    import sys
-
     with sentences.open("rb") as stdin:
-        result = subprocess.run([sys.executable, "-m", "attn_cli", "explain", "-", "--html", str(sentences)],
-                                stdin=stdin, capture_output=True, text=True, timeout=HANG_SECONDS)
+        result = attn(["explain", "-", "--html", str(sentences)], stdin=stdin, text=True)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (f"attn-cli: error: --html {sentences} is the stdin input; writing it would replace "
                              "it, so give --html another file name\n")
@@ -95,17 +91,13 @@ def test_a_picture_pointed_at_the_file_on_stdin_is_refused(sentences):
 
 def limited_run(args: list[str], stdout, limit_bytes: int | None = None, stdin: bytes | None = None):
     """`python -m attn_cli ARGS` with stdout on `stdout` (an open file) and every file it writes capped at
-    `limit_bytes` (RLIMIT_FSIZE, what `ulimit -f` sets): (exit code, stderr)."""
+    `limit_bytes` (RLIMIT_FSIZE, what `ulimit -f` sets, in a process of its own): (exit code, stderr)."""
     import resource
-    import subprocess
-    import sys
 
     def limit() -> None:
-        if limit_bytes is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
 
-    finished = subprocess.run([sys.executable, "-m", "attn_cli", *args], stdout=stdout, stderr=subprocess.PIPE,
-                              input=stdin, preexec_fn=limit, timeout=HANG_SECONDS)
+    finished = attn(args, stdout=stdout, input=stdin, **({"preexec_fn": limit} if limit_bytes is not None else {}))
     return finished.returncode, finished.stderr.decode()
 
 

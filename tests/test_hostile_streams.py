@@ -2,8 +2,9 @@
 issue 25): an output that is also an input, a descriptor open only for reading, a picture over stdout's file,
 stderr that cannot be written, an encoding that cannot hold the output, odd widths and names.
 
-Each case runs the real program (a subprocess, so its descriptors are the shell's) or the CLI runner, and must end
-with its documented exit code, one stderr line and the user's files as they were.
+Each case runs the program on the descriptors a shell would give it (conftest's `attn`: in this process, or a real
+one where the interpreter's exit is the point) or the CLI runner, and must end with its documented exit code, one
+stderr line and the user's files as they were.
 """
 
 from __future__ import annotations
@@ -16,16 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG_SECONDS, stand_in_layer
+from conftest import HANG_SECONDS, attn, stand_in_layer
 
 SENTENCES = b"money bank\n" * 600
-
-
-def attn(args: list[str], stdin=None, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env: dict | None = None,
-         **extra) -> subprocess.CompletedProcess:
-    """`python -m attn_cli ARGS` with the given standard streams (open files, descriptors or PIPE)."""
-    return subprocess.run([sys.executable, "-m", "attn_cli", *args], stdin=stdin, stdout=stdout, stderr=stderr,
-                          env={**os.environ, "COLUMNS": "80", **(env or {})}, timeout=HANG_SECONDS, **extra)
 
 
 @pytest.fixture
@@ -214,6 +208,7 @@ def closed_pipe() -> int:
     return writer
 
 
+@pytest.mark.real_process  # the interpreter's exit: its last flush of a failing stream
 @pytest.mark.parametrize("stderr", ["/dev/full", "pipe"], ids=["2>/dev/full", "stderr a broken pipe"])
 @pytest.mark.parametrize("args, code", [
     (["explain", "zzqqxx", "bank", "--json"], 0), (["explain", "zzqqxx", "bank", "--plain"], 0),
@@ -230,6 +225,7 @@ def test_stderr_that_cannot_be_written_loses_neither_data_nor_the_exit_code(args
     assert (b"bank" in finished.stdout) == (code == 0)
 
 
+@pytest.mark.real_process  # the interpreter's exit: its last flush of a failing stream
 def test_training_with_stderr_full_writes_its_weights(tmp_path):
     full = os.open("/dev/full", os.O_WRONLY)
     try:
@@ -362,6 +358,7 @@ def test_a_binary_file_to_stdout_through_a_pipe_is_refused(tmp_path, flag, args,
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.real_process  # the interpreter's exit: its last flush of a failing stream
 def test_a_picture_to_stdout_into_a_closed_pipe_ends_quietly_with_141():
     """Issue 32 audit 8: a file written to /dev/stdout meeting a closed pipe (EPIPE as the OutputError of its file)
     was exit 1 with nothing said, click's handler; it ends as a closed stdout does."""
@@ -373,6 +370,7 @@ def test_a_picture_to_stdout_into_a_closed_pipe_ends_quietly_with_141():
     assert (finished.returncode, finished.stderr) == (141, b"")
 
 
+@pytest.mark.real_process  # the interpreter's exit: its last flush of a failing stream
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["explain", "--help"], ["train", "--help"], ["vectors", "--help"],
                                   ["vectors", "import", "-h"], ["--version"]])
 def test_help_into_a_closed_pipe_ends_quietly_with_141(args):
