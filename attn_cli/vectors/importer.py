@@ -108,15 +108,15 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
 
 def import_into(folder: Path, wanted: Wanted) -> dict:
     """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
-    from attn_cli.vectors import readers  # the parser's tables are built only when importing
+    from attn_cli.vectors.readers import Reading, read_vectors  # the parser's tables are built only when importing
 
     path, options = wanted.path, wanted.options
     with open_maybe_compressed(path) as stream, \
             progress_bar(f"importing {path.name}", os.path.getsize(path), options.show_progress) as update:
-        read = readers.Reading(options.limit, options.skip_bad_lines,
+        read = Reading(options.limit, options.skip_bad_lines,
                        lambda done, words: update(_position(stream, done), words))
         try:
-            writer = readers.read_vectors(stream, path, wanted.file_format, folder, read)
+            writer = read_vectors(stream, path, wanted.file_format, folder, read)
         except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz/.bz2
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
         except OSError as exc:
