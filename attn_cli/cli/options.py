@@ -150,7 +150,7 @@ def _command(function: Callable[..., dict[str, Any]]) -> Any:
 
 
 class EngineCommand(Command):
-    """A command taking the attention commands' shared options (after its arguments, before its own), their
+    """A command taking the attention commands' shared options (Attention before its own, the rest after), their
     values in `ctx.meta["options"]` for EngineOptions.of, so each command lists only what is its own."""
 
     shared: tuple[Any, ...] = (_command(_engine),)
@@ -159,7 +159,9 @@ class EngineCommand(Command):
         arguments = [param for param in params if param.param_type_name == "argument"]
         options = [param for param in params if param.param_type_name != "argument"]
         common = [param for command in self.shared for param in command.params]
-        super().__init__(*args, params=[*arguments, *common, *options], **kwargs)
+        rank = {ENGINE_PANEL: 0, OUTPUT_PANEL: 2, BATCH_PANEL: 3}  # the command's own panels: 1
+        options = sorted([*common, *options], key=lambda param: rank.get(getattr(param, "rich_help_panel", ""), 1))
+        super().__init__(*args, params=[*arguments, *options], **kwargs)
 
     def invoke(self, ctx):
         ctx.meta["options"] = {name: value for command in self.shared for name, value in command.callback(
