@@ -6,8 +6,10 @@ sent to the program (this process does not pass it on)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -69,7 +71,11 @@ def serve(path: str) -> None:
             if run == 0:
                 connection.detach()
                 become(json.loads(message), descriptors)  # ends as the run ends
-            connection.send(str(os.waitstatus_to_exitcode(os.waitpid(run, 0)[1])).encode())
+            while not (ended := os.waitpid(run, os.WNOHANG))[0]:
+                if select.select([connection], [], [], 0.1)[0] and not connection.recv(1):
+                    os.kill(run, signal.SIGKILL)  # the client was killed (a test's timeout): so is its run
+            with contextlib.suppress(OSError):
+                connection.send(str(os.waitstatus_to_exitcode(ended[1])).encode())
             os._exit(0)
         connection.close()
 
