@@ -218,6 +218,9 @@ FASTTEXT_CASES = [  # (case, the file's bytes, words of the one stderr line)
     ("2^31-1 x 2^31-1 vectors, past any offset", lambda: patched(
         (8, "<i", 2 ** 31 - 1), (BUCKET_AT, "<i", 2 ** 31 - 292), (input_matrix_at() + 1, "<q", 2 ** 31 - 1),
         (input_matrix_at() + 9, "<q", 2 ** 31 - 1)), "ends inside its input matrix: it is truncated"),
+    ("2^31-1 x 2^20 vectors, past the file system's largest offset", lambda: patched(
+        (8, "<i", 2 ** 20), (BUCKET_AT, "<i", 2 ** 31 - 292), (input_matrix_at() + 1, "<q", 2 ** 31 - 1),
+        (input_matrix_at() + 9, "<q", 2 ** 20)), "ends inside its input matrix: it is truncated"),
     ("vocabulary size 2^31-1", lambda: vocabulary_of(2 ** 31 - 1), "entry 292 of the vocabulary is not a word"),
     ("negative vocabulary size", lambda: vocabulary_of(-5), "vocabulary of -5 entries"),
     ("0 dimensions", lambda: patched((8, "<i", 0)), "0 dimensions"),

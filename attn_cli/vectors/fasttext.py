@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import struct
 import tempfile
 import warnings
@@ -63,7 +62,7 @@ class _Walk:
         if size:
             try:
                 self.stream.seek(size - 1, os.SEEK_CUR)
-            except ValueError:  # an offset beyond any file
+            except (ValueError, OSError):  # an offset beyond any file (or beyond what lseek takes)
                 raise self.truncated() from None
             self.take(1)
 
@@ -140,6 +139,7 @@ def checked_model(path: Path) -> Iterator[Path]:
     (gensim reads a compressed model as garbage), made once the walk has found where it ends."""
     with open_maybe_compressed(path) as stream:
         walk(_Walk(path, stream))
+        size = stream.tell()  # where the layout ends: the copy holds that much, whatever the file holds by then
         if isinstance(stream, io.BufferedReader):  # a plain file
             yield path
             return
@@ -148,6 +148,7 @@ def checked_model(path: Path) -> Iterator[Path]:
         sweep([scratch_place()])
         stream.seek(0)
         with tempfile.NamedTemporaryFile(prefix=SCRATCH_PREFIX, suffix=".bin") as copy:
-            shutil.copyfileobj(stream, copy)
+            while size and (piece := stream.read(min(size, 1 << 20))):
+                size -= copy.write(piece)
             copy.flush()
             yield Path(copy.name)
