@@ -46,7 +46,11 @@ class ParquetOut(WholeOrNothing):
         except OSError as exc:
             raise OutputError.of_file(shown_path(self.path), exc) from exc
         sink = Sink(self._file.stream)
-        self._writer = parquet.ParquetWriter(sink, self.schema)  # if it fails, the AtomicFile's finaliser cleans up
+        try:
+            self._writer = parquet.ParquetWriter(sink, self.schema)
+        except BaseException:
+            self._file.discard()
+            raise
         # a table never closed (dropped, or open as the interpreter leaves) is discarded, its temporary file too
         self._discard = weakref.finalize(self, _discarded, sink, self._file, self._writer)
 

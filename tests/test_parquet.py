@@ -269,3 +269,13 @@ def test_an_explain_parquet_never_closed_leaves_nothing_when_python_exits(tmp_pa
     assert done.returncode == 0 and done.stderr == ""
     assert os.listdir(tmp_path) == []
 
+
+
+def test_a_writer_that_cannot_start_leaves_no_temporary_file(run, tmp_path, monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise OSError("pyarrow refused")
+
+    monkeypatch.setattr(pq, "ParquetWriter", refuse)
+    result = run("explain", "money bank grows", "--neighbors", "0", "--parquet", str(tmp_path / "t.parquet"))
+    assert result.exit_code != 0
+    assert list(tmp_path.iterdir()) == []
