@@ -303,6 +303,23 @@ def test_a_closed_stdout_stops_quietly_with_141(args):
     assert process.stderr.read() == b""
 
 
+def test_a_read_of_a_pipe_ends_a_group_and_a_read_of_a_file_never_does(tmp_path):
+    from pathlib import Path
+
+    from attn_cli.cli.inputs import stream_lines
+
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"money bank grows\nriver bank flows\n")
+    assert [line.last_read for line in stream_lines(path, "text")] == [False, False]
+    read, write = os.pipe()
+    os.write(write, path.read_bytes())  # one read of the pipe takes both lines
+    os.close(write)
+    try:
+        assert [line.last_read for line in stream_lines(Path(f"/dev/fd/{read}"), "text")] == [False, True]
+    finally:
+        os.close(read)
+
+
 def test_lines_read_together_are_grouped_in_order_and_errors_come_after_the_lines_before_them():
     import dataclasses
 

@@ -288,3 +288,10 @@ def test_a_word_that_sees_only_itself_is_not_called_saturated(run, compare_valid
 def test_a_one_word_sentence_leans_to_itself_without_saturating(run):
     report = compare_json(run, "bank", "the river bank")
     assert word(report, "bank")["verdict"].endswith("leans to itself (the only word it sees) (1) vs river, the (2)")
+
+
+def test_an_empty_file_adds_no_sentence_to_the_arguments(run, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    assert run("compare", "river bank flows", "money bank grows", "--file", str(empty)).exit_code == 0
+    assert run("compare", "--file", str(empty)).exit_code == 3

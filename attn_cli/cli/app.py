@@ -22,7 +22,7 @@ from attn_cli import explain_many, trace_many
 from attn_cli.cli.batch import Document, run_lines, with_input
 from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
-from attn_cli.cli.inputs import STDIN, InputLine, input_lines, ready_groups
+from attn_cli.cli.inputs import STDIN, InputLine, input_lines, ready_groups, stream_lines
 from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
 from attn_cli.cli.options import (LIST_FIELDS, BatchCommand, BatchOptions, EngineCommand, EngineOptions,
                                   InputFormatOption, Parquet, examples, picked)
@@ -315,8 +315,9 @@ def compare(
                             style="json" if engine.json else "tables", files=engine.picture_files(
                                 stdin=STDIN in texts), command_line=command_line(ctx), one_document=True)
     example = "printf 'river bank flows\\nmoney bank grows\\n' | attn-cli compare -"
-    lines = [line for text, path in [*((text, None) for text in texts), *([(None, engine.file)] if engine.file else [])]
-             for line in input_lines(text, path, input_format, example)]  # each argument, then --file
+    lines = [line for text in texts for line in input_lines(text, None, input_format, example)]
+    if engine.file is not None:  # after the arguments; an empty file adds no sentence
+        lines += stream_lines(engine.file, input_format)
     found = [line.sentence() for line in lines]  # the first unreadable line ends the run
     if cross and len(found) != 2:
         raise InputError(f"--cross takes exactly two sentences, SOURCE then TARGET (got {len(found)}); e.g. "

@@ -29,7 +29,7 @@ _CHUNK = 1 << 16
 # a mark at the start of a stream names its encoding; UTF-32-LE's begins with UTF-16-LE's, so it is tried first
 BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "UTF-32-LE"), (codecs.BOM_UTF32_BE, "UTF-32-BE"), (codecs.BOM_UTF8, "UTF-8"),
                     (codecs.BOM_UTF16_LE, "UTF-16-LE"), (codecs.BOM_UTF16_BE, "UTF-16-BE"))
-MAX_LINE = 1 << 20  # characters: no sentence is that long, and /dev/zero or binary data has no end of line to wait for
+MAX_LINE = 1 << 20  # UTF-8 bytes: no sentence is that long, and /dev/zero or binary data has no end of line to wait for
 MAX_INT_DIGITS = 4300  # Python's own bound on converting text to int (sys.get_int_max_str_digits by default)
 TERMINAL_NOTE = "reading sentences from the terminal, one per line; end with Ctrl-D (Ctrl-Z Enter on Windows)"
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # the bytes of a line that is not UTF-8, as surrogateescape keeps them
@@ -76,7 +76,7 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         yield InputLine(argument)
         return
     found = False
-    for line in _stream_lines(file, input_format, flag, source, kind, blanks):
+    for line in stream_lines(file, input_format, flag, source, kind, blanks):
         found = found or line.text != ""
         yield line
     if not found:
@@ -84,8 +84,8 @@ def input_lines(argument: str | None, file: Path | None, input_format: str = "te
         raise InputError(f"no {kind} {where}; give one {kind} per line, e.g. {example}")
 
 
-def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
-                  source: str | None = None, kind: str = "sentence", blanks: bool = False) -> Iterator[InputLine]:
+def stream_lines(file: Path | None, input_format: str, flag: str = "--file",
+                 source: str | None = None, kind: str = "sentence", blanks: bool = False) -> Iterator[InputLine]:
     """Each non-blank line (with `blanks`, a blank one too, as an empty line) as an InputLine, the last of each
     read marked as such."""
     if file is None:  # a person typing is told how to end, else they see a run that waits without a word
@@ -104,7 +104,7 @@ def _stream_lines(file: Path | None, input_format: str, flag: str = "--file",
         for texts in _decoded(getattr(opened, "read1", opened.read), source):
             parsed = []
             for text, number in zip(texts, numbers):  # texts first: zip then takes no number past them
-                if len(text) > MAX_LINE:
+                if len(text) > MAX_LINE >> 2 and len(text.encode("utf-8", "surrogateescape")) > MAX_LINE:
                     binary = " (it holds NUL bytes: binary data, not text)" if "\0" in text else ""
                     raise InputError(f"line {number} of {source} is longer than {MAX_LINE >> 20} MiB, which no "
                                      f"{kind} is{binary}; give text with one {kind} per line")
@@ -137,8 +137,8 @@ def stdout_file(source: int | Path | None, regular: bool = True) -> bool:
 
 def _decoded(read: Callable[[int], bytes], source: str) -> Iterator[list[str]]:
     """Each read's complete lines, in the encoding a byte order mark names, else UTF-8 (a byte that is not UTF-8
-    kept as a surrogate, for `_parsed` to refuse its line); a line over MAX_LINE ends reading, cut there, and a
-    character that breaks a marked encoding ends it with an InputError naming its line, after the lines before."""
+    kept as a surrogate, for `_parsed` to refuse its line); a line over MAX_LINE characters ends reading, cut
+    there, and a character that breaks a marked encoding ends it with an InputError naming its line."""
     head = b""  # read until it holds a whole mark or cannot begin one: a person typing is never kept waiting
     while any(len(head) < len(mark) and mark.startswith(head) for mark, _ in BYTE_ORDER_MARKS) and (
             chunk := read(_CHUNK)):
