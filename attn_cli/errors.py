@@ -86,7 +86,7 @@ class UsageError(AttnError):
 
 
 class SettingsError(UsageError, ValueError):
-    """A bad setting: names the keyword (`setting`), the problem, and a setting that would fix it (`fix`)."""
+    """A bad setting: names the keyword (`setting`), the problem, and a setting that would fix it."""
 
     def __init__(self, setting: str, problem: str | tuple[str | Option, ...], fix: dict[str, object] | None = None
                  ) -> None:

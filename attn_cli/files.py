@@ -7,7 +7,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 import warnings
 from collections.abc import Iterable, Iterator
@@ -69,7 +68,7 @@ class AtomicFile(WholeOrNothing):
             self.stream: IO[bytes] = open(path, "ab")  # appended to: no truncation, no rename
             return
         self._target, self._mode = Path(os.path.realpath(path)), mode
-        self._temporary = self._target.with_name(f".attn-cli-{secrets.token_hex(8)}.tmp")
+        self._temporary = self._target.with_name(f".attn-cli-{os.urandom(8).hex()}.tmp")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         self.stream = os.fdopen(os.open(self._temporary, flags, 0o666), "wb")  # a new file's mode: the umask's
 

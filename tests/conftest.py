@@ -99,9 +99,12 @@ def attn(args: list[str], stdin=None, stdout=subprocess.PIPE, stderr=subprocess.
     """`python -m attn_cli ARGS` with the given standard streams (open files, descriptors, or PIPE: a real pipe), as
     subprocess.run takes them. It runs in this process on descriptors 0, 1 and 2 themselves, so what the shell would
     give it is what it finds; in a process of its own where that is the point: forked (FORKED_CLI) for a
-    PYTHONIOENCODING (read at start-up) or a preexec_fn (limits), started afresh in a test marked real_process."""
+    PYTHONIOENCODING or a locale (read at start-up) or a preexec_fn (limits), started afresh in a test marked
+    real_process. A run here shares this process's once-per-process state (the default set's cache, warn-once)."""
     env = {**os.environ, "COLUMNS": "80", **(env or {})}
-    if _real_process[0] or "PYTHONIOENCODING" in env or extra.keys() - {"cwd", "pass_fds", "text"}:
+    started = [name for name in ("PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LC_ALL", "LC_CTYPE")
+               if env.get(name) != os.environ.get(name)]  # settings an interpreter reads as it starts
+    if _real_process[0] or started or extra.keys() - {"cwd", "pass_fds", "text"}:
         command = [sys.executable, "-m", "attn_cli"] if _real_process[0] else FORKED_CLI
         return subprocess.run([*command, *args], stdin=stdin, stdout=stdout, stderr=stderr, env=env, input=input,
                               timeout=HANG_SECONDS, **extra)

@@ -176,7 +176,7 @@ class BatchCommand(EngineCommand):
 
 
 def picked(cls: Callable[..., Any], values: dict[str, Any]) -> Any:
-    """`cls` (a dataclass) made of the values its fields name, from a command's parameters (its locals())."""
+    """`cls` (a dataclass) made of the values its fields name, from the parameters a command was given."""
     return cls(**{item.name: values[item.name] for item in fields(cls) if item.name in values})  # type: ignore
 
 
