@@ -70,15 +70,14 @@ class AtomicFile(WholeOrNothing):
         self._target, self._mode = Path(os.path.realpath(path)), mode
         self._temporary = self._target.with_name(f".attn-cli-{os.urandom(8).hex()}.tmp")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        self.stream = os.fdopen(os.open(self._temporary, flags, 0o666), "wb")  # a new file's mode: the umask's
+        self.stream = os.fdopen(os.open(self._temporary, flags, 0o600), "wb")  # private until it is whole
 
     def close(self) -> None:
         """The file in place; on failure nothing is left behind."""
         try:
             self.stream.close()
             if self._temporary is not None:
-                if self._mode is not None:
-                    os.chmod(self._temporary, stat.S_IMODE(self._mode))
+                os.chmod(self._temporary, stat.S_IMODE(self._mode) if self._mode is not None else 0o666 & ~_umask())
                 os.replace(self._temporary, self._target)
                 self._temporary = None
         except BaseException:
@@ -92,6 +91,12 @@ class AtomicFile(WholeOrNothing):
         if self._temporary is not None:
             self._temporary.unlink(missing_ok=True)
             self._temporary = None
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # read by setting it: there is no other way
+    os.umask(mask)
+    return mask
 
 
 def stream_descriptor(path: Path) -> int | None:

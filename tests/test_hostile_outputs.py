@@ -219,3 +219,21 @@ def test_an_endless_batch_with_a_picture_stops_at_its_bound(run, tmp_path, monke
     assert f"{picture} holds at most 3 sentences" in result.stderr and "split -l 3" in result.stderr
     assert "the run stopped at line 4" in result.stderr
     assert [json.loads(line)["line"] for line in result.stdout.splitlines()] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("existing", [0o600, None])
+def test_a_file_being_written_is_readable_by_no_one_else(tmp_path, existing):
+    from attn_cli.files import AtomicFile
+
+    target = tmp_path / "report.html"
+    if existing is not None:
+        target.write_text("private", encoding="utf-8")
+        target.chmod(existing)
+    writer = AtomicFile(target)
+    writer.stream.write(b"<html>")
+    (temporary,) = [path for path in tmp_path.iterdir() if path.name.endswith(".tmp")]
+    assert temporary.stat().st_mode & 0o077 == 0  # while it is written
+    writer.close()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == (existing if existing is not None else 0o666 & ~umask)
