@@ -15,11 +15,12 @@ import warnings
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Iterator
 
 import numpy as np
 
 from attn_cli.errors import VectorsError
+from attn_cli.files import write_all
 from attn_cli.vectors.formats import finite, open_maybe_compressed
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
@@ -29,10 +30,11 @@ _OLD_ARGS = "<10id"  # the same without dim and ws, which stand where the signat
 
 
 class _Walk:
-    """Exact reads from the start of a model's stream: a read past its end names the part of the layout it was in."""
+    """Exact reads from the start of a model's stream, each byte written to `copy` (if any): a read past its end
+    names the part of the layout it was in."""
 
-    def __init__(self, path: Path, stream) -> None:
-        self.path, self.stream, self.part = path, stream, "header"
+    def __init__(self, path: Path, stream, copy: IO[bytes] | None = None) -> None:
+        self.path, self.stream, self.copy, self.part = path, stream, copy, "header"
 
     def truncated(self) -> VectorsError:
         return VectorsError(f"{self.path} ends inside its {self.part}: it is truncated (an interrupted download?), "
@@ -41,6 +43,8 @@ class _Walk:
     def take(self, size: int) -> bytes:
         if len(data := self.stream.read(size)) < size:
             raise self.truncated()
+        if self.copy is not None:
+            write_all(self.copy, data)
         return data
 
     def unpack(self, layout: str) -> tuple:
@@ -58,7 +62,9 @@ class _Walk:
         return None
 
     def skip(self, size: int) -> None:
-        """Go past `size` bytes: sought on a plain file, inflated (never kept) from a compressed one."""
+        """Go past `size` bytes: sought on a plain file, read into the copy from a compressed one."""
+        while self.copy is not None and size:
+            size -= len(self.take(min(size, 1 << 20)))
         if size:
             try:
                 self.stream.seek(size - 1, os.SEEK_CUR)
@@ -136,19 +142,16 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
 @contextmanager
 def checked_model(path: Path) -> Iterator[Path]:
     """The model as a plain file whose layout holds: the file itself, or a temporary copy of a .gz/.bz2 one
-    (gensim reads a compressed model as garbage), made once the walk has found where it ends."""
+    (gensim reads a compressed model as garbage), inflated once, by the walk, never past what its header claims."""
     with open_maybe_compressed(path) as stream:
-        walk(_Walk(path, stream))
-        size = stream.tell()  # where the layout ends: the copy holds that much, whatever the file holds by then
         if isinstance(stream, io.BufferedReader):  # a plain file
+            walk(_Walk(path, stream))
             yield path
             return
         from attn_cli.vectors.importer import SCRATCH_PREFIX, scratch_place, sweep
 
         sweep([scratch_place()])
-        stream.seek(0)
         with tempfile.NamedTemporaryFile(prefix=SCRATCH_PREFIX, suffix=".bin") as copy:
-            while size and (piece := stream.read(min(size, 1 << 20))):
-                size -= copy.write(piece)
+            walk(_Walk(path, stream, copy))
             copy.flush()
             yield Path(copy.name)
