@@ -201,8 +201,10 @@ class ExplainResult(Report):
         return result
 
     def row(self) -> Row:
-        """The sentence's place in its stack, which its documents read; built by hand, a stack of one."""
-        return self.__dict__.get("_row") or alone(self.attention, self.shifts, self.tokens, self.tokens)
+        """The sentence's place in its stack, which its documents read; built by hand, a stack of one (made once)."""
+        if "_row" not in self.__dict__:
+            self.__dict__["_row"] = alone(self.attention, self.shifts, self.tokens, self.tokens)
+        return self.__dict__["_row"]
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
         row = self.row()
