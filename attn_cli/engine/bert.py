@@ -127,39 +127,9 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
-_ERF_SERIES_CUTOFF, _ERF_SERIES_TERMS, _ERFC_FRACTION_TERMS, _ERFC_ZERO = 1.5, 25, 50, 30.0
-
-
 def erf(x: np.ndarray) -> np.ndarray:
-    """The error function of every entry to float64 precision without scipy's slow import (CPython's method)."""
-    x = np.asarray(x, dtype=np.float64)
-    small = np.abs(x) < _ERF_SERIES_CUTOFF
-    result = np.empty_like(x)
-    result[small] = _erf_series(x[small])
-    result[~small] = np.copysign(1.0 - _erfc_fraction(np.abs(x[~small])), x[~small])
-    return result
+    """The error function of every entry, CPython's own: numpy has none, and scipy's import is slow."""
+    return _ERF(np.asarray(x, dtype=np.float64)).astype(np.float64)
 
 
-def _erf_series(x: np.ndarray) -> np.ndarray:
-    # erf(x) = 2x exp(-x^2) / sqrt(pi) * sum_k (2x^2)^k / (1 * 3 * ... * (2k+1)), for |x| < 1.5
-    x2 = x * x
-    total, denominator = np.zeros_like(x), _ERF_SERIES_TERMS + 0.5
-    for _ in range(_ERF_SERIES_TERMS):
-        total = 2.0 + x2 * total / denominator
-        denominator -= 1.0
-    return total * x * np.exp(-x2) / math.sqrt(math.pi)
-
-
-def _erfc_fraction(x: np.ndarray) -> np.ndarray:
-    # erfc(x) for x >= 1.5 by its continued fraction (0 from x = 30 on, where it underflows)
-    x2 = x * x
-    a, da, p, p_last, q, q_last = 0.0, 0.5, np.ones_like(x), np.zeros_like(x), 0.5 + x2, np.ones_like(x)
-    for _ in range(_ERFC_FRACTION_TERMS):
-        a += da
-        da += 2.0
-        b = da + x2
-        p, p_last = b * p - a * p_last, p
-        q, q_last = b * q - a * q_last, q
-    with np.errstate(under="ignore"):
-        return np.where(x >= _ERFC_ZERO, 0.0, p / q * x * np.exp(-x2) / math.sqrt(math.pi))
-
+_ERF = np.frompyfunc(math.erf, 1, 1)
