@@ -22,8 +22,7 @@ def brute_top_k(values: np.ndarray, k: int) -> np.ndarray:
 def test_top_indices_is_the_exact_top_k(data):
     k = data.draw(st.integers(1, 8))
     b = data.draw(st.integers(1, 6))
-    # widths of the general way and of wide rows' groups (_top_of_wide_rows), with and without columns past the
-    # last whole group
+    # narrow rows, rows of a whole number of 64-column groups and rows with columns past the last group
     n = data.draw(st.sampled_from([k, k + 3, 64 * k, 64 * k + 37, 5000, 1024 * k, 1024 * k + 37]))
     # small integers make many ties (between groups' maxima too); floats make a realistic spread, and -inf is what
     # the search writes over the words it leaves out. A seed draws the array: hypothesis would draw its elements
@@ -169,8 +168,8 @@ def test_neighbours_are_a_full_float64_sort_even_where_float32_cannot_tell_the_w
 
 
 def test_a_query_with_more_near_ties_than_the_slack_scores_every_tied_word():
-    """Sixty copies of one vector tie exactly: the RESCORED_SLACK words after the fifth cannot reach past the
-    margin, so every word within it is scored; the answer is the copies with the lowest columns."""
+    """Sixty copies of one vector tie exactly: every word within float32's rounding of the fifth is scored in
+    float64, so the answer is the copies with the lowest columns."""
     rng = np.random.default_rng(5)
     matrix = rng.standard_normal((3000, 32)).astype(np.float32)
     copies = rng.permutation(np.arange(200, 3000))[:60]
@@ -180,3 +179,24 @@ def test_a_query_with_more_near_ties_than_the_slack_scores_every_tied_word():
         matrix[[7]].astype(np.float64)), vocabulary_size=None)
     [found] = search.nearest(matrix[[7]].astype(np.float64), 5, [None])
     assert [n.word for n in found] == [words[j] for j in sorted([7, *copies.tolist()])[:5]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_the_search_is_a_full_float64_sort_at_any_vocabulary_size(data):
+    """Fewer words than 64 k, whole 64-word groups and words past the last group, with many exact ties (rows of
+    small integers): the first k of a full float64 sort, ties by column."""
+    k = data.draw(st.integers(1, 6))
+    n = data.draw(st.sampled_from([k + 1, 40, 64 * 7, 64 * 7 + 5, 3000]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    matrix = rng.integers(-2, 3, (n, 4)).astype(np.float32)
+    queries = rng.integers(-2, 3, (5, 4)) + rng.normal(size=(5, 4)) * data.draw(st.sampled_from([0.0, 1e-9]))
+    queries[np.all(queries == 0, axis=1)] = 1.0
+    words = [f"w{i}" for i in range(n)]
+    search = NeighborSearch(Vectors("test", words, matrix, lowercase=True), multi_head_attention(queries[:1]), None)
+    found = search.nearest(queries, k, [None] * len(queries))
+    cosines = np.einsum("qd,nd->qn", unit_rows(queries), search.rows.astype(np.float64))
+    for row, neighbours in zip(cosines, found):
+        expected = np.lexsort((np.arange(len(row)), -row))[:k]
+        assert [n.word for n in neighbours] == [words[j] for j in expected]
+        assert [n.cosine for n in neighbours] == row[expected].tolist()

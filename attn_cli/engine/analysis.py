@@ -23,10 +23,7 @@ from attn_cli.vectors.store import Vectors
 
 MAX_ANSWERS = 100_000  # neighbour answers remembered per search (~50 MB at most with 5 neighbours each)
 QUERY_BLOCK = 256  # neighbour queries per matrix product: bounds the [N, block] cosines (22 MB at N = 21,745)
-RESCORED_SLACK = 8  # words ranked past the wanted ones and scored in float64 too: float32's near-ties (see _exact_top)
-GROUP_COLUMNS = 64  # a wide row's top k lies in its k groups of this many columns with the largest maxima
-WIDE_GROUPS = 16  # rows of at least this many x k groups are searched that way (see _top_of_wide_rows)
-WIDE_ROWS = 16  # wide rows searched at a time
+GROUP_COLUMNS = 64  # the neighbour search's first bound partitions the maxima of groups of about this many words
 MAX_CONTRIBUTIONS = 10  # context words listed per token (the full weights are in the matrices)
 SATURATION_LEVEL = 0.95  # a row "saturates" when one key takes at least this much weight
 FLATNESS_LEVEL = 0.98  # a row is "flat" when its entropy is at least this share of the maximum
@@ -165,7 +162,8 @@ class NeighborSearch:
         return [self.answers[key] for key in keys]
 
     def _nearest_block(self, unit_queries: np.ndarray, k: int, exclude: list[str | None]) -> list[list[Neighbor]]:
-        """A float32 product ranks every word, the best are scored again in float64: a full float64 sort's answer."""
+        """A float32 product ranks every word, those within its rounding of the best are scored again in float64:
+        a full float64 sort's answer, ties by column."""
         cosines = unit_queries.astype(np.float32) @ self.rows.T  # [b, d_out] x [d_out, N] -> [b, N]
         if self.inverse_norms is not None:
             cosines *= self.inverse_norms[None, :]
@@ -176,46 +174,40 @@ class NeighborSearch:
         asked = np.array([is_letter(word) for word in exclude], dtype=bool)  # [b] the token is a letter itself
         cosines[np.ix_(~asked, self.letters)] = -np.inf  # single letters (s, d, t: fragments) are no neighbours
         cosines[:, self.unusable] = -np.inf
-        ranked, exact = self._exact_top(cosines, unit_queries, min(k + 1, len(self.words)))  # [b, k + 1] each
+        cosines[~unit_queries.any(axis=1)] = -np.inf  # a zero vector (an OOV word as zeros) has no direction
+        wanted = min(k + 1, len(self.words))
+        floor = np.maximum(at_most_kth(cosines, wanted) - 2 * self.rounding, -2.0)  # [b, 1]; cosines lie in [-1, 1]
+        queries, columns = np.divmod(np.flatnonzero(cosines >= floor), cosines.shape[1])  # [c] each, row by row
+        exact = self._cosines(unit_queries, queries, columns)  # [c]
+        order = np.lexsort((columns, -exact, queries))  # by query, then cosine down, then column
+        bounds = np.searchsorted(queries, np.arange(len(cosines) + 1)).tolist()  # each query's part of `order`
+        best = [order[start:stop][:wanted] for start, stop in zip(bounds, bounds[1:])]
         if self.inverse_norms is not None:  # the stored lengths these cosines divided by: a damaged one floats up
-            self.vectors.check_norms(sorted(set(ranked[np.isfinite(exact)].tolist())))  # (np.unique loads np.ma)
-        found = []
-        for rows, row_cosines, word_to_skip, zero in zip(ranked.tolist(), exact.tolist(), exclude,
-                                                         np.logical_not(unit_queries.any(axis=1)).tolist()):
-            neighbors = [Neighbor(self.words[row], value) for row, value in zip(rows, row_cosines)
-                         if self.words[row] != word_to_skip and value != -np.inf]
-            found.append([] if zero else neighbors[:k])  # a zero vector (an OOV word as zeros) has no direction
-        return found
+            self.vectors.check_norms(sorted(set(columns[np.concatenate(best)].tolist())))  # (np.unique loads np.ma)
+        return [[Neighbor(self.words[column], value) for column, value in zip(columns[top].tolist(), exact[top].tolist())
+                 if self.words[column] != word_to_skip][:k] for top, word_to_skip in zip(best, exclude)]
 
-    def _exact_top(self, cosines: np.ndarray, unit_queries: np.ndarray, wanted: int,
-                   slack: int = RESCORED_SLACK) -> tuple[np.ndarray, np.ndarray]:
-        """Per query, the `wanted` best columns by float64 cosine and those cosines, ties by column (-inf where fewer
-        qualify): every word within twice float32's rounding of the wanted-th is scored again in float64."""
-        n = cosines.shape[1]
-        ranked = top_indices(cosines, min(wanted + slack, n))  # [b, s]: by float32 cosine, ties by column
-        approximate = np.take_along_axis(cosines, ranked, axis=1)  # [b, s]
-        exact = self._cosines(unit_queries, ranked, approximate)
-        order = np.lexsort((ranked, -exact), axis=-1)[:, :wanted]  # by cosine down, then column
-        top = np.take_along_axis(ranked, order, axis=-1), np.take_along_axis(exact, order, axis=-1)
-        floor = approximate[:, wanted - 1:wanted] - 2 * self.rounding  # [b, 1]
-        crowded = np.flatnonzero((approximate[:, -1:] >= floor)[:, 0] & (ranked.shape[1] < n) & np.isfinite(floor[:, 0])
-                                 & unit_queries.any(axis=1))  # a zero query (no direction) ties with every word
-        if len(crowded):  # more near-ties than the slack: again, with room for every word within the margin
-            within = int(np.count_nonzero(cosines[crowded] >= floor[crowded], axis=1).max())
-            top[0][crowded], top[1][crowded] = self._exact_top(cosines[crowded], unit_queries[crowded], wanted,
-                                                               within + 1 - wanted)
-        return top
-
-    def _cosines(self, unit_queries: np.ndarray, columns: np.ndarray, approximate: np.ndarray) -> np.ndarray:
-        """The float64 cosines of queries [b, d_out] with their columns [b, c], a block of columns at a time
-        (duplicated vectors can tie by the million): -inf where the float32 ones were."""
-        exact = np.concatenate([np.einsum("bd,bkd->bk", unit_queries, self.rows[columns[:, part]].astype(np.float64))
-                                for part in row_blocks(columns.shape[1], len(columns) * self.rows.shape[1])],
-                               axis=1)  # [b, c]
+    def _cosines(self, unit_queries: np.ndarray, queries: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """The float64 cosines of queries[i] with the words columns[i], [c], a block at a time: duplicated vectors
+        can tie by the million."""
+        exact = np.empty(len(columns))  # [c]
+        for part in row_blocks(len(columns), self.rows.shape[1]):
+            exact[part] = np.einsum("cd,cd->c", unit_queries[queries[part]], self.rows[columns[part]].astype(np.float64))
         if self.inverse_norms is not None:
             exact *= self.inverse_norms[columns]
-        exact[np.isneginf(approximate)] = -np.inf
         return exact
+
+
+def at_most_kth(rows: np.ndarray, k: int) -> np.ndarray:
+    """[b, n] -> [b, 1], at most each row's k-th largest entry: the k-th largest maximum of k or more groups of
+    columns (c, c + g, ...), k of which hold an entry that large; partitioning those n / GROUP_COLUMNS maxima, not
+    the n entries, is what makes it fast."""
+    m, n = rows.shape
+    width = max(k, n // GROUP_COLUMNS)  # g groups: column c is in group c % g
+    whole = n // width * width
+    maxima = rows[:, :whole].reshape(m, -1, width).max(axis=1)  # [b, g]
+    np.maximum(maxima[:, :n - whole], rows[:, whole:], out=maxima[:, :n - whole])  # the columns past the last row
+    return np.partition(maxima, width - k, axis=-1)[:, width - k:width - k + 1]
 
 
 def is_letter(word: str | None) -> bool:
@@ -361,61 +353,21 @@ MEASURES = ("cosine", "delta_norm", "static_norm", "contextual_norm", "self_weig
 
 def top_indices(rows: np.ndarray, k: int) -> np.ndarray:
     """Per row, the indices of the k largest entries, largest first, ties in index order: [..., n] -> [..., k]; no
-    NaN. A partition, not a full sort; rows far wider than k partition only the groups that can hold the top."""
+    NaN. A block of rows at a time (no [n, n] temporaries): a partition finds each row's k-th largest, then its k
+    places are the entries above it and the first ties."""
     n = rows.shape[-1]
+    k = min(k, n)
     flat = rows.reshape(-1, n)  # [m, n]
-    wide = n >= WIDE_GROUPS * k * GROUP_COLUMNS
-    top = np.empty((len(flat), min(k, n)), dtype=np.intp)  # [m, k]
-    # long rows a block at a time: no [n, n] temporaries; wide rows WIDE_ROWS at a time, which the cache holds
-    blocks = [slice(start, start + WIDE_ROWS) for start in range(0, len(flat), WIDE_ROWS)] if wide else row_blocks(
-        len(flat), n)
-    for block in blocks:
-        top[block] = (_top_of_wide_rows if wide else _partitioned)(flat[block], k)
-    return top.reshape(rows.shape[:-1] + top.shape[1:])
-
-
-def _partitioned(flat: np.ndarray, k: int) -> np.ndarray:
-    """top_indices of the rows of a matrix by a partition of each whole row: [m, n] -> [m, min(k, n)]."""
-    m, n = flat.shape
-    if k < n:
-        candidates = np.sort(np.argpartition(flat, n - k, axis=-1)[:, n - k:], axis=-1)  # [m, k], no negated copy
-        kth = np.take_along_axis(flat, candidates, axis=-1).min(axis=-1, keepdims=True)  # [m, 1]: k-th largest
-        crowded = np.flatnonzero((flat >= kth).sum(axis=-1) > k)  # rows with more ties at kth than places
-        if len(crowded):
-            sub, level = flat[crowded], kth[crowded]  # [c, n], [c, 1]
-            above, ties = sub > level, sub == level
-            room = k - above.sum(axis=-1, keepdims=True)  # [c, 1]: places left for ties
-            keep = above | (ties & (np.cumsum(ties, axis=-1) <= room))  # exactly k per row
-            candidates[crowded] = np.nonzero(keep)[1].reshape(len(crowded), k)
-    else:
-        candidates = np.broadcast_to(np.arange(n), (m, n))
-    order = np.argsort(-np.take_along_axis(flat, candidates, axis=-1), axis=-1, kind="stable")
-    return np.take_along_axis(candidates, order, axis=-1)
-
-
-def _top_of_wide_rows(flat: np.ndarray, k: int) -> np.ndarray:
-    """top_indices of rows far wider than k: the top k lies in the k groups of columns (c, c + g, ...) with the
-    largest maxima, so only those (and the columns past the last group) are partitioned; tied maxima go whole."""
-    m, n = flat.shape
-    width = n // GROUP_COLUMNS  # g groups of GROUP_COLUMNS columns; the n - g * GROUP_COLUMNS last are always kept
-    maxima = flat[:, :width * GROUP_COLUMNS].reshape(m, GROUP_COLUMNS, width).max(axis=1)  # [m, g]
-    level = np.partition(maxima, width - k, axis=-1)[:, width - k:width - k + 1]  # [m, 1]: k-th largest maximum
-    chosen = maxima >= level  # [m, g]
-    plain = chosen.sum(axis=-1) == k  # [m]
-    top = np.empty((m, k), dtype=np.intp)
-    if not plain.all():
-        top[~plain] = _partitioned(flat[~plain], k)
-    if not plain.any():
-        return top
-    groups = np.nonzero(chosen[plain])[1].reshape(-1, k)  # [p, k], ascending
-    # group c's j-th column is c + j g: ordered by j, then c, the candidates stay in column order, so the
-    # general way's ties by position are ties by column
-    columns = (groups[:, None, :] + width * np.arange(GROUP_COLUMNS)[None, :, None]).reshape(len(groups), -1)
-    rest = np.arange(width * GROUP_COLUMNS, n)
-    columns = np.concatenate([columns, np.broadcast_to(rest, (len(groups), len(rest)))], axis=-1)  # [p, c]
-    picked = _partitioned(flat[np.flatnonzero(plain)[:, None], columns], k)  # [p, k], no copy of whole rows
-    top[plain] = np.take_along_axis(columns, picked, axis=-1)
-    return top
+    top = np.empty((len(flat), k), dtype=np.intp)  # [m, k]
+    for block in row_blocks(len(flat), n):
+        part = flat[block]  # [b, n]
+        kth = np.partition(part, n - k, axis=-1)[:, n - k:n - k + 1]  # [b, 1]
+        above, ties = part > kth, part == kth  # [b, n] each
+        kept = above | (ties & (np.cumsum(ties, axis=-1) <= k - above.sum(axis=-1, keepdims=True)))  # k a row
+        candidates = (np.flatnonzero(kept) % n).reshape(-1, k)  # [b, k], in index order
+        order = np.argsort(-np.take_along_axis(part, candidates, axis=-1), axis=-1, kind="stable")
+        top[block] = np.take_along_axis(candidates, order, axis=-1)
+    return top.reshape(rows.shape[:-1] + (k,))
 
 
 def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
