@@ -16,8 +16,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_cli.engine.analysis import Advice, diagnose
-from attn_cli.engine.attention import AttentionConfig, multi_head_attention
+from attn_cli.engine.analysis import Advice, StackDiagnosis
+from attn_cli.engine.attention import AttentionConfig, as_stack, multi_head_attention
 
 SHAPES = ("saturated", "flat")
 OPPOSITE = {"saturated": "flat", "flat": "saturated"}
@@ -38,7 +38,8 @@ def sentences(draw) -> tuple[np.ndarray, AttentionConfig]:
 
 
 def shape_warnings(x: np.ndarray, config: AttentionConfig) -> list[Advice]:
-    return [advice for advice in diagnose(multi_head_attention(x, config=config)).advice if advice.code in SHAPES]
+    [advice] = StackDiagnosis.of(as_stack(multi_head_attention(x, config=config))).advice
+    return [warning for warning in advice if warning.code in SHAPES]
 
 
 def hinted_temperatures(warnings: list[Advice]) -> set[float]:

@@ -14,11 +14,12 @@ from hypothesis.extra.numpy import arrays
 
 from attn_cli.errors import SettingsError
 
-from attn_cli.engine.analysis import MAX_PULLS, PULL_SHARE, token_shifts
+from attn_cli.engine.analysis import MAX_PULLS, PULL_SHARE, StackShifts
 from attn_cli.engine.attention import (
     MAX_SCALE,
     MIN_TEMPERATURE,
     AttentionConfig,
+    as_stack,
     Projections,
     attend,
     multi_head_attention,
@@ -473,7 +474,7 @@ def test_the_first_word_named_has_the_largest_share_of_the_shift(case):
     x_q, x_k, config = case
     result = multi_head_attention(x_q, x_k, config)
     shares = shift_shares(result)
-    for shift, row in zip(token_shifts(result), shares):
+    for shift, row in zip(StackShifts(as_stack(result)).records(0), shares):
         named = [pull.shift_share for pull in shift.pulled_by]
         assert named == [row[pull.index] for pull in shift.pulled_by]
         assert named == sorted(named, reverse=True) and len(named) <= MAX_PULLS

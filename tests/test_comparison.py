@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attn_cli.engine.analysis import token_shifts
-from attn_cli.engine.attention import AttentionConfig, multi_head_attention
+from attn_cli.engine.analysis import StackShifts
+from attn_cli.engine.attention import AttentionConfig, as_stack, multi_head_attention
 from attn_cli.engine.comparison import SentenceAttention, compare_word, cosine_matrix, missing_from, shared_words
 
 RNG = np.random.default_rng(11)  # norms near 1, like the default set, so no softmax saturates
@@ -16,7 +16,7 @@ WORDS = {word: RNG.normal(scale=0.4, size=8) for word in ("river", "bank", "flow
 def attended(words: list[str | None], config: AttentionConfig = AttentionConfig()) -> SentenceAttention:
     embeddings = np.vstack([WORDS[w] if w else np.zeros(8) for w in words])
     result = multi_head_attention(embeddings, config=config)
-    return SentenceAttention(list(words), result, token_shifts(result))
+    return SentenceAttention(list(words), result, StackShifts(as_stack(result)).records(0))
 
 
 def test_shared_words_are_those_in_two_or_more_sentences_in_order_of_first_appearance():
@@ -69,7 +69,7 @@ def test_the_word_that_moved_the_token_most_is_named_first_though_another_weighs
     """"near" lies close to the token and takes more weight; "far" takes less, but its value lies far from the
     token's, so it supplies most of the shift: pulled_by names it first, with its weight beside its share."""
     token, near, far = [1.0, 0.0], [0.95, 0.3], [0.0, 1.0]
-    (shift, *_) = token_shifts(multi_head_attention(np.array([token, near, far])))
+    (shift, *_) = StackShifts(as_stack(multi_head_attention(np.array([token, near, far])))).records(0)
     weights = {c.index: c.weight for c in shift.contributions}
     assert weights[1] > 2 * weights[2]
     assert [c.index for c in shift.pulled_by] == [2, 1]

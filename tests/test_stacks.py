@@ -3,9 +3,9 @@
 `explain` computes the sentences of one length as one [B, n, d] stack (`attention_stacks`),
 then their shifts (`StackShifts`) and diagnostics (`StackDiagnosis`) from the stacked
 arrays. Every step works per row or per matrix, so the numbers must be exactly those of
-one call per sentence (`multi_head_attention`, `token_shifts`, `diagnose`, which are the
-same functions on a stack of one): checked here on hypothesis-generated sentences and
-settings, repeated words included (the "others" mask numbers each sentence's words).
+one call per sentence (`multi_head_attention`, then the same functions on its stack of
+one): checked here on hypothesis-generated sentences and settings, repeated words included
+(the "others" mask numbers each sentence's words).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_cli.engine.analysis import StackDiagnosis, StackShifts, diagnose, token_shifts
-from attn_cli.engine.attention import (STACK_CELLS, AttentionConfig, AttentionResult, attention_stacks,
+from attn_cli.engine.analysis import StackDiagnosis, StackShifts
+from attn_cli.engine.attention import (STACK_CELLS, AttentionConfig, AttentionResult, as_stack, attention_stacks,
                                        multi_head_attention, same_length, sentence_of)
 from attn_cli.errors import InputError
 from test_attention_properties import ELEMENTS, configs
@@ -75,8 +75,8 @@ def test_a_stack_gives_every_sentence_what_it_gives_alone(data):
             assert single is not None
             for name in ARRAYS:
                 assert same(getattr(part, name), getattr(single, name)), name
-            assert shifts.records(b) == token_shifts(single)
-            assert diagnosis.sentence(b) == diagnose(single)
+            assert shifts.records(b) == StackShifts(as_stack(single)).records(0)
+            assert diagnosis.sentence(b) == StackDiagnosis.of(as_stack(single)).sentence(0)
 
 
 def test_stacks_keep_the_sentences_order_and_group_them_by_length():

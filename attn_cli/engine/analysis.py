@@ -184,7 +184,8 @@ class NeighborSearch:
         best = [order[start:stop][:wanted] for start, stop in zip(bounds, bounds[1:])]
         if self.inverse_norms is not None:  # the stored lengths these cosines divided by: a damaged one floats up
             self.vectors.check_norms(sorted(set(columns[np.concatenate(best)].tolist())))  # (np.unique loads np.ma)
-        return [[Neighbor(self.words[column], value) for column, value in zip(columns[top].tolist(), exact[top].tolist())
+        return [[Neighbor(self.words[column], cosine) for column, cosine in zip(columns[top].tolist(),
+                                                                               exact[top].tolist())
                  if self.words[column] != word_to_skip][:k] for top, word_to_skip in zip(best, exclude)]
 
     def _cosines(self, unit_queries: np.ndarray, queries: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -192,7 +193,8 @@ class NeighborSearch:
         can tie by the million."""
         exact = np.empty(len(columns))  # [c]
         for part in row_blocks(len(columns), self.rows.shape[1]):
-            exact[part] = np.einsum("cd,cd->c", unit_queries[queries[part]], self.rows[columns[part]].astype(np.float64))
+            rows = self.rows[columns[part]].astype(np.float64)  # [block, d_out]
+            exact[part] = np.einsum("cd,cd->c", unit_queries[queries[part]], rows)
         if self.inverse_norms is not None:
             exact *= self.inverse_norms[columns]
         return exact
@@ -248,12 +250,6 @@ def shift_queries(stack: AttentionResult) -> np.ndarray:
     """Per sentence of a stack, each token's own value, then its output: [B, n, d_out] twice -> [B * 2 n, d_out]."""
     both = np.concatenate([static_outputs(stack), stack.outputs], axis=-2)  # [B, 2 n, d_out]
     return both.reshape(-1, both.shape[-1])
-
-
-def token_shifts(result: AttentionResult, nearest: list[list[Neighbor]] | None = None,
-                 texts: tuple[list[str], list[str]] | None = None) -> list[Shift]:
-    """One `Shift` per query token of one sentence; `nearest` and `texts` as `StackShifts` takes them."""
-    return StackShifts(as_stack(result), nearest, None if texts is None else [texts]).records(0)
 
 
 class StackShifts:
@@ -376,11 +372,6 @@ def entropy_bits(weights: np.ndarray) -> np.ndarray | float:
     logs = np.log2(weights, out=np.zeros(weights.shape), where=positive)
     entropy = -(np.where(positive, weights, 0.0) * logs).sum(axis=-1) + 0.0  # + 0.0: never -0.0
     return float(entropy) if np.ndim(entropy) == 0 else entropy
-
-
-def diagnose(result: AttentionResult) -> Diagnosis:
-    """One sentence's `Diagnosis`."""
-    return StackDiagnosis.of(as_stack(result)).sentence(0)
 
 
 @dataclass(frozen=True)
