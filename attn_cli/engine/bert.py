@@ -129,7 +129,7 @@ def gelu(x: np.ndarray) -> np.ndarray:
 
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function of every entry, CPython's own: numpy has none, and scipy's import is slow."""
-    return _ERF(np.asarray(x, dtype=np.float64)).astype(np.float64)
+    return np.asarray(_ERF(np.asarray(x, dtype=np.float64)), dtype=np.float64)
 
 
 _ERF = np.frompyfunc(math.erf, 1, 1)
