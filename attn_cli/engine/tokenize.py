@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -147,17 +147,12 @@ class Lexicon:
 
     def __init__(self, vectors: Vectors) -> None:
         self.vectors = vectors
-        self.known: dict[str, tuple[Piece, ...]] = {}
+        self.pieces = lru_cache(maxsize=MAX_REMEMBERED)(self._pieces)
         self.suggestions: dict[str, tuple[str, ...]] = {}  # at most spelling.MAX_SEARCHED words
 
-    def pieces(self, word: str) -> tuple[Piece, ...]:
-        found = self.known.get(word)
-        if found is None:
-            if len(self.known) >= MAX_REMEMBERED:
-                self.known.clear()
-            found = self.known[word] = tuple((text, clitic, *(self.vectors.lookup(text) or (None, None)))
-                                             for text, clitic in vocabulary_parts(word, self.vectors))
-        return found
+    def _pieces(self, word: str) -> tuple[Piece, ...]:
+        return tuple((text, clitic, *(self.vectors.lookup(text) or (None, None)))
+                     for text, clitic in vocabulary_parts(word, self.vectors))
 
     def unknown(self, word: str, position: int) -> DroppedToken:
         """The unknown word left out with its spelling suggestions, for at most spelling.MAX_SEARCHED words."""
@@ -177,7 +172,7 @@ class Lexicon:
         return SpellingIndex(self.vectors.words)
 
 
-MAX_REMEMBERED = 200_000  # distinct words a run remembers (~40 MB at most), then it starts again
+MAX_REMEMBERED = 200_000  # distinct words a run remembers (~40 MB at most), the least recently used forgotten
 _LEXICONS: dict[int, Lexicon] = {}
 
 
