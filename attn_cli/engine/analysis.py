@@ -228,8 +228,7 @@ _SEARCHES: dict[tuple, tuple[Vectors, NeighborSearch]] = {}
 
 def mapped_unit_rows(embeddings: np.ndarray, result: AttentionResult, block: int = 4096) -> np.ndarray:
     """The vocabulary in the outputs' space as float32 unit rows [N, d_out], a block at a time: no float64 copy."""
-    width = value_space(embeddings[:1], result).shape[1]
-    rows = np.empty((len(embeddings), width), dtype=np.float32)  # [N, d_out]
+    rows = np.empty((len(embeddings), result.outputs.shape[-1]), dtype=np.float32)  # [N, d_out]
     mapped = _fused(result)
     for start in range(0, len(embeddings), block):
         rows[start:start + block] = unit_rows(value_space(embeddings[start:start + block], mapped))
