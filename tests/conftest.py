@@ -45,11 +45,11 @@ FORKED_CLI = [sys.executable, "-S", str(ZYGOTE), ZYGOTE_SOCKET]
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own tmp_path factory reads --basetemp
 def pytest_configure(config: pytest.Config) -> None:
-    """Temporary folders under a short base (/tmp/atXXXXXXXX, not /tmp/pytest-of-USER/pytest-N/, nor one level
-    deeper per pytest-xdist worker): messages name a path whole up to 80 characters, and the tests that check the
-    path a message names use tmp_path. pytest-xdist's workers are given their folders under it."""
+    """Temporary folders under a short base of each process (/tmp/atXXXXXXXX, not /tmp/pytest-of-USER/pytest-N/,
+    nor the controller's folder per pytest-xdist worker, one level deeper): messages name a path whole up to 80
+    characters, and the tests that check the path a message names use tmp_path."""
     config.addinivalue_line("markers", "real_process: `attn` starts a real program, not a run in this process")
-    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+    if config.option.basetemp is None or hasattr(config, "workerinput"):
         config.option.basetemp = config.stash[SHORT_BASE] = tempfile.mkdtemp(prefix="at")
 
 
@@ -67,7 +67,10 @@ ZYGOTE_SERVER: list[subprocess.Popen] = []
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """The zygote loads the modules while the tests are collected; FORKED_CLI waits for it."""
+    """The zygote loads the modules while the tests are collected; FORKED_CLI waits for it. pytest-xdist's
+    controller runs no test, so its workers start one each and it none."""
+    if getattr(session.config.option, "numprocesses", None) and not hasattr(session.config, "workerinput"):
+        return
     ZYGOTE_SERVER.append(subprocess.Popen([sys.executable, str(ZYGOTE), "--serve", ZYGOTE_SOCKET],
                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
 
