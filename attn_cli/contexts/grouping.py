@@ -3,6 +3,7 @@ neighbour searches use); given labels, how well the groups and a nearest-neighbo
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import islice
 
@@ -168,13 +169,11 @@ def _groups(occurrences: Occurrences, unit: np.ndarray, assignments: np.ndarray,
 
 def pulled_by(occurrences: Occurrences, rows: np.ndarray) -> list[Pull]:
     """The `neighbors` (5 when 0) context words, case-folded, of largest mean share of the shift, first seen first."""
-    totals: dict[str, float] = {}
+    totals: Counter[str] = Counter()
     for row in rows.tolist():
         for word, share in zip(occurrences.context_words[row], occurrences.context_shares[row].tolist()):
-            key = word.casefold()
-            totals[key] = totals.get(key, 0.0) + share
-    wanted = occurrences.settings.neighbors or 5
-    ranked = sorted(totals.items(), key=lambda item: -item[1])[:wanted]  # sorted() is stable: first seen first
+            totals[word.casefold()] += share
+    ranked = totals.most_common(occurrences.settings.neighbors or 5)  # a stable sort: first seen first
     return [Pull(word, total / len(rows)) for word, total in ranked]
 
 
