@@ -93,9 +93,8 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int
         outputs = f"{distinct:,} different output{'s' * (distinct != 1)}"
         raise SettingsError("clusters", f"must be at most the {outputs} among the {count:,} occurrences (got "
                                         f"{clusters!r}): copies of a context give the same output")
-    tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, distinct, count - 1) + 1))
-    if not tried:  # every output the same: one group, and no silhouette to score it
-        return np.zeros(count, dtype=np.int64), {}, None
+    # every output the same: one group, which no silhouette scores
+    tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, distinct, count - 1) + 1)) or [1]
     import warnings
 
     from sklearn.cluster import KMeans
