@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import ModuleType
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from attn_cli.declared import is_whole
 from attn_cli.errors import (InputTypeError, MissingExtra, Option, OutputError, SettingsError, SettingsTypeError,
@@ -45,14 +45,14 @@ class ParquetOut(WholeOrNothing):
             self._file = AtomicFile(self.path)
         except OSError as exc:
             raise OutputError.of_file(shown_path(self.path), exc) from exc
-        sink = Sink(self._file.stream)
+        sink = Sink(self._file)
         try:
             self._writer = parquet.ParquetWriter(sink, self.schema)
         except BaseException:
             self._file.discard()
             raise
         # a table never closed (dropped, or open as the interpreter leaves) is discarded, its temporary file too
-        self._discard = weakref.finalize(self, _discarded, sink, self._file, self._writer)
+        self._discard = weakref.finalize(self, sink.discard, self._writer)
 
     def write(self, columns: Mapping[str, Any]) -> None:
         with self._writing():
@@ -109,32 +109,30 @@ def text_array(pa: Any, texts: Iterable[str | None]) -> pyarrow.Array:
     return pa.array(encodable(texts), pa.string())
 
 
-def _discarded(sink: Sink, file: AtomicFile, writer: Any) -> None:
-    """A function, so that the table's finaliser holds no reference to it."""
-    sink.writing = False
-    file.discard()
-    writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
-
-
 class Sink:
-    """The file's stream while `writing`: after a discard the writer's footer goes nowhere."""
+    """The file's stream until `discard`: after it the writer's footer goes nowhere."""
 
     closed = False
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.stream, self.writing = stream, True
+    def __init__(self, file: AtomicFile) -> None:
+        self.file, self.writing = file, True
 
     def write(self, data: bytes) -> int:
         if self.writing:
-            write_all(self.stream, data)
+            write_all(self.file.stream, data)
         return len(data)
 
     def flush(self) -> None:
         if self.writing:
-            self.stream.flush()
+            self.file.stream.flush()
 
     def close(self) -> None:
         self.closed = True  # the stream is the AtomicFile's to close
+
+    def discard(self, writer: Any) -> None:  # the table's finaliser: it holds the sink and writer, not the table
+        self.writing = False
+        self.file.discard()
+        writer.close()  # its footer goes nowhere; closed, the writer's finaliser does not try again
 
 
 class ExplainParquet(ParquetOut):

@@ -3,6 +3,7 @@ neighbour searches use); given labels, how well the groups and a nearest-neighbo
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import islice
 
@@ -92,9 +93,8 @@ def grouping(unit: np.ndarray, clusters: int | None, seed: int
         outputs = f"{distinct:,} different output{'s' * (distinct != 1)}"
         raise SettingsError("clusters", f"must be at most the {outputs} among the {count:,} occurrences (got "
                                         f"{clusters!r}): copies of a context give the same output")
-    tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, distinct, count - 1) + 1))
-    if not tried:  # every output the same: one group, and no silhouette to score it
-        return np.zeros(count, dtype=np.int64), {}, None
+    # every output the same: one group, which no silhouette scores
+    tried = [clusters] if clusters is not None else list(range(2, min(MAX_CLUSTERS, distinct, count - 1) + 1)) or [1]
     import warnings
 
     from sklearn.cluster import KMeans
@@ -168,13 +168,11 @@ def _groups(occurrences: Occurrences, unit: np.ndarray, assignments: np.ndarray,
 
 def pulled_by(occurrences: Occurrences, rows: np.ndarray) -> list[Pull]:
     """The `neighbors` (5 when 0) context words, case-folded, of largest mean share of the shift, first seen first."""
-    totals: dict[str, float] = {}
+    totals: Counter[str] = Counter()
     for row in rows.tolist():
         for word, share in zip(occurrences.context_words[row], occurrences.context_shares[row].tolist()):
-            key = word.casefold()
-            totals[key] = totals.get(key, 0.0) + share
-    wanted = occurrences.settings.neighbors or 5
-    ranked = sorted(totals.items(), key=lambda item: -item[1])[:wanted]  # sorted() is stable: first seen first
+            totals[word.casefold()] += share
+    ranked = totals.most_common(occurrences.settings.neighbors or 5)  # a stable sort: first seen first
     return [Pull(word, total / len(rows)) for word, total in ranked]
 
 

@@ -333,9 +333,6 @@ def _columns(pa: Any, table: Occurrences, groups: np.ndarray | None,
              labels: Sequence[str] | None) -> dict[str, pyarrow.Array]:
     # the matrices as flat buffers: no Python per number
     count = len(table)
-    for name, given in (("groups", groups), ("labels", labels)):
-        if given is not None and len(given) != count:
-            raise InputError(f"{name} has {len(given):,} entries for {count:,} occurrences; give one per occurrence")
     offsets = np.concatenate([[0], np.cumsum([len(words) for words in table.context_words])]).astype(np.int32)
     shares = np.concatenate([np.zeros(0), *(np.asarray(row, dtype=np.float64) for row in table.context_shares)])
     matrices = {name: pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(matrix, np.float64).ravel()),

@@ -51,8 +51,7 @@ def topic_words(vectors: Vectors) -> dict[str, list[str]]:
                            f"{len(TOPICS) * TOPIC_WORDS} plain words among the {COMMON_WORDS:,} most frequent; "
                            f"{vectors.name} lacks {', '.join(missing) or 'enough common words'}: use a larger "
                            "vector set")
-    rows = vectors.rows(common)  # [c, d]
-    units = unit_rows(rows)  # [c, d]
+    units = unit_rows(vectors.rows(common))  # [c, d]
     topics = {}
     for topic in TOPICS:
         seed = vectors.rows([vectors.lookup(topic)[1]])[0]  # type: ignore[index]  # checked above

@@ -210,8 +210,7 @@ class Trainer:
     def _too_large(self) -> InputError:
         # Scores that overflow before any step: no learning rate helps, the vectors' size does.
         vocabulary = self.feed.vocabulary
-        norms = np.concatenate([np.sqrt(np.square(vocabulary[start:start + 4096], dtype=np.float64).sum(axis=1))
-                                for start in range(0, len(vocabulary), 4096)])  # float64: float32 would overflow
+        norms = np.sqrt(np.einsum("ij,ij->i", vocabulary, vocabulary, dtype=np.float64))  # float32 would overflow
         largest = int(np.argmax(norms))
         return InputError(f"the vectors are too large to train on: the largest norm among the words scored is "
                           f"{norms[largest]:.3g} ({self.feed.vectors.words[largest]!r}), so "

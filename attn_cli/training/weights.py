@@ -149,8 +149,8 @@ def load_layer(path: str | os.PathLike[str]) -> TrainedLayer:
                          provenance={key: value for key, value in metadata.items()
                                      if key not in ("format", "format_version", "layer")},
                          source=source)
-    try:
-        layer.config()  # the engine checks every setting: a file must not name an option the user never gave
+    try:  # the engine checks every setting and the heads' split: a file must not name an option never given
+        layer.config().check_width(layer.d_model)
     except SettingsError as exc:
         raise _not_ours(source, f"its layer settings are invalid: {shorten(exc.message, 200)}") from None
     return layer
@@ -237,8 +237,6 @@ def _projections(source: str, metadata: dict[str, Any], archive: zipfile.ZipFile
         if abs(largest) > MAX_WEIGHT:
             raise _not_ours(source, f"{name} holds {largest:.3g}, beyond the ±{MAX_WEIGHT:.0e} a trained layer's "
                                     "weights may hold")
-    if width % metadata["layer"]["heads"]:
-        raise _not_ours(source, "its heads do not divide its width")
     return Projections(**matrices)
 
 
