@@ -80,9 +80,9 @@ class Report:
         raise NotImplementedError
 
     def to_json(self) -> str:
-        from attn_cli.render.json_out import dumps
+        from attn_cli.render.json_out import encode
 
-        return dumps(self.document())
+        return encode(self.document()).decode("utf-8")
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The self-contained HTML report (the same page as `--html`); written atomically to `path` if given."""

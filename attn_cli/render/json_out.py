@@ -73,12 +73,8 @@ def whole_or_none(stream: TextIO) -> Iterator[None]:
         raise
 
 
-def dumps(document: dict) -> str:
-    """The same JSON as one string, for embedding a (small) document in another file."""
-    return encode(document).decode("utf-8")
-
-
 def encode(value: Any) -> bytes:
+    """The same JSON in one piece, for embedding a (small) document in another file."""
     return _encoded(value if _survey(value)[1] else _widened(value))
 
 
