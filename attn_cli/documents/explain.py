@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable, Collection
+from typing import TYPE_CHECKING, Callable, Collection, cast
 
 import numpy as np
 
@@ -137,11 +137,12 @@ def trained_blocks(row: Row, options: ReportOptions) -> dict:
     pretrained `model`; nothing in the other modes."""
     if getattr(options.layer, "pretrained", False):  # no isinstance: explain's start-up never loads models/
         return {"model": options.layer.describe()}  # type: ignore[union-attr]
-    if options.layer is None:
+    layer = cast("TrainedLayer | None", options.layer)
+    if layer is None:
         return {}
     stack, b = row
-    initial = as_stack(reattend(stack.sentence(b), options.layer.initial()))  # type: ignore[union-attr]
-    return {"weights": options.layer.describe(),
+    initial = as_stack(reattend(stack.sentence(b), layer.initial()))
+    return {"weights": layer.describe(),
             "initial": {"heads": heads_block(initial, 0),
                         "diagnostics": diagnostics_block(StackDiagnosis.of(initial), 0, *stack.shifts.texts[b])}}
 
