@@ -120,7 +120,8 @@ def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, wanted:
     texts, key_texts = stack.shifts.texts[b]
     blocks: dict[str, Callable[[], object]] = {
         "vectors": vectors.describe,
-        "settings": lambda: settings_block(stack.attention, options, position_norms(stack.sentence(b))),
+        "settings": lambda: settings_block(stack.attention, options, None if stack.attention.query_codes is None
+                                           else position_norms(stack.sentence(b))),  # only positions pay for it
         "heads": lambda: heads_block(stack.attention, b),
         "shares": lambda: {"output": stack.shifts.output_shares[b], "shift": stack.shifts.shift_shares[b]},
         "shifts": lambda: shifts_block(stack, b, wanted),
