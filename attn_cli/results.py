@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any, Collection, Generic, TypeVar
 
 import numpy as np
 
-from attn_cli.documents.explain import Analysis, explain_document, trace_document
-from attn_cli.engine.analysis import (Advice, Contribution, Diagnosis, Neighbor, RowDiagnostic, Shift, StackDiagnosis,
-                                     StackShifts, position_norms)
-from attn_cli.engine.attention import AttentionResult, Projections, as_stack, reattend
+from attn_cli.documents.explain import explain_document, trace_document
+from attn_cli.engine.analysis import Advice, Contribution, Diagnosis, Neighbor, RowDiagnostic, Shift, StackShifts
+from attn_cli.engine.attention import AttentionResult, Projections, as_stack
 from attn_cli.engine.sentences import Row, Stack
 from attn_cli.engine.tokenize import DroppedToken, TokenizedSentence, describe_unknown
 from attn_cli.render.flags import SPELLING
@@ -81,9 +80,9 @@ class Report:
         raise NotImplementedError
 
     def to_json(self) -> str:
-        from attn_cli.render.json_out import dumps
+        from attn_cli.render.json_out import encode
 
-        return dumps(self.document())
+        return encode(self.document()).decode("utf-8")
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The self-contained HTML report (the same page as `--html`); written atomically to `path` if given."""
@@ -207,9 +206,7 @@ class ExplainResult(Report):
         return self.__dict__["_row"]
 
     def document(self, wanted: Collection[str] | None = None) -> dict:
-        row = self.row()
-        return explain_document(self.sentence, self.tokenized, self.vectors, row, self.settings.report,
-                                analysed(row, self.settings, wanted), wanted)
+        return explain_document(self.sentence, self.tokenized, self.vectors, self.row(), self.settings.report, wanted)
 
     def python_call(self) -> str:
         return call_text(self._function, [self.sentence], self.settings)
@@ -236,8 +233,8 @@ class TraceResult(ExplainResult):
         traces = {i: trace_token(attention, self.embeddings, i, texts, self.dims, self.shuffle_check,
                                  learned_positions=self.settings.model is not None)
                   for i in self.traced}
-        return trace_document(self.sentence, self.tokenized, self.vectors, row, self.settings.report,
-                              analysed(row, self.settings, None), traces, dims=self.dims)
+        return trace_document(self.sentence, self.tokenized, self.vectors, row, self.settings.report, traces,
+                              dims=self.dims)
 
 
 @dataclass(frozen=True, repr=False)
@@ -284,7 +281,7 @@ class CrossResult(Report):
         row = alone(self.attention, self.shifts, [token.text for token in self.target_tokens.tokens],
                     [token.text for token in self.source_tokens.tokens])
         return cross_document(self.source, self.source_tokens, self.target, self.target_tokens, self.vectors, row,
-                              self.settings.report, analysed(row, self.settings, wanted))
+                              self.settings.report)
 
     def python_call(self) -> str:
         return call_text("cross", [self.source, self.target], self.settings)
@@ -299,23 +296,6 @@ def alone(attention: AttentionResult, shifts: list[Shift], texts: list[str], key
                                      + [shift.neighbors_after for shift in shifts])
     stack = as_stack(attention)
     return Stack(stack, StackShifts(stack, nearest, [(texts, key_texts)])), 0
-
-
-def analysed(row: Row, settings: Settings, wanted: Collection[str] | None) -> Analysis:
-    """What a document shows beyond the numbers, for the blocks `wanted`: the diagnosis, the position codes' norms,
-    and in trained mode the pass through the weights training started from."""
-    def wants(*blocks: str) -> bool:
-        return wanted is None or bool(set(blocks) & set(wanted))
-
-    stack, b = row
-    layer = settings.layer_weights
-    start = layer.initial() if layer is not None and wants("weights", "initial") else None  # a pretrained one's: None
-    initial = None if start is None else reattend(stack.sentence(b), start)
-    positioned = wants("settings") and stack.attention.query_codes is not None
-    return Analysis(diagnosis=stack.diagnosis() if wants("diagnostics") else None,
-                    position_norms=position_norms(stack.sentence(b)) if positioned else None,
-                    initial=initial,
-                    initial_diagnosis=None if initial is None else StackDiagnosis.of(as_stack(initial)))
 
 
 def call_text(function: str, arguments: list[Any], settings: Settings) -> str:

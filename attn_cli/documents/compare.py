@@ -7,7 +7,7 @@ from attn_cli.engine.analysis import SATURATION_LEVEL
 from attn_cli.engine.comparison import WordComparison
 from attn_cli.engine.sentences import Row
 from attn_cli.labels import copy_label, token_labels
-from attn_cli.documents.explain import (Analysis, ReportOptions, attention_blocks, contribution_blocks, document_header,
+from attn_cli.documents.explain import (ReportOptions, attention_blocks, contribution_blocks, document_header,
                                        included_matrices, tokens_block)
 from attn_cli.engine.tokenize import TokenizedSentence
 from attn_cli.vectors.store import Vectors
@@ -75,7 +75,7 @@ def leaning(occurrence: dict, labels: list[str]) -> str:
 
 
 def cross_document(source: str, source_tokens: TokenizedSentence, target: str, target_tokens: TokenizedSentence,
-                   vectors: Vectors, row: Row, options: ReportOptions, analysis: Analysis) -> dict:
+                   vectors: Vectors, row: Row, options: ReportOptions) -> dict:
     """Cross-attention's document: an explain document whose rows are the target's tokens, columns the source's
     (`row`: the target's place in its stack of one)."""
     result = row[0].sentence(row[1])
@@ -84,7 +84,7 @@ def cross_document(source: str, source_tokens: TokenizedSentence, target: str, t
         "cross": True,
         "source": {"sentence": source, **tokens_block(source_tokens)},
         "target": {"sentence": target, **tokens_block(target_tokens)},
-        **attention_blocks(row, vectors, options, analysis),
+        **attention_blocks(row, vectors, options),
     }
     report.update(included_matrices(result, target_tokens.embeddings, options.include, options.layer))
     if "embeddings" in options.include:

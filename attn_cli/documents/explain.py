@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable, Collection
+from typing import TYPE_CHECKING, Callable, Collection, cast
 
 import numpy as np
 
 from attn_cli.version import __version__
-from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Contribution, StackDiagnosis
-from attn_cli.engine.attention import AttentionResult, as_stack, merge_heads
+from attn_cli.engine.analysis import MAX_PULLS, MEASURES, PULL_SHARE, Contribution, StackDiagnosis, position_norms
+from attn_cli.engine.attention import AttentionResult, as_stack, merge_heads, reattend
 from attn_cli.engine.sentences import Row, Stack
 from attn_cli.errors import InputError, Option
 from attn_cli.engine.tokenize import TokenizedSentence
@@ -37,24 +37,14 @@ class ReportOptions:
     layer: TrainedLayer | PretrainedLayer | None = None
 
 
-@dataclass(frozen=True)
-class Analysis:
-    """A result's diagnosis and the pass through a trained layer's starting weights; None where left out."""
-
-    diagnosis: StackDiagnosis | None = None  # the stack's: a document reads its own sentence's
-    position_norms: tuple[float, float] | None = None  # (mean |word|, mean |code|) with position codes
-    initial: AttentionResult | None = None
-    initial_diagnosis: StackDiagnosis | None = None  # a stack of one
-
-
 def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
-                     options: ReportOptions, analysis: Analysis, wanted: Collection[str] | None = None) -> dict:
+                     options: ReportOptions, wanted: Collection[str] | None = None) -> dict:
     """`wanted` names the blocks to build (None: all)."""
     report = {
         **document_header("explain"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        **attention_blocks(row, vectors, options, analysis, wanted),
+        **attention_blocks(row, vectors, options, wanted),
     }
     if options.include:
         report.update(included_matrices(row[0].sentence(row[1]), tokenized.embeddings, options.include,
@@ -63,28 +53,27 @@ def explain_document(sentence: str, tokenized: TokenizedSentence, vectors: Vecto
 
 
 def trace_document(sentence: str, tokenized: TokenizedSentence, vectors: Vectors, row: Row,
-                   options: ReportOptions, analysis: Analysis, traces: dict[int, dict], *, dims: int) -> dict:
+                   options: ReportOptions, traces: dict[int, dict], *, dims: int) -> dict:
     """`traces`: engine.tracing's steps by token index."""
     from attn_cli.engine.tracing import vector_summary  # only trace pays for its import
 
     stack, b = row
     result = stack.sentence(b)
     positioned = result.config.positions != "none"
-    texts, key_texts = stack.shifts.texts[b]
     shifts = stack.shifts.document(b)
     steps = layer_steps(result, options.layer)  # a pretrained layer's steps after attention, else None
     report = {
         **document_header("trace"),
         "sentence": sentence,
         **tokens_block(tokenized),
-        **attention_blocks(row, vectors, options, analysis, ("vectors", "settings")),
+        **attention_blocks(row, vectors, options, ("vectors", "settings")),
         "dims_shown": dims,
         "static_vectors": [vector_summary(row, dims) for row in tokenized.embeddings],
         "inputs": [vector_summary(row, dims) for row in result.query_inputs] if positioned else None,
         "projections": projections_block(result, options.layer, dims),
         "after_attention": None if steps is None else {name: [vector_summary(row, dims) for row in steps[name]]
                                                         for name in ("residual", "normed", "feed_forward", "outputs")},
-        **trained_blocks(texts, key_texts, options, analysis),
+        **trained_blocks(row, options),
         "traces": [{**steps, "shift": shifts[i]} for i, steps in traces.items()],
     }
     report.update(included_matrices(result, tokenized.embeddings, options.include, options.layer))
@@ -124,34 +113,39 @@ def projections_block(result: AttentionResult, layer: TrainedLayer | PretrainedL
     }
 
 
-def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, analysis: Analysis,
-                     wanted: Collection[str] | None = None) -> dict:
+def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, wanted: Collection[str] | None = None
+                     ) -> dict:
     """Rows name query tokens, columns key tokens (another sentence's in cross-attention)."""
     stack, b = row
     texts, key_texts = stack.shifts.texts[b]
     blocks: dict[str, Callable[[], object]] = {
         "vectors": vectors.describe,
-        "settings": lambda: settings_block(stack.attention, options, analysis),
+        "settings": lambda: settings_block(stack.attention, options, None if stack.attention.query_codes is None
+                                           else position_norms(stack.sentence(b))),  # only positions pay for it
         "heads": lambda: heads_block(stack.attention, b),
         "shares": lambda: {"output": stack.shifts.output_shares[b], "shift": stack.shifts.shift_shares[b]},
         "shifts": lambda: shifts_block(stack, b, wanted),
-        "diagnostics": lambda: diagnostics_block(analysis.diagnosis, b, texts, key_texts),
+        "diagnostics": lambda: diagnostics_block(stack.diagnosis(), b, texts, key_texts),
     }
     built = {name: build() for name, build in blocks.items() if wanted is None or name in wanted}
     if wanted is None or {"weights", "initial", "model"} & set(wanted):
-        built.update(trained_blocks(texts, key_texts, options, analysis))
+        built.update(trained_blocks(row, options))
     return built
 
 
-def trained_blocks(texts: list[str], key_texts: list[str], options: ReportOptions, analysis: Analysis) -> dict:
-    """A trained layer's `weights` and `initial` pass, or a pretrained `model`; nothing in the other modes."""
+def trained_blocks(row: Row, options: ReportOptions) -> dict:
+    """A trained layer's `weights` and the pass through the weights training started from (`initial`), or a
+    pretrained `model`; nothing in the other modes."""
     if getattr(options.layer, "pretrained", False):  # no isinstance: explain's start-up never loads models/
         return {"model": options.layer.describe()}  # type: ignore[union-attr]
-    if options.layer is None or analysis.initial is None:
+    layer = cast("TrainedLayer | None", options.layer)
+    if layer is None:
         return {}
-    return {"weights": options.layer.describe(),
-            "initial": {"heads": heads_block(as_stack(analysis.initial), 0),
-                        "diagnostics": diagnostics_block(analysis.initial_diagnosis, 0, texts, key_texts)}}
+    stack, b = row
+    initial = as_stack(reattend(stack.sentence(b), layer.initial()))
+    return {"weights": layer.describe(),
+            "initial": {"heads": heads_block(initial, 0),
+                        "diagnostics": diagnostics_block(StackDiagnosis.of(initial), 0, *stack.shifts.texts[b])}}
 
 
 def document_header(command: str) -> dict:
@@ -167,11 +161,10 @@ def tokens_block(tokenized: TokenizedSentence) -> dict:
     }
 
 
-def settings_block(result: AttentionResult, options: ReportOptions, analysis: Analysis) -> dict:
-    """The settings as given and what they came to for these inputs."""
+def settings_block(result: AttentionResult, options: ReportOptions, norms: tuple[float, float] | None) -> dict:
+    """The settings as given and what they came to for these inputs; `norms`: (mean |word|, mean |code|)."""
     settings = dict(vars(result.config))  # its fields in order, without asdict's deep copy
     del settings["weights_digest"]  # a trained layer's digest is in the document's own `weights` block
-    norms = analysis.position_norms
     settings.update({
         "d_model": result.query_inputs.shape[-1],
         "d_head": result.d_head,
@@ -204,8 +197,7 @@ def contribution_blocks(contributions: list[Contribution], key_texts: list[str])
             for c in contributions]
 
 
-def diagnostics_block(diagnosis: StackDiagnosis | None, b: int, texts: list[str], key_texts: list[str]) -> dict:
-    assert diagnosis is not None, "the diagnosis of a document that holds diagnostics is computed before it"
+def diagnostics_block(diagnosis: StackDiagnosis, b: int, texts: list[str], key_texts: list[str]) -> dict:
     seen = diagnosis.visible_keys[b].tolist()
     heads = [{"index": head, "rows": [
         {"token": token, "entropy_bits": entropy, "max_weight": largest, "argmax": argmax,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attn_cli.documents.explain import Analysis, document_header, settings_block
+from attn_cli.documents.explain import document_header, settings_block
 
 
 def senses_document(result: Any) -> dict:
@@ -15,7 +15,7 @@ def senses_document(result: Any) -> dict:
         **document_header("senses"),
         "word": result.word,
         "vectors": table.vectors.describe(),
-        "settings": settings_block(result.layer, table.settings.report, Analysis()),
+        "settings": settings_block(result.layer, table.settings.report, None),
         **({"model": layer.describe()} if getattr(layer, "pretrained", False) else {}),
         "corpus": {"lines": table.lines_read, "lines_with_word": table.lines_with_word,
                    "skipped_lines": table.skipped_lines},

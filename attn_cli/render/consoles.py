@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import TYPE_CHECKING, Any, Callable, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, TextIO, cast
 
 from attn_cli.errors import OutputError, literal
 from attn_cli.files import write_all
-
-Document = TypeVar("Document")
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,12 +78,12 @@ def report_console(**options: Any) -> Console:
     return console
 
 
-def literal_document(document: Document) -> Document:
+def literal_document(document: Any) -> Any:
     """Every string made literal; arrays pass through untouched."""
     if isinstance(document, str):
-        return cast(Document, literal(document))
+        return literal(document)
     if isinstance(document, dict):
-        return cast(Document, {key: literal_document(item) for key, item in document.items()})
+        return {key: literal_document(item) for key, item in document.items()}
     if isinstance(document, list):
-        return cast(Document, [literal_document(item) for item in document])
+        return [literal_document(item) for item in document]
     return document

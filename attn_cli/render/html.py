@@ -9,7 +9,7 @@ import html
 import re
 from importlib import resources
 
-from attn_cli.render.json_out import dumps
+from attn_cli.render.json_out import encode
 from attn_cli.version import __version__
 
 _PLACEHOLDER = re.compile(r"@@([A-Z_]+)@@")
@@ -18,7 +18,7 @@ _PLACEHOLDER = re.compile(r"@@([A-Z_]+)@@")
 def html_page(documents: list[dict], command_line: str, spelling: str = "options") -> str:
     """The documents as --json writes them, drawn by the script, so page and JSON cannot disagree."""
     more = f" (+{len(documents) - 1} more)" if len(documents) > 1 else ""
-    data = dumps({"command_line": command_line, "spelling": spelling, "documents": documents})
+    data = encode({"command_line": command_line, "spelling": spelling, "documents": documents}).decode("utf-8")
     return filled_page("report", DATA=data.replace("<", "\\u003c"),  # no sentence can close <script> or open <!--
                        TITLE=html.escape(f"attn-cli {documents[0]['command']}: {documents[0].get('sentence', '')}"
                                          f"{more}"))

@@ -4,7 +4,6 @@ never half a document; one of more than STREAM_ABOVE numbers goes a part at a ti
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -60,7 +59,7 @@ def whole_or_none(stream: TextIO) -> Iterator[None]:
     try:
         descriptor = stream.fileno()
         regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
-    except (OSError, ValueError, io.UnsupportedOperation):  # a StringIO, a closed or odd stream
+    except (OSError, ValueError):  # a StringIO (io.UnsupportedOperation is both), a closed or odd stream
         regular = False
     if regular:
         stream.flush()
@@ -73,12 +72,8 @@ def whole_or_none(stream: TextIO) -> Iterator[None]:
         raise
 
 
-def dumps(document: dict) -> str:
-    """The same JSON as one string, for embedding a (small) document in another file."""
-    return encode(document).decode("utf-8")
-
-
 def encode(value: Any) -> bytes:
+    """The same JSON in one piece, for embedding a (small) document in another file."""
     return _encoded(value if _survey(value)[1] else _widened(value))
 
 
