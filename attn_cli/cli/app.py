@@ -24,8 +24,8 @@ from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, ready_groups, stream_lines
 from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
-from attn_cli.cli.options import (LIST_FIELDS, BatchCommand, BatchOptions, EngineCommand, EngineOptions,
-                                  InputFormatOption, Parquet, examples, picked)
+from attn_cli.cli.options import (LIST_FIELDS, BatchCommand, EngineCommand, EngineOptions, InputFormatOption,
+                                  Parquet, examples)
 from attn_cli.cli.outputs import Draw, ReportOutputs, command_line, renderer, stdout_failure
 from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
@@ -177,9 +177,9 @@ def explain(
     parquet: Parquet = None,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
-    each_report(ctx, "explain", sentence, EngineOptions.of(ctx), picked(BatchOptions, ctx.meta["options"]),
-                renderer("terminal", "render_explain"), lambda sentences, vectors, settings: explain_many(
-                    sentences, vectors=vectors, settings=settings), parquet=parquet)
+    each_report(ctx, "explain", sentence, renderer("terminal", "render_explain"),
+                lambda sentences, vectors, settings: explain_many(sentences, vectors=vectors, settings=settings),
+                parquet=parquet)
 
 
 @app.command(cls=BatchCommand, epilog=examples(
@@ -198,26 +198,28 @@ def trace(
                                                      "change.")] = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
-    each_report(ctx, "trace", sentence, EngineOptions.of(ctx), picked(BatchOptions, ctx.meta["options"]),
-                renderer("trace", "render_trace"), lambda sentences, vectors, settings: trace_many(
-                    sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors, settings=settings))
+    each_report(ctx, "trace", sentence, renderer("trace", "render_trace"), lambda sentences, vectors, settings:
+                trace_many(sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors,
+                           settings=settings))
 
 
 Many = Callable[[list[str], Vectors, Settings], Iterator[Union[ExplainResult, LineError]]]
 
 
-def each_report(ctx: typer.Context, command: str, words: list[str] | None, engine: EngineOptions,
-                batch: BatchOptions, render: Draw, many: Many, parquet: Path | None = None) -> None:
+def each_report(ctx: typer.Context, command: str, words: list[str] | None, render: Draw, many: Many,
+                parquet: Path | None = None) -> None:
     """Load the vectors once, then show the documents of `many`'s results for each group of sentences (lines of
     stdin or --file arrive in groups), in order; explain's tokens go to the `parquet` table, put in place when
     the run ends (as the pictures are) and removed if it stops before."""
+    engine, batch = EngineOptions.of(ctx), ctx.meta["options"]  # batch: the options of BatchCommand
     settings = engine.settings()
     sentence = " ".join(words) if words else None  # `explain money bank grows` is `explain "money bank grows"`
-    if batch.listing_fields():
+    if batch["fields"] == LIST_FIELDS:
         print("\n".join(available_fields(command)))
         return
-    names = batch.field_names(engine)
-    selection = None if names is None else parse_selection(names, command)
+    if batch["fields"] is not None and not engine.json:
+        raise UsageError("--fields selects fields of the JSON output; add --json")
+    selection = None if batch["fields"] is None else parse_selection(batch["fields"], command)
     files = engine.picture_files(stdin=sentence == STDIN, parquet=parquet)
     unknown = UnknownWords()
 
@@ -235,15 +237,18 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
                 outputs.add_row(outcome, line.number)
                 yield partial(outcome.document, outputs.wanted)
 
-    outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
+    if batch["plain"] and engine.json:
+        raise UsageError("--plain and --json are two output formats; choose one")
+    style = "json" if engine.json else "plain" if batch["plain"] else "tables"
+    outputs = ReportOutputs(render, style=style, files=files, command_line=command_line(ctx),
                             selection=selection, one_document=sentence not in (None, STDIN) and engine.file is None)
     try:
-        lines = input_lines(sentence, engine.file, batch.input_format,
+        lines = input_lines(sentence, engine.file, batch["input_format"],
                             f'echo "money bank grows" | attn-cli {command} -')
         vectors = engine.load(warn, progress=not engine.json)
         groups = ready_groups(lines)
         try:
-            run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
+            run_lines(groups, build_group, outputs, command=command, strict=batch["strict"], tell=fail)
         finally:
             unknown.tell(outputs.json)
     finally:

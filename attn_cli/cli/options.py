@@ -263,36 +263,6 @@ class EngineOptions(VectorOptions):
         return targets
 
 
-@dataclass(frozen=True)
-class BatchOptions:
-    """How explain and trace read many sentences and write them for other programs."""
-
-    input_format: InputFormat = "text"
-    fields: Optional[str] = None
-    plain: bool = False
-    strict: bool = False
-
-    def listing_fields(self) -> bool:
-        """True for a bare --fields: list the available fields instead of running."""
-        return self.fields == LIST_FIELDS
-
-    def field_names(self, engine: EngineOptions) -> list[str] | None:
-        """--fields as a list of dotted names (checked against the schema by the caller), None when absent."""
-        if self.fields is None:
-            return None
-        if not engine.json:
-            raise UsageError("--fields selects fields of the JSON output; add --json")
-        names = [name.strip() for name in self.fields.split(",") if name.strip()]
-        if not names:
-            raise UsageError("--fields needs names, e.g. --fields tokens,shifts.cosine (--fields alone lists them)")
-        return names
-
-    def output_style(self, engine: EngineOptions) -> str:
-        if self.plain and engine.json:
-            raise UsageError("--plain and --json are two output formats; choose one")
-        return "json" if engine.json else "plain" if self.plain else "tables"
-
-
 def output_target(option: str, path: Path, example: str, inputs: dict[str, Path]) -> None:
     """The file an output option names, checked before any work: not `-` or `--`, not a folder, in a folder that
     exists, a name the file system takes, none of the `inputs` (by option), and no stream it would clash with."""
