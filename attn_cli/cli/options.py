@@ -137,11 +137,6 @@ def _engine(
     return locals()
 
 
-def _batch(input_format: InputFormatOption = "text", fields: Fields = None, plain: Plain = False,
-           strict: Strict = False) -> dict[str, Any]:
-    return locals()
-
-
 def _command(function: Callable[..., dict[str, Any]]) -> Any:
     """The click command Typer makes of `function`: its options, and a callback returning their values."""
     app = typer.Typer(add_completion=False)
@@ -153,26 +148,20 @@ class EngineCommand(Command):
     """A command taking the attention commands' shared options (Attention before its own, the rest after), their
     values in `ctx.meta["options"]` for EngineOptions.of, so each command lists only what is its own."""
 
-    shared: tuple[Any, ...] = (_command(_engine),)
+    shared = _command(_engine)
 
     def __init__(self, *args: Any, params: list, **kwargs: Any) -> None:
         arguments = [param for param in params if param.param_type_name == "argument"]
         options = [param for param in params if param.param_type_name != "argument"]
-        common = [param for command in self.shared for param in command.params]
+        common = self.shared.params
         rank = {ENGINE_PANEL: 0, OUTPUT_PANEL: 2, BATCH_PANEL: 3}  # the command's own panels: 1
         options = sorted([*common, *options], key=lambda param: rank.get(getattr(param, "rich_help_panel", ""), 1))
         super().__init__(*args, params=[*arguments, *options], **kwargs)
 
     def invoke(self, ctx):
-        ctx.meta["options"] = {name: value for command in self.shared for name, value in command.callback(
-            **{param.name: ctx.params.pop(param.name) for param in command.params}).items()}
+        ctx.meta["options"] = self.shared.callback(**{param.name: ctx.params.pop(param.name)
+                                                      for param in self.shared.params})
         return super().invoke(ctx)
-
-
-class BatchCommand(EngineCommand):
-    """explain and trace: the shared options and those of many sentences (BatchOptions)."""
-
-    shared = (*EngineCommand.shared, _command(_batch))
 
 
 def picked(cls: Callable[..., Any], values: dict[str, Any]) -> Any:
