@@ -1,6 +1,6 @@
 """The options the commands share, as Typer `Annotated` aliases (as huggingface_hub's CLI does); the attention
-commands' own common set comes with EngineCommand. A setting's option takes its help, placeholder and panel from
-the library's declaration."""
+commands' own common set comes with EngineCommand. A setting's option takes its help and placeholder from the
+library's declaration."""
 
 from __future__ import annotations
 
@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, T
 import typer
 
 import attn_cli
-from attn_cli import VECTOR_FORMATS, Settings, Vectors, declarations, load_vectors
+from attn_cli import VECTOR_FORMATS, LayerSettings, Settings, TrainingSettings, Vectors, declarations, load_vectors
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.help import Command
 from attn_cli.cli.inputs import INPUT_FORMATS, read_back, stdout_file
 from attn_cli.cli.messages import QUIET
 
-PANELS = {"attention": "Attention", "output": "Vectors and output", "training": "Training"}
-ENGINE_PANEL, OUTPUT_PANEL, TRAIN_PANEL = PANELS.values()
+ENGINE_PANEL, OUTPUT_PANEL, TRAIN_PANEL = "Attention", "Vectors and output", "Training"
 BATCH_PANEL = "Batches and pipes"
 LIST_FIELDS = "list"  # what a bare --fields stands for
 STREAMED = ("--html", "--svg")  # text outputs a path to stdout's own file adds to stdout, written through it
@@ -50,9 +49,11 @@ def setting(name: str, owner: type = Settings, note: str = "") -> Any:
         return declared.typed(str(text))
 
     as_text = declared.kind in ("choice", "named number", "names") or declared.typed_none  # else Typer's int, float
+    attention = name in declarations(LayerSettings) or name == "layer"  # the rest of Settings: what a run reports
+    panel = TRAIN_PANEL if owner is TrainingSettings else ENGINE_PANEL if attention else OUTPUT_PANEL
     return typer.Option(flag(name), parser=parse if as_text else None,
                         metavar=None if declared.kind == "switch" else declared.metavar or "|".join(declared.choices),
-                        help=" ".join(filter(None, (declared.help, note))), rich_help_panel=PANELS[declared.group],
+                        help=" ".join(filter(None, (declared.help, note))), rich_help_panel=panel,
                         show_default=getattr(owner(), name) not in (None, ()))
 
 
