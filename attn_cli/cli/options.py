@@ -171,27 +171,15 @@ def picked(cls: Callable[..., Any], values: dict[str, Any]) -> Any:
 
 
 @dataclass(frozen=True)
-class VectorOptions:
-    """Where the vectors come from: what `train` shares with the attention commands."""
+class EngineOptions:
+    """An attention command's options: the declared settings as typed (`typed`), and the command line's own;
+    `train` takes those of the vectors."""
 
     vectors: Optional[str] = None
     format: Optional[VectorFormat] = None
     limit: Optional[int] = None
     skip_bad_lines: bool = False
     trust_pickle: bool = False
-
-    def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
-        if self.vectors:
-            read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
-        return load_vectors(self.vectors, limit=self.limit, format=self.format,
-                            skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
-                            warn=warn)
-
-
-@dataclass(frozen=True)
-class EngineOptions(VectorOptions):
-    """An attention command's options: the declared settings as typed (`typed`), and the command line's own."""
-
     typed: dict[str, Any] = field(default_factory=dict)
     given: frozenset[str] = frozenset()  # the settings typed on the command line (or set in the environment)
     weights: Optional[Path] = None
@@ -225,11 +213,14 @@ class EngineOptions(VectorOptions):
 
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
         """The vectors --vectors names, or with --model the model's own vocabulary."""
-        if self.model is None:
-            return super().load(warn, progress)
-        if self.vectors is not None:
+        if self.model is not None and self.vectors is not None:
             raise UsageError("--vectors cannot be given with --model, which reads its own vocabulary; leave it out")
-        return attn_cli.load_model(self.model).vectors
+        if self.model is not None:
+            return attn_cli.load_model(self.model).vectors
+        if self.vectors:
+            read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
+        return load_vectors(self.vectors, limit=self.limit, format=self.format, skip_bad_lines=self.skip_bad_lines,
+                            trust_pickle=self.trust_pickle, progress=progress, warn=warn)
 
     def picture_files(self, stdin: bool = False, parquet: Path | None = None,
                       inputs: dict[str, Path | None] | None = None) -> dict[str, Path]:
