@@ -72,21 +72,16 @@ class NarrowHelpGroup(NarrowHelp, TyperGroup):
     pass
 
 
-def _no_metavar(*args: Any, **kwargs: Any) -> str:
-    return ""
-
-
 class Command(NarrowHelp, TyperCommand):
     """A command showing an argument by its metavar alone (SENTENCE..., not also <str>) and a required one bare in
     its usage line (WORD, as man pages do, where Typer writes {WORD})."""
 
-    def get_params(self, ctx):
-        params = super().get_params(ctx)
-        for param in params:
-            if param.param_type_name == "argument" and vars(param.type).get("get_metavar") is not _no_metavar:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.param_type_name == "argument":
                 param.type = copy.copy(param.type)  # the type may be shared (click's STRING): change a copy
-                param.type.get_metavar = _no_metavar  # type: ignore[method-assign]
-        return params
+                param.type.get_metavar = lambda *args, **kwargs: ""  # type: ignore[method-assign]
 
     def get_help_option(self, ctx):
         """--help (and -h), listed last in a panel of its own."""
