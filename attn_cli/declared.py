@@ -33,7 +33,6 @@ class Declared:
     says: str = ""
     example: str = ""
     metavar: str = ""  # how the command line shows the value (default: the choices, or N, X)
-    group: str = "attention"  # which panel of a command's help lists it: "attention", "output", "training"
 
     def typed(self, text: str) -> Any:
         """The value as typed after an option ("sqrt", "0.5", "all", "qkv,outputs"), before checking."""

@@ -23,7 +23,6 @@ MAX_OCCURRENCES = 100_000  # a senses scan keeps them all, with their words and 
 check_max_occurrences = partial(require_count, "max_occurrences")
 
 MAX_NEIGHBORS = 100  # neighbours listed per token: each costs a word and a cosine per token twice, in every format
-OUTPUT = "output"
 
 
 @dataclass(frozen=True)
@@ -31,15 +30,15 @@ class Settings(LayerSettings):
     """How to attend (the engine's LayerSettings) and what to report, with the command line's defaults."""
 
     oov: str = setting("skip", "Unknown words: skip them (warn), stop, or use zero vectors.", CHOICE,
-                       choices=OOV_POLICIES, group=OUTPUT)
+                       choices=OOV_POLICIES)
     neighbors: int = setting(5, "Nearest vocabulary words shown per token (0: none).", WHOLE, low=0,
-                             high=MAX_NEIGHBORS, says=f"0 (off) to {MAX_NEIGHBORS}", metavar="N", group=OUTPUT)
+                             high=MAX_NEIGHBORS, says=f"0 (off) to {MAX_NEIGHBORS}", metavar="N")
     neighbor_vocab: int | None = setting(50_000, "Search neighbours among the N most frequent words.", WHOLE, low=1,
-                                         none="all words", typed_none="all", metavar="N|all", group=OUTPUT)
+                                         none="all words", typed_none="all", metavar="N|all")
     max_tokens: int = setting(DEFAULT_MAX_TOKENS, "Refuse longer sentences (memory grows with N squared).", WHOLE,
-                              low=1, metavar="N", group=OUTPUT)
+                              low=1, metavar="N")
     include: tuple[str, ...] = setting((), "Extra matrices in the JSON: " + ", ".join(INCLUDABLE) + ".", NAMES,
-                                       choices=INCLUDABLE, metavar="LIST", group=OUTPUT)
+                                       choices=INCLUDABLE, metavar="LIST")
     weights: TrainedLayer | str | os.PathLike[str] | None = None  # a layer learned by attn-cli train (trained mode)
     model: Model | str | os.PathLike[str] | None = None  # a pretrained BERT model, its tokens and vocabulary
     layer: int = setting(1, "With --model: the layer inspected (1: the first); its input is what the embeddings "

@@ -24,8 +24,8 @@ from attn_cli.cli.fields import available_fields, parse_selection
 from attn_cli.cli.help import Command, NarrowHelp
 from attn_cli.cli.inputs import STDIN, InputLine, input_lines, ready_groups, stream_lines
 from attn_cli.cli.messages import as_options, bug_message, fail, to_null, warn
-from attn_cli.cli.options import (LIST_FIELDS, BatchCommand, BatchOptions, EngineCommand, EngineOptions,
-                                  InputFormatOption, Parquet, examples, picked)
+from attn_cli.cli.options import (LIST_FIELDS, EngineCommand, EngineOptions, Fields, InputFormatOption, Parquet,
+                                  Plain, Strict, examples)
 from attn_cli.cli.outputs import Draw, ReportOutputs, command_line, renderer, stdout_failure
 from attn_cli.cli.senses import senses
 from attn_cli.cli.train import train
@@ -167,7 +167,7 @@ TRACE_PANEL, COMPARE_PANEL = "Trace", "Compare"
 COMPARE_EXAMPLE = 'attn-cli compare "river bank flows" "money bank grows"'
 
 
-@app.command(cls=BatchCommand, epilog=examples(
+@app.command(cls=EngineCommand, epilog=examples(
     "attn-cli explain money bank grows",
     "attn-cli explain river bank flows --scale sqrt --heads 2",
     "attn-cli explain money bank --json --fields shifts.cosine"))
@@ -175,14 +175,15 @@ def explain(
     ctx: typer.Context,
     sentence: SENTENCE_ARGUMENT = None,
     parquet: Parquet = None,
+    input_format: InputFormatOption = "text", fields: Fields = None, plain: Plain = False, strict: Strict = False,
 ) -> None:
     """Show scores, softmax weights, shifts and diagnostics of self-attention over SENTENCE."""
-    each_report(ctx, "explain", sentence, EngineOptions.of(ctx), picked(BatchOptions, ctx.meta["options"]),
-                renderer("terminal", "render_explain"), lambda sentences, vectors, settings: explain_many(
-                    sentences, vectors=vectors, settings=settings), parquet=parquet)
+    each_report(ctx, "explain", sentence, renderer("terminal", "render_explain"),
+                lambda sentences, vectors, settings: explain_many(sentences, vectors=vectors, settings=settings),
+                input_format=input_format, fields=fields, plain=plain, strict=strict, parquet=parquet)
 
 
-@app.command(cls=BatchCommand, epilog=examples(
+@app.command(cls=EngineCommand, epilog=examples(
     "attn-cli trace money bank grows --word bank",
     "attn-cli trace money bank --word bank --mode projected",
     "attn-cli trace money bank --json --fields traces.token"))
@@ -196,28 +197,31 @@ def trace(
     shuffle_check: Annotated[bool, typer.Option("--shuffle-check", rich_help_panel=TRACE_PANEL,
                                                 help="Shuffle the words, rerun, show how much the outputs "
                                                      "change.")] = False,
+    input_format: InputFormatOption = "text", fields: Fields = None, plain: Plain = False, strict: Strict = False,
 ) -> None:
     """Follow a word through attention step by step: vectors, dot products, softmax, weighted sum."""
-    each_report(ctx, "trace", sentence, EngineOptions.of(ctx), picked(BatchOptions, ctx.meta["options"]),
-                renderer("trace", "render_trace"), lambda sentences, vectors, settings: trace_many(
-                    sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors, settings=settings))
+    each_report(ctx, "trace", sentence, renderer("trace", "render_trace"), lambda sentences, vectors, settings:
+                trace_many(sentences, word=word, dims=dims, shuffle_check=shuffle_check, vectors=vectors,
+                           settings=settings), input_format=input_format, fields=fields, plain=plain, strict=strict)
 
 
 Many = Callable[[list[str], Vectors, Settings], Iterator[Union[ExplainResult, LineError]]]
 
 
-def each_report(ctx: typer.Context, command: str, words: list[str] | None, engine: EngineOptions,
-                batch: BatchOptions, render: Draw, many: Many, parquet: Path | None = None) -> None:
+def each_report(ctx: typer.Context, command: str, words: list[str] | None, render: Draw, many: Many, *,
+                input_format: str, fields: str | None, plain: bool, strict: bool, parquet: Path | None = None) -> None:
     """Load the vectors once, then show the documents of `many`'s results for each group of sentences (lines of
     stdin or --file arrive in groups), in order; explain's tokens go to the `parquet` table, put in place when
     the run ends (as the pictures are) and removed if it stops before."""
+    engine = EngineOptions.of(ctx)
     settings = engine.settings()
     sentence = " ".join(words) if words else None  # `explain money bank grows` is `explain "money bank grows"`
-    if batch.listing_fields():
+    if fields == LIST_FIELDS:
         print("\n".join(available_fields(command)))
         return
-    names = batch.field_names(engine)
-    selection = None if names is None else parse_selection(names, command)
+    if fields is not None and not engine.json:
+        raise UsageError("--fields selects fields of the JSON output; add --json")
+    selection = None if fields is None else parse_selection(fields, command)
     files = engine.picture_files(stdin=sentence == STDIN, parquet=parquet)
     unknown = UnknownWords()
 
@@ -235,15 +239,18 @@ def each_report(ctx: typer.Context, command: str, words: list[str] | None, engin
                 outputs.add_row(outcome, line.number)
                 yield partial(outcome.document, outputs.wanted)
 
-    outputs = ReportOutputs(render, style=batch.output_style(engine), files=files, command_line=command_line(ctx),
+    if plain and engine.json:
+        raise UsageError("--plain and --json are two output formats; choose one")
+    style = "json" if engine.json else "plain" if plain else "tables"
+    outputs = ReportOutputs(render, style=style, files=files, command_line=command_line(ctx),
                             selection=selection, one_document=sentence not in (None, STDIN) and engine.file is None)
     try:
-        lines = input_lines(sentence, engine.file, batch.input_format,
+        lines = input_lines(sentence, engine.file, input_format,
                             f'echo "money bank grows" | attn-cli {command} -')
         vectors = engine.load(warn, progress=not engine.json)
         groups = ready_groups(lines)
         try:
-            run_lines(groups, build_group, outputs, command=command, strict=batch.strict, tell=fail)
+            run_lines(groups, build_group, outputs, command=command, strict=strict, tell=fail)
         finally:
             unknown.tell(outputs.json)
     finally:

@@ -45,9 +45,12 @@ def _resolve(node: dict, root: dict) -> dict:
     return root
 
 
-def parse_selection(names: list[str], command: str) -> Selection:
-    """The named paths as a tree; an unknown path is a usage error naming the valid fields at its deepest known
-    level."""
+def parse_selection(text: str, command: str) -> Selection:
+    """--fields' comma-separated paths as a tree; an unknown path is a usage error naming the valid fields at its
+    deepest known level."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise UsageError("--fields needs names, e.g. --fields tokens,shifts.cosine (--fields alone lists them)")
     known = available_fields(command)
     tree: Selection = {}
     for name in names:

@@ -1,11 +1,10 @@
 """Help screens that cut nothing in a narrow terminal (Rich would cut `--output-projec…`: each option then
 stacks over its help) and stop quietly when stdout is closed. Typer has no public hook for either, so
-`_hook_typer` wraps two private functions; tests/test_cli_help.py fails if Typer changes them."""
+`_hook_typer` wraps its private console maker; tests/test_cli_help.py fails if Typer changes it."""
 
 from __future__ import annotations
 
 import copy
-import functools
 from typing import TYPE_CHECKING, Any
 
 from typer.core import TyperCommand, TyperGroup
@@ -31,46 +30,35 @@ def stacked(table: Table) -> Group:
     return Group(*rows)
 
 
-def _options_panel(draw, console: Console, **panel: Any) -> None:
-    """Typer's panel of options, stacked on a narrow terminal (every panel of the screen alike)."""
+def _hook_typer() -> None:
+    """Make Typer's help console stack every panel's table on a narrow terminal and hand a closed stdout
+    (`--help | head -c 1`) back as a BrokenPipeError (exit 141; Rich's handler would exit 1). Once."""
     from rich.panel import Panel
     from rich.table import Table
-
-    drawn: list[Any] = []
-    console.print = lambda *renderables, **options: drawn.extend(renderables)  # type: ignore[method-assign]
-    try:
-        draw(console=console, **panel)
-    finally:
-        del console.print  # the class's own again
-    for item in drawn:
-        if isinstance(item, Panel) and isinstance(item.renderable, Table) and console.width < STACKED_BELOW:
-            item.renderable = stacked(item.renderable)
-        console.print(item)
-
-
-def _hook_typer() -> None:
-    """Route Typer's panels through `_options_panel`, and hand a closed stdout (`--help | head -c 1`) back as a
-    BrokenPipeError (exit 141; Rich's handler would exit 1). Loaded with the first help screen, once."""
     from typer import rich_utils
 
     from attn_cli.cli.outputs import stdout_closed
 
-    draw, make = rich_utils._print_options_panel, rich_utils._get_rich_console
-    if getattr(draw, "hooked", False):
+    make = rich_utils._get_rich_console
+    if getattr(make, "hooked", False):
         return
 
-    @functools.wraps(draw)  # the signature stays Typer's, as the test of these hooks reads it
-    def options_panel(**panel: Any) -> None:
-        _options_panel(draw, **panel)
-
-    @functools.wraps(make)
     def console(stderr: bool = False) -> Console:
         made = make(stderr=stderr)
         made.on_broken_pipe = stdout_closed  # type: ignore[method-assign]
+        draw = made.print
+
+        def narrow(*items: Any, **options: Any) -> None:
+            for item in items:
+                if isinstance(item, Panel) and isinstance(item.renderable, Table) and made.width < STACKED_BELOW:
+                    item.renderable = stacked(item.renderable)
+            draw(*items, **options)
+
+        made.print = narrow  # type: ignore[method-assign]
         return made
 
-    options_panel.hooked = True  # type: ignore[attr-defined]
-    rich_utils._print_options_panel, rich_utils._get_rich_console = options_panel, console
+    console.hooked = True  # type: ignore[attr-defined]
+    rich_utils._get_rich_console = console
 
 
 class NarrowHelp:
@@ -84,21 +72,16 @@ class NarrowHelpGroup(NarrowHelp, TyperGroup):
     pass
 
 
-def _no_metavar(*args: Any, **kwargs: Any) -> str:
-    return ""
-
-
 class Command(NarrowHelp, TyperCommand):
     """A command showing an argument by its metavar alone (SENTENCE..., not also <str>) and a required one bare in
     its usage line (WORD, as man pages do, where Typer writes {WORD})."""
 
-    def get_params(self, ctx):
-        params = super().get_params(ctx)
-        for param in params:
-            if param.param_type_name == "argument" and vars(param.type).get("get_metavar") is not _no_metavar:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.param_type_name == "argument":
                 param.type = copy.copy(param.type)  # the type may be shared (click's STRING): change a copy
-                param.type.get_metavar = _no_metavar  # type: ignore[method-assign]
-        return params
+                param.type.get_metavar = lambda *args, **kwargs: ""  # type: ignore[method-assign]
 
     def get_help_option(self, ctx):
         """--help (and -h), listed last in a panel of its own."""

@@ -1,6 +1,6 @@
 """The options the commands share, as Typer `Annotated` aliases (as huggingface_hub's CLI does); the attention
-commands' own common set comes with EngineCommand. A setting's option takes its help, placeholder and panel from
-the library's declaration."""
+commands' own common set comes with EngineCommand. A setting's option takes its help and placeholder from the
+library's declaration."""
 
 from __future__ import annotations
 
@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Optional, T
 import typer
 
 import attn_cli
-from attn_cli import VECTOR_FORMATS, Settings, Vectors, declarations, load_vectors
+from attn_cli import VECTOR_FORMATS, LayerSettings, Settings, TrainingSettings, Vectors, declarations, load_vectors
 from attn_cli.errors import SettingsError, UsageError, flag, shown_path
 from attn_cli.cli.help import Command
 from attn_cli.cli.inputs import INPUT_FORMATS, read_back, stdout_file
 from attn_cli.cli.messages import QUIET
 
-PANELS = {"attention": "Attention", "output": "Vectors and output", "training": "Training"}
-ENGINE_PANEL, OUTPUT_PANEL, TRAIN_PANEL = PANELS.values()
+ENGINE_PANEL, OUTPUT_PANEL, TRAIN_PANEL = "Attention", "Vectors and output", "Training"
 BATCH_PANEL = "Batches and pipes"
 LIST_FIELDS = "list"  # what a bare --fields stands for
 STREAMED = ("--html", "--svg")  # text outputs a path to stdout's own file adds to stdout, written through it
@@ -50,9 +49,11 @@ def setting(name: str, owner: type = Settings, note: str = "") -> Any:
         return declared.typed(str(text))
 
     as_text = declared.kind in ("choice", "named number", "names") or declared.typed_none  # else Typer's int, float
+    attention = name in declarations(LayerSettings) or name == "layer"  # the rest of Settings: what a run reports
+    panel = TRAIN_PANEL if owner is TrainingSettings else ENGINE_PANEL if attention else OUTPUT_PANEL
     return typer.Option(flag(name), parser=parse if as_text else None,
                         metavar=None if declared.kind == "switch" else declared.metavar or "|".join(declared.choices),
-                        help=" ".join(filter(None, (declared.help, note))), rich_help_panel=PANELS[declared.group],
+                        help=" ".join(filter(None, (declared.help, note))), rich_help_panel=panel,
                         show_default=getattr(owner(), name) not in (None, ()))
 
 
@@ -137,11 +138,6 @@ def _engine(
     return locals()
 
 
-def _batch(input_format: InputFormatOption = "text", fields: Fields = None, plain: Plain = False,
-           strict: Strict = False) -> dict[str, Any]:
-    return locals()
-
-
 def _command(function: Callable[..., dict[str, Any]]) -> Any:
     """The click command Typer makes of `function`: its options, and a callback returning their values."""
     app = typer.Typer(add_completion=False)
@@ -153,26 +149,20 @@ class EngineCommand(Command):
     """A command taking the attention commands' shared options (Attention before its own, the rest after), their
     values in `ctx.meta["options"]` for EngineOptions.of, so each command lists only what is its own."""
 
-    shared: tuple[Any, ...] = (_command(_engine),)
+    shared = _command(_engine)
 
     def __init__(self, *args: Any, params: list, **kwargs: Any) -> None:
         arguments = [param for param in params if param.param_type_name == "argument"]
         options = [param for param in params if param.param_type_name != "argument"]
-        common = [param for command in self.shared for param in command.params]
+        common = self.shared.params
         rank = {ENGINE_PANEL: 0, OUTPUT_PANEL: 2, BATCH_PANEL: 3}  # the command's own panels: 1
         options = sorted([*common, *options], key=lambda param: rank.get(getattr(param, "rich_help_panel", ""), 1))
         super().__init__(*args, params=[*arguments, *options], **kwargs)
 
     def invoke(self, ctx):
-        ctx.meta["options"] = {name: value for command in self.shared for name, value in command.callback(
-            **{param.name: ctx.params.pop(param.name) for param in command.params}).items()}
+        ctx.meta["options"] = self.shared.callback(**{param.name: ctx.params.pop(param.name)
+                                                      for param in self.shared.params})
         return super().invoke(ctx)
-
-
-class BatchCommand(EngineCommand):
-    """explain and trace: the shared options and those of many sentences (BatchOptions)."""
-
-    shared = (*EngineCommand.shared, _command(_batch))
 
 
 def picked(cls: Callable[..., Any], values: dict[str, Any]) -> Any:
@@ -181,27 +171,15 @@ def picked(cls: Callable[..., Any], values: dict[str, Any]) -> Any:
 
 
 @dataclass(frozen=True)
-class VectorOptions:
-    """Where the vectors come from: what `train` shares with the attention commands."""
+class EngineOptions:
+    """An attention command's options: the declared settings as typed (`typed`), and the command line's own;
+    `train` takes those of the vectors."""
 
     vectors: Optional[str] = None
     format: Optional[VectorFormat] = None
     limit: Optional[int] = None
     skip_bad_lines: bool = False
     trust_pickle: bool = False
-
-    def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
-        if self.vectors:
-            read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
-        return load_vectors(self.vectors, limit=self.limit, format=self.format,
-                            skip_bad_lines=self.skip_bad_lines, trust_pickle=self.trust_pickle, progress=progress,
-                            warn=warn)
-
-
-@dataclass(frozen=True)
-class EngineOptions(VectorOptions):
-    """An attention command's options: the declared settings as typed (`typed`), and the command line's own."""
-
     typed: dict[str, Any] = field(default_factory=dict)
     given: frozenset[str] = frozenset()  # the settings typed on the command line (or set in the environment)
     weights: Optional[Path] = None
@@ -235,11 +213,14 @@ class EngineOptions(VectorOptions):
 
     def load(self, warn: Callable[[str], None], progress: bool) -> Vectors:
         """The vectors --vectors names, or with --model the model's own vocabulary."""
-        if self.model is None:
-            return super().load(warn, progress)
-        if self.vectors is not None:
+        if self.model is not None and self.vectors is not None:
             raise UsageError("--vectors cannot be given with --model, which reads its own vocabulary; leave it out")
-        return attn_cli.load_model(self.model).vectors
+        if self.model is not None:
+            return attn_cli.load_model(self.model).vectors
+        if self.vectors:
+            read_back(Path(self.vectors), f"--vectors {shown_path(self.vectors)}")
+        return load_vectors(self.vectors, limit=self.limit, format=self.format, skip_bad_lines=self.skip_bad_lines,
+                            trust_pickle=self.trust_pickle, progress=progress, warn=warn)
 
     def picture_files(self, stdin: bool = False, parquet: Path | None = None,
                       inputs: dict[str, Path | None] | None = None) -> dict[str, Path]:
@@ -261,36 +242,6 @@ class EngineOptions(VectorOptions):
             if first.resolve() == second.resolve():
                 raise UsageError(f"{one} and {other} name the same file; give each its own")
         return targets
-
-
-@dataclass(frozen=True)
-class BatchOptions:
-    """How explain and trace read many sentences and write them for other programs."""
-
-    input_format: InputFormat = "text"
-    fields: Optional[str] = None
-    plain: bool = False
-    strict: bool = False
-
-    def listing_fields(self) -> bool:
-        """True for a bare --fields: list the available fields instead of running."""
-        return self.fields == LIST_FIELDS
-
-    def field_names(self, engine: EngineOptions) -> list[str] | None:
-        """--fields as a list of dotted names (checked against the schema by the caller), None when absent."""
-        if self.fields is None:
-            return None
-        if not engine.json:
-            raise UsageError("--fields selects fields of the JSON output; add --json")
-        names = [name.strip() for name in self.fields.split(",") if name.strip()]
-        if not names:
-            raise UsageError("--fields needs names, e.g. --fields tokens,shifts.cosine (--fields alone lists them)")
-        return names
-
-    def output_style(self, engine: EngineOptions) -> str:
-        if self.plain and engine.json:
-            raise UsageError("--plain and --json are two output formats; choose one")
-        return "json" if engine.json else "plain" if self.plain else "tables"
 
 
 def output_target(option: str, path: Path, example: str, inputs: dict[str, Path]) -> None:

@@ -14,8 +14,8 @@ import typer
 from attn_cli import DEMO_SETTINGS, TrainingSettings, declarations, document_header, prepare_demo, prepare_training
 from attn_cli.cli.inputs import STDIN, input_lines
 from attn_cli.cli.messages import say, warn
-from attn_cli.cli.options import (TRAIN_PANEL, Format, Json, Limit, Quiet, SkipBadLines, TrustPickle,
-                                  VectorOptions, VectorsOption, _option, output_target, picked, setting)
+from attn_cli.cli.options import (TRAIN_PANEL, EngineOptions, Format, Json, Limit, Quiet, SkipBadLines, TrustPickle,
+                                  VectorsOption, _option, output_target, picked, setting)
 from attn_cli.cli.outputs import ReportOutputs, renderer, status_bar, write_target
 from attn_cli.errors import INTERRUPTED, UsageError, literal
 
@@ -62,7 +62,7 @@ def train(
 ) -> int:
     """Learn W_Q, W_K, W_V and W_O of one attention layer from CORPUS; the vectors stay frozen."""
     values = locals()
-    source: VectorOptions = picked(VectorOptions, values)
+    source: EngineOptions = picked(EngineOptions, values)
     changes = {name: values[name] for name in declarations(TrainingSettings) if values[name] is not None}
     target = output_file(out, corpus, demo, source.vectors)
     if demo and changes.get("mask", "none") != "none":

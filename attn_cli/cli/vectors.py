@@ -18,7 +18,7 @@ from attn_cli.cli.help import Command, NarrowHelpGroup
 from attn_cli.cli.options import (Format, Json, Limit, SkipBadLines, TrustPickle, VectorFormat, examples,
                                   output_target)
 from attn_cli.render.json_out import write_json
-from attn_cli import (Vectors, cache_folder, cached_vector_sets, describe_vectors, download_vectors, export_vectors,
+from attn_cli import (cache_folder, cached_vector_sets, describe_vectors, download_vectors, export_vectors,
                       find_cached, load_vectors, remove_cached, remove_leftovers, vector_leftovers)
 
 SCHEMA_VERSION = 1
@@ -45,8 +45,7 @@ def import_(
     from attn_cli import MODELS, import_model  # the models' library loads when a command uses it, not at start-up
 
     if source in MODELS:
-        _show({"schema_version": SCHEMA_VERSION, "command": "vectors import",
-               **import_model(source, from_path, progress=not json)}, json)
+        _show("import", import_model(source, from_path, progress=not json), json)
         return
     if from_path is not None:
         raise UsageError(f"--from applies only to a model ({', '.join(MODELS)}); give a vector file as SOURCE")
@@ -54,7 +53,7 @@ def import_(
     vectors = load_vectors(source, limit=limit, format=file_format,
                            skip_bad_lines=skip_bad_lines, trust_pickle=trust_pickle, progress=not json, warn=warn,
                            require_cache=True)
-    _show(info_report(vectors), json)
+    _show("info", describe_vectors(vectors), json)  # the set imported, as info describes it
 
 
 @vectors_app.command(cls=Command, epilog=examples("attn-cli vectors info vectors.txt"))
@@ -69,7 +68,7 @@ def info(
     if not found:
         raise VectorsError(f"{source} is not cached (attn-cli vectors list shows what is); import it first: "
                            f"attn-cli vectors import {shlex.quote(source)}")
-    _show(info_report(found[0].load()), json)  # the newest, as list shows them
+    _show("info", describe_vectors(found[0].load()), json)  # the newest, as list shows them
 
 
 @vectors_app.command("list", cls=Command, epilog=examples("attn-cli vectors list --json"))
@@ -81,8 +80,7 @@ def list_(json: Json = False) -> None:
     from attn_cli import imported_models  # the models' library loads when a command uses it, not at start-up
 
     models = imported_models()
-    report: dict = {"schema_version": SCHEMA_VERSION, "command": "vectors list", "cache": str(cache_folder()),
-                    "sets": entries, "leftovers": left, "models": models}
+    report = {"cache": str(cache_folder()), "sets": entries, "leftovers": left, "models": models}
     rows = [("corrupt" if entry["corrupt"] else f"{entry['count']:,} x {entry['dims']}",
              "" if entry["corrupt"] else entry["format"], f"{entry['bytes'] / 1e6:,.1f} MB", entry["name"] or "")
             for entry in entries]
@@ -98,7 +96,7 @@ def list_(json: Json = False) -> None:
                   *two_line_rows([item["path"] for item in left], [(
                       f"{item['bytes'] / 1e6:,.1f} MB", "stale" if item["stale"] else "recent: may still be written")
                       for item in left], (0,))]
-    _show(report, json, lines)
+    _show("list", report, json, lines)
 
 
 def two_line_rows(names: Sequence[str], rows: Sequence[Sequence[str]], right: tuple[int, ...]) -> list[str]:
@@ -133,9 +131,9 @@ def remove(
         raise VectorsError(f"nothing cached for {source}; attn-cli vectors list shows what is cached")
     folders = [model] if model else remove_cached(found, warn, named=bool(source))
     left = [] if source else remove_leftovers(warn)
-    report = {"schema_version": SCHEMA_VERSION, "command": "vectors remove", "removed": [f.name for f in folders],
+    report = {"removed": [f.name for f in folders],
               "leftovers": [{"path": str(item.path), "bytes": item.bytes} for item in left]}
-    _show(report, json, [literal(f"removed {folder}") for folder in folders] + [
+    _show("remove", report, json, [literal(f"removed {folder}") for folder in folders] + [
         literal(f"removed {item.path} ({item.bytes / 1e6:,.1f} MB)") for item in left]
         or ["no leftovers" if leftovers_only else "nothing removed" if found else "the cache is empty"])
 
@@ -148,8 +146,8 @@ def download(
     """Fetch a gensim-data model over HTTPS, check its MD5, store it in $GENSIM_DATA_DIR (nothing is run)."""
     path = download_vectors(name, progress=not json)
     size = path.stat().st_size
-    _show({"schema_version": SCHEMA_VERSION, "command": "vectors download", "name": name, "path": str(path),
-           "bytes": size}, json, [literal(f"{name}: {path} ({size / 1e6:,.1f} MB); use it with --vectors {name}")])
+    _show("download", {"name": name, "path": str(path), "bytes": size}, json,
+          [literal(f"{name}: {path} ({size / 1e6:,.1f} MB); use it with --vectors {name}")])
 
 
 @vectors_app.command(cls=Command, epilog=examples(
@@ -175,8 +173,8 @@ def export(
                                       option.command_line())) from None
     chosen = file_format or ("word2vec-binary" if file.suffix == ".bin" else "word2vec")
     export_vectors(vectors, file, format=chosen)
-    _show({"schema_version": SCHEMA_VERSION, "command": "vectors export", "name": vectors.name, "path": str(file),
-           "format": chosen, "count": vectors.count, "dims": vectors.dims}, json,
+    _show("export", {"name": vectors.name, "path": str(file), "format": chosen, "count": vectors.count,
+                     "dims": vectors.dims}, json,
           [literal(f"wrote {vectors.count:,} words x {vectors.dims} dims of {vectors.name} to {file} ({chosen})")])
 
 
@@ -189,18 +187,14 @@ def named(command: str, name: str, source: str, default: str = "") -> None:
     read_back(Path(source), f"{name} {shown_path(source)}")
 
 
-def info_report(vectors: Vectors) -> dict:
-    return {"schema_version": SCHEMA_VERSION, "command": "vectors info", **describe_vectors(vectors)}
-
-
-def _show(report: dict, json: bool, lines: list[str] | None = None) -> None:
-    """The report as one JSON document, or as `lines` (default: its fields, aligned)."""
+def _show(command: str, report: dict, json: bool, lines: list[str] | None = None) -> None:
+    """The report of `vectors command` as one JSON document, or as `lines` (default: its fields, aligned)."""
     if json:
-        write_json(report)
+        write_json({"schema_version": SCHEMA_VERSION, "command": f"vectors {command}", **report})
         return
     rows = [(f"{key} {label}".strip(), f"{item:,}" if isinstance(item, int) and not isinstance(item, bool) else
              str(item))
-            for key, value in report.items() if key not in ("schema_version", "command") and value not in (None, 0, {})
+            for key, value in report.items() if value not in (None, 0, {})
             for label, item in (value.items() if isinstance(value, dict) else [("", value)])]
     print("\n".join(aligned(rows, indent="") if lines is None else lines))
 

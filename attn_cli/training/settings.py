@@ -18,27 +18,21 @@ class TrainingSettings:
     """The layer to learn and how to learn it, with the command line's defaults."""
 
     mask: str = setting("none", "none: predict each word from the others. causal: predict the next word.", CHOICE,
-                        choices=tuple(LAYER_MASKS), says="'none' (masked word) or 'causal' (next word)",
-                        group="training")
-    heads: int = setting_like(LayerSettings, "heads", help="Number of heads.", group="training")
-    d_k: int | None = setting_like(LayerSettings, "d_k", help="Total width of Q, K, V (default: d).",
-                                   group="training")
-    positions: str = setting_like(LayerSettings, "positions", help="Add sinusoidal position encodings to the "
-                                                                   "inputs.", group="training")
-    seed: int = setting_like(LayerSettings, "seed", help="Seed of the initial weights and of the shuffling.",
-                             group="training")
+                        choices=tuple(LAYER_MASKS), says="'none' (masked word) or 'causal' (next word)")
+    heads: int = setting_like(LayerSettings, "heads", help="Number of heads.")
+    d_k: int | None = setting_like(LayerSettings, "d_k", help="Total width of Q, K, V (default: d).")
+    positions: str = setting_like(LayerSettings, "positions", help="Add sinusoidal position encodings to the inputs.")
+    seed: int = setting_like(LayerSettings, "seed", help="Seed of the initial weights and of the shuffling.")
     softmax_vocab: int = setting(DEFAULT_SOFTMAX_VOCAB, "Predict among the N most frequent words (all if fewer).",
-                                 WHOLE, low=1, metavar="N", group="training")
+                                 WHOLE, low=1, metavar="N")
     learning_rate: float = setting(1e-3, "Adam's step size.", NUMBER, low=0, low_open=True, example="0.001",
-                                   metavar="R", group="training")
-    batch_size: int = setting(32, "Sentences per step.", WHOLE, low=1, metavar="N", group="training")
-    epochs: int = setting(3, "Passes over the corpus.", WHOLE, low=1, metavar="N", group="training")
+                                   metavar="R")
+    batch_size: int = setting(32, "Sentences per step.", WHOLE, low=1, metavar="N")
+    epochs: int = setting(3, "Passes over the corpus.", WHOLE, low=1, metavar="N")
     max_words: int = setting(MAX_SENTENCE_WORDS, "Skip sentences with more known words (and count them); at least 2, "
-                                                 "as a word is predicted from others.", WHOLE, low=2, metavar="N",
-                             group="training")
+                                                 "as a word is predicted from others.", WHOLE, low=2, metavar="N")
     max_sentences: int = setting(MAX_CORPUS_SENTENCES, "Refuse a corpus of more sentences (non-blank lines): a stream "
-                                                       "that never ends stops here.", WHOLE, low=1, metavar="N",
-                                 group="training")
+                                                       "that never ends stops here.", WHOLE, low=1, metavar="N")
 
     def __post_init__(self) -> None:
         check_declared(self)
