@@ -22,7 +22,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from attn_cli.errors import Option, VectorsError
 from attn_cli.vectors.cache import CacheWriter
-from attn_cli.vectors.formats import UTF8_BOM, is_number, split_records
+from attn_cli.vectors.formats import UTF8_BOM, header_of, is_number, split_records
 from attn_cli.vectors.store import FLOAT32_MAX, MAX_WORD_BYTES  # a larger value is a bad line: the cache stores float32
 
 
@@ -231,7 +231,7 @@ def read_vectors(stream, path: Path, file_format: str, folder: Path, read: Readi
     """The whole file into a cache writer on `folder`, by its format (a word2vec header first, if it has one)."""
     if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
         stream.read(3)
-    header = read_header(stream) if file_format != "glove" else None
+    header = header_of(stream.readline(4096)) if file_format != "glove" else None
     read.header_count = header[0] if header else None
     if file_format == "word2vec-binary":
         if header is None:
@@ -258,15 +258,6 @@ def checked_dims(path: Path, dims: int) -> int:
         raise VectorsError(f"{path}: its 'COUNT DIMS' header announces {dims:,} dimensions, and a vector file has "
                            f"1 to {MAX_DIMS:,}; the header is damaged, or this is not a word2vec file")
     return dims
-
-
-def read_header(stream: BinaryIO) -> tuple[int, int] | None:
-    """'COUNT DIMS' from a word2vec header line, or None (the line is pushed back by the caller)."""
-    line = stream.readline(4096)
-    fields = line.split()
-    if len(fields) == 2 and all(f.isdigit() for f in fields):
-        return int(fields[0]), int(fields[1])
-    return None
 
 
 def guess_dims(sample: bytes) -> int:
