@@ -25,7 +25,7 @@ from attn_cli.errors import InputError, Option, SettingsError, VectorsError, Wei
 from attn_cli.files import AtomicFile
 from attn_cli.models.source import (IMPORT_COMMAND, MINILM, MODEL_ID, ModelFiles, minilm_files,
                                     read_model_files)
-from attn_cli.vectors.cache import cache_root
+from attn_cli.vectors.cache import cache_root, usage
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors
 
@@ -221,7 +221,7 @@ def describe_model(name: str) -> dict:
     _read_cached.cache_clear()  # a model imported again is read again
     model = _read_cached(name, folder)
     weights = model.weights
-    return {"model": name, "path": str(folder), "bytes": sum(path.stat().st_size for path in folder.iterdir()),
+    return {"model": name, "path": str(folder), "bytes": usage(folder)[0],
             "source": model.source, "sha256": model.digest, "layers": model.layers, "heads": weights.heads,
             "dims": weights.dims, "vocabulary": len(model.vocabulary)}
 

@@ -259,9 +259,13 @@ def _meta_or_none(folder: Path) -> dict | None:
         return None
 
 
-def folder_size(folder: Path) -> int:
-    sizes = (entry.stat(follow_symlinks=False) for entry in os.scandir(folder))
-    return sum(info.st_size for info in sizes if stat.S_ISREG(info.st_mode))
+def usage(path: Path) -> tuple[int, float]:
+    """The bytes of the regular files at `path` or in it (a set or an import: a flat folder) and the newest
+    modification time there, no link followed."""
+    infos = [path.lstat()]
+    if stat.S_ISDIR(infos[0].st_mode):
+        infos += [entry.stat(follow_symlinks=False) for entry in os.scandir(path)]
+    return sum(info.st_size for info in infos if stat.S_ISREG(info.st_mode)), max(info.st_mtime for info in infos)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ import errno
 import os
 import re
 import shutil
-import stat
 import tempfile
 import time
 import zlib
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.cache import (CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
-                                    cached_sets, layout_folder, load_cached, serve)
+                                    cached_sets, layout_folder, load_cached, serve, usage)
 from attn_cli.vectors.formats import open_maybe_compressed
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
@@ -224,7 +223,7 @@ def find(places: Places) -> list[Leftover]:
                 continue
             try:
                 if entry.stat(follow_symlinks=False).st_uid == os.geteuid():
-                    found.append(Leftover(Path(entry.path), *_usage(Path(entry.path))))
+                    found.append(Leftover(Path(entry.path), *usage(Path(entry.path))))
             except OSError:  # removed since it was listed
                 continue
     return sorted(found, key=lambda item: item.modified)
@@ -247,15 +246,3 @@ def delete(path: Path) -> None:
         except OSError:
             pass
 
-
-def _usage(path: Path) -> tuple[int, float]:
-    """The bytes of the regular files at or under `path` and the newest modification time there (no link followed)."""
-    info = path.lstat()
-    if not stat.S_ISDIR(info.st_mode):
-        return (info.st_size if stat.S_ISREG(info.st_mode) else 0), info.st_mtime
-    size, modified = 0, info.st_mtime
-    for folder, _, files in os.walk(path):
-        for name in files:
-            inner = os.lstat(os.path.join(folder, name))
-            size, modified = size + inner.st_size, max(modified, inner.st_mtime)
-    return size, modified
