@@ -22,7 +22,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
     if source in (None, DEFAULT_NAME):
         return load_default_vectors()
     from attn_cli.vectors.formats import CACHEABLE, VECTOR_FORMATS, detect_format, read_gensim_pickle
-    from attn_cli.vectors.cache import CorruptCache, LoadOptions, Wanted, layout_folder, serve
+    from attn_cli.vectors.cache import CorruptCache, Fingerprint, LoadOptions, Wanted, layout_folder, serve
 
     options = options or LoadOptions()
     path, name = resolve_source(source)
@@ -35,7 +35,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
         return read_gensim_pickle(path, options.trust_pickle, options.limit)
     if file_format not in CACHEABLE:
         raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(VECTOR_FORMATS)}")
-    wanted = Wanted.of(path, file_format, options, name)
+    wanted = Wanted(path, Fingerprint.of(path), file_format, options, name)
     try:
         return serve(layout_folder() / wanted.key, wanted)
     except (OSError, CorruptCache):  # the importer says why, and rebuilds or reads around it

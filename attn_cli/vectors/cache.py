@@ -291,10 +291,6 @@ class Wanted:
     options: LoadOptions
     name: str | None
 
-    @classmethod
-    def of(cls, path: Path, file_format: str, options: LoadOptions, name: str | None = None) -> Wanted:
-        return cls(path, Fingerprint.of(path), file_format, options, name)
-
     @property
     def key(self) -> str:
         return self.fingerprint.key(self.file_format, self.options.limit)
@@ -401,9 +397,6 @@ class StoredIndex:
             seen.add(row)
             slot = (slot + 1) & self.mask
         raise DamagedCache(self.folder, f"{INDEX_FILE} has no free slot")
-
-    def __contains__(self, word: str) -> bool:
-        return self.get(word) is not None
 
 
 def write_vocabulary(folder: Path, words: list[bytes]) -> None:  # distinct UTF-8 words, no newline inside

@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from itertools import chain
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import IO, Callable, Iterator
 
 from attn_cli.files import AtomicFile, write_all
 from attn_cli.errors import UsageError, VectorsError
@@ -157,7 +157,7 @@ def planned_parts(name: str, entry: dict) -> list[tuple[str, str]]:
     return planned
 
 
-def fetch(url: str, out: BinaryIO, checksum: str, show_progress: bool, left: Left, limit: int) -> int:
+def fetch(url: str, out: IO[bytes], checksum: str, show_progress: bool, left: Left, limit: int) -> int:
     """Stream one file into `out`, then compare its MD5 with list.json's; returns its size."""
     md5, done = hashlib.md5(), 0
     pieces = receive(url, left, limit)

@@ -11,6 +11,7 @@ untouched for SWEEP_AFTER seconds (a running import or download writes all the t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
@@ -241,8 +242,6 @@ def delete(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        try:
+        with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
-        except OSError:
-            pass
 
