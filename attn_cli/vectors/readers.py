@@ -84,7 +84,7 @@ def _too_many_numbers(word: bytes) -> bool:
 
 
 def parse_block(chunk: bytes, dims: int) -> Block:
-    """All lines of `chunk` (complete lines, the last one ending in a newline)."""
+    """All lines of `chunk` (complete lines, the last one ending in a newline); read_vectors makes dims >= 1."""
     buffer = np.frombuffer(chunk, dtype=np.uint8)
     if b"\r" in chunk or b"\t" in chunk:  # CRLF files, tab separators: both are plain spaces here
         buffer = buffer.copy()
@@ -99,9 +99,7 @@ def parse_block(chunk: bytes, dims: int) -> Block:
     counts = np.searchsorted(spaces, ends) - first
     trailing = (ends > starts) & (buffer[ends - 1] == _SPACE)  # one trailing space (word2vec C output)
     word_end = spaces[np.minimum(first, len(spaces) - 1)] if len(spaces) else starts
-    regular = (counts - trailing == dims) & (word_end > starts) & (word_end - starts <= MAX_WORD_BYTES) & (counts > 0)
-    if dims < 1:
-        regular[:] = False
+    regular = (counts - trailing == dims) & (word_end > starts) & (word_end - starts <= MAX_WORD_BYTES)
 
     lines = np.flatnonzero(regular)
     value_starts = (first[lines, None] + np.arange(dims)) if len(lines) else np.zeros((0, dims), np.int64)
