@@ -89,10 +89,15 @@ class Fingerprint:
 
 
 class CacheWriter:
-    """The sink the readers fill: rows stream into matrix.npy, words are de-duplicated on the way."""
+    """The sink the readers fill: rows stream into matrix.npy, words are de-duplicated on the way, and what the
+    import met (duplicates, bad lines, undecodable words, the header's count) is kept for meta.json."""
 
-    def __init__(self, folder: Path, dims: int, limit: int | None) -> None:
+    def __init__(self, folder: Path, dims: int, limit: int | None, skip_bad_lines: bool,
+                 header_count: int | None) -> None:
         self.folder, self.dims, self.limit = folder, dims, limit
+        self.skip_bad_lines, self.header_count = skip_bad_lines, header_count
+        self.bad_lines = 0
+        self.first_bad: list[str] = []
         self.words: list[bytes] = []
         self.seen: set[bytes] = set()
         self.norms: list[np.ndarray] = []
@@ -141,8 +146,10 @@ class CacheWriter:
         np.save(self.folder / NORMS_FILE, np.concatenate(self.norms) if self.norms else np.zeros(0, np.float32),
                 allow_pickle=False)
         write_vocabulary(self.folder, self.words)
-        meta = {**meta, "layout": LAYOUT, "count": count, "dims": self.dims, "duplicates": self.duplicates,
-                "first_duplicates": self.first_duplicates, "invalid_utf8_words": self.replaced_utf8}
+        meta = {**meta, "layout": LAYOUT, "count": count, "dims": self.dims, "limit": self.limit,
+                "header_count": self.header_count, "duplicates": self.duplicates,
+                "first_duplicates": self.first_duplicates, "bad_lines": self.bad_lines,
+                "first_bad_lines": self.first_bad, "invalid_utf8_words": self.replaced_utf8}
         (self.folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
         return meta
 

@@ -108,15 +108,14 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
 
 def import_into(folder: Path, wanted: Wanted) -> dict:
     """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
-    from attn_cli.vectors.readers import Reading, read_vectors  # the parser's tables are built only when importing
+    from attn_cli.vectors.readers import read_vectors  # the parser's tables are built only when importing
 
     path, options = wanted.path, wanted.options
     with open_maybe_compressed(path) as stream, \
             progress_bar(f"importing {path.name}", os.path.getsize(path), options.show_progress) as update:
-        read = Reading(options.limit, options.skip_bad_lines,
-                       lambda done, words: update(_position(stream, done), words))
         try:
-            writer = read_vectors(stream, path, wanted.file_format, folder, read)
+            writer = read_vectors(stream, path, wanted.file_format, folder, options,
+                                  lambda done, words: update(_position(stream, done), words))
         except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz/.bz2
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
         except OSError as exc:
@@ -127,10 +126,8 @@ def import_into(folder: Path, wanted: Wanted) -> dict:
                            else f"{path} changed while it was being imported; run again once nothing is writing to it")
     try:  # complete the cache folder's files and its meta.json
         meta = writer.finish({
-            "name": str(path), "format": wanted.file_format, "limit": options.limit,
+            "name": str(path), "format": wanted.file_format, "source": dataclasses.asdict(wanted.fingerprint),
             "lowercase": is_lowercase_vocabulary([word.decode("utf-8") for word in writer.words[:50_000]]),
-            "source": dataclasses.asdict(wanted.fingerprint), "header_count": read.header_count,
-            "bad_lines": read.bad_lines, "first_bad_lines": read.first_bad,
         })
     except OSError as exc:
         raise import_failure(exc, path, folder) from exc
