@@ -10,18 +10,16 @@ from attn_cli.errors import Option, VectorsError, shown_path
 from attn_cli.vectors.default import DEFAULT_NAME, load_default_vectors
 from attn_cli.vectors.store import Vectors
 
-__all__ = ["Vectors", "load_vectors", "resolve_source"]
+__all__ = ["DEFAULT_NAME", "Vectors", "load_default_vectors", "load_vectors", "resolve_source"]
 
 
-def load_vectors(source: str | None, options=None) -> Vectors:
-    """The embedded default for None or 'default'; a file or gensim-data name through the cache otherwise
-    (`options`: a cache.LoadOptions). The importer loads only when the cache has no sound set of the file."""
+def load_vectors(source: str, options=None) -> Vectors:
+    """A file or gensim-data name through the cache (`options`: a cache.LoadOptions; api.load_vectors serves the
+    embedded set and checks the format). The importer loads only when the cache has no sound set of the file."""
     if source == "":  # `--vectors "$VEC"` with VEC unset: never the embedded set in place of the one meant
         raise VectorsError("the vector source is empty; name a vector file or a gensim-data name, or leave it out "
                            "for the embedded set")
-    if source in (None, DEFAULT_NAME):
-        return load_default_vectors()
-    from attn_cli.vectors.formats import CACHEABLE, VECTOR_FORMATS, detect_format, read_gensim_pickle
+    from attn_cli.vectors.formats import detect_format, read_gensim_pickle
     from attn_cli.vectors.cache import CorruptCache, Fingerprint, LoadOptions, Wanted, layout_folder, serve
 
     options = options or LoadOptions()
@@ -33,8 +31,6 @@ def load_vectors(source: str | None, options=None) -> Vectors:
         return read_fasttext_bin(path, options.limit)
     if file_format == "gensim-pickle":
         return read_gensim_pickle(path, options.trust_pickle, options.limit)
-    if file_format not in CACHEABLE:
-        raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(VECTOR_FORMATS)}")
     wanted = Wanted(path, Fingerprint.of(path), file_format, options, name)
     try:
         return serve(layout_folder() / wanted.key, wanted)

@@ -10,8 +10,7 @@ import numpy as np
 from attn_cli.errors import Option, VectorsError
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
-CACHEABLE = ("glove", "word2vec", "word2vec-binary")
-VECTOR_FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
+VECTOR_FORMATS = ("glove", "word2vec", "word2vec-binary", "fasttext-bin", "gensim-pickle")
 _PROBE_BYTES = 4096
 _BODY_PROBE_BYTES = 1 << 16  # room for a few records of 4,096 dims
 _PROBE_LINES = 20
