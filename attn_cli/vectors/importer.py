@@ -54,17 +54,18 @@ def cached_vectors(wanted: Wanted) -> Vectors:
                 delete(final)  # a link itself, never what it leads to; what cannot be deleted stays
         sweep([(final.parent, IMPORT), scratch_place()])
         final.parent.mkdir(parents=True, exist_ok=True)
-        temporary = Path(tempfile.mkdtemp(prefix=f".tmp-{wanted.key}-", dir=final.parent))  # renamed atomically
+        staging = tempfile.TemporaryDirectory(prefix=f".tmp-{wanted.key}-", dir=final.parent,
+                                              ignore_cleanup_errors=True)  # renamed into place, else deleted
     except OSError as exc:
         return _uncached(wanted, f"cannot write the cache at {root} ({exc.strerror or exc})")
-    try:
-        import_into(temporary, wanted)
-    except BaseException as exc:
-        shutil.rmtree(temporary, ignore_errors=True)
-        if isinstance(exc, CacheFull):
-            return _uncached(wanted, exc.problem)
-        raise
-    return _publish(temporary, final, wanted)
+    with staging as temporary:
+        try:
+            import_into(Path(temporary), wanted)
+        except CacheFull as exc:
+            problem = exc.problem
+        else:
+            return _publish(Path(temporary), final, wanted)
+    return _uncached(wanted, problem)
 
 
 def _uncached(wanted: Wanted, problem: str) -> Vectors:
@@ -102,8 +103,6 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
         wanted.options.warn(f"cannot replace the corrupt cache at {final} ({exc}); using this run's import of "
                             f"{wanted.path} once")
         return load_cached(temporary, wanted.name)  # the maps stay valid after the files are deleted
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def import_into(folder: Path, wanted: Wanted) -> dict:
