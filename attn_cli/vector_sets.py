@@ -15,7 +15,7 @@ import numpy as np
 
 from attn_cli.errors import OutputError, SettingsError, SettingsTypeError, VectorsError, path_argument, shorten
 from attn_cli.files import AtomicFile, write_all
-from attn_cli.vectors.cache import CorruptCache, cache_root, cached_sets, layout_folder, load_cached, read_meta, usage
+from attn_cli.vectors.cache import CorruptCache, cache_root, cached_sets, load_cached, read_meta, usage
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:  # loaded when leftovers are looked for: a warm run never does
@@ -150,14 +150,9 @@ def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = F
 
 def vector_leftovers() -> list[Leftover]:
     """What killed imports and downloads of this user left behind (in the cache, gensim-data's folders, $TMPDIR)."""
-    from attn_cli.vectors.gensim_data import data_dir
     from attn_cli.vectors.importer import every_place, find
 
-    try:
-        layout: Path | None = layout_folder()
-    except OSError:  # a link, never followed: cached_vector_sets says so
-        layout = None
-    return find(every_place(layout, data_dir()))
+    return find(every_place())
 
 
 def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:

@@ -194,14 +194,17 @@ def scratch_place() -> tuple[Path, re.Pattern]:
     return Path(tempfile.gettempdir()), SCRATCH
 
 
-def every_place(layout: Path | None, data_dir: Path) -> Places:
-    """The cache's v1 (None when it is a link, never followed), every gensim-data folder, $TMPDIR."""
-    try:
-        downloads = [(Path(entry.path), DOWNLOAD) for entry in os.scandir(data_dir)
-                     if entry.is_dir(follow_symlinks=False)]
-    except OSError:
-        downloads = []
-    return ([(layout, IMPORT)] if layout else []) + downloads + [scratch_place()]
+def every_place() -> Places:
+    """The cache's v1 (not when it is a link, never followed), every gensim-data folder, $TMPDIR."""
+    from attn_cli.vectors.gensim_data import data_dir
+
+    places: Places = []
+    with contextlib.suppress(OSError):  # a linked v1: cached_vector_sets says so
+        places.append((layout_folder(), IMPORT))
+    with contextlib.suppress(OSError):
+        places += [(Path(entry.path), DOWNLOAD) for entry in os.scandir(data_dir())
+                   if entry.is_dir(follow_symlinks=False)]
+    return places + [scratch_place()]
 
 
 def find(places: Places) -> list[Leftover]:
