@@ -150,9 +150,10 @@ def remove_cached(sets: list[CachedSet], warn: Warn = _quiet, *, named: bool = F
 
 def vector_leftovers() -> list[Leftover]:
     """What killed imports and downloads of this user left behind (in the cache, gensim-data's folders, $TMPDIR)."""
+    from attn_cli.vectors.gensim_data import data_dir
     from attn_cli.vectors.importer import every_place, find
 
-    return find(every_place())
+    return find(every_place(data_dir()))
 
 
 def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:

@@ -194,15 +194,13 @@ def scratch_place() -> tuple[Path, re.Pattern]:
     return Path(tempfile.gettempdir()), SCRATCH
 
 
-def every_place() -> Places:
+def every_place(data_dir: Path) -> Places:
     """The cache's v1 (not when it is a link, never followed), every gensim-data folder, $TMPDIR."""
-    from attn_cli.vectors.gensim_data import data_dir
-
     places: Places = []
     with contextlib.suppress(OSError):  # a linked v1: cached_vector_sets says so
         places.append((layout_folder(), IMPORT))
     with contextlib.suppress(OSError):
-        places += [(Path(entry.path), DOWNLOAD) for entry in os.scandir(data_dir())
+        places += [(Path(entry.path), DOWNLOAD) for entry in os.scandir(data_dir)
                    if entry.is_dir(follow_symlinks=False)]
     return places + [scratch_place()]
 
