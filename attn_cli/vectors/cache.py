@@ -211,14 +211,10 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
         index = StoredIndex(folder, words)
     except Exception as exc:  # numpy's header parser: ValueError, SyntaxError, tokenize's TokenError
         raise CorruptCache(f"{type(exc).__name__}: {exc}") from exc
-    try:  # and the first and the last word found at their rows: a table of zeros or garbage is rebuilt here
-        problem = _disagreement(folder, meta, matrix, norms, words, index) or next((
-            f"{INDEX_FILE} does not find the word of row {row}" for row in (0, len(words) - 1)
-            if index.get(words[row]) != row), None)
+    try:
+        _check_agreement(folder, meta, matrix, norms, words, index)
     except DamagedCache as exc:
-        problem = exc.problem
-    if problem:
-        raise CorruptCache(problem)
+        raise CorruptCache(exc.problem) from exc
     details = {"format": meta["format"], "source": meta["source"]["path"], "cache": str(folder)}
     if meta["limit"] is not None:  # the set is the file's first `limit` words: a weights file must say so to be met
         details["limit"] = meta["limit"]
@@ -226,22 +222,25 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
                    details=details, stored_index=index, norms=norms)
 
 
-def _disagreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarray, words: WordList,
-                  index: StoredIndex) -> str | None:
-    """How the files' headers disagree with meta.json (shapes, dtypes, sizes), or None."""
+def _check_agreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarray, words: WordList,
+                     index: StoredIndex) -> None:
+    """CorruptCache when the files' headers disagree with meta.json (shapes, dtypes, sizes), or the first or last
+    word is not found at its row: a table of zeros or garbage is rebuilt here."""
     count, dims = meta["count"], meta["dims"]
     table, offsets = index.table, words.offsets
     if matrix.shape != (count, dims) or matrix.dtype != np.float32:
-        return f"{MATRIX_FILE} is not {count} x {dims} float32"
+        raise CorruptCache(f"{MATRIX_FILE} is not {count} x {dims} float32")
     if norms.shape != (count,) or norms.dtype != np.float32:
-        return f"{NORMS_FILE} is not {count} float32"
+        raise CorruptCache(f"{NORMS_FILE} is not {count} float32")
     if offsets.shape != (count + 1,) or offsets.dtype != np.int64:
-        return f"{OFFSETS_FILE} is not {count + 1} int64"
+        raise CorruptCache(f"{OFFSETS_FILE} is not {count + 1} int64")
     if offsets[-1] != (folder / VOCAB_FILE).stat().st_size:
-        return f"{VOCAB_FILE} / {OFFSETS_FILE} do not hold {count} words"
+        raise CorruptCache(f"{VOCAB_FILE} / {OFFSETS_FILE} do not hold {count} words")
     if table.ndim != 1 or table.dtype != np.int32 or len(table) < 2 * count or len(table) & (len(table) - 1):
-        return f"{INDEX_FILE} is malformed"
-    return None
+        raise CorruptCache(f"{INDEX_FILE} is malformed")
+    for row in (0, count - 1):
+        if index.get(words[row]) != row:
+            raise CorruptCache(f"{INDEX_FILE} does not find the word of row {row}")
 
 
 def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
