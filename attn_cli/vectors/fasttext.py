@@ -22,7 +22,7 @@ import numpy as np
 from attn_cli.errors import VectorsError
 from attn_cli.files import write_all
 from attn_cli.vectors.formats import open_maybe_compressed
-from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, check_values
+from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
 MAGIC = 793712314  # fastText's file format signature (an int32); older files start with their dims instead
 _NEW_ARGS = "<12id"  # dim ws epoch min_count neg word_ngrams loss model bucket minn maxn lr_update_rate t
@@ -136,13 +136,7 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
     except (ValueError, EOFError, OSError, AssertionError, zlib.error, struct.error) as exc:
         raise VectorsError(f"cannot read {path} as a fastText .bin model: {exc}; "
                            "check the file is complete, or pass its .vec text file instead") from exc
-
-    def subword(word: str) -> np.ndarray:  # built from the word's n-grams: refused, naming it, when unfit
-        with np.errstate(all="ignore"):
-            values = np.asarray(keyed[word], dtype=np.float64)
-        check_values(values[None], [word], str(path))
-        return values
-    return Vectors.of_keyed(keyed, str(path), "fasttext-bin", limit, subword=subword)
+    return Vectors.of_keyed(keyed, str(path), "fasttext-bin", limit, subwords=True)
 
 
 @contextmanager
