@@ -15,8 +15,7 @@ import numpy as np
 
 from attn_cli.errors import OutputError, SettingsError, SettingsTypeError, VectorsError, path_argument, shorten
 from attn_cli.files import AtomicFile, write_all
-from attn_cli.vectors.cache import (CorruptCache, cache_root, cached_sets, folder_size, layout_folder, load_cached,
-                                   read_meta)
+from attn_cli.vectors.cache import CorruptCache, cache_root, cached_sets, load_cached, read_meta, usage
 from attn_cli.vectors.store import Vectors
 
 if TYPE_CHECKING:  # loaded when leftovers are looked for: a warm run never does
@@ -54,7 +53,7 @@ class CachedSet:
 
     @cached_property
     def bytes(self) -> int:
-        return folder_size(self.folder)
+        return usage(self.folder)[0]
 
     def describe(self) -> dict[str, Any]:
         meta = self.meta or {}
@@ -119,7 +118,7 @@ def describe_vectors(vectors: Vectors) -> dict[str, Any]:
     return {
         "name": vectors.name, "format": vectors.details.get("format"), "count": vectors.count, "dims": vectors.dims,
         "lowercase": vectors.lowercase,
-        "cache": {"path": folder, "bytes": folder_size(Path(folder))} if folder else None,
+        "cache": {"path": folder, "bytes": usage(Path(folder))[0]} if folder else None,
         "source": meta.get("source"), "limit": meta.get("limit"), "header_count": meta.get("header_count"),
         "duplicates": meta.get("duplicates", 0), "bad_lines": meta.get("bad_lines", 0),
         "invalid_utf8_words": meta.get("invalid_utf8_words", 0),
@@ -154,11 +153,7 @@ def vector_leftovers() -> list[Leftover]:
     from attn_cli.vectors.gensim_data import data_dir
     from attn_cli.vectors.importer import every_place, find
 
-    try:
-        layout: Path | None = layout_folder()
-    except OSError:  # a link, never followed: cached_vector_sets says so
-        layout = None
-    return find(every_place(layout, data_dir()))
+    return find(every_place(data_dir()))
 
 
 def remove_leftovers(warn: Warn = _quiet) -> list[Leftover]:

@@ -49,7 +49,7 @@ def attn_commands(vectors: str, words: int, dims: int) -> dict[str, list[str]]:
     explain = [PYTHON, "-m", "attn_cli", "explain", SENTENCE]
     return {
         "load the default set (+ word index)": [
-            PYTHON, "-c", "from attn_cli.vectors.default import load_default_vectors; load_default_vectors().index"],
+            PYTHON, "-c", "from attn_cli.vectors import load_default_vectors; load_default_vectors().index"],
         "explain --json --neighbors 0": [*explain, "--json", "--neighbors", "0"],
         "explain --json": [*explain, "--json"],
         "explain (tables)": explain,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from attn_cli import __version__
-from attn_cli.vectors.default import default_data_dir, load_default_vectors
+from attn_cli.vectors import default_data_dir, load_default_vectors
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from attn_cli.errors import EXIT_CODES, InputError, VectorsError
 from attn_cli.engine.tokenize import tokenize
-from attn_cli.vectors import load_vectors
+from attn_cli.vectors import load_default_vectors, load_vectors
 from attn_cli.vectors.readers import FLOAT32_MAX, parse_block
 
 EXAMPLES = int(os.environ.get("ATTN_CLI_FUZZ_EXAMPLES", "40"))
@@ -25,7 +25,7 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list
 FUZZ_SLOW = settings(FUZZ, max_examples=max(40, EXAMPLES // 20))
 pytestmark = pytest.mark.fuzz
 
-DEFAULT_VECTORS = load_vectors(None)
+DEFAULT_VECTORS = load_default_vectors()
 WORDS = ["money", "bank", "grows", "river", "flows", "the", "a", "of"]
 
 # text that mixes known words, unknown words, punctuation, emoji, scripts, controls and odd spaces

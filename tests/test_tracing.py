@@ -15,7 +15,7 @@ from attn_cli.api import trace_tokenized
 from attn_cli.settings import Settings
 from attn_cli.engine.tokenize import tokenize
 from attn_cli.vectors import load_vectors
-from attn_cli.vectors.default import load_default_vectors
+from attn_cli.vectors import load_default_vectors
 
 EXACT = 1e-12
 

@@ -11,7 +11,7 @@ from attn_cli.contexts.result import SenseGroup, SensesResult
 from attn_cli.contexts.scan import MAX_OCCURRENCES, occurrences
 from attn_cli.contexts.table import Occurrences
 from attn_cli.settings import Settings
-from attn_cli.vectors.default import default_data_dir
+from attn_cli.vectors import default_data_dir
 
 __all__ = ["senses", "occurrences", "group_senses", "Occurrences", "SensesResult", "SenseGroup", "example_corpus"]
 

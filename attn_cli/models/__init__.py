@@ -25,7 +25,7 @@ from attn_cli.errors import InputError, Option, SettingsError, VectorsError, Wei
 from attn_cli.files import AtomicFile
 from attn_cli.models.source import (IMPORT_COMMAND, MINILM, MODEL_ID, ModelFiles, minilm_files,
                                     read_model_files)
-from attn_cli.vectors.cache import cache_root
+from attn_cli.vectors.cache import cache_root, usage
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors
 
@@ -195,23 +195,21 @@ def import_model(name: str = MINILM, source: str | os.PathLike[str] | None = Non
     if name not in MODELS:
         raise VectorsError(f"no model named {shorten(name)}; the models are {', '.join(MODELS)}")
     files = minilm_files(None if source is None else Path(source))
-    bert_weights(files.tensors.__getitem__, files.config, Path(source or name))  # refuse a malformed model now
-    final, staging = model_folder(name), None
+    weights = bert_weights(files.tensors.__getitem__, files.config, Path(source or name))  # a malformed one: now
+    final = model_folder(name)
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=final.parent))
-        total = sum(array.nbytes for array in files.tensors.values())
-        with progress_bar(f"importing {name}", total, enabled=progress, unit=None) as update:
-            _write(staging, files, lambda done: update(done, 0))
-        if final.exists():
-            shutil.rmtree(final)
-        staging.rename(final)
+        with tempfile.TemporaryDirectory(prefix=f".tmp-{name}-", dir=final.parent,
+                                         ignore_cleanup_errors=True) as staging:  # gone once renamed
+            total = sum(array.nbytes for array in files.tensors.values())
+            with progress_bar(f"importing {name}", total, enabled=progress, unit=None) as update:
+                _write(Path(staging), files, weights, lambda done: update(done, 0))
+            if final.exists():
+                shutil.rmtree(final)
+            os.rename(staging, final)
     except OSError as error:
         raise VectorsError(f"the cache {shown_path(final.parent)} cannot be written ({error.strerror}); set "
                            "ATTN_CLI_CACHE to a writable folder") from None
-    finally:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
     return describe_model(name)
 
 
@@ -221,7 +219,7 @@ def describe_model(name: str) -> dict:
     _read_cached.cache_clear()  # a model imported again is read again
     model = _read_cached(name, folder)
     weights = model.weights
-    return {"model": name, "path": str(folder), "bytes": sum(path.stat().st_size for path in folder.iterdir()),
+    return {"model": name, "path": str(folder), "bytes": usage(folder)[0],
             "source": model.source, "sha256": model.digest, "layers": model.layers, "heads": weights.heads,
             "dims": weights.dims, "vocabulary": len(model.vocabulary)}
 
@@ -246,7 +244,7 @@ def imported_models() -> list[dict]:
     return [describe_model(name) for name in MODELS if (model_folder(name) / META_FILE).is_file()]
 
 
-def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> None:
+def _write(folder: Path, files: ModelFiles, weights: BertWeights, progress: Callable[[int], None]) -> None:
     """Each tensor as <name>.npy (float32), the vocabulary, meta.json last: a folder without it is no model."""
     done = 0
     for name, array in files.tensors.items():
@@ -255,7 +253,7 @@ def _write(folder: Path, files: ModelFiles, progress: Callable[[int], None]) -> 
         done += array.nbytes
         progress(done)
     (folder / VOCAB_FILE).write_text("\n".join(files.vocabulary) + "\n", encoding="utf-8")
-    words, rows = neighbour_rows(bert_weights(files.tensors.__getitem__, files.config, folder), files.vocabulary)
+    words, rows = neighbour_rows(weights, files.vocabulary)
     np.save(folder / ROWS_FILE, rows, allow_pickle=False)
     (folder / WORDS_FILE).write_text("\n".join(words) + "\n", encoding="utf-8")
     meta = {"source": MODEL_ID, "sha256": files.sha256, "config": files.config, "tensors": sorted(files.tensors)}

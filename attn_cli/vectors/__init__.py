@@ -1,28 +1,54 @@
-"""Vector sources: turn what the user names (nothing, a path, a gensim-data name) into `Vectors`."""
+"""Vector sources: turn what the user names (nothing, a path, a gensim-data name) into `Vectors`. The embedded
+default set (`default.npy`, `default.vocab.txt`, `default.json`, built by `scripts/build_default_vectors.py`) is in
+`attn_cli/data/` (a wheel) or `data/` (a checkout)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 
+import numpy as np
+
 from attn_cli.errors import Option, VectorsError, shown_path
-from attn_cli.vectors.default import DEFAULT_NAME, load_default_vectors
-from attn_cli.vectors.store import Vectors
+from attn_cli.vectors.store import Vectors, row_norms
 
-__all__ = ["Vectors", "load_vectors", "resolve_source"]
+__all__ = ["DEFAULT_NAME", "Vectors", "load_default_vectors", "load_vectors", "resolve_source"]
+DEFAULT_NAME = "default"
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_vectors(source: str | None, options=None) -> Vectors:
-    """The embedded default for None or 'default'; a file or gensim-data name through the cache otherwise
-    (`options`: a cache.LoadOptions). The importer loads only when the cache has no sound set of the file."""
+def default_data_dir() -> Path:
+    """Where the default set lives: inside the installed package, else the checkout's data/."""
+    for candidate in (_PACKAGE_ROOT / "data", _PACKAGE_ROOT.parent / "data"):
+        if (candidate / "default.npy").is_file():
+            return candidate
+    raise VectorsError("the embedded default vectors are missing from this installation; "
+                       "reinstall attn-cli (pip install --force-reinstall attn-cli) or pass ",
+                       Option("vectors", "PATH"))
+
+
+def load_default_vectors() -> Vectors:
+    """Read the default set: a memory-mapped matrix, a word list and its metadata."""
+    folder = default_data_dir()
+    metadata = json.loads((folder / "default.json").read_text(encoding="utf-8"))
+    matrix = np.load(folder / "default.npy", mmap_mode="r", allow_pickle=False)  # [N, 128] float16
+    words = (folder / "default.vocab.txt").read_text(encoding="utf-8").splitlines()
+    details = {"source": metadata.get("source", ""), "licence": metadata.get("licence", "")}
+    return Vectors(name=f"{DEFAULT_NAME} ({metadata.get('name', 'embedded')})", words=words, matrix=matrix,
+                   lowercase=bool(metadata.get("lowercase", True)), details=details,
+                   norms=row_norms(matrix))  # [N]: as a cache or a KeyedVectors gets them, so neighbours agree
+
+
+def load_vectors(source: str, options=None) -> Vectors:
+    """A file or gensim-data name through the cache (`options`: a cache.LoadOptions; api.load_vectors serves the
+    embedded set and checks the format). The importer loads only when the cache has no sound set of the file."""
     if source == "":  # `--vectors "$VEC"` with VEC unset: never the embedded set in place of the one meant
         raise VectorsError("the vector source is empty; name a vector file or a gensim-data name, or leave it out "
                            "for the embedded set")
-    if source in (None, DEFAULT_NAME):
-        return load_default_vectors()
-    from attn_cli.vectors.formats import CACHEABLE, VECTOR_FORMATS, detect_format, read_gensim_pickle
-    from attn_cli.vectors.cache import CorruptCache, LoadOptions, Wanted, layout_folder, serve
+    from attn_cli.vectors.formats import detect_format, read_gensim_pickle
+    from attn_cli.vectors.cache import CorruptCache, Fingerprint, LoadOptions, Wanted, layout_folder, serve
 
     options = options or LoadOptions()
     path, name = resolve_source(source)
@@ -33,9 +59,7 @@ def load_vectors(source: str | None, options=None) -> Vectors:
         return read_fasttext_bin(path, options.limit)
     if file_format == "gensim-pickle":
         return read_gensim_pickle(path, options.trust_pickle, options.limit)
-    if file_format not in CACHEABLE:
-        raise VectorsError(f"unknown vector format {file_format!r}; choose one of {', '.join(VECTOR_FORMATS)}")
-    wanted = Wanted.of(path, file_format, options, name)
+    wanted = Wanted(path, Fingerprint.of(path), file_format, options, name)
     try:
         return serve(layout_folder() / wanted.key, wanted)
     except (OSError, CorruptCache):  # the importer says why, and rebuilds or reads around it

@@ -89,10 +89,15 @@ class Fingerprint:
 
 
 class CacheWriter:
-    """The sink the readers fill: rows stream into matrix.npy, words are de-duplicated on the way."""
+    """The sink the readers fill: rows stream into matrix.npy, words are de-duplicated on the way, and what the
+    import met (duplicates, bad lines, undecodable words, the header's count) is kept for meta.json."""
 
-    def __init__(self, folder: Path, dims: int, limit: int | None) -> None:
+    def __init__(self, folder: Path, dims: int, limit: int | None, skip_bad_lines: bool,
+                 header_count: int | None) -> None:
         self.folder, self.dims, self.limit = folder, dims, limit
+        self.skip_bad_lines, self.header_count = skip_bad_lines, header_count
+        self.bad_lines = 0
+        self.first_bad: list[str] = []
         self.words: list[bytes] = []
         self.seen: set[bytes] = set()
         self.norms: list[np.ndarray] = []
@@ -141,8 +146,10 @@ class CacheWriter:
         np.save(self.folder / NORMS_FILE, np.concatenate(self.norms) if self.norms else np.zeros(0, np.float32),
                 allow_pickle=False)
         write_vocabulary(self.folder, self.words)
-        meta = {**meta, "layout": LAYOUT, "count": count, "dims": self.dims, "duplicates": self.duplicates,
-                "first_duplicates": self.first_duplicates, "invalid_utf8_words": self.replaced_utf8}
+        meta = {**meta, "layout": LAYOUT, "count": count, "dims": self.dims, "limit": self.limit,
+                "header_count": self.header_count, "duplicates": self.duplicates,
+                "first_duplicates": self.first_duplicates, "bad_lines": self.bad_lines,
+                "first_bad_lines": self.first_bad, "invalid_utf8_words": self.replaced_utf8}
         (self.folder / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
         return meta
 
@@ -204,14 +211,10 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
         index = StoredIndex(folder, words)
     except Exception as exc:  # numpy's header parser: ValueError, SyntaxError, tokenize's TokenError
         raise CorruptCache(f"{type(exc).__name__}: {exc}") from exc
-    try:  # and the first and the last word found at their rows: a table of zeros or garbage is rebuilt here
-        problem = _disagreement(folder, meta, matrix, norms, words, index) or next((
-            f"{INDEX_FILE} does not find the word of row {row}" for row in (0, len(words) - 1)
-            if index.get(words[row]) != row), None)
+    try:
+        _check_agreement(folder, meta, matrix, norms, words, index)
     except DamagedCache as exc:
-        problem = exc.problem
-    if problem:
-        raise CorruptCache(problem)
+        raise CorruptCache(exc.problem) from exc
     details = {"format": meta["format"], "source": meta["source"]["path"], "cache": str(folder)}
     if meta["limit"] is not None:  # the set is the file's first `limit` words: a weights file must say so to be met
         details["limit"] = meta["limit"]
@@ -219,22 +222,25 @@ def load_cached(folder: Path, name: str | None = None, meta: dict | None = None)
                    details=details, stored_index=index, norms=norms)
 
 
-def _disagreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarray, words: WordList,
-                  index: StoredIndex) -> str | None:
-    """How the files' headers disagree with meta.json (shapes, dtypes, sizes), or None."""
+def _check_agreement(folder: Path, meta: dict, matrix: np.ndarray, norms: np.ndarray, words: WordList,
+                     index: StoredIndex) -> None:
+    """CorruptCache when the files' headers disagree with meta.json (shapes, dtypes, sizes), or the first or last
+    word is not found at its row: a table of zeros or garbage is rebuilt here."""
     count, dims = meta["count"], meta["dims"]
     table, offsets = index.table, words.offsets
     if matrix.shape != (count, dims) or matrix.dtype != np.float32:
-        return f"{MATRIX_FILE} is not {count} x {dims} float32"
+        raise CorruptCache(f"{MATRIX_FILE} is not {count} x {dims} float32")
     if norms.shape != (count,) or norms.dtype != np.float32:
-        return f"{NORMS_FILE} is not {count} float32"
+        raise CorruptCache(f"{NORMS_FILE} is not {count} float32")
     if offsets.shape != (count + 1,) or offsets.dtype != np.int64:
-        return f"{OFFSETS_FILE} is not {count + 1} int64"
+        raise CorruptCache(f"{OFFSETS_FILE} is not {count + 1} int64")
     if offsets[-1] != (folder / VOCAB_FILE).stat().st_size:
-        return f"{VOCAB_FILE} / {OFFSETS_FILE} do not hold {count} words"
+        raise CorruptCache(f"{VOCAB_FILE} / {OFFSETS_FILE} do not hold {count} words")
     if table.ndim != 1 or table.dtype != np.int32 or len(table) < 2 * count or len(table) & (len(table) - 1):
-        return f"{INDEX_FILE} is malformed"
-    return None
+        raise CorruptCache(f"{INDEX_FILE} is malformed")
+    for row in (0, count - 1):
+        if index.get(words[row]) != row:
+            raise CorruptCache(f"{INDEX_FILE} does not find the word of row {row}")
 
 
 def cached_sets(root: Path | None = None) -> list[tuple[Path, dict | None]]:
@@ -259,9 +265,13 @@ def _meta_or_none(folder: Path) -> dict | None:
         return None
 
 
-def folder_size(folder: Path) -> int:
-    sizes = (entry.stat(follow_symlinks=False) for entry in os.scandir(folder))
-    return sum(info.st_size for info in sizes if stat.S_ISREG(info.st_mode))
+def usage(path: Path) -> tuple[int, float]:
+    """The bytes of the regular files at `path` or in it (a set or an import: a flat folder) and the newest
+    modification time there, no link followed."""
+    infos = [path.lstat()]
+    if stat.S_ISDIR(infos[0].st_mode):
+        infos += [entry.stat(follow_symlinks=False) for entry in os.scandir(path)]
+    return sum(info.st_size for info in infos if stat.S_ISREG(info.st_mode)), max(info.st_mtime for info in infos)
 
 
 @dataclass(frozen=True)
@@ -286,10 +296,6 @@ class Wanted:
     file_format: str
     options: LoadOptions
     name: str | None
-
-    @classmethod
-    def of(cls, path: Path, file_format: str, options: LoadOptions, name: str | None = None) -> Wanted:
-        return cls(path, Fingerprint.of(path), file_format, options, name)
 
     @property
     def key(self) -> str:
@@ -397,9 +403,6 @@ class StoredIndex:
             seen.add(row)
             slot = (slot + 1) & self.mask
         raise DamagedCache(self.folder, f"{INDEX_FILE} has no free slot")
-
-    def __contains__(self, word: str) -> bool:
-        return self.get(word) is not None
 
 
 def write_vocabulary(folder: Path, words: list[bytes]) -> None:  # distinct UTF-8 words, no newline inside

@@ -21,7 +21,7 @@ import numpy as np
 
 from attn_cli.errors import VectorsError
 from attn_cli.files import write_all
-from attn_cli.vectors.formats import finite, open_maybe_compressed
+from attn_cli.vectors.formats import open_maybe_compressed
 from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
 MAGIC = 793712314  # fastText's file format signature (an int32); older files start with their dims instead
@@ -136,7 +136,7 @@ def read_fasttext_bin(path: Path, limit: int | None = None) -> Vectors:
     except (ValueError, EOFError, OSError, AssertionError, zlib.error, struct.error) as exc:
         raise VectorsError(f"cannot read {path} as a fastText .bin model: {exc}; "
                            "check the file is complete, or pass its .vec text file instead") from exc
-    return Vectors.of_keyed(keyed, str(path), "fasttext-bin", limit, subword=lambda word: finite(path, keyed[word]))
+    return Vectors.of_keyed(keyed, str(path), "fasttext-bin", limit, subwords=True)
 
 
 @contextmanager

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import re
 import zlib
 from pathlib import Path
 
 import numpy as np
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors, first_unfit_row
+from attn_cli.vectors.store import MAX_WORD_BYTES, Vectors
 
-CACHEABLE = ("glove", "word2vec", "word2vec-binary")
-VECTOR_FORMATS = CACHEABLE + ("fasttext-bin", "gensim-pickle")
-_HEADER = re.compile(rb"^\s*\d+\s+\d+\s*$")
+VECTOR_FORMATS = ("glove", "word2vec", "word2vec-binary", "fasttext-bin", "gensim-pickle")
 _PROBE_BYTES = 4096
 _BODY_PROBE_BYTES = 1 << 16  # room for a few records of 4,096 dims
 _PROBE_LINES = 20
@@ -55,11 +52,18 @@ def detect_format(path: Path) -> str:
         raise VectorsError(f"cannot read {path}: {exc}; check the file is complete and a vector file") from exc
     if not first_line.strip() and not body.strip():
         raise VectorsError(f"{path} is empty; pass a GloVe or word2vec vector file")
-    if not _HEADER.match(first_line):
+    header = header_of(first_line)
+    if header is None:
         # old fastText .bin files have no magic number: binary bytes where a text line should be
         return "fasttext-bin" if ".bin" in path.suffixes and not _mostly_text(head) else "glove"
-    count, dims = (int(field) for field in first_line.split())
+    count, dims = header
     return "word2vec-binary" if _holds_binary_records(body, count, dims) else "word2vec"
+
+
+def header_of(line: bytes) -> tuple[int, int] | None:
+    """'COUNT DIMS' of a word2vec header line, or None."""
+    fields = line.split()
+    return (int(fields[0]), int(fields[1])) if len(fields) == 2 and all(f.isdigit() for f in fields) else None
 
 
 def _holds_binary_records(body: bytes, count: int, dims: int) -> bool:
@@ -128,12 +132,3 @@ def read_gensim_pickle(path: Path, trusted: bool, limit: int | None = None) -> V
         raise VectorsError(f"{path} holds a {type(loaded).__name__}, not word vectors; pass a KeyedVectors file")
     return Vectors.of_keyed(keyed, str(path), "gensim-pickle", limit)
 
-
-def finite(path: Path, values) -> np.ndarray:
-    """A vector built from a fastText word's n-grams as float64; a VectorsError naming the file when unfit."""
-    with np.errstate(all="ignore"):
-        values = np.asarray(values, dtype=np.float64)
-    if first_unfit_row(values.reshape(1, -1)) is not None:
-        raise VectorsError(f"{path} holds NaN, infinite or too large values; it cannot be attended: repair or "
-                           "re-export the vectors")
-    return values

@@ -12,15 +12,14 @@ import json
 import math
 import os
 import re
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from itertools import chain
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import IO, Callable, Iterator
 
-from attn_cli.files import write_all
+from attn_cli.files import AtomicFile, write_all
 from attn_cli.errors import UsageError, VectorsError
 from attn_cli.vectors.progress import progress_bar
 
@@ -131,16 +130,9 @@ def download(name: str, show_progress: bool = True) -> Path:
         from attn_cli.vectors.importer import DOWNLOAD, sweep
 
         sweep([(target.parent, DOWNLOAD)])  # the .part files of downloads killed long ago
-        handle, temporary = tempfile.mkstemp(prefix=f".{name}-", suffix=".part", dir=target.parent)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                for url, checksum in parts:
-                    limit -= fetch(url, out, checksum, show_progress, left, limit)
-            os.umask(umask := os.umask(0))
-            os.chmod(temporary, 0o666 & ~umask)  # as any downloaded file, not mkstemp's private 0600
-            os.replace(temporary, target)
-        finally:
-            Path(temporary).unlink(missing_ok=True)
+        with AtomicFile(target, f".{name}-{{}}.part") as out:  # the name the sweep knows
+            for url, checksum in parts:
+                limit -= fetch(url, out.stream, checksum, show_progress, left, limit)
     except OSError as exc:  # the network's errors are VectorsErrors already: this is the disk
         raise VectorsError(f"cannot write the download in {data_dir()}: {exc.strerror or exc}; set GENSIM_DATA_DIR "
                            "to a writable folder with room for the model") from exc
@@ -165,7 +157,7 @@ def planned_parts(name: str, entry: dict) -> list[tuple[str, str]]:
     return planned
 
 
-def fetch(url: str, out: BinaryIO, checksum: str, show_progress: bool, left: Left, limit: int) -> int:
+def fetch(url: str, out: IO[bytes], checksum: str, show_progress: bool, left: Left, limit: int) -> int:
     """Stream one file into `out`, then compare its MD5 with list.json's; returns its size."""
     md5, done = hashlib.md5(), 0
     pieces = receive(url, left, limit)

@@ -11,12 +11,12 @@ untouched for SWEEP_AFTER seconds (a running import or download writes all the t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
 import re
 import shutil
-import stat
 import tempfile
 import time
 import zlib
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from attn_cli.errors import VectorsError
 from attn_cli.vectors.cache import (CorruptCache, Fingerprint, LoadOptions, Wanted, cache_root,
-                                    cached_sets, layout_folder, load_cached, serve)
+                                    cached_sets, layout_folder, load_cached, serve, usage)
 from attn_cli.vectors.formats import open_maybe_compressed
 from attn_cli.vectors.progress import progress_bar
 from attn_cli.vectors.store import Vectors, is_lowercase_vocabulary
@@ -54,17 +54,18 @@ def cached_vectors(wanted: Wanted) -> Vectors:
                 delete(final)  # a link itself, never what it leads to; what cannot be deleted stays
         sweep([(final.parent, IMPORT), scratch_place()])
         final.parent.mkdir(parents=True, exist_ok=True)
-        temporary = Path(tempfile.mkdtemp(prefix=f".tmp-{wanted.key}-", dir=final.parent))  # renamed atomically
+        staging = tempfile.TemporaryDirectory(prefix=f".tmp-{wanted.key}-", dir=final.parent,
+                                              ignore_cleanup_errors=True)  # renamed into place, else deleted
     except OSError as exc:
         return _uncached(wanted, f"cannot write the cache at {root} ({exc.strerror or exc})")
-    try:
-        import_into(temporary, wanted)
-    except BaseException as exc:
-        shutil.rmtree(temporary, ignore_errors=True)
-        if isinstance(exc, CacheFull):
-            return _uncached(wanted, exc.problem)
-        raise
-    return _publish(temporary, final, wanted)
+    with staging as temporary:
+        try:
+            import_into(Path(temporary), wanted)
+        except CacheFull as exc:
+            problem = exc.problem
+        else:
+            return _publish(Path(temporary), final, wanted)
+    return _uncached(wanted, problem)
 
 
 def _uncached(wanted: Wanted, problem: str) -> Vectors:
@@ -75,10 +76,8 @@ def _uncached(wanted: Wanted, problem: str) -> Vectors:
     wanted.options.warn(f"{problem}; reading {wanted.path} without a cache (set ATTN_CLI_CACHE to a writable "
                         "folder to make the next run fast)")
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
-        folder = Path(scratch) / wanted.key
-        folder.mkdir()
-        import_into(folder, wanted)
-        return load_cached(folder, wanted.name)  # the maps stay valid after the files are deleted
+        import_into(Path(scratch), wanted)
+        return load_cached(Path(scratch), wanted.name)  # the maps stay valid after the files are deleted
 
 
 def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
@@ -102,21 +101,18 @@ def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
         wanted.options.warn(f"cannot replace the corrupt cache at {final} ({exc}); using this run's import of "
                             f"{wanted.path} once")
         return load_cached(temporary, wanted.name)  # the maps stay valid after the files are deleted
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def import_into(folder: Path, wanted: Wanted) -> dict:
     """Read the whole source into `folder` (matrix, norms, vocabulary, meta.json); returns the metadata."""
-    from attn_cli.vectors.readers import Reading, read_vectors  # the parser's tables are built only when importing
+    from attn_cli.vectors.readers import read_vectors  # the parser's tables are built only when importing
 
     path, options = wanted.path, wanted.options
     with open_maybe_compressed(path) as stream, \
             progress_bar(f"importing {path.name}", os.path.getsize(path), options.show_progress) as update:
-        read = Reading(options.limit, options.skip_bad_lines,
-                       lambda done, words: update(_position(stream, done), words))
         try:
-            writer = read_vectors(stream, path, wanted.file_format, folder, read)
+            writer = read_vectors(stream, path, wanted.file_format, folder, options,
+                                  lambda done, words: update(_position(stream, done), words))
         except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz/.bz2
             raise VectorsError(f"cannot read {path}: {exc}; check the file is complete") from exc
         except OSError as exc:
@@ -127,10 +123,8 @@ def import_into(folder: Path, wanted: Wanted) -> dict:
                            else f"{path} changed while it was being imported; run again once nothing is writing to it")
     try:  # complete the cache folder's files and its meta.json
         meta = writer.finish({
-            "name": str(path), "format": wanted.file_format, "limit": options.limit,
+            "name": str(path), "format": wanted.file_format, "source": dataclasses.asdict(wanted.fingerprint),
             "lowercase": is_lowercase_vocabulary([word.decode("utf-8") for word in writer.words[:50_000]]),
-            "source": dataclasses.asdict(wanted.fingerprint), "header_count": read.header_count,
-            "bad_lines": read.bad_lines, "first_bad_lines": read.first_bad,
         })
     except OSError as exc:
         raise import_failure(exc, path, folder) from exc
@@ -200,14 +194,15 @@ def scratch_place() -> tuple[Path, re.Pattern]:
     return Path(tempfile.gettempdir()), SCRATCH
 
 
-def every_place(layout: Path | None, data_dir: Path) -> Places:
-    """The cache's v1 (None when it is a link, never followed), every gensim-data folder, $TMPDIR."""
-    try:
-        downloads = [(Path(entry.path), DOWNLOAD) for entry in os.scandir(data_dir)
-                     if entry.is_dir(follow_symlinks=False)]
-    except OSError:
-        downloads = []
-    return ([(layout, IMPORT)] if layout else []) + downloads + [scratch_place()]
+def every_place(data_dir: Path) -> Places:
+    """The cache's v1 (not when it is a link, never followed), every gensim-data folder, $TMPDIR."""
+    places: Places = []
+    with contextlib.suppress(OSError):  # a linked v1: cached_vector_sets says so
+        places.append((layout_folder(), IMPORT))
+    with contextlib.suppress(OSError):
+        places += [(Path(entry.path), DOWNLOAD) for entry in os.scandir(data_dir)
+                   if entry.is_dir(follow_symlinks=False)]
+    return places + [scratch_place()]
 
 
 def find(places: Places) -> list[Leftover]:
@@ -224,7 +219,7 @@ def find(places: Places) -> list[Leftover]:
                 continue
             try:
                 if entry.stat(follow_symlinks=False).st_uid == os.geteuid():
-                    found.append(Leftover(Path(entry.path), *_usage(Path(entry.path))))
+                    found.append(Leftover(Path(entry.path), *usage(Path(entry.path))))
             except OSError:  # removed since it was listed
                 continue
     return sorted(found, key=lambda item: item.modified)
@@ -242,20 +237,6 @@ def delete(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        try:
+        with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
-        except OSError:
-            pass
 
-
-def _usage(path: Path) -> tuple[int, float]:
-    """The bytes of the regular files at or under `path` and the newest modification time there (no link followed)."""
-    info = path.lstat()
-    if not stat.S_ISDIR(info.st_mode):
-        return (info.st_size if stat.S_ISREG(info.st_mode) else 0), info.st_mtime
-    size, modified = 0, info.st_mtime
-    for folder, _, files in os.walk(path):
-        for name in files:
-            inner = os.lstat(os.path.join(folder, name))
-            size, modified = size + inner.st_size, max(modified, inner.st_mtime)
-    return size, modified

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
@@ -21,8 +21,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from attn_cli.errors import Option, VectorsError
-from attn_cli.vectors.cache import CacheWriter
-from attn_cli.vectors.formats import UTF8_BOM, is_number, split_records
+from attn_cli.vectors.cache import CacheWriter, LoadOptions
+from attn_cli.vectors.formats import UTF8_BOM, header_of, is_number, split_records
 from attn_cli.vectors.store import FLOAT32_MAX, MAX_WORD_BYTES  # a larger value is a bad line: the cache stores float32
 
 
@@ -34,6 +34,7 @@ _POWERS = 10.0 ** np.arange(_MAX_WIDTH + 1)
 _SPACE, _NEWLINE, _MINUS, _DOT = 32, 10, 45, 46
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a 4,096-dim line of 20-character numbers is 82 KB
 MAX_DIMS = MAX_LINE_BYTES // 2  # 524,288: each number takes a space and a digit at least, so no line holds more
+Progress = Callable[[int, int], None]  # (bytes read, words held)
 
 
 class LineTooLong(Exception):
@@ -84,7 +85,7 @@ def _too_many_numbers(word: bytes) -> bool:
 
 
 def parse_block(chunk: bytes, dims: int) -> Block:
-    """All lines of `chunk` (complete lines, the last one ending in a newline)."""
+    """All lines of `chunk` (complete lines, the last one ending in a newline); read_vectors makes dims >= 1."""
     buffer = np.frombuffer(chunk, dtype=np.uint8)
     if b"\r" in chunk or b"\t" in chunk:  # CRLF files, tab separators: both are plain spaces here
         buffer = buffer.copy()
@@ -99,9 +100,7 @@ def parse_block(chunk: bytes, dims: int) -> Block:
     counts = np.searchsorted(spaces, ends) - first
     trailing = (ends > starts) & (buffer[ends - 1] == _SPACE)  # one trailing space (word2vec C output)
     word_end = spaces[np.minimum(first, len(spaces) - 1)] if len(spaces) else starts
-    regular = (counts - trailing == dims) & (word_end > starts) & (word_end - starts <= MAX_WORD_BYTES) & (counts > 0)
-    if dims < 1:
-        regular[:] = False
+    regular = (counts - trailing == dims) & (word_end > starts) & (word_end - starts <= MAX_WORD_BYTES)
 
     lines = np.flatnonzero(regular)
     value_starts = (first[lines, None] + np.arange(dims)) if len(lines) else np.zeros((0, dims), np.int64)
@@ -215,31 +214,15 @@ _PAIR_MULTIPLIER, _PAIR_VALUE = _pair_tables()
 _KEEP = np.tril(np.full((_MAX_WIDTH + 1, _MAX_WIDTH), 0xFF, dtype=np.uint8), -1)  # row w: w bytes kept
 
 
-@dataclass
-class Reading:
-    """How to read (the first `limit` words; bad lines skipped or not) and what the reader met on the way."""
-
-    limit: int | None = None
-    skip_bad_lines: bool = False
-    progress: Callable[[int, int], None] = lambda done_bytes, words: None
-    header_count: int | None = None
-    bad_lines: int = 0
-    first_bad: list[str] = field(default_factory=list)
-
-
-def read_vectors(stream, path: Path, file_format: str, folder: Path, read: Reading) -> CacheWriter:
+def read_vectors(stream, path: Path, file_format: str, folder: Path, options: LoadOptions,
+                 progress: Progress) -> CacheWriter:
     """The whole file into a cache writer on `folder`, by its format (a word2vec header first, if it has one)."""
     if stream.peek(3)[:3] == UTF8_BOM:  # Windows editors start UTF-8 text with one: not part of the first word
         stream.read(3)
-    header = read_header(stream) if file_format != "glove" else None
-    read.header_count = header[0] if header else None
-    if file_format == "word2vec-binary":
-        if header is None:
-            raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
-                               Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
-        writer = CacheWriter(folder, checked_dims(path, header[1]), read.limit)
-        read_binary(stream, path, header[0], header[1], writer, read)
-        return writer
+    header = header_of(stream.readline(4096)) if file_format != "glove" else None
+    if header is None and file_format == "word2vec-binary":
+        raise VectorsError(f"{path} has no 'COUNT DIMS' header line; it is not word2vec binary (try ",
+                           Option("format", "glove"), " or ", Option("format", "word2vec"), ")")
     if header is None and file_format == "word2vec":
         raise VectorsError(f"{path} has no 'COUNT DIMS' header line; pass ", Option("format", "glove"),
                            " for GloVe text")
@@ -247,8 +230,11 @@ def read_vectors(stream, path: Path, file_format: str, folder: Path, read: Readi
     dims = checked_dims(path, header[1]) if header else guess_dims(sample)
     if dims < 1:
         raise VectorsError(f"{path} holds no word vectors; pass a GloVe or word2vec vector file")
-    writer = CacheWriter(folder, dims, read.limit)
-    read_text(stream, path, dims, writer, read, first_line_number=2 if header else 1, prefix=sample)
+    writer = CacheWriter(folder, dims, options.limit, options.skip_bad_lines, header[0] if header else None)
+    if file_format == "word2vec-binary":
+        read_binary(stream, path, dims, writer, progress)
+    else:
+        read_text(stream, path, dims, writer, progress, first_line_number=2 if header else 1, prefix=sample)
     return writer
 
 
@@ -260,22 +246,13 @@ def checked_dims(path: Path, dims: int) -> int:
     return dims
 
 
-def read_header(stream: BinaryIO) -> tuple[int, int] | None:
-    """'COUNT DIMS' from a word2vec header line, or None (the line is pushed back by the caller)."""
-    line = stream.readline(4096)
-    fields = line.split()
-    if len(fields) == 2 and all(f.isdigit() for f in fields):
-        return int(fields[0]), int(fields[1])
-    return None
-
-
 def guess_dims(sample: bytes) -> int:
     """The vector width of a GloVe file: the most common field count minus one on its first lines."""
     counts = Counter(len(line.split()) - 1 for line in sample.split(b"\n")[:-1][:1000] if line.strip())
     return counts.most_common(1)[0][0] if counts else 0
 
 
-def read_text(stream: BinaryIO, path: Path, dims: int, sink: CacheWriter, options: Reading,
+def read_text(stream: BinaryIO, path: Path, dims: int, sink: CacheWriter, progress: Progress,
               first_line_number: int = 1, prefix: bytes = b"") -> None:
     """Text lines `word x1 ... xD` into the sink, in file order; blocks are parsed on threads (numpy releases the
     GIL) while the oldest is stored, so bad lines, line numbers and --limit behave as in one pass."""
@@ -297,11 +274,11 @@ def read_text(stream: BinaryIO, path: Path, dims: int, sink: CacheWriter, option
             except LineTooLong as exc:
                 raise too_long(path, line_number + exc.args[0]) from None
             for index, reason, line in parsed.bad:
-                _bad_line(path, line_number + index, reason, line, options)
+                _bad_line(path, line_number + index, reason, line, sink)
             held = sink.add(parsed.words, parsed.rows)
             line_number += lines
-            options.progress(done, held)
-            if options.limit is not None and held >= options.limit:
+            progress(done, held)
+            if sink.limit is not None and held >= sink.limit:
                 for waiting, _, _ in parsing:
                     waiting.cancel()
                 break
@@ -336,7 +313,7 @@ def line_blocks(stream: BinaryIO, prefix: bytes = b"") -> Iterator[tuple[bytes, 
         yield (block if block.endswith(b"\n") else block + b"\n"), done
 
 
-def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: CacheWriter, options: Reading) -> None:
+def read_binary(stream: BinaryIO, path: Path, dims: int, sink: CacheWriter, progress: Progress) -> None:
     """word2vec binary records `word<space><dims float32 little-endian>[\\n]` into the sink, to the end of the file
     (the body wins over the header's count); a file that ends inside a record is truncated."""
     pending, done, seen = b"", 0, 0
@@ -349,11 +326,11 @@ def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Cache
         if words:
             finite = np.isfinite(matrix).all(axis=1)
             for row in np.flatnonzero(~finite).tolist():
-                _bad_line(path, seen + row + 2, "NaN or infinite value", words[row], options)
+                _bad_line(path, seen + row + 2, "NaN or infinite value", words[row], sink)
             seen += len(words)
             held = sink.add([w for w, ok in zip(words, finite.tolist()) if ok], matrix[finite])
-            options.progress(done, held)
-            if options.limit is not None and held >= options.limit:
+            progress(done, held)
+            if sink.limit is not None and held >= sink.limit:
                 return
         if len(pending) >= MAX_WORD_BYTES + 2 + 4 * dims:  # a newline, a word, a space, the floats: no record is longer
             raise VectorsError(f"{path}: the word of record {seen + 1:,} is longer than {MAX_WORD_BYTES:,} bytes, "
@@ -362,22 +339,22 @@ def read_binary(stream: BinaryIO, path: Path, count: int, dims: int, sink: Cache
             break
     if pending.strip():
         raise VectorsError(f"{path}: the file ends inside a record after {seen:,} words (the header promises "
-                           f"{count:,}); the file is truncated: download or copy it again")
+                           f"{sink.header_count:,}); the file is truncated: download or copy it again")
 
 
-def _bad_line(path: Path, number: int, reason: str, line: bytes, options: Reading) -> None:
+def _bad_line(path: Path, number: int, reason: str, line: bytes, sink: CacheWriter) -> None:
     if looks_binary(line):  # no line to fix, and a snippet of it would be noise: the format is wrong
         raise VectorsError(f"{path}, line {number}: binary data, not text; leave out ", Option("format"),
                            " to have the format detected, or pass ", Option("format", "word2vec-binary"),
                            " (or fasttext-bin)")
     snippet = line[:60].decode("utf-8", "replace") + ("..." if len(line) > 60 else "")
     where = f"{path}, line {number}: {reason}: {snippet!r}"
-    if not options.skip_bad_lines:
+    if not sink.skip_bad_lines:
         raise VectorsError(f"{where}; fix the line or pass ", Option("skip_bad_lines", True),
                            " to leave such lines out")
-    options.bad_lines += 1
-    if len(options.first_bad) < 3:
-        options.first_bad.append(where)
+    sink.bad_lines += 1
+    if len(sink.first_bad) < 3:
+        sink.first_bad.append(where)
 
 
 def looks_binary(line: bytes) -> bool:

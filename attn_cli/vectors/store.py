@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from collections.abc import Sequence
@@ -119,16 +120,17 @@ class Vectors:
         if matrix.ndim != 2 or matrix.dtype.kind not in "fiu":
             raise VectorsError(f"{name} holds {matrix.dtype} values in {matrix.ndim} dimension(s), not a matrix of "
                                "numbers; it cannot be attended")
-        subword = (lambda word: np.asarray(keyed[word], dtype=np.float64)) if getattr(keyed, "bucket", 0) else None
-        vectors = cls.of_keyed(keyed, name, type(keyed).__name__, subword=subword)
+        vectors = cls.of_keyed(keyed, name, type(keyed).__name__, subwords=bool(getattr(keyed, "bucket", 0)))
         return replace(vectors, norms=row_norms(matrix))  # as the cache stores them: the same neighbours
 
     @classmethod
     def of_keyed(cls, keyed: Any, name: str, file_format: str, limit: int | None = None,
-                 subword: Callable[[str], np.ndarray] | None = None) -> Vectors:
-        """gensim's vectors, the first `limit` words, refused (naming the word) if a value is unfit."""
+                 subwords: bool = False) -> Vectors:
+        """gensim's vectors, the first `limit` words, refused (naming the word) if a value is unfit; with `subwords`
+        (fastText), any word's vector from its n-grams, refused alike."""
         words, matrix = list(keyed.index_to_key)[:limit], np.asarray(keyed.vectors)[:limit]
         check_values(matrix, words, name)
+        subword = functools.partial(_subword, keyed, name) if subwords else None
         return cls(name=name, words=words, matrix=matrix, lowercase=is_lowercase_vocabulary(words),
                    details={"format": file_format}, subword=subword)
 
@@ -188,6 +190,13 @@ def check_values(matrix: np.ndarray, words: Sequence[str], name: str, block: int
         if bad is not None:
             raise VectorsError(f"{name}: {unfit_problem(words[start + bad])}; it cannot be attended: repair or "
                                "re-export the vectors")
+
+
+def _subword(keyed: Any, name: str, word: str) -> np.ndarray:
+    with np.errstate(all="ignore"):  # gensim's overflow warnings: the values are checked here
+        values = np.asarray(keyed[word], dtype=np.float64)
+    check_values(values[None], [word], name)
+    return values
 
 
 def is_lowercase_vocabulary(words: Sequence[str], sample: int = 50_000) -> bool:
