@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import os
 import re
 import stat
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -129,4 +128,11 @@ def write_all(stream: IO[bytes], data: bytes) -> None:
 
 # reading .npy files without Python's warnings about their headers (numpy's ast.literal_eval warns of an odd escape
 # from Python 3.12): a damaged header is the reader's error to report in its own line
-quiet_npy_headers = functools.partial(warnings.catch_warnings, action="ignore")
+@contextlib.contextmanager
+def quiet_npy_headers() -> Iterator[None]:
+    """Reading .npy files without Python's warnings about their headers (numpy's ast.literal_eval warns of an odd
+    escape from Python 3.12): a damaged header is the reader's error to report in its own line."""
+    with warnings.catch_warnings():  # not catch_warnings(action=...): Python 3.11's, and it silences every warning
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield

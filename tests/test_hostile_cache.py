@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -425,3 +426,17 @@ def test_a_cached_array_whose_header_holds_an_odd_escape_leaks_no_warning(run, u
                               timeout=HANG_SECONDS, env={**os.environ, "ATTN_CLI_CACHE": str(private_cache)})
     assert "Warning" not in finished.stderr and "internal error" not in finished.stderr, finished.stderr
     assert finished.returncode in (0, 4), finished.stderr
+
+
+def test_reading_a_cached_array_hides_its_header_warnings_and_no_other():
+    """Only numpy's header warnings go (a SyntaxWarning or DeprecationWarning): one of the caller's own, said while
+    a cache loads, still reaches them; and the context manager runs on Python 3.10, which catch_warnings(action=)
+    does not."""
+    from attn_cli.files import quiet_npy_headers
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with quiet_npy_headers():
+            for category in (SyntaxWarning, DeprecationWarning, UserWarning):
+                warnings.warn("a warning", category, stacklevel=1)
+    assert [warning.category for warning in seen] == [UserWarning]
