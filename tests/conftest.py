@@ -49,8 +49,14 @@ def pytest_configure(config: pytest.Config) -> None:
     nor the controller's folder per pytest-xdist worker, one level deeper): messages name a path whole up to 80
     characters, and the tests that check the path a message names use tmp_path."""
     config.addinivalue_line("markers", "real_process: `attn` starts a real program, not a run in this process")
-    if config.option.basetemp is None or hasattr(config, "workerinput"):
+    if config.option.basetemp is None or getattr(config, "workerinput", {}).get("short_base"):
         config.option.basetemp = config.stash[SHORT_BASE] = tempfile.mkdtemp(prefix="at")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """A pytest-xdist worker makes its own short base too, unless the caller chose one (--basetemp)."""
+    node.workerinput["short_base"] = SHORT_BASE in node.config.stash
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -72,7 +78,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if getattr(session.config.option, "numprocesses", None) and not hasattr(session.config, "workerinput"):
         return
     ZYGOTE_SERVER.append(subprocess.Popen([sys.executable, str(ZYGOTE), "--serve", ZYGOTE_SOCKET],
-                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL))  # see serve()
 
 
 @contextmanager

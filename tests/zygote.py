@@ -62,6 +62,8 @@ def serve(path: str) -> None:
     listener.bind(path)
     listener.listen(64)
     while True:
+        if 0 in select.select([listener, 0], [], [])[0] and not os.read(0, 1):
+            return  # the tests' process ended, however it ended (its end of stdin closed): so does this server
         connection, _ = listener.accept()
         if os.fork() == 0:
             listener.detach()
