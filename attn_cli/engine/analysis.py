@@ -201,9 +201,9 @@ class NeighborSearch:
 
 
 def at_most_kth(rows: np.ndarray, k: int) -> np.ndarray:
-    """[b, n] -> [b, 1], at most each row's k-th largest entry: the k-th largest maximum of k or more groups of
-    columns (c, c + g, ...), k of which hold an entry that large; partitioning those n / GROUP_COLUMNS maxima, not
-    the n entries, is what makes it fast."""
+    """[b, n] -> [b, 1] (1 <= k <= n), at most each row's k-th largest entry: the k-th largest maximum of k or
+    more groups of columns (c, c + g, ...), k of which hold an entry that large; partitioning those n / GROUP_COLUMNS
+    maxima, not the n entries, is what makes it fast."""
     m, n = rows.shape
     width = max(k, n // GROUP_COLUMNS)  # g groups: column c is in group c % g
     whole = n // width * width
