@@ -57,10 +57,9 @@ Written = TypeVar("Written", bound=WholeOrNothing)
 
 
 class AtomicFile(WholeOrNothing):
-    """A file that `stream` fills, by write_file's rules; a regular file keeps its mode. The temporary file beside
-    it is named by `temporary` with 8 random hex digits in its {}."""
+    """A file that `stream` fills, by write_file's rules; a regular file keeps its mode."""
 
-    def __init__(self, path: str | os.PathLike[str], temporary: str = ".attn-cli-{}.tmp") -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self._temporary: Path | None = None
         mode = None
         with contextlib.suppress(FileNotFoundError):
@@ -69,7 +68,7 @@ class AtomicFile(WholeOrNothing):
             self.stream: IO[bytes] = open(path, "ab")  # appended to: no truncation, no rename
             return
         self._target, self._mode = Path(os.path.realpath(path)), mode
-        self._temporary = self._target.with_name(temporary.format(os.urandom(4).hex()))
+        self._temporary = self._target.with_name(f".attn-cli-{os.urandom(8).hex()}.tmp")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         self.stream = os.fdopen(os.open(self._temporary, flags, 0o600), "wb")  # private until it is whole
 
@@ -126,8 +125,6 @@ def write_all(stream: IO[bytes], data: bytes) -> None:
         view = view[written:]
 
 
-# reading .npy files without Python's warnings about their headers (numpy's ast.literal_eval warns of an odd escape
-# from Python 3.12): a damaged header is the reader's error to report in its own line
 @contextlib.contextmanager
 def quiet_npy_headers() -> Iterator[None]:
     """Reading .npy files without Python's warnings about their headers (numpy's ast.literal_eval warns of an odd

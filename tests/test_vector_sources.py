@@ -356,6 +356,20 @@ def test_download_verifies_and_stores_without_running_code(run, gensim_data_serv
     assert stored.stat().st_mode & 0o044 == 0o044 & ~current_umask()  # readable like any downloaded file
 
 
+def test_a_download_replaces_a_link_at_its_place_and_writes_nothing_through_it(run, gensim_data_server, tmp_path):
+    """The model's file in GENSIM_DATA_DIR is this tool's to write: a link there (dangling, or to a device) is
+    replaced by the whole download, never written through to wherever it points."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    place = Path(os.environ["GENSIM_DATA_DIR"]) / "glove-test-50" / "glove-test-50.gz"
+    place.parent.mkdir(parents=True)
+    place.symlink_to(elsewhere / "real.gz")
+    result = run("vectors", "download", "glove-test-50", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert not place.is_symlink() and place.stat().st_size == json.loads(result.stdout)["bytes"] > 0
+    assert list(elsewhere.iterdir()) == []
+
+
 def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

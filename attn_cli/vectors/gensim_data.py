@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -19,7 +20,7 @@ from itertools import chain
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
-from attn_cli.files import AtomicFile, write_all
+from attn_cli.files import write_all
 from attn_cli.errors import UsageError, VectorsError
 from attn_cli.vectors.progress import progress_bar
 
@@ -130,9 +131,18 @@ def download(name: str, show_progress: bool = True) -> Path:
         from attn_cli.vectors.importer import DOWNLOAD, sweep
 
         sweep([(target.parent, DOWNLOAD)])  # the .part files of downloads killed long ago
-        with AtomicFile(target, f".{name}-{{}}.part") as out:  # the name the sweep knows
-            for url, checksum in parts:
-                limit -= fetch(url, out.stream, checksum, show_progress, left, limit)
+        # not an AtomicFile: that writes through a link or into a device at the target, where a download, this
+        # tool's own file, replaces whatever was there
+        handle, temporary = tempfile.mkstemp(prefix=f".{name}-", suffix=".part", dir=target.parent)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                for url, checksum in parts:
+                    limit -= fetch(url, out, checksum, show_progress, left, limit)
+            os.umask(umask := os.umask(0))
+            os.chmod(temporary, 0o666 & ~umask)  # as any downloaded file, not mkstemp's private 0600
+            os.replace(temporary, target)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
     except OSError as exc:  # the network's errors are VectorsErrors already: this is the disk
         raise VectorsError(f"cannot write the download in {data_dir()}: {exc.strerror or exc}; set GENSIM_DATA_DIR "
                            "to a writable folder with room for the model") from exc
