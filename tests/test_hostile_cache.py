@@ -259,6 +259,20 @@ def test_a_recent_leftover_is_kept(run, private_cache, scratch):
     assert all(path.exists() for path in made)
 
 
+def test_a_running_uncached_import_is_sized_and_kept_by_what_it_holds(run, scratch):
+    """An import without a cache writes its set's folder inside its scratch folder: the newest file anywhere in it,
+    not the folders' own times, says whether it is still being written, and every byte in it counts."""
+    matrix = scratch / "attn-cli-abcd1234" / "vectors.txt-0123456789abcdef" / "matrix.npy"
+    matrix.parent.mkdir(parents=True)
+    matrix.write_bytes(b"\0" * 300_000)
+    for folder in (matrix.parent, matrix.parent.parent):
+        os.utime(folder, (time.time() - 2 * 3600, time.time() - 2 * 3600))
+    listed = json.loads(run("vectors", "list", "--json").stdout)["leftovers"]
+    assert listed == [{"path": str(matrix.parent.parent), "bytes": 300_000, "stale": False}]
+    result = run("vectors", "remove", "--leftovers")
+    assert result.exit_code == 0 and "may still be written" in result.stderr and matrix.exists()
+
+
 def test_stale_leftovers_are_swept_without_being_asked_only_when_old(run, user, private_cache, scratch,
                                                                      monkeypatch):
     """An import (and a download) sweeps the leftovers untouched for ten minutes; a recent one may be a live
@@ -404,6 +418,8 @@ def test_an_import_into_a_cache_that_cannot_be_written_fails(run, user, tmp_path
     assert explained.exit_code == 0, explained.stderr
     assert "without a cache" in one_line(explained.stderr, "warning")
     assert [t["key"] for t in json.loads(explained.stdout)["tokens"]] == ["money", "bank", "grows"]
+    read_from = Path(json.loads(explained.stdout)["vectors"]["cache"])  # a set's folder, named as in a cache
+    assert read_from.name.startswith("vectors.txt-") and read_from.parent.name.startswith("attn-cli-"), read_from
     assert not list((user / "important").iterdir()) or (user / "important" / "data.txt").read_text() == "keep me"
 
 

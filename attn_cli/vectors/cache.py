@@ -266,11 +266,11 @@ def _meta_or_none(folder: Path) -> dict | None:
 
 
 def usage(path: Path) -> tuple[int, float]:
-    """The bytes of the regular files at `path` or in it (a set or an import: a flat folder) and the newest
-    modification time there, no link followed."""
+    """The bytes of the regular files at `path` or under it and the newest modification time there, no link
+    followed (an uncached import's scratch folder holds its set's folder)."""
     infos = [path.lstat()]
     if stat.S_ISDIR(infos[0].st_mode):
-        infos += [entry.stat(follow_symlinks=False) for entry in os.scandir(path)]
+        infos += [Path(root, name).lstat() for root, folders, files in os.walk(path) for name in folders + files]
     return sum(info.st_size for info in infos if stat.S_ISREG(info.st_mode)), max(info.st_mtime for info in infos)
 
 

@@ -76,8 +76,10 @@ def _uncached(wanted: Wanted, problem: str) -> Vectors:
     wanted.options.warn(f"{problem}; reading {wanted.path} without a cache (set ATTN_CLI_CACHE to a writable "
                         "folder to make the next run fast)")
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
-        import_into(Path(scratch), wanted)
-        return load_cached(Path(scratch), wanted.name)  # the maps stay valid after the files are deleted
+        folder = Path(scratch) / wanted.key
+        folder.mkdir()
+        import_into(folder, wanted)
+        return load_cached(folder, wanted.name)  # the maps stay valid after the files are deleted
 
 
 def _publish(temporary: Path, final: Path, wanted: Wanted) -> Vectors:
