@@ -39,6 +39,10 @@ HANG_SECONDS = 600
 SHORT_BASE = pytest.StashKey[str]()
 ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
 ZYGOTE_SOCKET = str(Path(tempfile.mkdtemp(prefix="atz")) / "socket")
+# For a program run under a file size limit (RLIMIT_FSIZE): CPython writes a module's .pyc with one write() and
+# renames it whatever that wrote, so a limit below its size leaves a cut .pyc that every later import fails on
+# ("marshal data too short"), in a fresh clone whose modules are not compiled yet.
+NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1"}
 # `attn-cli ARGS` as a program of its own, forked from one that loaded the modules once (tests/zygote.py)
 FORKED_CLI = [sys.executable, "-S", str(ZYGOTE), ZYGOTE_SOCKET]
 

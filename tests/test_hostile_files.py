@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FORKED_CLI, HANG_SECONDS, at_most, gensim_datapath
+from conftest import FORKED_CLI, HANG_SECONDS, NO_BYTECODE, at_most, gensim_datapath
 
 CLI = FORKED_CLI
 BANK = Path(__file__).resolve().parent.parent / "data" / "senses" / "bank.txt"  # 40 lines
@@ -41,7 +41,7 @@ def start(*args: str, limit_file_bytes: int | None = None) -> subprocess.Popen:
         if limit_file_bytes is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit_file_bytes, limit_file_bytes))
     return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=os.environ, preexec_fn=limit)
+                            env={**os.environ, **NO_BYTECODE}, preexec_fn=limit)
 
 
 def ended(process: subprocess.Popen, timeout: float = HANG_SECONDS) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import HANG_SECONDS, attn
+from conftest import HANG_SECONDS, NO_BYTECODE, attn
 
 SENTENCES = "money bank grows\nriver bank flows\n"
 
@@ -161,7 +161,7 @@ def test_stdout_failing_mid_group_says_what_the_batch_left_unread(tmp_path):
     with sentences.open("rb") as stdin, out.open("wb") as stdout:  # a file on stdin: one group of all ten lines
         finished = subprocess.run([sys.executable, "-m", "attn_cli", "explain", "-", "--json", "--neighbors", "0"],
                                   stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=limit,
-                                  timeout=HANG_SECONDS)
+                                  env={**os.environ, **NO_BYTECODE}, timeout=HANG_SECONDS)
     stderr = finished.stderr.decode()
     written = [json.loads(line)["line"] for line in out.read_bytes().splitlines()]
     failed = len(written) + 1

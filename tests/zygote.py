@@ -100,6 +100,7 @@ def become(request: dict, descriptors: list[int]) -> None:
         os.dup2(high, number)
         os.close(high)
     resource.setrlimit(resource.RLIMIT_FSIZE, request["fsize"])
+    sys.dont_write_bytecode = request["fsize"][0] != resource.RLIM_INFINITY  # see conftest.NO_BYTECODE
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
