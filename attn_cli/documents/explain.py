@@ -127,13 +127,12 @@ def attention_blocks(row: Row, vectors: Vectors, options: ReportOptions, wanted:
         "shifts": lambda: shifts_block(stack, b, wanted),
         "diagnostics": lambda: diagnostics_block(stack.diagnosis(), b, texts, key_texts),
     }
-    # the diagnosis first: its n x n temporaries come and go before any other block is held
+    # the n x n work first (a trained layer's starting pass, the diagnosis): its temporaries come and go before any
+    # other block is held
+    trained = trained_blocks(row, options) if wanted is None or {"weights", "initial", "model"} & set(wanted) else {}
     built = {name: blocks[name]() for name in sorted(blocks, key=lambda name: name != "diagnostics")
              if wanted is None or name in wanted}
-    built = {name: built[name] for name in blocks if name in built}  # the document's order
-    if wanted is None or {"weights", "initial", "model"} & set(wanted):
-        built.update(trained_blocks(row, options))
-    return built
+    return {**{name: built[name] for name in blocks if name in built}, **trained}  # the document's order
 
 
 def trained_blocks(row: Row, options: ReportOptions) -> dict:

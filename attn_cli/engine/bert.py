@@ -127,9 +127,9 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function of every entry, CPython's own: numpy has none, and scipy's import is slow."""
     return np.asarray(_ERF(np.asarray(x, dtype=np.float64)), dtype=np.float64)
-
-
-_ERF = np.frompyfunc(math.erf, 1, 1)

@@ -241,4 +241,3 @@ def delete(path: Path) -> None:
     else:
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
-
